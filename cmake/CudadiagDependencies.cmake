@@ -1,0 +1,9 @@
+# All third-party dependencies, found in one place, from the distribution's packages
+# (Debian 12: libcli11-dev, nlohmann-json3-dev, libspdlog-dev, doctest-dev). Nothing is downloaded.
+find_package(CLI11 2.1 CONFIG REQUIRED)
+find_package(nlohmann_json 3.10 CONFIG REQUIRED)
+find_package(spdlog 1.9 CONFIG REQUIRED)
+if(CUDADIAG_BUILD_TESTS)
+  find_package(doctest 2.4 CONFIG REQUIRED)
+endif()
+find_package(Threads REQUIRED)

@@ -1,0 +1,57 @@
+#pragma once
+// The process environment, read once. Nothing in the library calls getenv() after capture():
+// every component receives an Environment by const reference, and tests build one by hand.
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cudadiag {
+
+class Environment {
+public:
+  // Reads environ, the current directory and the user id of this process.
+  static Environment capture();
+
+  // The value of `name`, or nullopt when unset. A set-but-empty variable returns "".
+  [[nodiscard]] std::optional<std::string> get(std::string_view name) const;
+  // The value when set and non-empty; cuda-pathfinder treats an empty value as unset.
+  [[nodiscard]] std::optional<std::string> non_empty(std::string_view name) const;
+
+  void set(std::string name, std::string value) { m_vars[std::move(name)] = std::move(value); }
+  void unset(const std::string& name) { m_vars.erase(name); }
+  [[nodiscard]] const std::map<std::string, std::string, std::less<>>& variables() const {
+    return m_vars;
+  }
+
+  // The home directory: $HOME when set and non-empty, else the passwd entry captured at capture().
+  [[nodiscard]] std::string home() const;
+
+  std::string cwd;          // the working directory at capture time ("" if unreadable)
+  unsigned uid = 0;         // real user id
+  std::string passwd_home;  // home directory from the passwd database, if any
+
+private:
+  std::map<std::string, std::string, std::less<>> m_vars;
+};
+
+// Splits a colon-separated search path (PATH, LD_LIBRARY_PATH). Empty entries are kept as "" so
+// callers can report them: the loader treats an empty entry as the current directory.
+std::vector<std::string> split_search_path(std::string_view value);
+
+// Where this operating system keeps what the loader and the toolkits use. The defaults describe
+// the running machine; tests point them at synthetic trees.
+struct SystemLayout {
+  std::string ld_so_cache = "/etc/ld.so.cache";
+  // glibc's trusted directories, searched after ld.so.cache, in order.
+  std::vector<std::string> default_lib_dirs = {"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
+                                               "/lib64", "/usr/lib64", "/lib", "/usr/lib"};
+  // Parents of system toolkits: <parent>/cuda and <parent>/cuda-X.Y.
+  std::vector<std::string> toolkit_parents = {"/usr/local"};
+  // The target triple used by toolkit and conda layouts (targets/<triple>/lib).
+  std::string target_triple = "x86_64-linux";
+};
+
+} // namespace cudadiag

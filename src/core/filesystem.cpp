@@ -1,0 +1,194 @@
+#include "core/filesystem.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+
+namespace cudadiag::fs {
+namespace {
+
+bool stat_follow(const std::string& path, struct stat& st) { return ::stat(path.c_str(), &st) == 0; }
+
+} // namespace
+
+bool is_directory(const std::string& path) {
+  struct stat st {};
+  return stat_follow(path, st) && S_ISDIR(st.st_mode);
+}
+
+bool is_regular_file(const std::string& path) {
+  struct stat st {};
+  return stat_follow(path, st) && S_ISREG(st.st_mode);
+}
+
+bool exists(const std::string& path) {
+  struct stat st {};
+  return stat_follow(path, st);
+}
+
+bool is_symlink(const std::string& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode);
+}
+
+bool is_executable_file(const std::string& path) {
+  return is_regular_file(path) && ::access(path.c_str(), X_OK) == 0;
+}
+
+Expected<std::string> real_path(const std::string& path) {
+  std::unique_ptr<char, decltype(&std::free)> resolved(::realpath(path.c_str(), nullptr), &std::free);
+  if (!resolved) {
+    return Error{std::strerror(errno)};
+  }
+  return std::string(resolved.get());
+}
+
+Expected<std::vector<std::string>> list_directory(const std::string& path) {
+  std::unique_ptr<DIR, decltype(&::closedir)> dir(::opendir(path.c_str()), &::closedir);
+  if (!dir) {
+    return Error{std::strerror(errno)};
+  }
+  std::vector<std::string> names;
+  while (const dirent* entry = ::readdir(dir.get())) {
+    const std::string_view name(entry->d_name);
+    if (name != "." && name != "..") {
+      names.emplace_back(name);
+    }
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+Expected<std::string> read_file_prefix(const std::string& path, size_t max_bytes) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    return Error{std::strerror(errno)};
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return Error{"not a regular file"};
+  }
+  std::string content(max_bytes, '\0');
+  size_t filled = 0;
+  while (filled < max_bytes) {
+    const ssize_t got = ::read(fd, content.data() + filled, max_bytes - filled);
+    if (got < 0 && errno == EINTR) {
+      continue;
+    }
+    if (got < 0) {
+      const int saved = errno;
+      ::close(fd);
+      return Error{std::strerror(saved)};
+    }
+    if (got == 0) {
+      break;
+    }
+    filled += static_cast<size_t>(got);
+  }
+  ::close(fd);
+  content.resize(filled);
+  return content;
+}
+
+std::string join(std::string_view head, std::string_view tail) {
+  if (head.empty()) {
+    return std::string(tail);
+  }
+  std::string out(head);
+  while (!tail.empty() && tail.front() == '/') {
+    tail.remove_prefix(1);
+  }
+  if (out.back() != '/') {
+    out.push_back('/');
+  }
+  out.append(tail);
+  return out;
+}
+
+std::string parent(std::string_view path) {
+  while (path.size() > 1 && path.back() == '/') {
+    path.remove_suffix(1);
+  }
+  const auto slash = path.rfind('/');
+  if (slash == std::string_view::npos) {
+    return ".";
+  }
+  if (slash == 0) {
+    return "/";
+  }
+  return std::string(path.substr(0, slash));
+}
+
+std::string basename(std::string_view path) {
+  while (path.size() > 1 && path.back() == '/') {
+    path.remove_suffix(1);
+  }
+  const auto slash = path.rfind('/');
+  return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
+}
+
+std::string lexically_normal(std::string_view path) {
+  const bool absolute = !path.empty() && path.front() == '/';
+  std::vector<std::string_view> parts;
+  size_t start = 0;
+  while (start <= path.size()) {
+    auto slash = path.find('/', start);
+    if (slash == std::string_view::npos) {
+      slash = path.size();
+    }
+    const auto part = path.substr(start, slash - start);
+    if (part == "..") {
+      if (!parts.empty() && parts.back() != "..") {
+        parts.pop_back();
+      } else if (!absolute) {
+        parts.push_back(part);
+      }
+    } else if (!part.empty() && part != ".") {
+      parts.push_back(part);
+    }
+    start = slash + 1;
+  }
+  std::string out = absolute ? "/" : "";
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (i > 0) {
+      out.push_back('/');
+    }
+    out.append(parts[i]);
+  }
+  return out.empty() ? "." : out;
+}
+
+std::optional<std::uint64_t> file_size(const std::string& path) {
+  struct stat st {};
+  if (!stat_follow(path, st)) {
+    return std::nullopt;
+  }
+  return static_cast<std::uint64_t>(st.st_size);
+}
+
+bool is_world_writable(const std::string& path) {
+  struct stat st {};
+  if (!stat_follow(path, st)) {
+    return false;
+  }
+  return (st.st_mode & S_IWOTH) != 0;
+}
+
+std::optional<FileId> file_id(const std::string& path) {
+  struct stat st {};
+  if (!stat_follow(path, st)) {
+    return std::nullopt;
+  }
+  return FileId{static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)};
+}
+
+} // namespace cudadiag::fs

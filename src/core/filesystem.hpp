@@ -1,0 +1,59 @@
+#pragma once
+// Small, non-throwing file-system queries used by every probe. All of them treat errors
+// (permission denied, symlink loops, vanished files) as "not there" or as an Error value;
+// none of them throws, follows more than the kernel's symlink limit, or reads unbounded data.
+
+#include "core/expected.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cudadiag::fs {
+
+// Whether `path` names a directory (following symlinks).
+bool is_directory(const std::string& path);
+// Whether `path` names a regular file (following symlinks).
+bool is_regular_file(const std::string& path);
+// Whether `path` exists at all (following symlinks); a broken symlink does not exist.
+bool exists(const std::string& path);
+// Whether `path` is itself a symbolic link (not followed).
+bool is_symlink(const std::string& path);
+// Whether `path` is a regular file the caller may execute.
+bool is_executable_file(const std::string& path);
+
+// The canonical absolute path, or an Error naming why it cannot be resolved (ELOOP, ENOENT…).
+Expected<std::string> real_path(const std::string& path);
+
+// Entry names of a directory, sorted bytewise, without "." and "..". Error if unreadable.
+Expected<std::vector<std::string>> list_directory(const std::string& path);
+
+// At most `max_bytes` of a file's content. Error if it cannot be opened or read.
+Expected<std::string> read_file_prefix(const std::string& path, size_t max_bytes);
+
+// Joins two path fragments with exactly one '/'. An absolute `tail` is appended, not substituted.
+std::string join(std::string_view head, std::string_view tail);
+// The directory part of `path` ("/a/b/c" -> "/a/b"; "c" -> ".").
+std::string parent(std::string_view path);
+// The last component of `path`.
+std::string basename(std::string_view path);
+// Removes "." components, duplicate and trailing slashes and resolves ".." lexically.
+std::string lexically_normal(std::string_view path);
+
+// Size in bytes, or nullopt if it cannot be stat'ed.
+std::optional<std::uint64_t> file_size(const std::string& path);
+
+// Whether anyone may write to `path` (the "other" write bit is set, following symlinks).
+bool is_world_writable(const std::string& path);
+
+// The identity of a file (device and inode), for telling whether two paths are the same file.
+struct FileId {
+  std::uint64_t device = 0;
+  std::uint64_t inode = 0;
+  bool operator==(const FileId&) const = default;
+};
+std::optional<FileId> file_id(const std::string& path);
+
+} // namespace cudadiag::fs
