@@ -1,4 +1,183 @@
 #include "cli_app.hpp"
+
+#include "core/environment.hpp"
+#include "report/json_report.hpp"
+#include "report/report.hpp"
+#include "report/text_report.hpp"
+
+#include <CLI/CLI.hpp>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+
 namespace cudadiag::cli {
-int run(int, char**) { return 3; }
+namespace {
+
+constexpr int k_exit_usage = 2;
+constexpr int k_exit_internal = 3;
+constexpr int k_exit_not_found = 1;
+
+struct GlobalOptions {
+  bool json = false;
+  bool no_color = false;
+  int verbosity = 0;
+  std::string log_level;
+  std::string python;
+  std::string ld_so_cache;
+  std::string fail_on = "error";
+};
+
+struct FindOptions {
+  std::string name;
+  bool all = false;
+  bool explain = false;
+  bool headers = false;
+};
+
+void configure_logging(const GlobalOptions& options) {
+  auto logger = spdlog::stderr_color_mt("cudadiag");
+  spdlog::set_default_logger(logger);
+  spdlog::set_pattern("cudadiag: %^%l%$: %v");
+  auto level = options.verbosity >= 2 ? spdlog::level::debug
+               : options.verbosity == 1 ? spdlog::level::info
+                                        : spdlog::level::warn;
+  if (!options.log_level.empty()) {
+    level = spdlog::level::from_str(options.log_level);
+  }
+  spdlog::set_level(level);
 }
+
+report::TextStyle text_style(const GlobalOptions& options, const Environment& env) {
+  const bool tty = ::isatty(STDOUT_FILENO) == 1;
+  return report::TextStyle{tty && !options.no_color && !env.get("NO_COLOR")};
+}
+
+report::ReportOptions report_options(const GlobalOptions& options) {
+  report::ReportOptions out;
+  if (!options.python.empty()) {
+    out.discovery.python_exe = options.python;
+  }
+  if (!options.ld_so_cache.empty()) {
+    out.discovery.layout.ld_so_cache = options.ld_so_cache;
+  }
+  out.fail_on = options.fail_on == "warning" ? report::FailOn::warning : report::FailOn::error;
+  return out;
+}
+
+void write_stdout(const std::string& text) {
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  std::fflush(stdout);
+}
+
+std::string known_names(std::optional<probes::ComponentKind> kind) {
+  std::string out;
+  for (const auto& spec : probes::catalog()) {
+    if (!kind || spec.kind == *kind) {
+      out += (out.empty() ? "" : ", ") + std::string(spec.name);
+    }
+  }
+  return out;
+}
+
+int run_report(const GlobalOptions& options, const Environment& env) {
+  const auto start = std::chrono::steady_clock::now();
+  const auto report = report::make_report(env, report_options(options));
+  spdlog::info("discovery took {:.2f} ms",
+               std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  write_stdout(options.json ? report::render_json(report) : report::render_text(report, text_style(options, env)));
+  return report.summary.exit_code;
+}
+
+int run_find(const GlobalOptions& options, const FindOptions& find, const Environment& env) {
+  const auto kind = find.headers ? std::optional(probes::ComponentKind::headers) : std::nullopt;
+  const auto* spec = probes::find_component(find.name, kind);
+  if (spec == nullptr) {
+    spdlog::error("unknown component '{}'; known: {}", find.name, known_names(kind));
+    return k_exit_usage;
+  }
+  auto settings = report_options(options);
+  settings.discovery.only = {find.name};
+  auto report = report::make_report(env, settings);
+  // Keep only the asked-for component (a name may exist as library and headers).
+  auto& components = report.discovery.components;
+  std::erase_if(components, [spec](const auto& component) { return component.spec != spec; });
+  std::erase_if(report.findings, [spec](const auto& finding) {
+    return !finding.components.empty() &&
+           std::find(finding.components.begin(), finding.components.end(), spec->name) == finding.components.end();
+  });
+  report.summary = report::summarize(report.findings, settings.fail_on);
+  const auto& component = components.front();
+  const auto path = report::chosen_path(component);
+  const int code = path.empty() ? k_exit_not_found : 0;
+  if (options.json) {
+    write_stdout(report::render_json(report));
+    return code;
+  }
+  const auto style = text_style(options, env);
+  if (find.explain) {
+    write_stdout(report::render_explanation(component, style));
+  } else if (find.all) {
+    write_stdout(report::render_candidates(component, style));
+  } else if (!path.empty()) {
+    write_stdout(report::to_valid_utf8(path) + "\n");
+  }
+  if (path.empty()) {
+    spdlog::warn("{} not found (run `cudadiag find --explain {}` for the search trace)", find.name, find.name);
+  }
+  return code;
+}
+
+} // namespace
+
+int run(int argc, char** argv) {
+  try {
+    CLI::App app{"cudadiag: which CUDA components will this process load, and do they agree?", "cudadiag"};
+    app.set_version_flag("--version", std::string("cudadiag ") + CUDADIAG_VERSION);
+    GlobalOptions options;
+    app.add_flag("--json", options.json, "Print the report as JSON (schema_version 1) on stdout");
+    app.add_flag("--no-color", options.no_color, "Never colour the output (also: NO_COLOR set, or stdout not a TTY)");
+    app.add_flag("-v,--verbose", options.verbosity, "More log output on stderr (repeat for debug)");
+    app.add_option("--log-level", options.log_level, "Log level on stderr: trace, debug, info, warn, error, off")
+        ->check(CLI::IsMember({"trace", "debug", "info", "warn", "warning", "error", "critical", "off"}));
+    app.add_option("--python", options.python,
+                   "Use this Python interpreter's site-packages (runs it once to ask; default: found without running Python)");
+    app.add_option("--ld-so-cache", options.ld_so_cache, "Read this loader cache instead of /etc/ld.so.cache");
+    app.add_option("--fail-on", options.fail_on, "Exit 1 on findings of this severity or worse")
+        ->check(CLI::IsMember({"error", "warning"}));
+
+    FindOptions find;
+    auto* find_command = app.add_subcommand("find", "Print the path of one component (exit 1 if not found)");
+    find_command->add_option("name", find.name, "Component name as cuda-pathfinder spells it (nvrtc, nvJitLink, cccl, nvcc, ...)")
+        ->required();
+    find_command->add_flag("--all", find.all, "List every candidate, one per line");
+    find_command->add_flag("--explain", find.explain, "Show the search trace and why the answer was chosen");
+    find_command->add_flag("--headers", find.headers, "Look for the header set of that name (e.g. cudart headers)");
+    find_command->fallthrough();
+    app.require_subcommand(0, 1);
+
+    try {
+      app.parse(argc, argv);
+    } catch (const CLI::ParseError& error) {
+      const int code = app.exit(error);
+      return code == 0 ? 0 : k_exit_usage;
+    }
+    configure_logging(options);
+    const auto env = Environment::capture();
+    if (find_command->parsed()) {
+      return run_find(options, find, env);
+    }
+    return run_report(options, env);
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "cudadiag: internal error: %s\n", error.what());
+    return k_exit_internal;
+  } catch (...) {
+    std::fprintf(stderr, "cudadiag: internal error\n");
+    return k_exit_internal;
+  }
+}
+
+} // namespace cudadiag::cli

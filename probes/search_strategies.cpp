@@ -1,0 +1,408 @@
+#include "probes/search_strategies.hpp"
+
+#include "core/filesystem.hpp"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+
+namespace cudadiag::probes {
+
+using discovery::LoaderStep;
+using discovery::PathfinderStep;
+using discovery::Sighting;
+
+namespace {
+
+bool name_exists(const std::string& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0; // broken symlinks and loops count: they are reported
+}
+
+// Records a sighting for each of `spec`'s file names present in `dir`. For headers the sighting
+// is the directory holding the anchor file. Returns whether anything was seen.
+bool look_in_directory(const ComponentSpec& spec, const std::string& dir, std::string_view found_via,
+                       PathfinderStep pathfinder_step, LoaderStep loader_step, SearchOutput& out) {
+  bool seen = false;
+  for (const auto file_name : spec.file_names) {
+    const auto path = fs::join(dir, file_name);
+    if (!name_exists(path)) {
+      continue;
+    }
+    seen = true;
+    Sighting sighting;
+    sighting.path = spec.kind == ComponentKind::headers ? dir : path;
+    sighting.found_via = std::string(found_via);
+    sighting.search_dir = dir;
+    sighting.pathfinder_step = pathfinder_step;
+    sighting.loader_step = loader_step;
+    out.trace.push_back(std::string(found_via) + ": " + path + " exists");
+    out.sightings.push_back(std::move(sighting));
+    if (spec.kind == ComponentKind::headers) {
+      break; // one anchor file per header directory
+    }
+  }
+  return seen;
+}
+
+void trace_missing_dir(SearchOutput& out, std::string_view found_via, const std::string& dir) {
+  out.trace.push_back(std::string(found_via) + ": " + dir + " is not a directory");
+}
+
+// --- Python environments -----------------------------------------------------------------------
+
+// pip wheels in the Python environments' site-packages. cuda-pathfinder's loop is rel-dir-major:
+// the CUDA 13 dir in any site dir beats the CUDA 12 dir in the first one. Only the primary
+// environment (the interpreter CUDA Python would run in) takes part in the Python selection.
+class SitePackagesSearch final : public SearchStrategy {
+public:
+  [[nodiscard]] std::string_view name() const override { return "site-packages"; }
+  [[nodiscard]] bool applies_to(const ComponentSpec& spec) const override { return !spec.wheel_dirs.empty(); }
+  void search(const ComponentSpec& spec, const SearchInputs& inputs, SearchOutput& out) const override {
+    for (const auto& environment : inputs.python.environments) {
+      const auto step = environment.primary ? PathfinderStep::site_packages : PathfinderStep::none;
+      for (const auto rel_dir : spec.wheel_dirs) {
+        for (const auto& site_dir : environment.site_dirs) {
+          const auto dir = fs::join(site_dir, rel_dir);
+          if (fs::is_directory(dir)) {
+            look_in_directory(spec, dir, name(), step, LoaderStep::none, out);
+          }
+        }
+      }
+    }
+  }
+};
+
+// --- conda -------------------------------------------------------------------------------------
+
+class CondaSearch final : public SearchStrategy {
+public:
+  [[nodiscard]] std::string_view name() const override { return "conda"; }
+  [[nodiscard]] bool applies_to(const ComponentSpec& spec) const override {
+    return spec.packaging != Packaging::driver;
+  }
+  void search(const ComponentSpec& spec, const SearchInputs& inputs, SearchOutput& out) const override {
+    const auto prefix = inputs.env.non_empty("CONDA_PREFIX");
+    if (!prefix) {
+      return;
+    }
+    if (!fs::is_directory(*prefix)) {
+      trace_missing_dir(out, name(), *prefix);
+      return;
+    }
+    if (spec.kind == ComponentKind::binary) {
+      look_in_directory(spec, fs::join(*prefix, "bin"), name(), PathfinderStep::conda, LoaderStep::none, out);
+      return;
+    }
+    if (spec.kind == ComponentKind::headers) {
+      search_conda_headers(spec, *prefix, out);
+      return;
+    }
+    search_toolkit_root(spec, inputs, *prefix, name(), PathfinderStep::conda, out);
+  }
+
+private:
+  // cuda-pathfinder anchors conda headers at the single $CONDA_PREFIX/targets/*/ directory
+  // (skipping the step when there are none or several); $CONDA_PREFIX/include is listed only.
+  static void search_conda_headers(const ComponentSpec& spec, const std::string& prefix, SearchOutput& out) {
+    std::vector<std::string> target_roots;
+    if (auto targets = fs::list_directory(fs::join(prefix, "targets"))) {
+      for (const auto& entry : *targets) {
+        const auto root = fs::join(fs::join(prefix, "targets"), entry);
+        if (fs::is_directory(fs::join(root, "include"))) {
+          target_roots.push_back(root);
+        }
+      }
+    }
+    if (target_roots.size() != 1) {
+      out.trace.push_back("conda: " + std::to_string(target_roots.size()) +
+                          " targets/*/include directories (cuda-pathfinder needs exactly one)");
+    }
+    for (const auto& root : target_roots) {
+      const auto step = target_roots.size() == 1 ? PathfinderStep::conda : PathfinderStep::none;
+      for (const auto rel : {std::string_view("include/cccl"), std::string_view("include")}) {
+        if (rel == "include/cccl" && spec.name != "cccl") {
+          continue;
+        }
+        look_in_directory(spec, fs::join(root, rel), "conda", step, LoaderStep::none, out);
+      }
+    }
+    for (const auto rel : {std::string_view("include/cccl"), std::string_view("include")}) {
+      look_in_directory(spec, fs::join(prefix, rel), "conda", PathfinderStep::none, LoaderStep::none, out);
+    }
+  }
+};
+
+// --- The native loader -------------------------------------------------------------------------
+
+class LdLibraryPathSearch final : public SearchStrategy {
+public:
+  [[nodiscard]] std::string_view name() const override { return "LD_LIBRARY_PATH"; }
+  [[nodiscard]] bool applies_to(const ComponentSpec& spec) const override {
+    return spec.kind == ComponentKind::dynamic_lib;
+  }
+  void search(const ComponentSpec& spec, const SearchInputs& inputs, SearchOutput& out) const override {
+    const auto value = inputs.env.get("LD_LIBRARY_PATH");
+    if (!value || value->empty()) {
+      return;
+    }
+    std::vector<std::string> seen_dirs;
+    for (const auto& entry : split_search_path(*value)) {
+      // The loader reads an empty entry as the current directory and a relative one against it.
+      const auto dir = entry.empty() ? inputs.env.cwd
+                       : entry.front() == '/' ? entry
+                                              : fs::join(inputs.env.cwd, entry);
+      if (std::find(seen_dirs.begin(), seen_dirs.end(), dir) != seen_dirs.end()) {
+        continue;
+      }
+      seen_dirs.push_back(dir);
+      if (!fs::is_directory(dir)) {
+        continue; // reported once by the env.bad_search_path finding, not per component
+      }
+      look_in_directory(spec, dir, name(), PathfinderStep::system_search, LoaderStep::ld_library_path, out);
+    }
+  }
+};
+
+class LdSoCacheSearch final : public SearchStrategy {
+public:
+  [[nodiscard]] std::string_view name() const override { return "ld.so.cache"; }
+  [[nodiscard]] bool applies_to(const ComponentSpec& spec) const override {
+    return spec.kind == ComponentKind::dynamic_lib;
+  }
+  void search(const ComponentSpec& spec, const SearchInputs& inputs, SearchOutput& out) const override {
+    if (inputs.ld_cache == nullptr) {
+      out.trace.push_back("ld.so.cache: not readable, skipped");
+      return;
+    }
+    for (const auto soname : spec.file_names) {
+      for (const auto* entry : inputs.ld_cache->find_all(soname)) {
+        if (!entry->matches_host()) {
+          out.trace.push_back("ld.so.cache: " + entry->soname + " => " + entry->path + " is for " +
+                              entry->arch_label() + ", not this process");
+          continue;
+        }
+        Sighting sighting;
+        sighting.path = entry->path;
+        sighting.found_via = std::string(name());
+        sighting.search_dir = fs::parent(entry->path);
+        sighting.pathfinder_step = PathfinderStep::system_search;
+        sighting.loader_step = LoaderStep::ld_so_cache;
+        out.trace.push_back("ld.so.cache: " + entry->soname + " => " + entry->path);
+        out.sightings.push_back(std::move(sighting));
+      }
+    }
+  }
+};
+
+class DefaultDirsSearch final : public SearchStrategy {
+public:
+  [[nodiscard]] std::string_view name() const override { return "default-dirs"; }
+  [[nodiscard]] bool applies_to(const ComponentSpec& spec) const override {
+    return spec.kind == ComponentKind::dynamic_lib;
+  }
+  void search(const ComponentSpec& spec, const SearchInputs& inputs, SearchOutput& out) const override {
+    for (const auto& dir : inputs.layout.default_lib_dirs) {
+      if (fs::is_directory(dir)) {
+        look_in_directory(spec, dir, name(), PathfinderStep::system_search, LoaderStep::default_dirs, out);
+      }
+    }
+  }
+};
+
+// --- Roots named by environment variables ------------------------------------------------------
+
+// CUDNN_PATH, NCCL_HOME: cuda-pathfinder (>= 1.7) searches these product roots before CUDA_PATH.
+class ProductRootSearch final : public SearchStrategy {
+public:
+  [[nodiscard]] std::string_view name() const override { return "product-root"; }
+  [[nodiscard]] bool applies_to(const ComponentSpec& spec) const override { return !spec.product_root_vars.empty(); }
+  void search(const ComponentSpec& spec, const SearchInputs& inputs, SearchOutput& out) const override {
+    for (const auto variable : spec.product_root_vars) {
+      const auto root = inputs.env.non_empty(variable);
+      if (!root) {
+        continue;
+      }
+      for (const auto rel : spec.product_root_dirs) {
+        const auto dir = fs::join(*root, rel);
+        if (fs::is_directory(dir)) {
+          look_in_directory(spec, dir, variable, PathfinderStep::product_root, LoaderStep::none, out);
+        }
+      }
+    }
+  }
+};
+
+// CUDA_PATH, then CUDA_HOME. cuda-pathfinder (>= 1.5) uses CUDA_PATH when set and non-empty, else
+// CUDA_HOME; both are listed here, but only the one it uses takes part in the Python selection.
+class CudaPathSearch final : public SearchStrategy {
+public:
+  [[nodiscard]] std::string_view name() const override { return "CUDA_PATH"; }
+  [[nodiscard]] bool applies_to(const ComponentSpec& spec) const override {
+    return spec.packaging == Packaging::toolkit;
+  }
+  void search(const ComponentSpec& spec, const SearchInputs& inputs, SearchOutput& out) const override {
+    const auto cuda_path = inputs.env.non_empty("CUDA_PATH");
+    const auto cuda_home = inputs.env.non_empty("CUDA_HOME");
+    if (cuda_path) {
+      search_variable(spec, inputs, "CUDA_PATH", *cuda_path, PathfinderStep::cuda_path, out);
+    }
+    if (cuda_home) {
+      const auto step = cuda_path ? PathfinderStep::none : PathfinderStep::cuda_path;
+      search_variable(spec, inputs, "CUDA_HOME", *cuda_home, step, out);
+    }
+  }
+
+private:
+  static void search_variable(const ComponentSpec& spec, const SearchInputs& inputs, std::string_view variable,
+                              const std::string& root, PathfinderStep step, SearchOutput& out) {
+    if (!fs::is_directory(root)) {
+      trace_missing_dir(out, variable, root);
+      return;
+    }
+    search_toolkit_root(spec, inputs, root, variable, step, out);
+  }
+};
+
+// Toolkits installed where distributions and NVIDIA's installers put them: /usr/local/cuda and
+// /usr/local/cuda-X.Y (newest first). cuda-pathfinder does not look here; native builds and
+// users do. For the driver, the toolkit's link-time stubs are listed so that "only the stub is
+// here" can be said.
+class SystemToolkitSearch final : public SearchStrategy {
+public:
+  [[nodiscard]] std::string_view name() const override { return "system-ctk"; }
+  [[nodiscard]] bool applies_to(const ComponentSpec&) const override { return true; }
+  void search(const ComponentSpec& spec, const SearchInputs& inputs, SearchOutput& out) const override {
+    for (const auto& root : toolkit_roots(inputs.layout)) {
+      if (spec.packaging == Packaging::driver) {
+        search_stubs(spec, inputs, root, out);
+      } else {
+        search_toolkit_root(spec, inputs, root, name(), PathfinderStep::none, out);
+      }
+    }
+  }
+
+private:
+  static std::vector<std::string> toolkit_roots(const SystemLayout& layout) {
+    std::vector<std::string> roots;
+    for (const auto& parent : layout.toolkit_parents) {
+      const auto unversioned = fs::join(parent, "cuda");
+      if (fs::is_directory(unversioned)) {
+        roots.push_back(unversioned);
+      }
+      auto entries = fs::list_directory(parent);
+      if (!entries) {
+        continue;
+      }
+      std::vector<std::string> versioned;
+      for (const auto& entry : *entries) {
+        if (entry.rfind("cuda-", 0) == 0 && fs::is_directory(fs::join(parent, entry))) {
+          versioned.push_back(fs::join(parent, entry));
+        }
+      }
+      std::sort(versioned.begin(), versioned.end(), [](const std::string& a, const std::string& b) {
+        return versions::compare_versions(fs::basename(a).substr(5), fs::basename(b).substr(5)) > 0;
+      });
+      roots.insert(roots.end(), versioned.begin(), versioned.end());
+    }
+    return roots;
+  }
+
+  static void search_stubs(const ComponentSpec& spec, const SearchInputs& inputs, const std::string& root,
+                           SearchOutput& out) {
+    for (const auto rel : {"lib64/stubs", "lib/stubs", "targets/{triple}/lib/stubs"}) {
+      const auto dir = fs::join(root, expand_triple(rel, inputs.layout));
+      if (!fs::is_directory(dir)) {
+        continue;
+      }
+      for (const auto file_name : spec.file_names) {
+        // The stub is shipped under the linker name (libcuda.so), not the SONAME.
+        const auto soname = std::string(file_name);
+        const auto linker_name = soname.substr(0, soname.find(".so") + 3);
+        for (const auto& candidate_name : {soname, linker_name}) {
+          const auto path = fs::join(dir, candidate_name);
+          if (!name_exists(path)) {
+            continue;
+          }
+          Sighting sighting{path, "system-ctk", dir, PathfinderStep::none, LoaderStep::none};
+          out.trace.push_back("system-ctk: " + path + " exists (toolkit stub directory)");
+          out.sightings.push_back(std::move(sighting));
+        }
+      }
+    }
+  }
+};
+
+// Binaries on PATH. cuda-pathfinder never searches PATH; a shell does.
+class PathSearch final : public SearchStrategy {
+public:
+  [[nodiscard]] std::string_view name() const override { return "PATH"; }
+  [[nodiscard]] bool applies_to(const ComponentSpec& spec) const override { return spec.kind == ComponentKind::binary; }
+  void search(const ComponentSpec& spec, const SearchInputs& inputs, SearchOutput& out) const override {
+    const auto value = inputs.env.get("PATH");
+    if (!value) {
+      return;
+    }
+    std::vector<std::string> seen_dirs;
+    for (const auto& entry : split_search_path(*value)) {
+      const auto dir = entry.empty() || entry.front() != '/' ? fs::join(inputs.env.cwd, entry) : entry;
+      if (std::find(seen_dirs.begin(), seen_dirs.end(), dir) != seen_dirs.end() || !fs::is_directory(dir)) {
+        continue;
+      }
+      seen_dirs.push_back(dir);
+      look_in_directory(spec, dir, name(), PathfinderStep::none, LoaderStep::none, out);
+    }
+  }
+};
+
+} // namespace
+
+std::string expand_triple(std::string_view relative_dir, const SystemLayout& layout) {
+  std::string out(relative_dir);
+  const auto at = out.find("{triple}");
+  if (at != std::string::npos) {
+    out.replace(at, 8, layout.target_triple);
+  }
+  return out;
+}
+
+void search_toolkit_root(const ComponentSpec& spec, const SearchInputs& inputs, const std::string& root,
+                         std::string_view found_via, PathfinderStep step, SearchOutput& out) {
+  for (std::size_t i = 0; i < spec.toolkit_dirs.size(); ++i) {
+    const auto dir = fs::join(root, expand_triple(spec.toolkit_dirs[i], inputs.layout));
+    const auto dir_step = i < spec.pathfinder_toolkit_dirs ? step : PathfinderStep::none;
+    if (fs::is_directory(dir)) {
+      look_in_directory(spec, dir, found_via, dir_step, LoaderStep::none, out);
+    }
+  }
+}
+
+std::optional<std::string> derive_toolkit_root(const std::string& library_path) {
+  const auto lib_dir = fs::parent(library_path);
+  const auto lib_name = fs::basename(lib_dir);
+  if (lib_name != "lib64" && lib_name != "lib") {
+    return std::nullopt;
+  }
+  const auto above = fs::parent(lib_dir);
+  const auto grandparent = fs::parent(above);
+  if (fs::basename(grandparent) == "targets") {
+    return fs::parent(grandparent);
+  }
+  return above;
+}
+
+std::vector<std::unique_ptr<SearchStrategy>> all_strategies() {
+  std::vector<std::unique_ptr<SearchStrategy>> strategies;
+  strategies.push_back(std::make_unique<SitePackagesSearch>());
+  strategies.push_back(std::make_unique<CondaSearch>());
+  strategies.push_back(std::make_unique<LdLibraryPathSearch>());
+  strategies.push_back(std::make_unique<LdSoCacheSearch>());
+  strategies.push_back(std::make_unique<DefaultDirsSearch>());
+  strategies.push_back(std::make_unique<ProductRootSearch>());
+  strategies.push_back(std::make_unique<CudaPathSearch>());
+  strategies.push_back(std::make_unique<SystemToolkitSearch>());
+  strategies.push_back(std::make_unique<PathSearch>());
+  return strategies;
+}
+
+} // namespace cudadiag::probes

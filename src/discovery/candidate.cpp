@@ -1,0 +1,239 @@
+#include "discovery/candidate.hpp"
+
+#include "discovery/candidate_inspection.hpp"
+#include "probes/search_strategies.hpp"
+
+#include <cerrno>
+#include <cstring>
+
+namespace cudadiag::discovery {
+
+std::string_view pathfinder_found_via(PathfinderStep step) {
+  switch (step) {
+  case PathfinderStep::site_packages: return "site-packages";
+  case PathfinderStep::conda: return "conda";
+  case PathfinderStep::system_search: return "system-search";
+  case PathfinderStep::product_root: return "product-root";
+  case PathfinderStep::cuda_path: return "CUDA_PATH";
+  case PathfinderStep::ctk_root: return "system-ctk-root";
+  case PathfinderStep::none: return "";
+  }
+  return "";
+}
+
+namespace {
+
+using probes::ComponentKind;
+using probes::ComponentSpec;
+
+// The identity used to merge sightings: the file's device and inode when it can be stat'ed,
+// else its lexically normalised path (broken links and loops stay distinct).
+struct Identity {
+  std::optional<fs::FileId> id;
+  std::string normal_path;
+  bool operator==(const Identity& other) const {
+    return id && other.id ? *id == *other.id : (!id && !other.id && normal_path == other.normal_path);
+  }
+};
+
+Identity identity_of(const std::string& path) { return {fs::file_id(path), fs::lexically_normal(path)}; }
+
+bool has_path_component(const std::string& path, std::string_view component) {
+  std::string needle = "/" + std::string(component) + "/";
+  return ("/" + path + "/").find(needle) != std::string::npos;
+}
+
+// The toolkit's link-time stub: lives in a stubs/ directory, or, for libcuda, is far smaller
+// than any real driver (the stub is ~100 KiB; a real libcuda.so is tens of MiB).
+bool looks_like_stub(const ComponentSpec& spec, const std::string& path, const std::string& realpath) {
+  if (has_path_component(path, "stubs") || has_path_component(realpath, "stubs")) {
+    return true;
+  }
+  constexpr std::uint64_t k_smallest_real_libcuda = 8ULL << 20U;
+  if (spec.name == "cuda") {
+    const auto size = fs::file_size(realpath);
+    return size && *size < k_smallest_real_libcuda;
+  }
+  return false;
+}
+
+std::string unresolvable_reason(const std::string& path, const Error& error) {
+  if (fs::is_symlink(path)) {
+    return error.message == std::strerror(ELOOP) ? "symlink loop" : "broken symlink (" + error.message + ")";
+  }
+  return "cannot resolve path: " + error.message;
+}
+
+void inspect_library(const ComponentSpec& spec, Candidate& candidate) {
+  auto info = elf::read_elf_info(*candidate.realpath);
+  if (!info) {
+    candidate.rejected = "not a loadable library: " + info.error().message;
+    return;
+  }
+  if (auto why = elf::incompatibility_with_host(*info)) {
+    candidate.rejected = *why;
+  }
+  candidate.elf = std::move(*info);
+  candidate.is_stub = looks_like_stub(spec, candidate.first.path, *candidate.realpath);
+}
+
+void inspect_headers(const ComponentSpec& spec, Candidate& candidate) {
+  const auto anchor = fs::join(*candidate.realpath, spec.file_names.front());
+  if (!fs::is_regular_file(anchor)) {
+    candidate.rejected = std::string(spec.file_names.front()) + " is not a readable regular file";
+    return;
+  }
+  if (spec.name == "cccl") {
+    candidate.features["cub"] = fs::is_directory(fs::join(*candidate.realpath, "cub"));
+    candidate.features["thrust"] = fs::is_directory(fs::join(*candidate.realpath, "thrust"));
+  }
+}
+
+void inspect_binary(Candidate& candidate) {
+  if (!fs::is_regular_file(*candidate.realpath)) {
+    candidate.rejected = "not a regular file";
+  } else if (!fs::is_executable_file(*candidate.realpath)) {
+    candidate.rejected = "not executable";
+  }
+}
+
+Candidate inspect(const ComponentSpec& spec, const Sighting& sighting, const SystemLayout& layout) {
+  Candidate candidate;
+  candidate.first = sighting;
+  auto resolved = fs::real_path(sighting.path);
+  if (!resolved) {
+    candidate.rejected = unresolvable_reason(sighting.path, resolved.error());
+    return candidate;
+  }
+  candidate.realpath = *resolved;
+  switch (spec.kind) {
+  case ComponentKind::dynamic_lib: inspect_library(spec, candidate); break;
+  case ComponentKind::headers: inspect_headers(spec, candidate); break;
+  case ComponentKind::binary: inspect_binary(candidate); break;
+  }
+  candidate.version = find_version(spec, sighting, candidate.realpath, layout);
+  return candidate;
+}
+
+// The site-packages directory a wheel file lives in: the part of `path` before "/nvidia/".
+std::optional<std::string> wheel_site_dir(const std::string& path) {
+  const auto at = path.rfind("/nvidia/");
+  if (at == std::string::npos) {
+    return std::nullopt;
+  }
+  const auto site = path.substr(0, at);
+  const auto name = fs::basename(site);
+  if (name == "site-packages" || name == "dist-packages") {
+    return site;
+  }
+  return std::nullopt;
+}
+
+// A toolkit or conda root above a file: lib/, lib64/, targets/<triple>/lib*, include/, bin/, nvvm/lib64.
+std::optional<std::string> root_above(const std::string& path, ComponentKind kind) {
+  if (kind == ComponentKind::dynamic_lib) {
+    if (auto root = probes::derive_toolkit_root(path)) {
+      return root;
+    }
+    const auto dir = fs::parent(path);
+    if (fs::basename(dir) == "lib64" && fs::basename(fs::parent(dir)) == "nvvm") {
+      return fs::parent(fs::parent(dir));
+    }
+    if (fs::basename(dir) == "lib64" && fs::basename(fs::parent(dir)) == "CUPTI") {
+      return fs::parent(fs::parent(fs::parent(dir)));
+    }
+    return std::nullopt;
+  }
+  // headers: the directory itself is include/ or include/cccl; binaries: bin/<name>.
+  std::string dir = kind == ComponentKind::headers ? path : fs::parent(path);
+  if (fs::basename(dir) == "cccl") {
+    dir = fs::parent(dir);
+  }
+  const auto name = fs::basename(dir);
+  if (name != "include" && name != "bin") {
+    return std::nullopt;
+  }
+  auto root = fs::parent(dir);
+  if (fs::basename(fs::parent(root)) == "targets") {
+    root = fs::parent(fs::parent(root));
+  }
+  return root;
+}
+
+template <class T> std::span<const std::string_view> as_span(const T& list) { return {list.data(), list.size()}; }
+
+} // namespace
+
+std::optional<versions::FoundVersion> find_version(const ComponentSpec& spec, const Sighting& sighting,
+                                                   const std::optional<std::string>& realpath,
+                                                   const SystemLayout&) {
+  if (!realpath) {
+    return std::nullopt;
+  }
+  if (spec.kind == ComponentKind::dynamic_lib) {
+    for (const auto soname : spec.file_names) {
+      if (auto version = versions::version_from_file_name(fs::basename(*realpath), soname)) {
+        return versions::FoundVersion{*version, versions::VersionSource::file_name, *realpath};
+      }
+    }
+  }
+  if (spec.kind == ComponentKind::headers) {
+    if (spec.name == "cccl") {
+      if (auto found = versions::cccl_version_from_headers(*realpath)) {
+        return found;
+      }
+    } else if (spec.name == "cudart") {
+      if (auto found = versions::cuda_version_from_header(*realpath, "cuda_runtime_api.h", "CUDART_VERSION")) {
+        return found;
+      }
+    }
+  }
+  for (const auto& path : {sighting.path, *realpath}) {
+    if (auto site = wheel_site_dir(path)) {
+      if (auto found = versions::version_from_dist_info(*site, as_span(spec.wheel_distributions))) {
+        return found;
+      }
+    }
+  }
+  for (const auto& path : {sighting.path, *realpath}) {
+    const auto root = root_above(path, spec.kind);
+    if (!root) {
+      continue;
+    }
+    if (auto found = versions::version_from_toolkit_json(*root, as_span(spec.toolkit_json_keys))) {
+      return found;
+    }
+    if (auto found = versions::version_from_dist_info(fs::join(*root, "dist-info"), as_span(spec.wheel_distributions))) {
+      found->source = versions::VersionSource::toolkit_dist_info;
+      return found;
+    }
+    if (auto found = versions::version_from_conda_meta(*root, as_span(spec.conda_packages))) {
+      return found;
+    }
+  }
+  return std::nullopt;
+}
+
+std::vector<Candidate> build_candidates(const ComponentSpec& spec, const std::vector<Sighting>& sightings,
+                                        const SystemLayout& layout) {
+  std::vector<Candidate> candidates;
+  std::vector<Identity> identities;
+  for (const auto& sighting : sightings) {
+    const auto identity = identity_of(sighting.path);
+    bool merged = false;
+    for (std::size_t i = 0; i < identities.size(); ++i) {
+      if (identities[i] == identity) {
+        candidates[i].also_found_as.push_back(sighting);
+        merged = true;
+        break;
+      }
+    }
+    if (!merged) {
+      identities.push_back(identity);
+      candidates.push_back(inspect(spec, sighting, layout));
+    }
+  }
+  return candidates;
+}
+
+} // namespace cudadiag::discovery

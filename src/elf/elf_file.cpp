@@ -1,0 +1,652 @@
+#include "elf/elf_file.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cerrno>
+#include <cstring>
+#include <limits>
+#include <string_view>
+
+namespace cudadiag::elf {
+namespace {
+
+constexpr std::array<std::byte, 4> k_magic{std::byte{0x7f}, std::byte{'E'}, std::byte{'L'}, std::byte{'F'}};
+constexpr std::size_t k_ident_class = 4;
+constexpr std::size_t k_ident_data = 5;
+
+constexpr std::uint32_t k_pt_load = 1;
+constexpr std::uint32_t k_pt_dynamic = 2;
+constexpr std::uint32_t k_sht_strtab = 3;
+constexpr std::uint32_t k_sht_dynamic = 6;
+constexpr std::uint32_t k_pn_xnum = 0xffff;
+
+constexpr std::uint64_t k_dt_null = 0;
+constexpr std::uint64_t k_dt_needed = 1;
+constexpr std::uint64_t k_dt_strtab = 5;
+constexpr std::uint64_t k_dt_strsz = 10;
+constexpr std::uint64_t k_dt_soname = 14;
+constexpr std::uint64_t k_dt_rpath = 15;
+constexpr std::uint64_t k_dt_runpath = 29;
+
+// Bounds that keep hostile counts from turning into large reads or allocations.
+constexpr std::uint64_t k_max_program_headers = 65535;
+constexpr std::uint64_t k_max_section_headers = 65535;
+constexpr std::uint64_t k_max_dynamic_entries = 65536;
+constexpr std::size_t k_max_needed = 1024;
+constexpr std::uint64_t k_max_string_length = 4096;
+
+// Where each field sits in one ELF class; offsets and widths in bytes.
+struct ClassLayout {
+  std::size_t word;        // width of addresses, offsets and d_tag / d_val
+  std::size_t ehdr_size;   // sizeof(ElfN_Ehdr)
+  std::size_t e_phoff;
+  std::size_t e_shoff;
+  std::size_t e_phentsize; // followed by e_phnum, e_shentsize, e_shnum (2 bytes each)
+  std::size_t phdr_size;
+  std::size_t p_offset;
+  std::size_t p_vaddr;
+  std::size_t p_filesz;
+  std::size_t shdr_size;
+  std::size_t sh_offset;
+  std::size_t sh_size;
+  std::size_t sh_link;     // followed by sh_info (4 bytes)
+};
+
+constexpr ClassLayout k_elf32_layout{4, 52, 28, 32, 42, 32, 4, 8, 16, 40, 16, 20, 24};
+constexpr ClassLayout k_elf64_layout{8, 64, 32, 40, 54, 56, 8, 16, 32, 64, 24, 32, 40};
+
+// A contiguous run of file bytes.
+struct Range {
+  std::uint64_t offset = 0;
+  std::uint64_t size = 0;
+};
+
+// A PT_LOAD segment's file image.
+struct Segment {
+  std::uint64_t offset = 0;
+  std::uint64_t vaddr = 0;
+  std::uint64_t filesz = 0;
+};
+
+struct ProgramHeaders {
+  std::vector<Segment> loads;
+  std::optional<Range> dynamic;
+};
+
+struct SectionHeaders {
+  std::optional<Range> dynamic;
+  std::optional<Range> dynamic_strings; // the string table SHT_DYNAMIC links to
+};
+
+// The raw, unresolved content of a dynamic section: string-table offsets per tag.
+struct DynamicEntries {
+  std::optional<std::uint64_t> strtab_address;
+  std::optional<std::uint64_t> strtab_size;
+  std::optional<std::uint64_t> soname;
+  std::vector<std::uint64_t> needed;
+  std::optional<std::uint64_t> runpath;
+  std::optional<std::uint64_t> rpath;
+
+  [[nodiscard]] bool references_strings() const {
+    return soname || !needed.empty() || runpath || rpath;
+  }
+};
+
+// Random access to the bytes of one file or image.
+class ByteSource {
+public:
+  virtual ~ByteSource() = default;
+  [[nodiscard]] virtual std::uint64_t size() const = 0;
+  // Fills `out` with the bytes at `offset`; false unless the whole range exists and was read.
+  [[nodiscard]] virtual bool read(std::uint64_t offset, std::span<std::byte> out) const = 0;
+
+protected:
+  [[nodiscard]] bool contains(std::uint64_t offset, std::uint64_t length) const {
+    return offset <= size() && length <= size() - offset;
+  }
+};
+
+class SpanSource final : public ByteSource {
+public:
+  explicit SpanSource(std::span<const std::byte> image) : m_image(image) {}
+  [[nodiscard]] std::uint64_t size() const override { return m_image.size(); }
+  [[nodiscard]] bool read(std::uint64_t offset, std::span<std::byte> out) const override {
+    if (!contains(offset, out.size())) {
+      return false;
+    }
+    std::copy_n(m_image.begin() + static_cast<std::ptrdiff_t>(offset), out.size(), out.begin());
+    return true;
+  }
+
+private:
+  std::span<const std::byte> m_image;
+};
+
+// Reads through pread() on an open descriptor it does not own.
+class FileSource final : public ByteSource {
+public:
+  FileSource(int fd, std::uint64_t size) : m_fd(fd), m_size(size) {}
+  [[nodiscard]] std::uint64_t size() const override { return m_size; }
+  [[nodiscard]] bool read(std::uint64_t offset, std::span<std::byte> out) const override {
+    if (!contains(offset, out.size()) ||
+        offset > static_cast<std::uint64_t>(std::numeric_limits<off_t>::max())) {
+      return false;
+    }
+    std::size_t done = 0;
+    while (done < out.size()) {
+      const ssize_t got = ::pread(m_fd, out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
+      if (got < 0 && errno == EINTR) {
+        continue;
+      }
+      if (got <= 0) {
+        return false; // error, or the file shrank under us
+      }
+      done += static_cast<std::size_t>(got);
+    }
+    return true;
+  }
+
+private:
+  int m_fd;
+  std::uint64_t m_size;
+};
+
+// Closes a descriptor on scope exit.
+class FileDescriptor {
+public:
+  explicit FileDescriptor(int fd) : m_fd(fd) {}
+  ~FileDescriptor() {
+    if (m_fd >= 0) {
+      ::close(m_fd);
+    }
+  }
+  FileDescriptor(const FileDescriptor&) = delete;
+  FileDescriptor& operator=(const FileDescriptor&) = delete;
+  [[nodiscard]] int get() const { return m_fd; }
+
+private:
+  int m_fd;
+};
+
+// An unsigned field of `width` bytes at `at`, in the file's byte order; 0 if out of bounds.
+std::uint64_t load(std::span<const std::byte> bytes, std::size_t at, std::size_t width, bool little_endian) {
+  if (at > bytes.size() || width > bytes.size() - at) {
+    return 0;
+  }
+  std::uint64_t value = 0;
+  for (std::size_t i = 0; i < width; ++i) {
+    const std::size_t index = little_endian ? at + width - 1 - i : at + i;
+    value = (value << 8U) | std::to_integer<std::uint64_t>(bytes[index]);
+  }
+  return value;
+}
+
+std::string hex(std::uint64_t value) {
+  static constexpr std::string_view k_digits = "0123456789abcdef";
+  std::string text;
+  do {
+    text.insert(text.begin(), k_digits[value & 0xfU]);
+    value >>= 4U;
+  } while (value != 0);
+  return "0x" + text;
+}
+
+std::string type_name(std::uint16_t type) {
+  static constexpr std::array<std::string_view, 5> k_names{"ET_NONE", "ET_REL", "ET_EXEC", "ET_DYN", "ET_CORE"};
+  if (type < k_names.size()) {
+    return std::string(k_names[type]);
+  }
+  return "e_type " + std::to_string(type);
+}
+
+class ElfParser {
+public:
+  explicit ElfParser(const ByteSource& source) : m_source(source) {}
+
+  Expected<ElfInfo> parse() {
+    if (auto header = read_header(); !header) {
+      return header.error();
+    }
+    std::optional<Error> first_problem;
+    const auto program = read_program_headers();
+    if (!program) {
+      first_problem = program.error();
+    } else if (program->dynamic) {
+      const auto dynamic = read_dynamic(*program->dynamic);
+      if (!dynamic) {
+        first_problem = dynamic.error();
+      } else {
+        auto strings = map_address(dynamic->strtab_address, dynamic->strtab_size, program->loads);
+        if (!strings && dynamic->references_strings()) {
+          if (const auto sections = read_section_headers(); sections && sections->dynamic_strings) {
+            strings = sections->dynamic_strings;
+          }
+        }
+        return resolve(*dynamic, strings);
+      }
+    }
+
+    // The program headers are unusable or have no PT_DYNAMIC: try the section headers.
+    const auto sections = read_section_headers();
+    if (sections && sections->dynamic) {
+      const auto dynamic = read_dynamic(*sections->dynamic);
+      if (dynamic) {
+        auto strings = sections->dynamic_strings;
+        if (!strings && program) {
+          strings = map_address(dynamic->strtab_address, dynamic->strtab_size, program->loads);
+        }
+        return resolve(*dynamic, strings);
+      }
+      if (!first_problem) {
+        first_problem = dynamic.error();
+      }
+    }
+    if (first_problem) {
+      return *first_problem;
+    }
+    if (!sections && m_phnum == 0 && m_shoff != 0) {
+      return sections.error();
+    }
+    return m_info;
+  }
+
+private:
+  Expected<bool> read_header() {
+    const std::uint64_t size = m_source.size();
+    if (size == 0) {
+      return Error{"empty file"};
+    }
+    std::array<std::byte, 64> header{};
+    const auto available = static_cast<std::size_t>(std::min<std::uint64_t>(size, header.size()));
+    if (!m_source.read(0, std::span(header).first(available))) {
+      return Error{"cannot read the ELF header"};
+    }
+    if (!std::equal(header.begin(), header.begin() + static_cast<std::ptrdiff_t>(std::min(available, k_magic.size())),
+                    k_magic.begin())) {
+      return Error{"not an ELF file (bad magic)"};
+    }
+    if (available <= k_ident_data) {
+      return Error{"truncated ELF header"};
+    }
+    const auto elf_class = std::to_integer<unsigned>(header[k_ident_class]);
+    const auto data = std::to_integer<unsigned>(header[k_ident_data]);
+    if (elf_class != 1 && elf_class != 2) {
+      return Error{"unsupported ELF class " + std::to_string(elf_class)};
+    }
+    if (data != 1 && data != 2) {
+      return Error{"unsupported ELF data encoding " + std::to_string(data)};
+    }
+    m_info.elf_class = elf_class == 1 ? ElfClass::elf32 : ElfClass::elf64;
+    m_info.little_endian = data == 1;
+    m_layout = elf_class == 1 ? &k_elf32_layout : &k_elf64_layout;
+    if (available < m_layout->ehdr_size) {
+      return Error{"truncated ELF header"};
+    }
+    const std::span<const std::byte> bytes(header);
+    m_info.type = field16(bytes, 16);
+    m_info.machine = field16(bytes, 18);
+    m_phoff = word(bytes, m_layout->e_phoff);
+    m_shoff = word(bytes, m_layout->e_shoff);
+    m_phentsize = field16(bytes, m_layout->e_phentsize);
+    m_phnum = field16(bytes, m_layout->e_phentsize + 2);
+    m_shentsize = field16(bytes, m_layout->e_phentsize + 4);
+    m_shnum = field16(bytes, m_layout->e_phentsize + 6);
+    return true;
+  }
+
+  Expected<ProgramHeaders> read_program_headers() {
+    ProgramHeaders result;
+    if (m_phnum == 0) {
+      return result;
+    }
+    if (m_phentsize != m_layout->phdr_size) {
+      return Error{"unexpected program header entry size " + std::to_string(m_phentsize) + " (expected " +
+                   std::to_string(m_layout->phdr_size) + ")"};
+    }
+    std::uint64_t count = m_phnum;
+    if (count == k_pn_xnum) { // the real count lives in section 0's sh_info
+      const auto zero = read_section_zero();
+      if (!zero) {
+        return Error{"program header count is in section 0, which is unreadable"};
+      }
+      count = zero->info;
+    }
+    if (count > k_max_program_headers) {
+      return Error{"too many program headers (" + std::to_string(count) + ")"};
+    }
+    auto table = read_table(m_phoff, count, m_layout->phdr_size);
+    if (!table) {
+      return Error{"truncated program headers"};
+    }
+    const std::span<const std::byte> bytes(*table);
+    for (std::size_t at = 0; at < table->size(); at += m_layout->phdr_size) {
+      const auto type = load(bytes, at, 4, m_info.little_endian);
+      const Segment segment{word(bytes, at + m_layout->p_offset), word(bytes, at + m_layout->p_vaddr),
+                            word(bytes, at + m_layout->p_filesz)};
+      if (type == k_pt_load) {
+        result.loads.push_back(segment);
+      } else if (type == k_pt_dynamic && !result.dynamic) {
+        result.dynamic = Range{segment.offset, segment.filesz};
+      }
+    }
+    return result;
+  }
+
+  struct SectionZero {
+    std::uint64_t size = 0;
+    std::uint64_t info = 0;
+  };
+
+  std::optional<SectionZero> read_section_zero() const {
+    if (m_shoff == 0 || m_shentsize != m_layout->shdr_size) {
+      return std::nullopt;
+    }
+    std::array<std::byte, 64> header{};
+    const auto bytes = std::span(header).first(m_layout->shdr_size);
+    if (!m_source.read(m_shoff, bytes)) {
+      return std::nullopt;
+    }
+    return SectionZero{word(bytes, m_layout->sh_size), load(bytes, m_layout->sh_link + 4, 4, m_info.little_endian)};
+  }
+
+  Expected<SectionHeaders> read_section_headers() const {
+    SectionHeaders result;
+    if (m_shoff == 0) {
+      return Error{"no section headers"};
+    }
+    if (m_shentsize != m_layout->shdr_size) {
+      return Error{"unexpected section header entry size " + std::to_string(m_shentsize)};
+    }
+    std::uint64_t count = m_shnum;
+    if (count == 0) { // the real count lives in section 0's sh_size
+      const auto zero = read_section_zero();
+      if (!zero) {
+        return Error{"truncated section headers"};
+      }
+      count = zero->size;
+    }
+    if (count > k_max_section_headers) {
+      return Error{"too many section headers (" + std::to_string(count) + ")"};
+    }
+    const auto table = read_table(m_shoff, count, m_layout->shdr_size);
+    if (!table) {
+      return Error{"truncated section headers"};
+    }
+    const std::span<const std::byte> bytes(*table);
+    const auto section_at = [&](std::uint64_t index) { return static_cast<std::size_t>(index) * m_layout->shdr_size; };
+    for (std::uint64_t index = 0; index < count; ++index) {
+      const std::size_t at = section_at(index);
+      if (load(bytes, at + 4, 4, m_info.little_endian) != k_sht_dynamic) {
+        continue;
+      }
+      result.dynamic = Range{word(bytes, at + m_layout->sh_offset), word(bytes, at + m_layout->sh_size)};
+      const auto link = load(bytes, at + m_layout->sh_link, 4, m_info.little_endian);
+      if (link != 0 && link < count) {
+        const std::size_t linked = section_at(link);
+        if (load(bytes, linked + 4, 4, m_info.little_endian) == k_sht_strtab) {
+          result.dynamic_strings = Range{word(bytes, linked + m_layout->sh_offset), word(bytes, linked + m_layout->sh_size)};
+        }
+      }
+      break;
+    }
+    return result;
+  }
+
+  // `count` entries of `entry_size` bytes at `offset`, or nullopt unless all lie inside the file.
+  std::optional<std::vector<std::byte>> read_table(std::uint64_t offset, std::uint64_t count,
+                                                   std::size_t entry_size) const {
+    const std::uint64_t length = count * entry_size; // count is capped, so this cannot overflow
+    if (offset > m_source.size() || length > m_source.size() - offset) {
+      return std::nullopt;
+    }
+    std::vector<std::byte> table(static_cast<std::size_t>(length));
+    if (!m_source.read(offset, table)) {
+      return std::nullopt;
+    }
+    return table;
+  }
+
+  Expected<DynamicEntries> read_dynamic(const Range& range) const {
+    if (range.offset >= m_source.size() || range.size > m_source.size() - range.offset) {
+      return Error{"dynamic section outside the file"};
+    }
+    const std::size_t entry_size = 2 * m_layout->word;
+    const auto count = std::min(range.size / entry_size, k_max_dynamic_entries);
+    const auto table = read_table(range.offset, count, entry_size);
+    if (!table) {
+      return Error{"cannot read the dynamic section"};
+    }
+    const std::span<const std::byte> bytes(*table);
+    DynamicEntries entries;
+    for (std::size_t at = 0; at < table->size(); at += entry_size) {
+      const auto tag = word(bytes, at);
+      const auto value = word(bytes, at + m_layout->word);
+      switch (tag) {
+      case k_dt_null:
+        return entries;
+      case k_dt_needed:
+        if (entries.needed.size() == k_max_needed) {
+          return Error{"more than " + std::to_string(k_max_needed) + " DT_NEEDED entries"};
+        }
+        entries.needed.push_back(value);
+        break;
+      case k_dt_strtab: entries.strtab_address = value; break;
+      case k_dt_strsz: entries.strtab_size = value; break;
+      case k_dt_soname: entries.soname = value; break;
+      case k_dt_rpath: entries.rpath = value; break;
+      case k_dt_runpath: entries.runpath = value; break;
+      default: break;
+      }
+    }
+    return entries;
+  }
+
+  // The file range holding the string table at virtual `address`, through the PT_LOAD segments.
+  static std::optional<Range> map_address(std::optional<std::uint64_t> address, std::optional<std::uint64_t> size,
+                                          const std::vector<Segment>& loads) {
+    if (!address) {
+      return std::nullopt;
+    }
+    for (const auto& segment : loads) {
+      if (*address >= segment.vaddr && *address - segment.vaddr < segment.filesz) {
+        const std::uint64_t delta = *address - segment.vaddr;
+        if (segment.offset > std::numeric_limits<std::uint64_t>::max() - delta) {
+          continue;
+        }
+        return Range{segment.offset + delta, size.value_or(segment.filesz - delta)};
+      }
+    }
+    return std::nullopt;
+  }
+
+  Expected<ElfInfo> resolve(const DynamicEntries& dynamic, const std::optional<Range>& strings) {
+    m_info.has_dynamic_section = true;
+    if (!dynamic.references_strings()) {
+      return m_info;
+    }
+    if (!strings) {
+      if (dynamic.strtab_address) {
+        return Error{"DT_STRTAB address " + hex(*dynamic.strtab_address) + " is not in any loadable segment"};
+      }
+      return Error{"dynamic section has no DT_STRTAB"};
+    }
+    if (dynamic.soname) {
+      auto text = read_string(*strings, *dynamic.soname, "DT_SONAME");
+      if (!text) {
+        return text.error();
+      }
+      m_info.soname = std::move(*text);
+    }
+    for (const auto offset : dynamic.needed) {
+      auto text = read_string(*strings, offset, "DT_NEEDED");
+      if (!text) {
+        return text.error();
+      }
+      m_info.needed.push_back(std::move(*text));
+    }
+    if (dynamic.runpath) {
+      auto text = read_string(*strings, *dynamic.runpath, "DT_RUNPATH");
+      if (!text) {
+        return text.error();
+      }
+      m_info.runpath = std::move(*text);
+    }
+    if (dynamic.rpath) {
+      auto text = read_string(*strings, *dynamic.rpath, "DT_RPATH");
+      if (!text) {
+        return text.error();
+      }
+      m_info.rpath = std::move(*text);
+    }
+    return m_info;
+  }
+
+  Expected<std::string> read_string(const Range& table, std::uint64_t offset, std::string_view tag) const {
+    const std::string name(tag);
+    if (offset >= table.size) {
+      return Error{name + " string offset " + std::to_string(offset) + " out of range (string table holds " +
+                   std::to_string(table.size) + " bytes)"};
+    }
+    if (table.offset >= m_source.size() || offset >= m_source.size() - table.offset) {
+      return Error{name + " string lies outside the file"};
+    }
+    const std::uint64_t position = table.offset + offset;
+    const auto length = static_cast<std::size_t>(
+        std::min({k_max_string_length + 1, table.size - offset, m_source.size() - position}));
+    std::string text(length, '\0');
+    if (!m_source.read(position, std::as_writable_bytes(std::span(text)))) {
+      return Error{"cannot read the " + name + " string"};
+    }
+    const auto end = text.find('\0');
+    if (end == std::string::npos) {
+      if (length > k_max_string_length) {
+        return Error{name + " string is longer than " + std::to_string(k_max_string_length) + " bytes"};
+      }
+      return Error{name + " string is not NUL-terminated"};
+    }
+    text.resize(end);
+    return text;
+  }
+
+  [[nodiscard]] std::uint16_t field16(std::span<const std::byte> bytes, std::size_t at) const {
+    return static_cast<std::uint16_t>(load(bytes, at, 2, m_info.little_endian));
+  }
+  [[nodiscard]] std::uint64_t word(std::span<const std::byte> bytes, std::size_t at) const {
+    return load(bytes, at, m_layout->word, m_info.little_endian);
+  }
+
+  const ByteSource& m_source;
+  const ClassLayout* m_layout = &k_elf64_layout;
+  ElfInfo m_info;
+  std::uint64_t m_phoff = 0;
+  std::uint64_t m_shoff = 0;
+  std::uint16_t m_phentsize = 0;
+  std::uint16_t m_phnum = 0;
+  std::uint16_t m_shentsize = 0;
+  std::uint16_t m_shnum = 0;
+};
+
+struct MachineName {
+  std::uint16_t machine;
+  std::string_view name;
+};
+
+constexpr std::array k_machine_names{
+    MachineName{k_machine_x86_64, "x86_64"}, MachineName{k_machine_aarch64, "aarch64"},
+    MachineName{k_machine_386, "i386"},      MachineName{k_machine_ppc, "ppc"},
+    MachineName{k_machine_s390, "s390"},     MachineName{k_machine_arm, "arm"},
+    MachineName{k_machine_riscv, "riscv"},
+};
+
+} // namespace
+
+std::string ElfInfo::class_name() const { return elf_class == ElfClass::elf32 ? "ELF32" : "ELF64"; }
+
+std::string ElfInfo::machine_name() const {
+  if (machine == k_machine_ppc64) {
+    return little_endian ? "ppc64le" : "ppc64";
+  }
+  for (const auto& row : k_machine_names) {
+    if (row.machine == machine) {
+      return std::string(row.name);
+    }
+  }
+  return "machine " + std::to_string(machine);
+}
+
+Expected<ElfInfo> parse_elf_info(std::span<const std::byte> image) {
+  const SpanSource source(image);
+  return ElfParser(source).parse();
+}
+
+Expected<ElfInfo> read_elf_info(const std::string& path) {
+  const FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
+  if (fd.get() < 0) {
+    return Error{std::string("cannot open: ") + std::strerror(errno)};
+  }
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) {
+    return Error{std::string("cannot stat: ") + std::strerror(errno)};
+  }
+  if (!S_ISREG(st.st_mode)) {
+    return Error{"not a regular file"};
+  }
+  const FileSource source(fd.get(), static_cast<std::uint64_t>(std::max<off_t>(st.st_size, 0)));
+  return ElfParser(source).parse();
+}
+
+std::uint16_t host_machine() {
+#if defined(__x86_64__)
+  return k_machine_x86_64;
+#elif defined(__aarch64__)
+  return k_machine_aarch64;
+#elif defined(__i386__)
+  return k_machine_386;
+#elif defined(__powerpc64__)
+  return k_machine_ppc64;
+#elif defined(__powerpc__)
+  return k_machine_ppc;
+#elif defined(__s390__)
+  return k_machine_s390;
+#elif defined(__arm__)
+  return k_machine_arm;
+#elif defined(__riscv)
+  return k_machine_riscv;
+#else
+#error "cudadiag: unknown host architecture; add its e_machine to host_machine()"
+#endif
+}
+
+ElfClass host_class() { return sizeof(void*) == 8 ? ElfClass::elf64 : ElfClass::elf32; }
+
+bool host_little_endian() { return std::endian::native == std::endian::little; }
+
+std::optional<std::string> incompatibility_with_host(const ElfInfo& info) {
+  ElfInfo host;
+  host.elf_class = host_class();
+  host.little_endian = host_little_endian();
+  host.machine = host_machine();
+  if (info.elf_class != host.elf_class) {
+    const bool is32 = info.elf_class == ElfClass::elf32;
+    return std::string(is32 ? "32-bit" : "64-bit") + " ELF (" + info.class_name() + "), this process is " +
+           (is32 ? "64-bit" : "32-bit");
+  }
+  if (info.little_endian != host.little_endian) {
+    return std::string(info.little_endian ? "little" : "big") + "-endian ELF, this machine is " +
+           (host.little_endian ? "little" : "big") + "-endian";
+  }
+  if (info.machine != host.machine) {
+    return "built for " + info.machine_name() + ", this machine is " + host.machine_name();
+  }
+  if (info.type != k_type_dyn) {
+    return "not a shared object (" + type_name(info.type) + ")";
+  }
+  return std::nullopt;
+}
+
+} // namespace cudadiag::elf

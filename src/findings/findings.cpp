@@ -1,0 +1,289 @@
+#include "findings/findings.hpp"
+
+#include "core/filesystem.hpp"
+
+#include <algorithm>
+#include <set>
+
+namespace cudadiag::findings {
+
+std::string_view to_string(Severity severity) {
+  switch (severity) {
+  case Severity::info: return "info";
+  case Severity::warning: return "warning";
+  case Severity::error: return "error";
+  }
+  return "error";
+}
+
+const std::vector<FindingDefinition>& finding_definitions() {
+  // clang-format off
+  static const std::vector<FindingDefinition> table = {
+    {"driver.missing", Severity::error,
+     "No libcuda.so.1 is reachable by the system loader, so no CUDA program can run.",
+     "Install the NVIDIA driver (or, in a container, run with the NVIDIA container runtime so the driver is mounted)."},
+    {"driver.stub", Severity::error,
+     "The libcuda.so.1 the loader would load is the CUDA Toolkit's link-time stub; every CUDA call fails with CUDA_ERROR_STUB_LIBRARY (34).",
+     "Remove the toolkit's stubs/ directory from LD_LIBRARY_PATH (it is only for linking) and make sure the real driver library is installed."},
+    {"lib.python_native_differ", Severity::warning,
+     "CUDA Python (cuda-pathfinder) and a native program would load different files for the same component.",
+     "Decide which copy you want; align LD_LIBRARY_PATH (native) with the pip/conda environment (Python), or remove the copy you do not use."},
+    {"lib.multiple_versions", Severity::warning,
+     "Different versions of one component are reachable; which one a program gets depends on how it searches.",
+     "Remove or stop pointing at the copies you do not use, so every program resolves the same version."},
+    {"lib.unusable_candidate", Severity::error,
+     "cuda-pathfinder would reach a file that cannot be loaded before any usable copy, and fail.",
+     "Delete or repair the broken file, or remove its directory from the environment that points at it."},
+    {"lib.wrong_arch", Severity::warning,
+     "A file with a component's name is built for another architecture or ELF class; loaders skip it.",
+     "Remove it, or install the package built for this machine's architecture."},
+    {"lib.not_on_search_path", Severity::info,
+     "A component exists on disk but neither CUDA Python nor the native loader would find it.",
+     "Set CUDA_PATH to the toolkit root, or add its library directory to LD_LIBRARY_PATH, if you need it."},
+    {"env.cuda_path_home_differ", Severity::warning,
+     "CUDA_PATH and CUDA_HOME are both set and name different directories; CUDA_PATH wins in cuda-pathfinder >= 1.5, other tools use CUDA_HOME.",
+     "Set both to the same toolkit root, or unset one."},
+    {"env.bad_search_path", Severity::warning,
+     "A search-path variable has an entry that is empty, relative or not a directory.",
+     "Remove the entry: empty and relative LD_LIBRARY_PATH entries make the loader search the current directory."},
+    {"path.world_writable", Severity::warning,
+     "A directory the loader searches for CUDA libraries can be written by any user, who could plant a library there.",
+     "Remove the other-write permission (chmod o-w) or stop searching that directory."},
+  };
+  // clang-format on
+  return table;
+}
+
+const FindingDefinition* find_definition(std::string_view id) {
+  for (const auto& definition : finding_definitions()) {
+    if (definition.id == id) {
+      return &definition;
+    }
+  }
+  return nullptr;
+}
+
+namespace {
+
+using discovery::Candidate;
+using discovery::ComponentResult;
+
+Finding make(std::string_view id, std::string message, std::vector<std::string> components,
+             nlohmann::json evidence = nlohmann::json::object()) {
+  const auto* definition = find_definition(id);
+  Finding finding;
+  finding.id = std::string(id);
+  finding.severity = definition != nullptr ? definition->severity : Severity::error;
+  finding.remedy = definition != nullptr ? std::string(definition->remedy) : "";
+  finding.message = std::move(message);
+  finding.components = std::move(components);
+  finding.evidence = std::move(evidence);
+  return finding;
+}
+
+std::string component_label(const ComponentResult& result) {
+  std::string label(result.spec->name);
+  if (result.spec->kind == probes::ComponentKind::headers) {
+    label += " headers";
+  }
+  return label;
+}
+
+std::string shown_path(const Candidate& candidate) { return candidate.realpath.value_or(candidate.first.path); }
+
+void check_driver(const ComponentResult& result, std::vector<Finding>& out) {
+  if (result.spec->name != "cuda") {
+    return;
+  }
+  const auto* chosen = result.loader_candidate();
+  if (chosen == nullptr) {
+    nlohmann::json evidence = {{"candidates", result.candidates.size()}};
+    std::string message = "libcuda.so.1 is not reachable through LD_LIBRARY_PATH, ld.so.cache or the default directories";
+    for (const auto& candidate : result.candidates) {
+      if (candidate.is_stub) {
+        message += "; only the toolkit stub " + candidate.first.path + " exists";
+        evidence["stub"] = candidate.first.path;
+        break;
+      }
+    }
+    out.push_back(make("driver.missing", message, {"cuda"}, evidence));
+    return;
+  }
+  if (chosen->is_stub) {
+    out.push_back(make("driver.stub",
+                       "the loader would load the toolkit stub " + chosen->first.path + " (via " +
+                           result.loader->via.found_via + ") instead of the driver's libcuda.so.1",
+                       {"cuda"}, {{"path", chosen->first.path}, {"found_via", result.loader->via.found_via}}));
+  }
+}
+
+void check_python_native_differ(const ComponentResult& result, std::vector<Finding>& out) {
+  const auto* python = result.selected_candidate();
+  const auto* native = result.loader_candidate();
+  if (python == nullptr || native == nullptr || python == native ||
+      result.spec->kind != probes::ComponentKind::dynamic_lib) {
+    return;
+  }
+  out.push_back(make("lib.python_native_differ",
+                     component_label(result) + ": CUDA Python would load " + shown_path(*python) + " (" +
+                         result.selected->via.found_via + ") but a native program would load " + shown_path(*native) +
+                         " (" + result.loader->via.found_via + ")",
+                     {std::string(result.spec->name)},
+                     {{"python", {{"path", python->first.path}, {"version", python->version ? python->version->version : ""}}},
+                      {"native", {{"path", native->first.path}, {"version", native->version ? native->version->version : ""}}}}));
+}
+
+void check_multiple_versions(const ComponentResult& result, std::vector<Finding>& out) {
+  std::set<std::string> seen;
+  nlohmann::json copies = nlohmann::json::array();
+  for (const auto& candidate : result.candidates) {
+    if (!candidate.usable() || !candidate.version || candidate.is_stub) {
+      continue;
+    }
+    seen.insert(candidate.version->version);
+    copies.push_back({{"path", candidate.first.path}, {"version", candidate.version->version},
+                      {"found_via", candidate.first.found_via}});
+  }
+  if (seen.size() < 2) {
+    return;
+  }
+  std::string list;
+  for (const auto& version : seen) {
+    list += (list.empty() ? "" : ", ") + version;
+  }
+  out.push_back(make("lib.multiple_versions",
+                     component_label(result) + ": " + std::to_string(seen.size()) + " different versions are reachable (" +
+                         list + ")",
+                     {std::string(result.spec->name)}, {{"copies", copies}}));
+}
+
+void check_unusable(const ComponentResult& result, std::vector<Finding>& out) {
+  for (const auto index : result.shadowing_unusable) {
+    const auto& candidate = result.candidates[index];
+    out.push_back(make("lib.unusable_candidate",
+                       component_label(result) + ": cuda-pathfinder would take " + candidate.first.path + " (" +
+                           candidate.first.found_via + ") first and fail: " + candidate.rejected.value_or(""),
+                       {std::string(result.spec->name)},
+                       {{"path", candidate.first.path}, {"rejected", candidate.rejected.value_or("")}}));
+  }
+  for (const auto& candidate : result.candidates) {
+    if (candidate.elf && candidate.rejected) {
+      out.push_back(make("lib.wrong_arch", component_label(result) + ": " + candidate.first.path + " — " + *candidate.rejected,
+                         {std::string(result.spec->name)},
+                         {{"path", candidate.first.path}, {"class", candidate.elf->class_name()},
+                          {"machine", candidate.elf->machine_name()}}));
+    }
+  }
+}
+
+void check_not_on_search_path(const ComponentResult& result, std::vector<Finding>& out) {
+  if (result.status != discovery::ComponentStatus::not_found) {
+    return;
+  }
+  for (const auto& candidate : result.candidates) {
+    if (candidate.usable() && !candidate.is_stub) {
+      out.push_back(make("lib.not_on_search_path",
+                         component_label(result) + " exists at " + candidate.first.path +
+                             " but neither cuda-pathfinder nor the native loader would find it",
+                         {std::string(result.spec->name)}, {{"path", candidate.first.path}}));
+      return;
+    }
+  }
+}
+
+void check_cuda_path_home(const Environment& env, std::vector<Finding>& out) {
+  const auto cuda_path = env.non_empty("CUDA_PATH");
+  const auto cuda_home = env.non_empty("CUDA_HOME");
+  if (!cuda_path || !cuda_home) {
+    return;
+  }
+  const auto a = fs::file_id(*cuda_path);
+  const auto b = fs::file_id(*cuda_home);
+  const bool same = (a && b) ? *a == *b : fs::lexically_normal(*cuda_path) == fs::lexically_normal(*cuda_home);
+  if (!same) {
+    out.push_back(make("env.cuda_path_home_differ",
+                       "CUDA_PATH=" + *cuda_path + " and CUDA_HOME=" + *cuda_home + " name different directories", {},
+                       {{"CUDA_PATH", *cuda_path}, {"CUDA_HOME", *cuda_home}}));
+  }
+}
+
+void check_search_path_entries(const Environment& env, std::vector<Finding>& out) {
+  if (const auto value = env.get("LD_LIBRARY_PATH"); value && !value->empty()) {
+    nlohmann::json bad = nlohmann::json::array();
+    std::size_t index = 0;
+    for (const auto& entry : split_search_path(*value)) {
+      std::string problem;
+      if (entry.empty()) {
+        problem = "empty (the loader searches the current directory)";
+      } else if (entry.front() != '/') {
+        problem = "relative (resolved against the current directory)";
+      } else if (!fs::is_directory(entry)) {
+        problem = fs::exists(entry) ? "not a directory" : "does not exist";
+      }
+      if (!problem.empty() && bad.size() < 20) {
+        bad.push_back({{"index", index}, {"entry", entry}, {"problem", problem}});
+      }
+      ++index;
+    }
+    if (!bad.empty()) {
+      out.push_back(make("env.bad_search_path",
+                         "LD_LIBRARY_PATH has " + std::to_string(bad.size()) + (bad.size() == 20 ? "+" : "") +
+                             " bad entr" + (bad.size() == 1 ? "y" : "ies") + ", first: " +
+                             bad.front()["entry"].get<std::string>() + " — " + bad.front()["problem"].get<std::string>(),
+                         {}, {{"variable", "LD_LIBRARY_PATH"}, {"entries", bad}}));
+    }
+  }
+  for (const auto* variable : {"CUDA_PATH", "CUDA_HOME", "CONDA_PREFIX", "VIRTUAL_ENV", "CUDNN_PATH", "NCCL_HOME"}) {
+    const auto value = env.get(variable);
+    if (!value || value->empty()) {
+      continue;
+    }
+    std::string problem;
+    if (value->front() != '/') {
+      problem = "is relative";
+    } else if (!fs::is_directory(*value)) {
+      problem = fs::exists(*value) ? "is not a directory" : "does not exist";
+    }
+    if (!problem.empty()) {
+      out.push_back(make("env.bad_search_path", std::string(variable) + "=" + *value + " " + problem, {},
+                         {{"variable", variable}, {"value", *value}, {"problem", problem}}));
+    }
+  }
+}
+
+void check_world_writable(const discovery::DiscoveryResult& result, std::vector<Finding>& out) {
+  std::set<std::string> reported;
+  for (const auto& component : result.components) {
+    for (const auto* choice : {&component.selected, &component.loader}) {
+      if (!*choice || component.spec->kind != probes::ComponentKind::dynamic_lib) {
+        continue;
+      }
+      const auto& dir = (*choice)->via.search_dir;
+      if (reported.count(dir) == 0 && fs::is_world_writable(dir)) {
+        reported.insert(dir);
+        out.push_back(make("path.world_writable",
+                           dir + " (where " + std::string(component.spec->name) + " is loaded from) is writable by every user",
+                           {std::string(component.spec->name)}, {{"directory", dir}}));
+      }
+    }
+  }
+}
+
+} // namespace
+
+std::vector<Finding> evaluate_discovery(const discovery::DiscoveryResult& result, const Environment& env) {
+  std::vector<Finding> out;
+  check_cuda_path_home(env, out);
+  check_search_path_entries(env, out);
+  for (const auto& component : result.components) {
+    check_driver(component, out);
+    check_unusable(component, out);
+    check_python_native_differ(component, out);
+    check_multiple_versions(component, out);
+    check_not_on_search_path(component, out);
+  }
+  check_world_writable(result, out);
+  return out;
+}
+
+} // namespace cudadiag::findings

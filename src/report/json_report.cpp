@@ -1,0 +1,207 @@
+#include "report/json_report.hpp"
+
+namespace cudadiag::report {
+
+std::string to_valid_utf8(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  const auto* bytes = reinterpret_cast<const unsigned char*>(text.data());
+  const std::size_t size = text.size();
+  std::size_t i = 0;
+  auto escape = [&out](unsigned char byte) {
+    constexpr std::string_view k_hex = "0123456789abcdef";
+    out += "\\x";
+    out += k_hex[byte >> 4U];
+    out += k_hex[byte & 0x0fU];
+  };
+  while (i < size) {
+    const unsigned char lead = bytes[i];
+    std::size_t length = 0;
+    std::uint32_t minimum = 0;
+    if (lead < 0x80U) {
+      out += static_cast<char>(lead);
+      ++i;
+      continue;
+    }
+    if ((lead & 0xe0U) == 0xc0U) {
+      length = 2;
+      minimum = 0x80;
+    } else if ((lead & 0xf0U) == 0xe0U) {
+      length = 3;
+      minimum = 0x800;
+    } else if ((lead & 0xf8U) == 0xf0U) {
+      length = 4;
+      minimum = 0x10000;
+    }
+    bool valid = length > 0 && i + length <= size;
+    std::uint32_t code = valid ? (lead & (0xffU >> (length + 1))) : 0;
+    for (std::size_t k = 1; valid && k < length; ++k) {
+      const unsigned char next = bytes[i + k];
+      valid = (next & 0xc0U) == 0x80U;
+      code = (code << 6U) | (next & 0x3fU);
+    }
+    valid = valid && code >= minimum && code <= 0x10ffff && !(code >= 0xd800 && code <= 0xdfff);
+    if (valid) {
+      out.append(text.substr(i, length));
+      i += length;
+    } else {
+      escape(lead);
+      ++i;
+    }
+  }
+  return out;
+}
+
+namespace {
+
+using nlohmann::json;
+
+json text(std::string_view value) { return to_valid_utf8(value); }
+json optional_text(const std::optional<std::string>& value) { return value ? text(*value) : json(nullptr); }
+
+json candidate_to_json(const discovery::Candidate& candidate) {
+  json also = json::array();
+  for (const auto& sighting : candidate.also_found_as) {
+    also.push_back({{"path", text(sighting.path)}, {"found_via", text(sighting.found_via)}});
+  }
+  json out = {
+      {"path", text(candidate.first.path)},
+      {"realpath", optional_text(candidate.realpath)},
+      {"found_via", text(candidate.first.found_via)},
+      {"search_dir", text(candidate.first.search_dir)},
+      {"also_found_as", also},
+      {"soname", candidate.elf ? optional_text(candidate.elf->soname) : json(nullptr)},
+      {"elf", candidate.elf ? json{{"class", candidate.elf->class_name()}, {"machine", candidate.elf->machine_name()}}
+                            : json(nullptr)},
+      {"version", candidate.version ? text(candidate.version->version) : json(nullptr)},
+      {"version_source", candidate.version ? json(std::string(versions::to_string(candidate.version->source)))
+                                           : json(nullptr)},
+      {"is_stub", candidate.is_stub},
+      {"rejected", optional_text(candidate.rejected)},
+  };
+  if (!candidate.features.empty()) {
+    out["features"] = candidate.features;
+  }
+  return out;
+}
+
+json choice_to_json(const discovery::ComponentResult& component, const std::optional<discovery::Choice>& choice) {
+  if (!choice) {
+    return nullptr;
+  }
+  json out = candidate_to_json(component.candidates[choice->candidate]);
+  // The sighting through which it was chosen is what the user's program sees.
+  out["path"] = text(choice->via.path);
+  out["found_via"] = text(choice->via.found_via);
+  out["search_dir"] = text(choice->via.search_dir);
+  out["reason"] = text(choice->reason);
+  const auto pathfinder = discovery::pathfinder_found_via(choice->via.pathfinder_step);
+  out["pathfinder_found_via"] = pathfinder.empty() ? json(nullptr) : json(std::string(pathfinder));
+  return out;
+}
+
+json python_environment_to_json(const python::PythonEnvironment& environment) {
+  json site_dirs = json::array();
+  for (const auto& dir : environment.site_dirs) {
+    site_dirs.push_back(text(dir));
+  }
+  return {{"label", text(environment.label)},
+          {"how", text(environment.how)},
+          {"interpreter", text(environment.interpreter)},
+          {"prefix", text(environment.prefix)},
+          {"version", text(environment.version)},
+          {"is_venv", environment.is_venv},
+          {"include_system_site_packages", environment.include_system_site_packages},
+          {"user_site_enabled", environment.user_site_enabled},
+          {"site_dirs", site_dirs},
+          {"primary", environment.primary}};
+}
+
+json environment_to_json(const Report& report) {
+  json variables = json::object();
+  for (const auto name : reported_variables()) {
+    variables[std::string(name)] = optional_text(report.environment.get(name));
+  }
+  json pythons = json::array();
+  for (const auto& environment : report.discovery.python.environments) {
+    pythons.push_back(python_environment_to_json(environment));
+  }
+  const auto& cache = report.discovery.ld_cache;
+  return {{"variables", variables},
+          {"cwd", text(report.environment.cwd)},
+          {"uid", report.environment.uid},
+          {"python_environments", pythons},
+          {"ld_so_cache",
+           {{"path", text(cache.path)},
+            {"status", cache.error ? "error" : "ok"},
+            {"error", optional_text(cache.error)},
+            {"entries", cache.entries}}}};
+}
+
+} // namespace
+
+json component_to_json(const discovery::ComponentResult& component) {
+  json candidates = json::array();
+  for (const auto& candidate : component.candidates) {
+    candidates.push_back(candidate_to_json(candidate));
+  }
+  json trace = json::array();
+  for (const auto& line : component.trace) {
+    trace.push_back(text(line));
+  }
+  return {{"name", std::string(component.spec->name)},
+          {"kind", std::string(probes::to_string(component.spec->kind))},
+          {"description", std::string(component.spec->description)},
+          {"status", std::string(discovery::to_string(component.status))},
+          {"selected", choice_to_json(component, component.selected)},
+          {"loader", choice_to_json(component, component.loader)},
+          {"candidates", candidates},
+          {"trace", trace}};
+}
+
+json finding_to_json(const findings::Finding& finding) {
+  // Evidence strings may hold raw paths: round-trip through a sanitizing dump.
+  const auto evidence = json::parse(finding.evidence.dump(-1, ' ', false, json::error_handler_t::replace));
+  return {{"id", finding.id},
+          {"severity", std::string(findings::to_string(finding.severity))},
+          {"message", text(finding.message)},
+          {"remedy", text(finding.remedy)},
+          {"components", finding.components},
+          {"evidence", evidence}};
+}
+
+json report_to_json(const Report& report) {
+  json components = json::array();
+  for (const auto& component : report.discovery.components) {
+    components.push_back(component_to_json(component));
+  }
+  json found = json::array();
+  for (const auto& finding : report.findings) {
+    found.push_back(finding_to_json(finding));
+  }
+  const auto& host = report.host;
+  return {{"schema_version", k_schema_version},
+          {"tool", {{"name", "cudadiag"}, {"version", CUDADIAG_VERSION}}},
+          {"host",
+           {{"os", text(host.os)},
+            {"kernel", text(host.kernel)},
+            {"machine", text(host.machine)},
+            {"hostname", text(host.hostname)},
+            {"distro", optional_text(host.distro)}}},
+          {"environment", environment_to_json(report)},
+          {"components", components},
+          {"devices", json::array()},
+          {"selftest", nullptr},
+          {"findings", found},
+          {"summary",
+           {{"status", std::string(report.summary.status())},
+            {"exit_code", report.summary.exit_code},
+            {"counts",
+             {{"error", report.summary.errors}, {"warning", report.summary.warnings}, {"info", report.summary.infos}}}}}};
+}
+
+std::string render_json(const Report& report) {
+  return report_to_json(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+} // namespace cudadiag::report

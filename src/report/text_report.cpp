@@ -1,0 +1,219 @@
+#include "report/text_report.hpp"
+
+#include "report/json_report.hpp"
+
+#include <algorithm>
+
+namespace cudadiag::report {
+namespace {
+
+constexpr std::string_view k_red = "\033[31m";
+constexpr std::string_view k_yellow = "\033[33m";
+constexpr std::string_view k_green = "\033[32m";
+constexpr std::string_view k_dim = "\033[2m";
+constexpr std::string_view k_bold = "\033[1m";
+constexpr std::string_view k_reset = "\033[0m";
+
+std::string paint(TextStyle style, std::string_view code, std::string_view text) {
+  if (!style.color) {
+    return std::string(text);
+  }
+  return std::string(code) + std::string(text) + std::string(k_reset);
+}
+
+std::string pad(std::string_view text, std::size_t width) {
+  std::string out(text);
+  if (out.size() < width) {
+    out.append(width - out.size(), ' ');
+  }
+  return out;
+}
+
+std::string_view severity_color(findings::Severity severity) {
+  switch (severity) {
+  case findings::Severity::error: return k_red;
+  case findings::Severity::warning: return k_yellow;
+  case findings::Severity::info: return k_dim;
+  }
+  return k_reset;
+}
+
+std::string kind_label(probes::ComponentKind kind) {
+  switch (kind) {
+  case probes::ComponentKind::dynamic_lib: return "lib";
+  case probes::ComponentKind::headers: return "headers";
+  case probes::ComponentKind::binary: return "binary";
+  }
+  return "?";
+}
+
+std::string version_of(const discovery::Candidate* candidate) {
+  return candidate != nullptr && candidate->version ? candidate->version->version : "-";
+}
+
+std::string verdict(const Report& report, TextStyle style) {
+  const auto& summary = report.summary;
+  std::string counts = std::to_string(summary.errors) + " error(s), " + std::to_string(summary.warnings) +
+                       " warning(s), " + std::to_string(summary.infos) + " note(s)";
+  const auto status = summary.status();
+  const auto color = status == "error" ? k_red : status == "warning" ? k_yellow : k_green;
+  std::string label = status == "error" ? "PROBLEMS FOUND" : status == "warning" ? "WARNINGS" : "OK";
+  std::size_t found = 0;
+  for (const auto& component : report.discovery.components) {
+    found += component.status == discovery::ComponentStatus::found ? 1 : 0;
+  }
+  return paint(style, k_bold, "cudadiag " CUDADIAG_VERSION ": ") + paint(style, color, label) + " — " + counts +
+         "; " + std::to_string(found) + "/" + std::to_string(report.discovery.components.size()) +
+         " components found (files inspected only; nothing was loaded)\n";
+}
+
+std::string components_table(const Report& report, TextStyle style) {
+  std::string out = "\n" + paint(style, k_bold, "Components") + "  (path: what CUDA Python loads; native: what dlopen/PATH gives, when different)\n";
+  out += "  " + pad("NAME", 11) + pad("KIND", 9) + pad("VERSION", 12) + pad("FOUND VIA", 17) + "PATH\n";
+  for (const auto& component : report.discovery.components) {
+    const auto* python = component.selected_candidate();
+    const auto* native = component.loader_candidate();
+    const auto* shown = python != nullptr ? python : native;
+    const auto& choice = python != nullptr ? component.selected : component.loader;
+    std::string where;
+    std::string via;
+    if (shown != nullptr) {
+      where = choice->via.path;
+      via = choice->via.found_via;
+      if (python == nullptr) {
+        via += " (native only)";
+      }
+    } else {
+      where = paint(style, component.status == discovery::ComponentStatus::error ? k_red : k_dim,
+                    component.status == discovery::ComponentStatus::error ? "error: no usable candidate" : "not found");
+    }
+    if (shown != nullptr && shown->is_stub) {
+      where += paint(style, k_red, "  [stub]");
+    }
+    out += "  " + pad(component.spec->name, 11) + pad(kind_label(component.spec->kind), 9) +
+           pad(version_of(shown), 12) + pad(via, 17) + to_valid_utf8(where) + "\n";
+    if (python != nullptr && native != nullptr && python != native) {
+      out += "  " + pad("", 11 + 9) + pad(version_of(native), 12) + pad(component.loader->via.found_via, 17) +
+             paint(style, k_yellow, "native: " + to_valid_utf8(component.loader->via.path)) + "\n";
+    }
+  }
+  return out;
+}
+
+std::string python_section(const Report& report, TextStyle style) {
+  std::string out = "\n" + paint(style, k_bold, "Python environments searched") + "\n";
+  if (report.discovery.python_error) {
+    out += "  " + paint(style, k_red, "--python failed: " + to_valid_utf8(*report.discovery.python_error)) + "\n";
+  }
+  if (report.discovery.python.environments.empty()) {
+    out += "  none found\n";
+  }
+  for (const auto& environment : report.discovery.python.environments) {
+    out += std::string("  ") + (environment.primary ? "* " : "  ") + to_valid_utf8(environment.prefix) + "  (" +
+           to_valid_utf8(environment.label) + (environment.version.empty() ? "" : ", Python " + environment.version) +
+           (environment.is_venv ? ", venv" : "") + ")\n";
+  }
+  const auto& cache = report.discovery.ld_cache;
+  out += paint(style, k_bold, "Loader cache") + "  " + to_valid_utf8(cache.path) + ": " +
+         (cache.error ? paint(style, k_red, "unreadable: " + to_valid_utf8(*cache.error))
+                      : std::to_string(cache.entries) + " entries") +
+         "\n";
+  return out;
+}
+
+std::string findings_section(const Report& report, TextStyle style) {
+  if (report.findings.empty()) {
+    return "\n" + paint(style, k_bold, "Findings") + "\n  none\n";
+  }
+  auto ordered = report.findings;
+  std::stable_sort(ordered.begin(), ordered.end(),
+                   [](const auto& a, const auto& b) { return a.severity > b.severity; });
+  std::string out = "\n" + paint(style, k_bold, "Findings") + "\n";
+  for (const auto& finding : ordered) {
+    std::string label(findings::to_string(finding.severity));
+    std::transform(label.begin(), label.end(), label.begin(), [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+    out += "  " + paint(style, severity_color(finding.severity), pad(label, 8)) + paint(style, k_bold, finding.id) +
+           "\n    " + to_valid_utf8(finding.message) + "\n    remedy: " + to_valid_utf8(finding.remedy) + "\n";
+  }
+  return out;
+}
+
+std::string markers(const discovery::ComponentResult& component, std::size_t index) {
+  std::string out;
+  if (component.selected && component.selected->candidate == index) {
+    out += "python";
+  }
+  if (component.loader && component.loader->candidate == index) {
+    out += out.empty() ? "native" : "+native";
+  }
+  return out.empty() ? "-" : out;
+}
+
+} // namespace
+
+std::string render_text(const Report& report, TextStyle style) {
+  return verdict(report, style) + components_table(report, style) + python_section(report, style) +
+         findings_section(report, style);
+}
+
+std::string chosen_path(const discovery::ComponentResult& component) {
+  if (component.selected) {
+    return component.selected->via.path;
+  }
+  if (component.loader) {
+    return component.loader->via.path;
+  }
+  return "";
+}
+
+std::string render_candidates(const discovery::ComponentResult& component, TextStyle style) {
+  std::string out;
+  for (std::size_t i = 0; i < component.candidates.size(); ++i) {
+    const auto& candidate = component.candidates[i];
+    std::string line = to_valid_utf8(candidate.first.path) + "\t" + markers(component, i) + "\t" +
+                       version_of(&candidate) +
+                       (candidate.version ? " (" + std::string(versions::to_string(candidate.version->source)) + ")" : "") +
+                       "\t" + candidate.first.found_via;
+    for (const auto& sighting : candidate.also_found_as) {
+      line += "," + sighting.found_via;
+    }
+    if (candidate.is_stub) {
+      line += "\tstub";
+    }
+    if (candidate.rejected) {
+      line += "\t" + paint(style, k_red, "rejected: " + to_valid_utf8(*candidate.rejected));
+    }
+    out += line + "\n";
+  }
+  return out;
+}
+
+std::string render_explanation(const discovery::ComponentResult& component, TextStyle style) {
+  std::string out = paint(style, k_bold, std::string(component.spec->name) + " (" + kind_label(component.spec->kind) + ")") +
+                    ": " + std::string(component.spec->description) + "\n";
+  out += paint(style, k_bold, "Search trace") + "\n";
+  for (const auto& line : component.trace) {
+    out += "  " + to_valid_utf8(line) + "\n";
+  }
+  if (component.trace.empty()) {
+    out += "  (no search location exists on this machine)\n";
+  }
+  out += paint(style, k_bold, "Candidates") + "\n";
+  for (const auto& line : {render_candidates(component, style)}) {
+    out += line.empty() ? "  none\n" : line;
+  }
+  out += paint(style, k_bold, "Selection") + "\n";
+  out += "  python (cuda-pathfinder order): " +
+         (component.selected ? to_valid_utf8(component.selected->via.path) + " — " + to_valid_utf8(component.selected->reason)
+                             : std::string("none")) +
+         "\n";
+  if (component.spec->kind != probes::ComponentKind::headers) {
+    out += "  native (" + std::string(component.spec->kind == probes::ComponentKind::binary ? "PATH" : "dlopen") + "): " +
+           (component.loader ? to_valid_utf8(component.loader->via.path) + " — " + to_valid_utf8(component.loader->reason)
+                             : std::string("none")) +
+           "\n";
+  }
+  return out;
+}
+
+} // namespace cudadiag::report

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# Creates the two Python virtual environments the CLI and real-layout tests run in:
+#
+#   DEST/wheels  cuda-pathfinder + the CUDA 13 pip wheels (nvrtc, nvJitLink, CCCL) + pytest, jsonschema
+#   DEST/bare    cuda-pathfinder + pytest, jsonschema (CUDA comes from the system toolkit)
+#
+# Usage: scripts/make_test_venvs.sh DEST
+#
+# A venv that is already complete (its marker file matches the requested package set) is reused,
+# so a second run costs a second. Exit status: 0 ready; 77 PyPI unreachable (callers treat it as a
+# skip); 1 anything else (the message says what). Environment: PYTHON (default python3) picks the
+# base interpreter; PIP_CACHE_DIR, when set, is passed to pip as --cache-dir.
+set -euo pipefail
+
+readonly k_marker=".cudadiag-test-venv-complete"
+readonly k_common_packages=(cuda-pathfinder pytest jsonschema)
+readonly k_wheel_packages=(nvidia-cuda-nvrtc nvidia-nvjitlink nvidia-cuda-cccl)
+
+usage() {
+  echo "usage: $0 DEST" >&2
+  exit 1
+}
+
+[[ $# -eq 1 && -n "$1" ]] || usage
+dest=$1
+python=${PYTHON:-python3}
+
+pip_args=(--quiet --disable-pip-version-check --no-input)
+if [[ -n "${PIP_CACHE_DIR:-}" ]]; then
+  pip_args+=(--cache-dir "$PIP_CACHE_DIR")
+fi
+
+# Prints the index URL pip will use and returns 0 when it answers within a few seconds.
+index_reachable() {
+  local py=$1
+  "$py" - <<'PY'
+import os, sys, urllib.request
+index = os.environ.get("PIP_INDEX_URL") or "https://pypi.org/simple"
+url = index.rstrip("/") + "/cuda-pathfinder/"
+try:
+    with urllib.request.urlopen(url, timeout=10) as response:
+        sys.exit(0 if response.status < 500 else 1)
+except Exception as error:  # any network, DNS, TLS or HTTP failure means "unreachable"
+    print(f"{url}: {error}", file=sys.stderr)
+    sys.exit(1)
+PY
+}
+
+# The marker records what was asked for, so a changed package list or base interpreter rebuilds.
+marker_text() {
+  local base_version
+  base_version=$("$python" -c 'import sys; print(sys.version.split()[0])')
+  printf 'python %s\npackages %s\n' "$base_version" "$*"
+}
+
+venv_complete() {
+  local dir=$1
+  shift
+  [[ -f "$dir/$k_marker" && -x "$dir/bin/python" ]] || return 1
+  [[ "$(cat "$dir/$k_marker")" == "$(marker_text "$@")" ]] || return 1
+  "$dir/bin/python" -c 'import cuda.pathfinder, pytest, jsonschema' >/dev/null 2>&1
+}
+
+make_venv() {
+  local dir=$1
+  shift
+  if venv_complete "$dir" "$@"; then
+    return 0
+  fi
+  rm -rf "$dir"
+  if ! "$python" -m venv "$dir" >/dev/null 2>"$dest/venv-error.log"; then
+    echo "error: '$python -m venv $dir' failed (on Debian/Ubuntu install python3-venv):" >&2
+    cat "$dest/venv-error.log" >&2
+    rm -rf "$dir"
+    exit 1
+  fi
+  if ! "$dir/bin/python" -m pip install "${pip_args[@]}" "$@" 2>"$dest/pip-error.log"; then
+    if ! index_reachable "$dir/bin/python" 2>/dev/null; then
+      echo "SKIP: PyPI unreachable (could not install $* into $dir)"
+      rm -rf "$dir"
+      exit 77
+    fi
+    echo "error: pip install $* into $dir failed:" >&2
+    tail -n 20 "$dest/pip-error.log" >&2
+    rm -rf "$dir"
+    exit 1
+  fi
+  marker_text "$@" >"$dir/$k_marker"
+}
+
+mkdir -p "$dest"
+dest=$(cd "$dest" && pwd)
+
+# Two ctest runs (or a developer and ctest) may share DEST: serialise on a lock when flock exists.
+if command -v flock >/dev/null 2>&1; then
+  exec 9>"$dest/.lock"
+  flock 9
+fi
+
+make_venv "$dest/bare" "${k_common_packages[@]}"
+make_venv "$dest/wheels" "${k_wheel_packages[@]}" "${k_common_packages[@]}"
+rm -f "$dest/venv-error.log" "$dest/pip-error.log"

@@ -1,0 +1,54 @@
+#pragma once
+// What discovery knows about one file (or header directory) that could be a component:
+// where it was seen, what it really is, which version it carries, and whether it is usable.
+
+#include "core/filesystem.hpp"
+#include "elf/elf_file.hpp"
+#include "versions/version_sources.hpp"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cudadiag::discovery {
+
+// cuda-pathfinder's search steps, in its priority order. A sighting made by a search that
+// cuda-pathfinder does not perform has step `none` and never becomes the Python selection.
+enum class PathfinderStep { site_packages, conda, system_search, product_root, cuda_path, ctk_root, none };
+// The value cuda-pathfinder reports as found_via for a step ("site-packages", "system-search", ...).
+std::string_view pathfinder_found_via(PathfinderStep step);
+
+// Where the native loader looks, in glibc's order; `none` for sightings the loader never makes.
+enum class LoaderStep { ld_library_path, ld_so_cache, default_dirs, none };
+
+// One place a search saw a file. The same file seen twice gives two sightings of one Candidate.
+struct Sighting {
+  std::string path;        // as found: search dir + file name (not resolved)
+  std::string found_via;   // cudadiag's name for the search ("site-packages", "LD_LIBRARY_PATH", ...)
+  std::string search_dir;  // the directory that was searched
+  PathfinderStep pathfinder_step = PathfinderStep::none;
+  LoaderStep loader_step = LoaderStep::none;
+};
+
+struct Candidate {
+  Sighting first;                      // the first sighting, in search order
+  std::vector<Sighting> also_found_as; // later sightings of the same file
+  std::optional<std::string> realpath; // nullopt for broken symlinks and loops
+  std::optional<elf::ElfInfo> elf;     // dynamic libraries only
+  std::optional<versions::FoundVersion> version;
+  bool is_stub = false;                // the toolkit's link-time stub (a stubs/ dir or stub traits)
+  std::optional<std::string> rejected; // why it cannot be used; nullopt when usable
+  std::map<std::string, bool> features; // e.g. CCCL: {"cub": true, "thrust": true}
+
+  [[nodiscard]] bool usable() const { return !rejected.has_value(); }
+};
+
+// A selection among a component's candidates.
+struct Choice {
+  std::size_t candidate = 0;  // index into the component's candidates
+  Sighting via;               // the sighting through which it was chosen
+  std::string reason;         // one sentence: why this one
+};
+
+} // namespace cudadiag::discovery

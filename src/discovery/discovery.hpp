@@ -1,0 +1,55 @@
+#pragma once
+// Discovery: every candidate of every catalog component, and the two selections (what CUDA
+// Python would load; what the native loader would load). Reads files only: no process is
+// spawned (unless an explicit --python interpreter is named) and no library is loaded.
+
+#include "core/environment.hpp"
+#include "discovery/candidate.hpp"
+#include "probes/catalog.hpp"
+#include "python/python_environments.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cudadiag::discovery {
+
+enum class ComponentStatus { found, not_found, error };
+std::string_view to_string(ComponentStatus status); // "found", "not_found", "error"
+
+struct ComponentResult {
+  const probes::ComponentSpec* spec = nullptr;
+  ComponentStatus status = ComponentStatus::not_found;
+  std::vector<Candidate> candidates;   // first sighting order
+  std::optional<Choice> selected;      // cuda-pathfinder's priority
+  std::optional<Choice> loader;        // dlopen(SONAME) for libraries; PATH lookup for binaries
+  // Usable-looking files that cuda-pathfinder would reach before its selection but fail to load.
+  std::vector<std::size_t> shadowing_unusable;
+  std::vector<std::string> trace;
+
+  [[nodiscard]] const Candidate* selected_candidate() const;
+  [[nodiscard]] const Candidate* loader_candidate() const;
+};
+
+struct LdCacheStatus {
+  std::string path;
+  std::optional<std::string> error; // nullopt when parsed
+  std::size_t entries = 0;
+};
+
+struct DiscoveryOptions {
+  SystemLayout layout;
+  std::optional<std::string> python_exe; // --python: run this interpreter to ask for its site dirs
+  std::vector<std::string> only;         // component names to report; empty = whole catalog
+};
+
+struct DiscoveryResult {
+  python::PythonDiscovery python;
+  std::optional<std::string> python_error; // --python failed; the no-run discovery was used instead
+  LdCacheStatus ld_cache;
+  std::vector<ComponentResult> components;
+};
+
+DiscoveryResult discover(const Environment& env, const DiscoveryOptions& options);
+
+} // namespace cudadiag::discovery

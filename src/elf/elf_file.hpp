@@ -1,0 +1,79 @@
+#pragma once
+// A small, defensive ELF reader: the identification, the file header and the dynamic section
+// (SONAME, NEEDED, RUNPATH, RPATH), nothing else. It reads with a handful of bounded pread() calls
+// and never maps or reads a whole file, so a 500 MB library costs a few kilobytes of I/O.
+// Hostile input (truncated, garbage offsets and counts, missing terminators, directories, FIFOs)
+// yields an Error value; nothing here throws, hangs or allocates in proportion to a corrupt count.
+
+#include "core/expected.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace cudadiag::elf {
+
+enum class ElfClass { elf32, elf64 };
+
+// e_type values used in messages and checks.
+inline constexpr std::uint16_t k_type_exec = 2; // ET_EXEC
+inline constexpr std::uint16_t k_type_dyn = 3;  // ET_DYN: shared objects and PIE executables
+
+// e_machine values this tool names (the full list lives in <elf.h>).
+inline constexpr std::uint16_t k_machine_386 = 3;
+inline constexpr std::uint16_t k_machine_ppc = 20;
+inline constexpr std::uint16_t k_machine_ppc64 = 21;
+inline constexpr std::uint16_t k_machine_s390 = 22;
+inline constexpr std::uint16_t k_machine_arm = 40;
+inline constexpr std::uint16_t k_machine_x86_64 = 62;
+inline constexpr std::uint16_t k_machine_aarch64 = 183;
+inline constexpr std::uint16_t k_machine_riscv = 243;
+
+// What one ELF file says about itself.
+struct ElfInfo {
+  ElfClass elf_class = ElfClass::elf64;
+  bool little_endian = true;
+  std::uint16_t type = 0;    // e_type (ET_DYN = 3, ET_EXEC = 2, ...)
+  std::uint16_t machine = 0; // e_machine (EM_X86_64 = 62, EM_AARCH64 = 183, EM_386 = 3, ...)
+  std::optional<std::string> soname;  // DT_SONAME
+  std::vector<std::string> needed;    // DT_NEEDED, in file order
+  std::optional<std::string> runpath; // DT_RUNPATH
+  std::optional<std::string> rpath;   // DT_RPATH
+  bool has_dynamic_section = false;   // false for static executables and relocatable objects
+
+  // "ELF32" or "ELF64".
+  [[nodiscard]] std::string class_name() const;
+  // "x86_64", "aarch64", "i386", "ppc64le" / "ppc64", "ppc", "s390", "arm", "riscv", else "machine <n>".
+  [[nodiscard]] std::string machine_name() const;
+};
+
+// Reads the ELF identification, header and dynamic section of `path` (symlinks followed).
+// Errors are user-facing sentences, e.g. "cannot open: No such file or directory",
+// "not a regular file", "empty file", "not an ELF file (bad magic)", "truncated ELF header",
+// "unsupported ELF class 7", "truncated program headers", "dynamic section outside the file",
+// "DT_SONAME string offset 4096 out of range (string table holds 200 bytes)".
+// The dynamic section is found through PT_DYNAMIC (its DT_STRTAB address mapped to a file offset
+// through the PT_LOAD segments) and, when the program headers are unusable, through the section
+// headers (SHT_DYNAMIC and its linked string table). A file with neither is valid and has
+// has_dynamic_section == false.
+Expected<ElfInfo> read_elf_info(const std::string& path);
+
+// The same over an in-memory image; `image` is the whole file.
+Expected<ElfInfo> parse_elf_info(std::span<const std::byte> image);
+
+// The e_machine of the running process's own architecture (EM_X86_64 on x86-64, EM_AARCH64 on arm64).
+std::uint16_t host_machine();
+// The ELF class and byte order of the running process.
+ElfClass host_class();
+bool host_little_endian();
+
+// Why this process could not load the object described by `info`, or nullopt when its class,
+// byte order, machine and type (ET_DYN, which includes PIE executables) all fit. The first
+// mismatch is reported, in that order, e.g. "32-bit ELF (ELF32), this process is 64-bit",
+// "built for aarch64, this machine is x86_64", "not a shared object (ET_EXEC)".
+std::optional<std::string> incompatibility_with_host(const ElfInfo& info);
+
+} // namespace cudadiag::elf

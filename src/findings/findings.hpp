@@ -1,0 +1,42 @@
+#pragma once
+// Findings: what is wrong (or worth knowing) about this CUDA stack, each with a stable dotted id,
+// a severity, a message naming the files involved, a remedy and machine-readable evidence.
+// Ids are a contract (docs/findings.md documents each one): never rename, only add.
+
+#include "core/environment.hpp"
+#include "discovery/discovery.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cudadiag::findings {
+
+enum class Severity { info, warning, error };
+std::string_view to_string(Severity severity); // "info", "warning", "error"
+
+struct Finding {
+  std::string id;
+  Severity severity = Severity::info;
+  std::string message;
+  std::string remedy;
+  std::vector<std::string> components;
+  nlohmann::json evidence = nlohmann::json::object();
+};
+
+// The reference table: one row per id this version can emit.
+struct FindingDefinition {
+  std::string_view id;
+  Severity severity;
+  std::string_view summary; // one line: the situation
+  std::string_view remedy;  // what to do about it
+};
+const std::vector<FindingDefinition>& finding_definitions();
+const FindingDefinition* find_definition(std::string_view id);
+
+// Every finding the discovery facts support, in rule order.
+std::vector<Finding> evaluate_discovery(const discovery::DiscoveryResult& result, const Environment& env);
+
+} // namespace cudadiag::findings

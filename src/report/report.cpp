@@ -1,0 +1,76 @@
+#include "report/report.hpp"
+
+#include "core/filesystem.hpp"
+
+#include <sys/utsname.h>
+
+namespace cudadiag::report {
+
+std::string_view Summary::status() const {
+  if (errors > 0) {
+    return "error";
+  }
+  return warnings > 0 ? "warning" : "ok";
+}
+
+HostInfo read_host_info() {
+  HostInfo host;
+  struct utsname names {};
+  if (::uname(&names) == 0) {
+    host.os = names.sysname;
+    host.kernel = names.release;
+    host.machine = names.machine;
+    host.hostname = names.nodename;
+  }
+  if (auto text = fs::read_file_prefix("/etc/os-release", 64 * 1024)) {
+    std::string_view rest(*text);
+    while (!rest.empty()) {
+      const auto end = rest.find('\n');
+      auto line = rest.substr(0, end);
+      rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 1);
+      if (line.rfind("PRETTY_NAME=", 0) == 0) {
+        line.remove_prefix(12);
+        if (line.size() >= 2 && line.front() == '"' && line.back() == '"') {
+          line = line.substr(1, line.size() - 2);
+        }
+        host.distro = std::string(line);
+      }
+    }
+  }
+  return host;
+}
+
+Summary summarize(const std::vector<findings::Finding>& found, FailOn fail_on) {
+  Summary summary;
+  for (const auto& finding : found) {
+    switch (finding.severity) {
+    case findings::Severity::error: ++summary.errors; break;
+    case findings::Severity::warning: ++summary.warnings; break;
+    case findings::Severity::info: ++summary.infos; break;
+    }
+  }
+  const bool fails = summary.errors > 0 || (fail_on == FailOn::warning && summary.warnings > 0);
+  summary.exit_code = fails ? 1 : 0;
+  return summary;
+}
+
+const std::vector<std::string_view>& reported_variables() {
+  static const std::vector<std::string_view> names = {
+      "CUDA_PATH",      "CUDA_HOME",      "LD_LIBRARY_PATH", "LD_PRELOAD",        "CONDA_PREFIX",
+      "VIRTUAL_ENV",    "PATH",           "PYENV_VERSION",   "PYENV_ROOT",        "PYTHONPATH",
+      "PYTHONNOUSERSITE", "PYTHONUSERBASE", "CUDNN_PATH",    "NCCL_HOME",         "CUDA_VISIBLE_DEVICES",
+      "NVIDIA_VISIBLE_DEVICES", "CUDA_MODULE_LOADING", "LIBRARY_PATH"};
+  return names;
+}
+
+Report make_report(const Environment& env, const ReportOptions& options) {
+  Report report;
+  report.host = read_host_info();
+  report.environment = env;
+  report.discovery = discovery::discover(env, options.discovery);
+  report.findings = findings::evaluate_discovery(report.discovery, env);
+  report.summary = summarize(report.findings, options.fail_on);
+  return report;
+}
+
+} // namespace cudadiag::report

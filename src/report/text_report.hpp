@@ -1,0 +1,26 @@
+#pragma once
+// Terminal renderings of a report. Colour is decided by the caller (TTY and NO_COLOR rules live
+// in the CLI); these functions only format.
+
+#include "report/report.hpp"
+
+#include <string>
+
+namespace cudadiag::report {
+
+struct TextStyle {
+  bool color = false;
+};
+
+// The full report: a one-line verdict, the components table, Python environments, findings with remedies.
+std::string render_text(const Report& report, TextStyle style);
+
+// `cudadiag find NAME`: the path a program would load (the Python selection, else the native one).
+// Empty when not found.
+std::string chosen_path(const discovery::ComponentResult& component);
+// `find --all`: one candidate per line: path first, then markers, version, found_via, rejection.
+std::string render_candidates(const discovery::ComponentResult& component, TextStyle style);
+// `find --explain`: the search trace, then the candidates and why each answer was chosen.
+std::string render_explanation(const discovery::ComponentResult& component, TextStyle style);
+
+} // namespace cudadiag::report

@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+"""Asks NVIDIA's cuda-pathfinder where it finds each CUDA component, for comparison with cudadiag.
+
+Run it with the interpreter whose environment you want to ask about (a venv's python sees that
+venv's site-packages), under the environment variables you want to test:
+
+    <venv>/bin/python tests/real_layouts/pathfinder_oracle.py [--all-supported] [NAME ...]
+
+Prints one JSON object on stdout, keyed "<kind>/<name>" (for example "dynamic_lib/nvrtc",
+"headers/cccl", "binary/nvcc"; a bare name would be ambiguous because cudart and nvrtc are both a
+library and a header set):
+
+    {"dynamic_lib/nvrtc": {"name": "nvrtc", "kind": "dynamic_lib", "abs_path": str|null,
+                           "realpath": str|null, "found_via": str|null, "error": str|null}, ...}
+
+Each library is loaded in a fresh child process of this interpreter, so one load (and the
+dependencies it pulls in) cannot change where the next one is found. "Not found" is
+abs_path null with the error text; a name this cuda-pathfinder does not support is reported
+with error "unsupported". The cuda-pathfinder version and interpreter go to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import json
+import os
+import subprocess
+import sys
+
+# cudadiag's catalog: (kind, name) in the names cuda-pathfinder uses.
+CUDADIAG_COMPONENTS: tuple[tuple[str, str], ...] = (
+    *(
+        ("dynamic_lib", name)
+        for name in (
+            "cuda", "nvml", "cudart", "nvrtc", "nvJitLink", "nvvm", "nvfatbin", "cupti", "cublas",
+            "cublasLt", "cufft", "curand", "cusolver", "cusparse", "nccl", "cudnn",
+        )
+    ),
+    ("headers", "cccl"),
+    ("headers", "cudart"),
+    ("headers", "nvrtc"),
+    ("binary", "nvcc"),
+    ("binary", "ptxas"),
+)
+
+_CHILD_TIMEOUT_S = 60
+
+
+def _result(name: str, kind: str, abs_path: str | None, found_via: str | None, error: str | None) -> dict:
+    return {
+        "name": name,
+        "kind": kind,
+        "abs_path": abs_path,
+        "realpath": os.path.realpath(abs_path) if abs_path else None,
+        "found_via": found_via,
+        "error": error,
+    }
+
+
+def ask_here(kind: str, name: str) -> dict:
+    """Asks cuda-pathfinder in this process. Never raises for a lookup failure."""
+    import cuda.pathfinder as pathfinder
+
+    try:
+        if kind == "dynamic_lib":
+            if name not in _all_known_libnames(pathfinder):
+                return _result(name, kind, None, None, "unsupported")
+            loaded = pathfinder.load_nvidia_dynamic_lib(name)
+            return _result(name, kind, loaded.abs_path, loaded.found_via, None)
+        if kind == "headers":
+            located = pathfinder.locate_nvidia_header_directory(name)
+            if located is None:
+                return _result(name, kind, None, None, "not found")
+            return _result(name, kind, located.abs_path, located.found_via, None)
+        if kind == "binary":
+            if name not in pathfinder.SUPPORTED_BINARY_UTILITIES:
+                return _result(name, kind, None, None, "unsupported")
+            path = pathfinder.find_nvidia_binary_utility(name)
+            # find_nvidia_binary_utility does not say where it looked; report None for found_via.
+            return _result(name, kind, path, None, None if path else "not found")
+    except Exception as error:  # every failure mode is data for the comparison
+        message = f"{type(error).__name__}: {error}".strip()
+        if kind == "headers" and message.startswith("RuntimeError: UNKNOWN"):
+            message = "unsupported"
+        return _result(name, kind, None, None, message[:2000])
+    raise ValueError(f"unknown kind {kind!r}")
+
+
+def _all_known_libnames(pathfinder) -> frozenset[str]:
+    try:
+        from cuda.pathfinder._dynamic_libs.lib_descriptor import LIB_DESCRIPTORS
+
+        return frozenset(LIB_DESCRIPTORS)
+    except ImportError:  # older releases: the public tuple (no driver libraries)
+        return frozenset(pathfinder.SUPPORTED_NVIDIA_LIBNAMES)
+
+
+def ask_in_child(kind: str, name: str) -> dict:
+    """Asks cuda-pathfinder in a fresh child of this interpreter (same environment)."""
+    command = [sys.executable, os.path.abspath(__file__), "--child", kind, name]
+    try:
+        done = subprocess.run(command, capture_output=True, timeout=_CHILD_TIMEOUT_S, check=False)
+    except subprocess.TimeoutExpired:
+        return _result(name, kind, None, None, f"child timed out after {_CHILD_TIMEOUT_S}s")
+    try:
+        return json.loads(done.stdout)
+    except ValueError:
+        stderr = done.stderr.decode(errors="replace").strip()[-2000:]
+        return _result(name, kind, None, None, f"child exited {done.returncode}: {stderr}")
+
+
+def all_supported_components() -> list[tuple[str, str]]:
+    import cuda.pathfinder as pathfinder
+
+    return (
+        [("dynamic_lib", name) for name in sorted(_all_known_libnames(pathfinder))]
+        + [("headers", name) for name in sorted(pathfinder.SUPPORTED_HEADERS_CTK)]
+        + [("binary", name) for name in pathfinder.SUPPORTED_BINARY_UTILITIES]
+    )
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("names", nargs="*", help="restrict to these names (any kind)")
+    parser.add_argument("--all-supported", action="store_true",
+                        help="ask about everything this cuda-pathfinder supports, not just cudadiag's catalog")
+    parser.add_argument("--child", nargs=2, metavar=("KIND", "NAME"), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+
+    if args.child:
+        json.dump(ask_here(*args.child), sys.stdout)
+        return 0
+
+    import cuda.pathfinder as pathfinder
+
+    print(f"cuda-pathfinder {pathfinder.__version__} in {sys.executable} (prefix {sys.prefix})", file=sys.stderr)
+    components = all_supported_components() if args.all_supported else list(CUDADIAG_COMPONENTS)
+    if args.names:
+        components = [(kind, name) for kind, name in components if name in args.names]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2)) as pool:
+        results = list(pool.map(lambda component: ask_in_child(*component), components))
+    json.dump({f"{r['kind']}/{r['name']}": r for r in results}, sys.stdout, indent=2)
+    sys.stdout.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
