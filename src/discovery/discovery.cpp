@@ -100,15 +100,15 @@ bool wanted(const DiscoveryOptions& options, const ComponentSpec& spec) {
 DiscoveryResult discover(const Environment& env, const DiscoveryOptions& options) {
   DiscoveryResult result;
   if (options.python_exe) {
-    auto explicit_discovery = python::discover_python_environments_with(env, *options.python_exe);
+    auto explicit_discovery = python::discover_python_environments_with(env, *options.python_exe, std::chrono::seconds{5}, options.python_search);
     if (explicit_discovery) {
       result.python = std::move(*explicit_discovery);
     } else {
       result.python_error = explicit_discovery.error().message;
-      result.python = python::discover_python_environments(env);
+      result.python = python::discover_python_environments(env, options.python_search);
     }
   } else {
-    result.python = python::discover_python_environments(env);
+    result.python = python::discover_python_environments(env, options.python_search);
   }
 
   std::optional<loader::LdSoCache> cache;

@@ -41,6 +41,7 @@ struct DiscoveryOptions {
   SystemLayout layout;
   std::optional<std::string> python_exe; // --python: run this interpreter to ask for its site dirs
   std::vector<std::string> only;         // component names to report; empty = whole catalog
+  python::PythonSearchOptions python_search;
 };
 
 struct DiscoveryResult {

@@ -42,8 +42,8 @@ constexpr std::uint64_t k_max_string_length = 4096;
 
 // Where each field sits in one ELF class; offsets and widths in bytes.
 struct ClassLayout {
-  std::size_t word;        // width of addresses, offsets and d_tag / d_val
-  std::size_t ehdr_size;   // sizeof(ElfN_Ehdr)
+  std::size_t word;      // width of addresses, offsets and d_tag / d_val
+  std::size_t ehdr_size; // sizeof(ElfN_Ehdr)
   std::size_t e_phoff;
   std::size_t e_shoff;
   std::size_t e_phentsize; // followed by e_phnum, e_shentsize, e_shnum (2 bytes each)
@@ -54,7 +54,7 @@ struct ClassLayout {
   std::size_t shdr_size;
   std::size_t sh_offset;
   std::size_t sh_size;
-  std::size_t sh_link;     // followed by sh_info (4 bytes)
+  std::size_t sh_link; // followed by sh_info (4 bytes)
 };
 
 constexpr ClassLayout k_elf32_layout{4, 52, 28, 32, 42, 32, 4, 8, 16, 40, 16, 20, 24};
@@ -92,9 +92,7 @@ struct DynamicEntries {
   std::optional<std::uint64_t> runpath;
   std::optional<std::uint64_t> rpath;
 
-  [[nodiscard]] bool references_strings() const {
-    return soname || !needed.empty() || runpath || rpath;
-  }
+  [[nodiscard]] bool references_strings() const { return soname || !needed.empty() || runpath || rpath; }
 };
 
 // Random access to the bytes of one file or image.
@@ -133,8 +131,7 @@ public:
   FileSource(int fd, std::uint64_t size) : m_fd(fd), m_size(size) {}
   [[nodiscard]] std::uint64_t size() const override { return m_size; }
   [[nodiscard]] bool read(std::uint64_t offset, std::span<std::byte> out) const override {
-    if (!contains(offset, out.size()) ||
-        offset > static_cast<std::uint64_t>(std::numeric_limits<off_t>::max())) {
+    if (!contains(offset, out.size()) || offset > static_cast<std::uint64_t>(std::numeric_limits<off_t>::max())) {
       return false;
     }
     std::size_t done = 0;
@@ -165,8 +162,8 @@ public:
       ::close(m_fd);
     }
   }
-  FileDescriptor(const FileDescriptor&) = delete;
-  FileDescriptor& operator=(const FileDescriptor&) = delete;
+  FileDescriptor(const FileDescriptor &) = delete;
+  FileDescriptor &operator=(const FileDescriptor &) = delete;
   [[nodiscard]] int get() const { return m_fd; }
 
 private:
@@ -206,7 +203,7 @@ std::string type_name(std::uint16_t type) {
 
 class ElfParser {
 public:
-  explicit ElfParser(const ByteSource& source) : m_source(source) {}
+  explicit ElfParser(const ByteSource &source) : m_source(source) {}
 
   Expected<ElfInfo> parse() {
     if (auto header = read_header(); !header) {
@@ -389,7 +386,8 @@ private:
       if (link != 0 && link < count) {
         const std::size_t linked = section_at(link);
         if (load(bytes, linked + 4, 4, m_info.little_endian) == k_sht_strtab) {
-          result.dynamic_strings = Range{word(bytes, linked + m_layout->sh_offset), word(bytes, linked + m_layout->sh_size)};
+          result.dynamic_strings =
+              Range{word(bytes, linked + m_layout->sh_offset), word(bytes, linked + m_layout->sh_size)};
         }
       }
       break;
@@ -411,7 +409,7 @@ private:
     return table;
   }
 
-  Expected<DynamicEntries> read_dynamic(const Range& range) const {
+  Expected<DynamicEntries> read_dynamic(const Range &range) const {
     if (range.offset >= m_source.size() || range.size > m_source.size() - range.offset) {
       return Error{"dynamic section outside the file"};
     }
@@ -435,12 +433,23 @@ private:
         }
         entries.needed.push_back(value);
         break;
-      case k_dt_strtab: entries.strtab_address = value; break;
-      case k_dt_strsz: entries.strtab_size = value; break;
-      case k_dt_soname: entries.soname = value; break;
-      case k_dt_rpath: entries.rpath = value; break;
-      case k_dt_runpath: entries.runpath = value; break;
-      default: break;
+      case k_dt_strtab:
+        entries.strtab_address = value;
+        break;
+      case k_dt_strsz:
+        entries.strtab_size = value;
+        break;
+      case k_dt_soname:
+        entries.soname = value;
+        break;
+      case k_dt_rpath:
+        entries.rpath = value;
+        break;
+      case k_dt_runpath:
+        entries.runpath = value;
+        break;
+      default:
+        break;
       }
     }
     return entries;
@@ -448,11 +457,11 @@ private:
 
   // The file range holding the string table at virtual `address`, through the PT_LOAD segments.
   static std::optional<Range> map_address(std::optional<std::uint64_t> address, std::optional<std::uint64_t> size,
-                                          const std::vector<Segment>& loads) {
+                                          const std::vector<Segment> &loads) {
     if (!address) {
       return std::nullopt;
     }
-    for (const auto& segment : loads) {
+    for (const auto &segment : loads) {
       if (*address >= segment.vaddr && *address - segment.vaddr < segment.filesz) {
         const std::uint64_t delta = *address - segment.vaddr;
         if (segment.offset > std::numeric_limits<std::uint64_t>::max() - delta) {
@@ -464,7 +473,7 @@ private:
     return std::nullopt;
   }
 
-  Expected<ElfInfo> resolve(const DynamicEntries& dynamic, const std::optional<Range>& strings) {
+  Expected<ElfInfo> resolve(const DynamicEntries &dynamic, const std::optional<Range> &strings) {
     m_info.has_dynamic_section = true;
     if (!dynamic.references_strings()) {
       return m_info;
@@ -506,7 +515,7 @@ private:
     return m_info;
   }
 
-  Expected<std::string> read_string(const Range& table, std::uint64_t offset, std::string_view tag) const {
+  Expected<std::string> read_string(const Range &table, std::uint64_t offset, std::string_view tag) const {
     const std::string name(tag);
     if (offset >= table.size) {
       return Error{name + " string offset " + std::to_string(offset) + " out of range (string table holds " +
@@ -516,8 +525,8 @@ private:
       return Error{name + " string lies outside the file"};
     }
     const std::uint64_t position = table.offset + offset;
-    const auto length = static_cast<std::size_t>(
-        std::min({k_max_string_length + 1, table.size - offset, m_source.size() - position}));
+    const auto length =
+        static_cast<std::size_t>(std::min({k_max_string_length + 1, table.size - offset, m_source.size() - position}));
     std::string text(length, '\0');
     if (!m_source.read(position, std::as_writable_bytes(std::span(text)))) {
       return Error{"cannot read the " + name + " string"};
@@ -540,8 +549,8 @@ private:
     return load(bytes, at, m_layout->word, m_info.little_endian);
   }
 
-  const ByteSource& m_source;
-  const ClassLayout* m_layout = &k_elf64_layout;
+  const ByteSource &m_source;
+  const ClassLayout *m_layout = &k_elf64_layout;
   ElfInfo m_info;
   std::uint64_t m_phoff = 0;
   std::uint64_t m_shoff = 0;
@@ -571,7 +580,7 @@ std::string ElfInfo::machine_name() const {
   if (machine == k_machine_ppc64) {
     return little_endian ? "ppc64le" : "ppc64";
   }
-  for (const auto& row : k_machine_names) {
+  for (const auto &row : k_machine_names) {
     if (row.machine == machine) {
       return std::string(row.name);
     }
@@ -584,7 +593,7 @@ Expected<ElfInfo> parse_elf_info(std::span<const std::byte> image) {
   return ElfParser(source).parse();
 }
 
-Expected<ElfInfo> read_elf_info(const std::string& path) {
+Expected<ElfInfo> read_elf_info(const std::string &path) {
   const FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
   if (fd.get() < 0) {
     return Error{std::string("cannot open: ") + std::strerror(errno)};
@@ -622,11 +631,11 @@ std::uint16_t host_machine() {
 #endif
 }
 
-ElfClass host_class() { return sizeof(void*) == 8 ? ElfClass::elf64 : ElfClass::elf32; }
+ElfClass host_class() { return sizeof(void *) == 8 ? ElfClass::elf64 : ElfClass::elf32; }
 
 bool host_little_endian() { return std::endian::native == std::endian::little; }
 
-std::optional<std::string> incompatibility_with_host(const ElfInfo& info) {
+std::optional<std::string> incompatibility_with_host(const ElfInfo &info) {
   ElfInfo host;
   host.elf_class = host_class();
   host.little_endian = host_little_endian();

@@ -164,8 +164,9 @@ def schema_errors(doc) -> list[str]:
     messages = []
     for error in errors:
         location = "/".join(str(p) for p in error.absolute_path) or "(root)"
-        message = error.message if len(error.message) < 300 else error.message[:300] + "..."
-        messages.append(f"{location}: {message}")
+        message = error.message if len(error.message) < 300 else error.message[:120] + " ... " + error.message[-160:]
+        schema_location = "/".join(str(p) for p in error.absolute_schema_path)
+        messages.append(f"{location}: {message} [schema: {schema_location}]")
         for sub in (error.context or [])[:4]:
             sub_location = "/".join(str(p) for p in sub.absolute_path)
             messages.append(f"    {location}/{sub_location}: {sub.message[:200]}")
@@ -203,8 +204,9 @@ def invariant_errors(doc) -> list[str]:
     return problems
 
 
-def parse_report(result: subprocess.CompletedProcess, *, check_exit_code: bool = True) -> dict:
-    """Parses stdout as one strict-UTF-8 JSON document, validates it and checks invariants."""
+def parse_report(result: subprocess.CompletedProcess, *, check_exit_code: bool = True, validate: bool = True) -> dict:
+    """Parses stdout as one strict-UTF-8 JSON document, validates it and checks invariants
+    (validate=False: parse only, for tests that check one thing and leave validity to another)."""
     try:
         text = result.stdout.decode("utf-8")
     except UnicodeDecodeError as error:
@@ -213,6 +215,8 @@ def parse_report(result: subprocess.CompletedProcess, *, check_exit_code: bool =
         doc = json.loads(text)
     except ValueError as error:
         pytest.fail(f"stdout is not one JSON document ({error})\n{describe(result)}")
+    if not validate:
+        return doc
     problems = schema_errors(doc) + invariant_errors(doc)
     if check_exit_code and doc.get("summary", {}).get("exit_code") != result.returncode:
         problems.append(f"summary.exit_code {doc.get('summary', {}).get('exit_code')} != process exit {result.returncode}")

@@ -4,7 +4,7 @@
 Run it with the interpreter whose environment you want to ask about (a venv's python sees that
 venv's site-packages), under the environment variables you want to test:
 
-    <venv>/bin/python tests/real_layouts/pathfinder_oracle.py [--all-supported] [NAME ...]
+    <venv>/bin/python tests/real_layouts/pathfinder_oracle.py [--all-supported] [--system-search] [NAME ...]
 
 Prints one JSON object on stdout, keyed "<kind>/<name>" (for example "dynamic_lib/nvrtc",
 "headers/cccl", "binary/nvcc"; a bare name would be ambiguous because cudart and nvrtc are both a
@@ -17,12 +17,18 @@ Each library is loaded in a fresh child process of this interpreter, so one load
 dependencies it pulls in) cannot change where the next one is found. "Not found" is
 abs_path null with the error text; a name this cuda-pathfinder does not support is reported
 with error "unsupported". The cuda-pathfinder version and interpreter go to stderr.
+
+--system-search answers a different question for the dynamic libraries: what a plain
+dlopen(SONAME) resolves to (cuda-pathfinder's declared SONAMEs, newest first, RTLD_LAZY), which is
+what cudadiag reports as "loader". found_via is then "system-search"; a failed dlopen gives
+abs_path null and glibc's message in "error" (it names the file it rejected, if any).
 """
 
 from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import ctypes
 import json
 import os
 import subprocess
@@ -87,6 +93,41 @@ def ask_here(kind: str, name: str) -> dict:
     raise ValueError(f"unknown kind {kind!r}")
 
 
+class _LinkMap(ctypes.Structure):
+    _fields_ = [("l_addr", ctypes.c_void_p), ("l_name", ctypes.c_char_p)]
+
+
+def _loaded_path(handle: int) -> str | None:
+    libdl = ctypes.CDLL(None)
+    libdl.dlinfo.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p]
+    link_map = ctypes.POINTER(_LinkMap)()
+    if libdl.dlinfo(ctypes.c_void_p(handle), 2, ctypes.byref(link_map)) != 0 or not link_map:  # RTLD_DI_LINKMAP
+        return None
+    return os.fsdecode(link_map.contents.l_name) or None
+
+
+def system_search_here(name: str) -> dict:
+    """What dlopen(SONAME) resolves to for the declared SONAMEs, newest first (no CUDA Python logic)."""
+    kind = "dynamic_lib"
+    try:
+        from cuda.pathfinder._dynamic_libs.lib_descriptor import LIB_DESCRIPTORS
+
+        sonames = tuple(LIB_DESCRIPTORS[name].linux_sonames) if name in LIB_DESCRIPTORS else ()
+    except ImportError:
+        sonames = ()
+    if not sonames:
+        return _result(name, kind, None, None, "unsupported")
+    errors = []
+    for soname in sonames:
+        try:
+            handle = ctypes.CDLL(soname, mode=os.RTLD_LAZY | os.RTLD_LOCAL)
+        except OSError as error:
+            errors.append(str(error))
+            continue
+        return _result(name, kind, _loaded_path(handle._handle), "system-search", None)
+    return _result(name, kind, None, None, "; ".join(errors)[:2000])
+
+
 def _all_known_libnames(pathfinder) -> frozenset[str]:
     try:
         from cuda.pathfinder._dynamic_libs.lib_descriptor import LIB_DESCRIPTORS
@@ -96,9 +137,10 @@ def _all_known_libnames(pathfinder) -> frozenset[str]:
         return frozenset(pathfinder.SUPPORTED_NVIDIA_LIBNAMES)
 
 
-def ask_in_child(kind: str, name: str) -> dict:
+def ask_in_child(kind: str, name: str, system_search: bool = False) -> dict:
     """Asks cuda-pathfinder in a fresh child of this interpreter (same environment)."""
-    command = [sys.executable, os.path.abspath(__file__), "--child", kind, name]
+    mode = "--child-system-search" if system_search else "--child"
+    command = [sys.executable, os.path.abspath(__file__), mode, kind, name]
     try:
         done = subprocess.run(command, capture_output=True, timeout=_CHILD_TIMEOUT_S, check=False)
     except subprocess.TimeoutExpired:
@@ -125,11 +167,17 @@ def main(argv: list[str]) -> int:
     parser.add_argument("names", nargs="*", help="restrict to these names (any kind)")
     parser.add_argument("--all-supported", action="store_true",
                         help="ask about everything this cuda-pathfinder supports, not just cudadiag's catalog")
+    parser.add_argument("--system-search", action="store_true",
+                        help="dynamic libraries only: report what plain dlopen(SONAME) resolves to")
     parser.add_argument("--child", nargs=2, metavar=("KIND", "NAME"), help=argparse.SUPPRESS)
+    parser.add_argument("--child-system-search", nargs=2, metavar=("KIND", "NAME"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
 
     if args.child:
         json.dump(ask_here(*args.child), sys.stdout)
+        return 0
+    if args.child_system_search:
+        json.dump(system_search_here(args.child_system_search[1]), sys.stdout)
         return 0
 
     import cuda.pathfinder as pathfinder
@@ -138,8 +186,10 @@ def main(argv: list[str]) -> int:
     components = all_supported_components() if args.all_supported else list(CUDADIAG_COMPONENTS)
     if args.names:
         components = [(kind, name) for kind, name in components if name in args.names]
+    if args.system_search:
+        components = [(kind, name) for kind, name in components if kind == "dynamic_lib"]
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2)) as pool:
-        results = list(pool.map(lambda component: ask_in_child(*component), components))
+        results = list(pool.map(lambda component: ask_in_child(*component, args.system_search), components))
     json.dump({f"{r['kind']}/{r['name']}": r for r in results}, sys.stdout, indent=2)
     sys.stdout.write("\n")
     return 0

@@ -1,0 +1,37 @@
+#include "core/filesystem.hpp"
+#include "temp_tree.hpp"
+
+#include <doctest/doctest.h>
+
+namespace fs = cudadiag::fs;
+
+TEST_CASE("filesystem: path helpers") {
+  CHECK(fs::join("/a/", "/b") == "/a/b");
+  CHECK(fs::join("", "b") == "b");
+  CHECK(fs::parent("/a/b/c") == "/a/b");
+  CHECK(fs::parent("/a") == "/");
+  CHECK(fs::parent("c") == ".");
+  CHECK(fs::basename("/a/b/") == "b");
+  CHECK(fs::lexically_normal("/a/./b//../c/") == "/a/c");
+  CHECK(fs::lexically_normal("/../x") == "/x");
+  CHECK(fs::lexically_normal("a/../..") == "..");
+}
+
+TEST_CASE("filesystem: queries survive loops, broken links and unreadable files") {
+  cudadiag::testing::TempTree tree;
+  tree.symlink("loop-a", "loop-b");
+  tree.symlink("loop-b", "loop-a");
+  tree.symlink("broken", "nowhere");
+  const auto file = tree.write("file", "0123456789");
+  CHECK_FALSE(fs::exists(tree.path("loop-a")));
+  CHECK(fs::is_symlink(tree.path("loop-a")));
+  CHECK_FALSE(fs::real_path(tree.path("loop-a")).has_value());
+  CHECK_FALSE(fs::real_path(tree.path("broken")).has_value());
+  CHECK(fs::read_file_prefix(file, 4).value() == "0123");
+  CHECK_FALSE(fs::read_file_prefix(tree.path("broken"), 4).has_value());
+  CHECK_FALSE(fs::read_file_prefix(tree.root(), 4).has_value()); // a directory
+  CHECK(fs::list_directory(tree.root()).value().size() == 4);
+  CHECK_FALSE(fs::list_directory(file).has_value());
+  CHECK(fs::file_size(file) == std::optional<std::uint64_t>(10));
+  CHECK(fs::file_id(file) == fs::file_id(tree.path("file")));
+}

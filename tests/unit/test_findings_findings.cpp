@@ -1,0 +1,154 @@
+// Each finding id the discovery stage can emit, produced from a situation built for it.
+#include "findings/findings.hpp"
+#include "synthetic_world.hpp"
+
+#include <doctest/doctest.h>
+#include <sys/stat.h>
+
+#include <fstream>
+#include <sstream>
+
+using cudadiag::findings::evaluate_discovery;
+using cudadiag::findings::Finding;
+using cudadiag::findings::Severity;
+using cudadiag::testing::SyntheticWorld;
+
+namespace {
+
+std::vector<Finding> findings_for(const SyntheticWorld& world, std::vector<std::string> only = {}) {
+  return evaluate_discovery(world.discover(std::move(only)), world.env);
+}
+
+const Finding* with_id(const std::vector<Finding>& found, std::string_view id) {
+  for (const auto& finding : found) {
+    if (finding.id == id) {
+      return &finding;
+    }
+  }
+  return nullptr;
+}
+
+} // namespace
+
+TEST_CASE("findings: driver.missing when no libcuda.so.1 is reachable, naming a stub if one exists") {
+  SyntheticWorld world;
+  world.library("usr/local/cuda/lib64/stubs/libcuda.so");
+  const auto found = findings_for(world, {"cuda"});
+  const auto* finding = with_id(found, "driver.missing");
+  REQUIRE(finding != nullptr);
+  CHECK(finding->severity == Severity::error);
+  CHECK(finding->message.find("stub") != std::string::npos);
+}
+
+TEST_CASE("findings: driver.stub when LD_LIBRARY_PATH puts the toolkit stub first") {
+  SyntheticWorld world;
+  world.library("usr/local/cuda/lib64/stubs/libcuda.so.1");
+  world.env.set("LD_LIBRARY_PATH", world.tree.path("usr/local/cuda/lib64/stubs"));
+  const auto found = findings_for(world, {"cuda"});
+  REQUIRE(with_id(found, "driver.stub") != nullptr);
+  CHECK(with_id(found, "driver.missing") == nullptr);
+}
+
+TEST_CASE("findings: env.cuda_path_home_differ only when both are set and name different directories") {
+  SyntheticWorld world;
+  world.tree.mkdir("a");
+  world.tree.mkdir("b");
+  world.tree.symlink("a-link", "a");
+  world.env.set("CUDA_PATH", world.tree.path("a"));
+  world.env.set("CUDA_HOME", world.tree.path("a-link"));
+  CHECK(with_id(findings_for(world, {"nvrtc"}), "env.cuda_path_home_differ") == nullptr);
+  world.env.set("CUDA_HOME", world.tree.path("b"));
+  CHECK(with_id(findings_for(world, {"nvrtc"}), "env.cuda_path_home_differ") != nullptr);
+  world.env.set("CUDA_HOME", "");
+  CHECK(with_id(findings_for(world, {"nvrtc"}), "env.cuda_path_home_differ") == nullptr);
+}
+
+TEST_CASE("findings: env.bad_search_path for empty, relative and missing LD_LIBRARY_PATH entries and bad roots") {
+  SyntheticWorld world;
+  world.env.set("LD_LIBRARY_PATH", "::relative:" + world.tree.path("missing"));
+  auto found = findings_for(world, {"nvrtc"});
+  const auto* finding = with_id(found, "env.bad_search_path");
+  REQUIRE(finding != nullptr);
+  CHECK(finding->evidence["entries"].size() == 4); // "", "", "relative", missing
+  world.env.set("LD_LIBRARY_PATH", world.tree.mkdir("fine"));
+  world.env.set("CONDA_PREFIX", world.tree.write("not-a-dir", "x"));
+  found = findings_for(world, {"nvrtc"});
+  finding = with_id(found, "env.bad_search_path");
+  REQUIRE(finding != nullptr);
+  CHECK(finding->evidence["variable"] == "CONDA_PREFIX");
+}
+
+TEST_CASE("findings: lib.multiple_versions and lib.python_native_differ across a wheel and a toolkit") {
+  SyntheticWorld world;
+  const auto site = world.venv("venv");
+  world.env.set("VIRTUAL_ENV", world.tree.path("venv"));
+  world.library("venv/lib/python3.12/site-packages/nvidia/cu13/lib/libnvrtc.so.13");
+  world.dist_info(site, "nvidia_cuda_nvrtc", "13.1.80");
+  world.toolkit("opt/cuda-13.0", "13.0.88");
+  world.library("opt/cuda-13.0/lib64/libnvrtc.so.13");
+  world.env.set("LD_LIBRARY_PATH", world.tree.path("opt/cuda-13.0/lib64"));
+  const auto found = findings_for(world, {"nvrtc"});
+  const auto* versions = with_id(found, "lib.multiple_versions");
+  REQUIRE(versions != nullptr);
+  CHECK(versions->message.find("13.0.88") != std::string::npos);
+  CHECK(versions->message.find("13.1.80") != std::string::npos);
+  const auto* differ = with_id(found, "lib.python_native_differ");
+  REQUIRE(differ != nullptr);
+  CHECK(differ->evidence["python"]["version"] == "13.1.80");
+  CHECK(differ->evidence["native"]["version"] == "13.0.88");
+}
+
+TEST_CASE("findings: lib.unusable_candidate and lib.wrong_arch") {
+  SyntheticWorld world;
+  std::string aarch64(64, '\0');
+  aarch64.replace(0, 4, "\x7f" "ELF");
+  aarch64[4] = 2; // ELFCLASS64
+  aarch64[5] = 1;
+  aarch64[6] = 1;
+  aarch64[16] = 3;
+  aarch64[18] = static_cast<char>(183); // EM_AARCH64
+  world.tree.write("tk/lib64/libnvrtc.so.13", aarch64);
+  world.env.set("CUDA_HOME", world.tree.path("tk"));
+  world.library("tk2/lib64/libnvrtc.so.13");
+  world.env.set("LD_LIBRARY_PATH", world.tree.path("tk2/lib64"));
+  const auto found = findings_for(world, {"nvrtc"});
+  CHECK(with_id(found, "lib.wrong_arch") != nullptr);
+  // The loader's answer comes before CUDA_HOME in cuda-pathfinder's order: nothing unusable is reached first.
+  CHECK(with_id(found, "lib.unusable_candidate") == nullptr);
+  world.env.unset("LD_LIBRARY_PATH");
+  const auto without_loader = findings_for(world, {"nvrtc"});
+  CHECK(with_id(without_loader, "lib.unusable_candidate") == nullptr); // nothing usable after it either
+}
+
+TEST_CASE("findings: lib.not_on_search_path for a toolkit nobody searches") {
+  SyntheticWorld world;
+  world.library("usr/local/cuda-12.8/lib64/libnvJitLink.so.12");
+  const auto found = findings_for(world, {"nvJitLink"});
+  CHECK(with_id(found, "lib.not_on_search_path") != nullptr);
+}
+
+TEST_CASE("findings: path.world_writable for a world-writable directory a library is loaded from") {
+  SyntheticWorld world;
+  const auto dir = world.tree.mkdir("open");
+  world.library("open/libcudart.so.13");
+  ::chmod(dir.c_str(), 0777);
+  world.env.set("LD_LIBRARY_PATH", dir);
+  CHECK(with_id(findings_for(world, {"cudart"}), "path.world_writable") != nullptr);
+  ::chmod(dir.c_str(), 0755);
+  CHECK(with_id(findings_for(world, {"cudart"}), "path.world_writable") == nullptr);
+}
+
+TEST_CASE("findings: ids are unique, dotted lower-case, and each is documented in docs/findings.md") {
+  std::ifstream doc(CUDADIAG_SOURCE_DIR "/docs/findings.md");
+  REQUIRE(doc.good());
+  std::stringstream text;
+  text << doc.rdbuf();
+  std::set<std::string_view> ids;
+  for (const auto& definition : cudadiag::findings::finding_definitions()) {
+    CAPTURE(std::string(definition.id));
+    CHECK(ids.insert(definition.id).second);
+    CHECK(definition.id.find('.') != std::string_view::npos);
+    CHECK(std::string(definition.id).find_first_of("ABCDEFGHIJKLMNOPQRSTUVWXYZ ") == std::string::npos);
+    CHECK(text.str().find("## `" + std::string(definition.id) + "`") != std::string::npos);
+  }
+}

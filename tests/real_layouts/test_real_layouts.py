@@ -1,0 +1,327 @@
+"""cudadiag against real pip wheel layouts and against cuda-pathfinder itself.
+
+Needs the venvs scripts/make_test_venvs.sh builds (skips without them):
+  wheels  cuda-pathfinder + nvidia-cuda-nvrtc, nvidia-nvjitlink, nvidia-cuda-cccl (CUDA 13 wheels)
+  bare    cuda-pathfinder only (CUDA comes from the system toolkit)
+
+Conformance: in each scenario, for every component both tools know, cudadiag's `selected.realpath`
+must equal os.path.realpath() of what cuda-pathfinder (run by pathfinder_oracle.py in a fresh
+process of the venv's python, under the same environment) returns; both "not found" agrees.
+cudadiag's `loader` is compared the same way with what plain dlopen(SONAME) resolves to.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from cudadiag_harness import (
+    EM_386,
+    invariant_errors,
+    schema_errors,
+    SYSTEM_CTK,
+    Venv,
+    component,
+    compile_shared_library,
+    describe,
+    elf_header,
+    parse_report,
+    real_system_lib,
+    run,
+    venv,
+)
+
+ORACLE = Path(__file__).resolve().parent / "pathfinder_oracle.py"
+NVRTC_SONAME = "libnvrtc.so.13"
+
+# The wheel distribution behind each component the wheels venv provides.
+WHEEL_COMPONENTS = [
+    ("dynamic_lib", "nvrtc", "nvidia-cuda-nvrtc"),
+    ("dynamic_lib", "nvJitLink", "nvidia-nvjitlink"),
+    ("headers", "cccl", "nvidia-cuda-cccl"),
+]
+
+
+# ---------------------------------------------------------------------------------------------
+# Scenarios
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Scenario:
+    """An environment to run both tools in. `setup` builds trees and returns env changes."""
+
+    id: str
+    venv: str
+    setup: Callable[[Path], dict] = lambda tmp: {}
+    drop: tuple[str, ...] = ()            # variables removed from the inherited environment
+    names: tuple[str, ...] = ()           # restrict the comparison (empty: the whole catalog)
+    activate: bool = True                 # VIRTUAL_ENV + PATH, as `source bin/activate` does
+    notes: str = ""
+    cudadiag_args: Callable[[Venv], list[str]] = field(default=lambda v: [])
+
+
+def _fake_ctk_with_nvfatbin(tmp: Path) -> dict:
+    root = tmp / "fake-ctk"
+    compile_shared_library(root / "lib64", "libnvfatbin.so.13", "int nvFatbinVersion(unsigned*a,unsigned*b){*a=13;*b=0;return 0;}\n")
+    return {"CUDA_PATH": str(root)}
+
+
+def _conda_prefix(tmp: Path) -> dict:
+    conda = tmp / "conda"
+    compile_shared_library(conda / "lib", NVRTC_SONAME, "int nvrtcVersion(int*a,int*b){*a=13;*b=0;return 0;}\n")
+    include = conda / "targets" / "x86_64-linux" / "include"
+    include.mkdir(parents=True)
+    (include / "nvrtc.h").write_text("/* test */\n")
+    return {"CONDA_PREFIX": str(conda)}
+
+
+def _bad_file_first(content: bytes) -> Callable[[Path], dict]:
+    def setup(tmp: Path) -> dict:
+        directory = tmp / "bad-first"
+        directory.mkdir()
+        (directory / NVRTC_SONAME).write_bytes(content)
+        return {"LD_LIBRARY_PATH": str(directory)}
+
+    return setup
+
+
+SCENARIOS = [
+    Scenario("wheels", "wheels"),
+    Scenario("bare", "bare"),
+    Scenario("bare-no-cuda-home", "bare", drop=("CUDA_HOME", "CUDA_PATH"),
+             notes="headers come from the CTK root derived from where cudart is loaded"),
+    Scenario("wheels-ld-library-path", "wheels",
+             setup=lambda tmp: {"LD_LIBRARY_PATH": str(SYSTEM_CTK / "lib64")}),
+    Scenario("wheels-not-activated-path-only", "wheels", activate=False, names=("nvrtc", "nvJitLink", "cccl"),
+             setup=lambda tmp: {"__PATH_PREFIX__": "1"},
+             notes="venv python first on PATH without VIRTUAL_ENV"),
+    Scenario("wheels-python-option", "wheels", activate=False, names=("nvrtc", "nvJitLink", "cccl"),
+             cudadiag_args=lambda v: ["--python", str(v.python)],
+             notes="no VIRTUAL_ENV; the interpreter is named with --python"),
+    Scenario("bare-cuda-path-fake-toolkit", "bare", setup=_fake_ctk_with_nvfatbin, names=("nvfatbin", "nvrtc"),
+             notes="nvfatbin only under CUDA_PATH; nvrtc still from the loader"),
+    Scenario("bare-conda", "bare", setup=_conda_prefix, names=("nvrtc",)),
+    Scenario("bare-empty-file-first", "bare", setup=_bad_file_first(b""), names=("nvrtc",),
+             notes="glibc stops at 'file too short'; cuda-pathfinder falls through to CUDA_HOME"),
+    Scenario("bare-not-elf-first", "bare", setup=_bad_file_first(b"not an ELF file\n" * 100), names=("nvrtc",)),
+    Scenario("bare-elf32-first", "bare", setup=_bad_file_first(elf_header(32, EM_386)), names=("nvrtc",),
+             notes="glibc skips a wrong-class ELF and keeps searching"),
+    Scenario("bare-no-cuda-home-empty-file-first", "bare", setup=_bad_file_first(b""),
+             drop=("CUDA_HOME", "CUDA_PATH"), names=("nvrtc",),
+             notes="nothing after the loader: cuda-pathfinder finds no nvrtc"),
+]
+
+
+@dataclass
+class ScenarioRun:
+    venv: Venv
+    env: dict
+    report: dict
+    oracle: dict
+    system_search: dict | None = None
+
+
+_runs: dict[str, ScenarioRun] = {}
+
+
+def build_env(scenario: Scenario, chosen: Venv, tmp: Path) -> dict:
+    env = {k: v for k, v in os.environ.items() if k not in scenario.drop}
+    env.pop("PYTHONPATH", None)
+    changes = scenario.setup(tmp)
+    if changes.pop("__PATH_PREFIX__", None):
+        env["PATH"] = f"{chosen.bin_dir}:{env.get('PATH', '/usr/bin:/bin')}"
+    env.update(changes)
+    if scenario.activate:
+        env = chosen.activated_env(env)
+    else:
+        env.pop("VIRTUAL_ENV", None)
+    return env
+
+
+def run_oracle(python: Path, env: dict, names=(), system_search=False) -> dict:
+    command = [str(python), str(ORACLE), *names]
+    if system_search:
+        command.insert(2, "--system-search")
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, f"oracle failed: {done.stderr}"
+    return json.loads(done.stdout)
+
+
+def scenario_run(scenario: Scenario, tmp_path_factory) -> ScenarioRun:
+    if scenario.id not in _runs:
+        chosen = venv(scenario.venv)
+        real_system_lib(NVRTC_SONAME)
+        tmp = tmp_path_factory.mktemp(scenario.id)
+        env = build_env(scenario, chosen, tmp)
+        result = run(["--json", *scenario.cudadiag_args(chosen)], env=env, cwd=tmp)
+        assert result.returncode in (0, 1), describe(result)
+        report = parse_report(result, validate=False)  # validity: test_reports_are_schema_valid
+        # The oracle runs the venv's python directly, which sees that venv's site-packages
+        # whether or not VIRTUAL_ENV is set, matching what cudadiag is told about.
+        oracle = run_oracle(chosen.python, env, scenario.names)
+        _runs[scenario.id] = ScenarioRun(chosen, env, report, oracle)
+    return _runs[scenario.id]
+
+
+def cudadiag_entry(report: dict, kind: str, name: str) -> dict | None:
+    for entry in report["components"]:
+        if entry["kind"] == kind and entry["name"] == name:
+            return entry
+    return None
+
+
+def realpath_or_none(path: str | None) -> str | None:
+    return os.path.realpath(path) if path else None
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.id)
+def test_reports_are_schema_valid(scenario, tmp_path_factory):
+    outcome = scenario_run(scenario, tmp_path_factory)
+    problems = schema_errors(outcome.report) + invariant_errors(outcome.report)
+    assert not problems, "\n".join(problems[:40])
+
+
+# ---------------------------------------------------------------------------------------------
+# Wheels are selected from the venv, with their wheel versions
+# ---------------------------------------------------------------------------------------------
+
+
+def pip_show_versions(python: Path, distributions: list[str]) -> dict[str, str]:
+    done = subprocess.run([str(python), "-m", "pip", "show", *distributions], capture_output=True, text=True,
+                          timeout=120, check=True)
+    versions, name = {}, None
+    for line in done.stdout.splitlines():
+        if line.startswith("Name:"):
+            name = line.split(":", 1)[1].strip().lower().replace("_", "-")
+        elif line.startswith("Version:") and name:
+            versions[name] = line.split(":", 1)[1].strip()
+    return versions
+
+
+def test_wheels_are_selected_from_the_venv_with_wheel_versions(tmp_path_factory):
+    scenario = next(s for s in SCENARIOS if s.id == "wheels")
+    outcome = scenario_run(scenario, tmp_path_factory)
+    site = outcome.venv.site_packages().resolve()
+    versions = pip_show_versions(outcome.venv.python, [dist for _, _, dist in WHEEL_COMPONENTS])
+    problems = []
+    for kind, name, distribution in WHEEL_COMPONENTS:
+        entry = component(outcome.report, name, kind)
+        selected = entry["selected"]
+        if not selected:
+            problems.append(f"{kind} {name}: nothing selected")
+            continue
+        real = Path(selected["realpath"] or selected["path"]).resolve()
+        if site not in real.parents:
+            problems.append(f"{kind} {name}: selected {selected['path']} is outside {site}")
+        if "/nvidia/cu13/" not in str(real) + "/":
+            problems.append(f"{kind} {name}: selected {selected['path']} is not in the nvidia/cu13 wheel layout")
+        for key, expected in (("found_via", "site-packages"), ("pathfinder_found_via", "site-packages"),
+                              ("version_source", "wheel_metadata"), ("version", versions.get(distribution))):
+            if selected.get(key) != expected:
+                problems.append(f"{kind} {name}: selected {key} = {selected.get(key)!r}, expected {expected!r}")
+    assert not problems, "\n".join(problems)
+
+
+def test_bare_venv_selects_the_system_toolkit(tmp_path_factory):
+    outcome = scenario_run(next(s for s in SCENARIOS if s.id == "bare"), tmp_path_factory)
+    system_root = os.path.realpath(SYSTEM_CTK)
+    for kind, name in (("dynamic_lib", "nvrtc"), ("dynamic_lib", "nvJitLink"), ("headers", "cccl")):
+        selected = component(outcome.report, name, kind)["selected"]
+        assert selected and (selected["realpath"] or "").startswith(system_root + "/"), (kind, name, selected)
+
+
+# ---------------------------------------------------------------------------------------------
+# Conformance with cuda-pathfinder
+# ---------------------------------------------------------------------------------------------
+
+
+def compare_selection(outcome: ScenarioRun) -> tuple[list[str], list[str], list[str]]:
+    """Returns (realpath mismatches, found_via mismatches, compared keys)."""
+    realpath_problems, via_problems, compared = [], [], []
+    for key, answer in sorted(outcome.oracle.items()):
+        if answer["error"] == "unsupported":
+            continue
+        entry = cudadiag_entry(outcome.report, answer["kind"], answer["name"])
+        if entry is None:
+            continue  # not in cudadiag's catalog: not supported by both
+        compared.append(key)
+        selected = entry["selected"]
+        ours = realpath_or_none(selected and (selected["realpath"] or selected["path"]))
+        theirs = realpath_or_none(answer["abs_path"])
+        if ours != theirs:
+            realpath_problems.append(
+                f"{key}: cudadiag selected {ours} ({selected and selected['found_via']}), "
+                f"cuda-pathfinder {theirs} ({answer['found_via'] or (answer['error'] or '')[:160]})")
+        elif ours and answer["found_via"] and selected["pathfinder_found_via"] != answer["found_via"]:
+            via_problems.append(f"{key}: cudadiag says cuda-pathfinder found it via "
+                                f"{selected['pathfinder_found_via']!r}, cuda-pathfinder says {answer['found_via']!r}")
+    return realpath_problems, via_problems, compared
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.id)
+def test_selected_realpath_agrees_with_cuda_pathfinder(scenario, tmp_path_factory):
+    outcome = scenario_run(scenario, tmp_path_factory)
+    problems, _, compared = compare_selection(outcome)
+    assert compared, "nothing to compare"
+    assert not problems, (f"{len(problems)} of {len(compared)} disagree in scenario {scenario.id}"
+                          f"{' (' + scenario.notes + ')' if scenario.notes else ''}:\n  " + "\n  ".join(problems))
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.id)
+def test_pathfinder_found_via_agrees_with_cuda_pathfinder(scenario, tmp_path_factory):
+    outcome = scenario_run(scenario, tmp_path_factory)
+    _, problems, _ = compare_selection(outcome)
+    assert not problems, f"scenario {scenario.id}:\n  " + "\n  ".join(problems)
+
+
+LOADER_SCENARIOS = [s for s in SCENARIOS if s.id in {
+    "bare", "wheels-ld-library-path", "bare-empty-file-first", "bare-not-elf-first", "bare-elf32-first"}]
+
+
+@pytest.mark.parametrize("scenario", LOADER_SCENARIOS, ids=lambda s: s.id)
+def test_loader_agrees_with_plain_dlopen(scenario, tmp_path_factory):
+    outcome = scenario_run(scenario, tmp_path_factory)
+    if outcome.system_search is None:
+        outcome.system_search = run_oracle(outcome.venv.python, outcome.env, scenario.names, system_search=True)
+    problems, compared = [], 0
+    for key, answer in sorted(outcome.system_search.items()):
+        entry = cudadiag_entry(outcome.report, "dynamic_lib", answer["name"])
+        if entry is None or answer["error"] == "unsupported":
+            continue
+        error = answer["error"] or ""
+        loader = entry["loader"]
+        ours = realpath_or_none(loader and (loader["realpath"] or loader["path"]))
+        if answer["abs_path"]:
+            expected = realpath_or_none(answer["abs_path"])
+        elif all("cannot open shared object file: No such file" in part or part.startswith("/")
+                 for part in error.split("; ")):
+            expected = None  # not there, or glibc stopped at a file it cannot load
+        else:
+            continue  # dlopen found it but failed for another reason (a dependency): not comparable
+        compared += 1
+        if ours != expected:
+            problems.append(f"{key}: cudadiag loader {ours}, dlopen(SONAME) {expected} ({error[:160]})")
+    assert compared, "nothing to compare"
+    assert not problems, f"scenario {scenario.id}:\n  " + "\n  ".join(problems)
+
+
+def test_oracle_runs_standalone():
+    """pathfinder_oracle.py is also a hand tool (the GPU host): it must run outside pytest."""
+    chosen = venv("bare")
+    done = subprocess.run([str(chosen.python), str(ORACLE), "--all-supported", "nvrtc", "cccl", "nvcc"],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    answers = json.loads(done.stdout)
+    assert {"dynamic_lib/nvrtc", "headers/nvrtc", "headers/cccl", "binary/nvcc"} <= set(answers), answers.keys()
+
+
+if __name__ == "__main__":
+    sys.exit(pytest.main([__file__, *sys.argv[1:]]))

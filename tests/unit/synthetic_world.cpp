@@ -1,0 +1,100 @@
+#include "synthetic_world.hpp"
+
+#include "core/filesystem.hpp"
+
+#include <doctest/doctest.h>
+
+#include <stdexcept>
+
+namespace cudadiag::testing {
+namespace {
+
+// Any small 64-bit shared object of this machine's architecture will do: discovery reads only
+// its ELF header and dynamic section.
+std::string small_shared_object() {
+  for (const char* path : {"/lib/x86_64-linux-gnu/libdl.so.2", "/usr/lib/x86_64-linux-gnu/libdl.so.2",
+                           "/lib64/libdl.so.2", "/lib/x86_64-linux-gnu/libz.so.1"}) {
+    if (fs::is_regular_file(path)) {
+      return path;
+    }
+  }
+  throw std::runtime_error("no small shared object found to copy");
+}
+
+} // namespace
+
+SyntheticWorld::SyntheticWorld() {
+  env.cwd = tree.mkdir("home/user/work");
+  env.set("HOME", tree.path("home/user"));
+  env.set("PATH", tree.mkdir("usr/bin"));
+  layout.ld_so_cache = tree.path("etc/ld.so.cache");
+  layout.default_lib_dirs = {tree.mkdir("usr/lib/x86_64-linux-gnu")};
+  layout.toolkit_parents = {tree.mkdir("usr/local")};
+  ld_cache({});
+}
+
+std::string SyntheticWorld::library(std::string_view relative) const {
+  return tree.copy_file(small_shared_object(), relative);
+}
+
+std::string SyntheticWorld::venv(std::string_view relative, bool system_site_packages) const {
+  const std::string root(relative);
+  tree.write(root + "/pyvenv.cfg", std::string("home = ") + tree.path("usr/bin") +
+                                       "\ninclude-system-site-packages = " +
+                                       (system_site_packages ? "true" : "false") + "\nversion = 3.12.1\n");
+  tree.symlink(root + "/bin/python3", "python3.12");
+  tree.write(root + "/bin/python3.12", "", 0755);
+  return tree.mkdir(root + "/lib/python3.12/site-packages");
+}
+
+void SyntheticWorld::dist_info(const std::string& site_dir, std::string_view distribution,
+                               std::string_view version) const {
+  const auto relative = site_dir.substr(tree.root().size() + 1) + "/" + std::string(distribution) + "-" +
+                        std::string(version) + ".dist-info/METADATA";
+  tree.write(relative, "Metadata-Version: 2.1\nName: " + std::string(distribution) + "\nVersion: " +
+                           std::string(version) + "\n\nA wheel.\n");
+}
+
+std::string SyntheticWorld::toolkit(std::string_view relative, std::string_view version) const {
+  const std::string v(version);
+  const std::string json = "{\"cuda\": {\"name\": \"CUDA SDK\", \"version\": \"" + v +
+                           "\"}, \"cuda_nvrtc\": {\"version\": \"" + v + "\"}, \"cuda_cudart\": {\"version\": \"" + v +
+                           "\"}, \"libnvjitlink\": {\"version\": \"" + v + "\"}, \"cuda_nvvm\": {\"version\": \"" + v +
+                           "\"}}";
+  return tree.write(std::string(relative) + "/version.json", json), tree.path(relative);
+}
+
+void SyntheticWorld::ld_cache(const std::vector<loader::LdCacheEntry>& entries) const {
+  tree.write("etc/ld.so.cache", loader::build_ld_so_cache(entries));
+}
+
+loader::LdCacheEntry SyntheticWorld::cache_entry(std::string soname, std::string path) {
+  loader::LdCacheEntry entry;
+  entry.soname = std::move(soname);
+  entry.path = std::move(path);
+  entry.flags = 0x0303; // libc6, x86-64
+  return entry;
+}
+
+discovery::DiscoveryResult SyntheticWorld::discover(std::vector<std::string> only) const {
+  discovery::DiscoveryOptions options;
+  options.layout = layout;
+  options.only = std::move(only);
+  options.python_search.system_interpreters = {};
+  return discovery::discover(env, options);
+}
+
+const discovery::ComponentResult& component(const discovery::DiscoveryResult& result, std::string_view name,
+                                            probes::ComponentKind kind) {
+  for (const auto& entry : result.components) {
+    if (entry.spec->name == name && entry.spec->kind == kind) {
+      return entry;
+    }
+  }
+  FAIL("component not in result: " << std::string(name));
+  throw std::logic_error("unreachable");
+}
+
+std::string chosen(const std::optional<discovery::Choice>& choice) { return choice ? choice->via.path : ""; }
+
+} // namespace cudadiag::testing
