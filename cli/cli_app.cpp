@@ -38,8 +38,9 @@ struct FindOptions {
   bool headers = false;
 };
 
-void configure_logging(const GlobalOptions& options) {
-  auto logger = spdlog::stderr_color_mt("cudadiag");
+void configure_logging(const GlobalOptions& options, const Environment& env) {
+  const bool color = !options.no_color && !env.get("NO_COLOR");
+  auto logger = spdlog::stderr_color_mt("cudadiag", color ? spdlog::color_mode::automatic : spdlog::color_mode::never);
   spdlog::set_default_logger(logger);
   spdlog::set_pattern("cudadiag: %^%l%$: %v");
   auto level = options.verbosity >= 2 ? spdlog::level::debug
@@ -165,8 +166,8 @@ int run(int argc, char** argv) {
       const int code = app.exit(error);
       return code == 0 ? 0 : k_exit_usage;
     }
-    configure_logging(options);
     const auto env = Environment::capture();
+    configure_logging(options, env);
     if (find_command->parsed()) {
       return run_find(options, find, env);
     }

@@ -30,7 +30,7 @@ if [[ -n "${PIP_CACHE_DIR:-}" ]]; then
   pip_args+=(--cache-dir "$PIP_CACHE_DIR")
 fi
 
-# Prints the index URL pip will use and returns 0 when it answers within a few seconds.
+# Returns 0 when the package index pip uses (PIP_INDEX_URL, else PyPI) answers within 10 seconds.
 index_reachable() {
   local py=$1
   "$py" - <<'PY'
@@ -90,6 +90,7 @@ make_venv() {
 
 mkdir -p "$dest"
 dest=$(cd "$dest" && pwd)
+trap 'rm -f "$dest/venv-error.log" "$dest/pip-error.log"' EXIT
 
 # Two ctest runs (or a developer and ctest) may share DEST: serialise on a lock when flock exists.
 if command -v flock >/dev/null 2>&1; then
@@ -99,4 +100,3 @@ fi
 
 make_venv "$dest/bare" "${k_common_packages[@]}"
 make_venv "$dest/wheels" "${k_wheel_packages[@]}" "${k_common_packages[@]}"
-rm -f "$dest/venv-error.log" "$dest/pip-error.log"

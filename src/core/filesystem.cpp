@@ -17,6 +17,10 @@ namespace {
 
 bool stat_follow(const std::string& path, struct stat& st) { return ::stat(path.c_str(), &st) == 0; }
 
+struct DirectoryCloser {
+  void operator()(DIR* dir) const { ::closedir(dir); }
+};
+
 } // namespace
 
 bool is_directory(const std::string& path) {
@@ -52,7 +56,7 @@ Expected<std::string> real_path(const std::string& path) {
 }
 
 Expected<std::vector<std::string>> list_directory(const std::string& path) {
-  std::unique_ptr<DIR, decltype(&::closedir)> dir(::opendir(path.c_str()), &::closedir);
+  std::unique_ptr<DIR, DirectoryCloser> dir(::opendir(path.c_str()));
   if (!dir) {
     return Error{std::strerror(errno)};
   }

@@ -72,6 +72,7 @@ void inspect_library(const ComponentSpec& spec, Candidate& candidate) {
   }
   if (auto why = elf::incompatibility_with_host(*info)) {
     candidate.rejected = *why;
+    candidate.loader_skips = true;
   }
   candidate.elf = std::move(*info);
   candidate.is_stub = looks_like_stub(spec, candidate.first.path, *candidate.realpath);
@@ -103,6 +104,7 @@ Candidate inspect(const ComponentSpec& spec, const Sighting& sighting, const Sys
   auto resolved = fs::real_path(sighting.path);
   if (!resolved) {
     candidate.rejected = unresolvable_reason(sighting.path, resolved.error());
+    candidate.loader_skips = true;
     return candidate;
   }
   candidate.realpath = *resolved;
@@ -171,10 +173,10 @@ std::optional<versions::FoundVersion> find_version(const ComponentSpec& spec, co
     return std::nullopt;
   }
   if (spec.kind == ComponentKind::dynamic_lib) {
-    for (const auto soname : spec.file_names) {
-      if (auto version = versions::version_from_file_name(fs::basename(*realpath), soname)) {
-        return versions::FoundVersion{*version, versions::VersionSource::file_name, *realpath};
-      }
+    // The name it was found under is the SONAME the search asked for (libnvrtc.so.13); the
+    // real file may extend it (libnvrtc.so.13.0.88).
+    if (auto version = versions::version_from_file_name(fs::basename(*realpath), fs::basename(sighting.path))) {
+      return versions::FoundVersion{*version, versions::VersionSource::file_name, *realpath};
     }
   }
   if (spec.kind == ComponentKind::headers) {

@@ -39,6 +39,10 @@ struct Candidate {
   std::optional<versions::FoundVersion> version;
   bool is_stub = false;                // the toolkit's link-time stub (a stubs/ dir or stub traits)
   std::optional<std::string> rejected; // why it cannot be used; nullopt when usable
+  // For an unusable file: whether glibc's dlopen(SONAME) passes over it and keeps searching
+  // (another ELF class or machine, a dangling or looping link) rather than failing on it
+  // (empty, truncated or not ELF: "file too short", "invalid ELF header").
+  bool loader_skips = false;
   std::map<std::string, bool> features; // e.g. CCCL: {"cub": true, "thrust": true}
 
   [[nodiscard]] bool usable() const { return !rejected.has_value(); }

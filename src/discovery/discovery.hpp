@@ -25,6 +25,8 @@ struct ComponentResult {
   std::optional<Choice> loader;        // dlopen(SONAME) for libraries; PATH lookup for binaries
   // Usable-looking files that cuda-pathfinder would reach before its selection but fail to load.
   std::vector<std::size_t> shadowing_unusable;
+  // A file at which dlopen(SONAME) stops with an error before reaching any usable copy.
+  std::optional<std::size_t> loader_blocked_by;
   std::vector<std::string> trace;
 
   [[nodiscard]] const Candidate* selected_candidate() const;

@@ -24,19 +24,24 @@ template <class Visit> void for_each_sighting(const ComponentResult& result, Vis
 
 // Sightings are collected strategy by strategy, so within one step they are in priority order;
 // across steps the order is imposed here.
-std::optional<Choice> first_usable_in_loader_order(const ComponentResult& result) {
+std::optional<Choice> first_usable_in_loader_order(ComponentResult& result) {
   constexpr std::array k_order = {LoaderStep::ld_library_path, LoaderStep::ld_so_cache, LoaderStep::default_dirs};
   for (const auto step : k_order) {
     std::optional<Choice> found;
     for_each_sighting(result, [&](std::size_t index, const Sighting& sighting) {
-      if (sighting.loader_step != step || !result.candidates[index].usable()) {
+      const auto& candidate = result.candidates[index];
+      if (sighting.loader_step != step || (!candidate.usable() && candidate.loader_skips)) {
         return false;
+      }
+      if (!candidate.usable()) {
+        result.loader_blocked_by = index;
+        return true;
       }
       found = Choice{index, sighting, "dlopen(\"" + std::string(result.spec->file_names.front()) +
                                           "\") would resolve it through " + sighting.found_via};
       return true;
     });
-    if (found) {
+    if (found || result.loader_blocked_by) {
       return found;
     }
   }
@@ -94,6 +99,7 @@ std::optional<Choice> first_in_pathfinder_order(ComponentResult& result) {
 
 void select(ComponentResult& result) {
   result.shadowing_unusable.clear();
+  result.loader_blocked_by.reset();
   if (result.spec->kind == ComponentKind::dynamic_lib) {
     result.loader = first_usable_in_loader_order(result);
   } else if (result.spec->kind == ComponentKind::binary) {

@@ -162,8 +162,8 @@ public:
       ::close(m_fd);
     }
   }
-  FileDescriptor(const FileDescriptor &) = delete;
-  FileDescriptor &operator=(const FileDescriptor &) = delete;
+  FileDescriptor(const FileDescriptor&) = delete;
+  FileDescriptor& operator=(const FileDescriptor&) = delete;
   [[nodiscard]] int get() const { return m_fd; }
 
 private:
@@ -203,7 +203,7 @@ std::string type_name(std::uint16_t type) {
 
 class ElfParser {
 public:
-  explicit ElfParser(const ByteSource &source) : m_source(source) {}
+  explicit ElfParser(const ByteSource& source) : m_source(source) {}
 
   Expected<ElfInfo> parse() {
     if (auto header = read_header(); !header) {
@@ -409,7 +409,7 @@ private:
     return table;
   }
 
-  Expected<DynamicEntries> read_dynamic(const Range &range) const {
+  Expected<DynamicEntries> read_dynamic(const Range& range) const {
     if (range.offset >= m_source.size() || range.size > m_source.size() - range.offset) {
       return Error{"dynamic section outside the file"};
     }
@@ -457,11 +457,11 @@ private:
 
   // The file range holding the string table at virtual `address`, through the PT_LOAD segments.
   static std::optional<Range> map_address(std::optional<std::uint64_t> address, std::optional<std::uint64_t> size,
-                                          const std::vector<Segment> &loads) {
+                                          const std::vector<Segment>& loads) {
     if (!address) {
       return std::nullopt;
     }
-    for (const auto &segment : loads) {
+    for (const auto& segment : loads) {
       if (*address >= segment.vaddr && *address - segment.vaddr < segment.filesz) {
         const std::uint64_t delta = *address - segment.vaddr;
         if (segment.offset > std::numeric_limits<std::uint64_t>::max() - delta) {
@@ -473,7 +473,7 @@ private:
     return std::nullopt;
   }
 
-  Expected<ElfInfo> resolve(const DynamicEntries &dynamic, const std::optional<Range> &strings) {
+  Expected<ElfInfo> resolve(const DynamicEntries& dynamic, const std::optional<Range>& strings) {
     m_info.has_dynamic_section = true;
     if (!dynamic.references_strings()) {
       return m_info;
@@ -515,7 +515,7 @@ private:
     return m_info;
   }
 
-  Expected<std::string> read_string(const Range &table, std::uint64_t offset, std::string_view tag) const {
+  Expected<std::string> read_string(const Range& table, std::uint64_t offset, std::string_view tag) const {
     const std::string name(tag);
     if (offset >= table.size) {
       return Error{name + " string offset " + std::to_string(offset) + " out of range (string table holds " +
@@ -549,8 +549,8 @@ private:
     return load(bytes, at, m_layout->word, m_info.little_endian);
   }
 
-  const ByteSource &m_source;
-  const ClassLayout *m_layout = &k_elf64_layout;
+  const ByteSource& m_source;
+  const ClassLayout* m_layout = &k_elf64_layout;
   ElfInfo m_info;
   std::uint64_t m_phoff = 0;
   std::uint64_t m_shoff = 0;
@@ -580,7 +580,7 @@ std::string ElfInfo::machine_name() const {
   if (machine == k_machine_ppc64) {
     return little_endian ? "ppc64le" : "ppc64";
   }
-  for (const auto &row : k_machine_names) {
+  for (const auto& row : k_machine_names) {
     if (row.machine == machine) {
       return std::string(row.name);
     }
@@ -593,7 +593,7 @@ Expected<ElfInfo> parse_elf_info(std::span<const std::byte> image) {
   return ElfParser(source).parse();
 }
 
-Expected<ElfInfo> read_elf_info(const std::string &path) {
+Expected<ElfInfo> read_elf_info(const std::string& path) {
   const FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
   if (fd.get() < 0) {
     return Error{std::string("cannot open: ") + std::strerror(errno)};
@@ -631,11 +631,11 @@ std::uint16_t host_machine() {
 #endif
 }
 
-ElfClass host_class() { return sizeof(void *) == 8 ? ElfClass::elf64 : ElfClass::elf32; }
+ElfClass host_class() { return sizeof(void*) == 8 ? ElfClass::elf64 : ElfClass::elf32; }
 
 bool host_little_endian() { return std::endian::native == std::endian::little; }
 
-std::optional<std::string> incompatibility_with_host(const ElfInfo &info) {
+std::optional<std::string> incompatibility_with_host(const ElfInfo& info) {
   ElfInfo host;
   host.elf_class = host_class();
   host.little_endian = host_little_endian();

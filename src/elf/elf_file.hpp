@@ -59,7 +59,7 @@ struct ElfInfo {
 // through the PT_LOAD segments) and, when the program headers are unusable, through the section
 // headers (SHT_DYNAMIC and its linked string table). A file with neither is valid and has
 // has_dynamic_section == false.
-Expected<ElfInfo> read_elf_info(const std::string &path);
+Expected<ElfInfo> read_elf_info(const std::string& path);
 
 // The same over an in-memory image; `image` is the whole file.
 Expected<ElfInfo> parse_elf_info(std::span<const std::byte> image);
@@ -74,6 +74,6 @@ bool host_little_endian();
 // byte order, machine and type (ET_DYN, which includes PIE executables) all fit. The first
 // mismatch is reported, in that order, e.g. "32-bit ELF (ELF32), this process is 64-bit",
 // "built for aarch64, this machine is x86_64", "not a shared object (ET_EXEC)".
-std::optional<std::string> incompatibility_with_host(const ElfInfo &info);
+std::optional<std::string> incompatibility_with_host(const ElfInfo& info);
 
 } // namespace cudadiag::elf

@@ -34,6 +34,9 @@ const std::vector<FindingDefinition>& finding_definitions() {
     {"lib.unusable_candidate", Severity::error,
      "cuda-pathfinder would reach a file that cannot be loaded before any usable copy, and fail.",
      "Delete or repair the broken file, or remove its directory from the environment that points at it."},
+    {"lib.loader_blocked", Severity::error,
+     "dlopen(SONAME) in a native program stops at a file that is not a loadable library (empty, truncated or not ELF) before reaching any usable copy.",
+     "Delete or repair the file, or remove its directory from LD_LIBRARY_PATH / ld.so.conf and re-run ldconfig."},
     {"lib.wrong_arch", Severity::warning,
      "A file with a component's name is built for another architecture or ELF class; loaders skip it.",
      "Remove it, or install the package built for this machine's architecture."},
@@ -163,6 +166,15 @@ void check_unusable(const ComponentResult& result, std::vector<Finding>& out) {
     out.push_back(make("lib.unusable_candidate",
                        component_label(result) + ": cuda-pathfinder would take " + candidate.first.path + " (" +
                            candidate.first.found_via + ") first and fail: " + candidate.rejected.value_or(""),
+                       {std::string(result.spec->name)},
+                       {{"path", candidate.first.path}, {"rejected", candidate.rejected.value_or("")}}));
+  }
+  if (result.loader_blocked_by) {
+    const auto& candidate = result.candidates[*result.loader_blocked_by];
+    out.push_back(make("lib.loader_blocked",
+                       component_label(result) + ": dlopen(\"" + std::string(result.spec->file_names.front()) +
+                           "\") would stop at " + candidate.first.path + " (" + candidate.first.found_via +
+                           ") and fail: " + candidate.rejected.value_or(""),
                        {std::string(result.spec->name)},
                        {{"path", candidate.first.path}, {"rejected", candidate.rejected.value_or("")}}));
   }

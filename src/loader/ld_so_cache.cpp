@@ -134,8 +134,8 @@ public:
     }
     const std::size_t start = m_base + offset;
     const std::size_t window = std::min(m_bytes.size() - start, k_max_string_length + 1);
-    const auto *begin = reinterpret_cast<const char *>(m_bytes.data() + start); // NOLINT: byte view
-    const auto *end = static_cast<const char *>(std::memchr(begin, '\0', window));
+    const auto* begin = reinterpret_cast<const char*>(m_bytes.data() + start); // NOLINT: byte view
+    const auto* end = static_cast<const char*>(std::memchr(begin, '\0', window));
     if (end == nullptr) {
       if (window > k_max_string_length) {
         return Error{where + "string is longer than " + std::to_string(k_max_string_length) + " bytes"};
@@ -157,8 +157,8 @@ private:
 };
 
 // Reads one entry's key and value into `entry`.
-Expected<bool> read_strings(StringReader &strings, std::uint32_t key, std::uint32_t value, std::size_t index,
-                            LdCacheEntry &entry) {
+Expected<bool> read_strings(StringReader& strings, std::uint32_t key, std::uint32_t value, std::size_t index,
+                            LdCacheEntry& entry) {
   auto soname = strings.read(key, index);
   if (!soname) {
     return soname.error();
@@ -178,7 +178,7 @@ Expected<std::vector<LdCacheEntry>> parse_new(std::span<const std::byte> bytes, 
     return Error{"truncated header"};
   }
   if (!starts_with(bytes, base + k_new_magic.size(), k_new_version)) {
-    const auto *version = reinterpret_cast<const char *>(bytes.data() + base + k_new_magic.size()); // NOLINT
+    const auto* version = reinterpret_cast<const char*>(bytes.data() + base + k_new_magic.size()); // NOLINT
     std::string printable;
     for (std::size_t i = 0; i < k_new_version.size(); ++i) {
       const char c = version[i];
@@ -205,7 +205,7 @@ Expected<std::vector<LdCacheEntry>> parse_new(std::span<const std::byte> bytes, 
   StringReader strings(bytes, base);
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const std::size_t at = first + i * k_new_entry_size;
-    auto &entry = entries[i];
+    auto& entry = entries[i];
     entry.flags = static_cast<std::int32_t>(load32(bytes, at));
     entry.hwcap = load64(bytes, at + 16);
     if (auto ok = read_strings(strings, load32(bytes, at + 4), load32(bytes, at + 8), i, entry); !ok) {
@@ -239,7 +239,7 @@ Expected<LdSoCache> parse_old_or_compat(std::span<const std::byte> bytes) {
   StringReader strings(bytes, old_end); // old string offsets count from the end of the entries
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const std::size_t at = k_old_header_size + i * k_old_entry_size;
-    auto &entry = entries[i];
+    auto& entry = entries[i];
     entry.flags = static_cast<std::int32_t>(load32(bytes, at));
     if (auto ok = read_strings(strings, load32(bytes, at + 4), load32(bytes, at + 8), i, entry); !ok) {
       return ok.error();
@@ -248,13 +248,13 @@ Expected<LdSoCache> parse_old_or_compat(std::span<const std::byte> bytes) {
   return LdSoCache(std::move(entries), LdCacheFormat::old_format);
 }
 
-void append32(std::string &out, std::uint32_t value) {
+void append32(std::string& out, std::uint32_t value) {
   std::array<char, sizeof value> raw{};
   std::memcpy(raw.data(), &value, sizeof value);
   out.append(raw.data(), raw.size());
 }
 
-void append64(std::string &out, std::uint64_t value) {
+void append64(std::string& out, std::uint64_t value) {
   std::array<char, sizeof value> raw{};
   std::memcpy(raw.data(), &value, sizeof value);
   out.append(raw.data(), raw.size());
@@ -278,7 +278,7 @@ std::string LdCacheEntry::arch_label() const {
 #endif
   }
   if (type == k_flag_elf_libc6 && (flags & ~(k_flag_type_mask | k_flag_abi_mask)) == 0) {
-    for (const auto &row : k_abi_names) {
+    for (const auto& row : k_abi_names) {
       if (row.abi == abi) {
         return std::string(row.name);
       }
@@ -290,9 +290,9 @@ std::string LdCacheEntry::arch_label() const {
 LdSoCache::LdSoCache(std::vector<LdCacheEntry> entries, LdCacheFormat format)
     : m_entries(std::move(entries)), m_format(format) {}
 
-std::vector<const LdCacheEntry *> LdSoCache::find_all(std::string_view soname) const {
-  std::vector<const LdCacheEntry *> found;
-  for (const auto &entry : m_entries) {
+std::vector<const LdCacheEntry*> LdSoCache::find_all(std::string_view soname) const {
+  std::vector<const LdCacheEntry*> found;
+  for (const auto& entry : m_entries) {
     if (entry.soname == soname) {
       found.push_back(&entry);
     }
@@ -300,9 +300,9 @@ std::vector<const LdCacheEntry *> LdSoCache::find_all(std::string_view soname) c
   return found;
 }
 
-const LdCacheEntry *LdSoCache::resolve(std::string_view soname) const {
-  const LdCacheEntry *hwcap_fallback = nullptr;
-  for (const auto &entry : m_entries) {
+const LdCacheEntry* LdSoCache::resolve(std::string_view soname) const {
+  const LdCacheEntry* hwcap_fallback = nullptr;
+  for (const auto& entry : m_entries) {
     if (entry.soname != soname || !entry.matches_host()) {
       continue;
     }
@@ -336,7 +336,7 @@ Expected<LdSoCache> parse_ld_so_cache(std::span<const std::byte> bytes) {
   return Error{"not an ld.so.cache (bad magic)"};
 }
 
-Expected<LdSoCache> read_ld_so_cache(const std::string &path) {
+Expected<LdSoCache> read_ld_so_cache(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) {
     return Error{"cannot open " + path + ": " + std::strerror(errno)};
@@ -377,11 +377,11 @@ Expected<LdSoCache> read_ld_so_cache(const std::string &path) {
   return parse_ld_so_cache(content);
 }
 
-std::string build_ld_so_cache(const std::vector<LdCacheEntry> &entries) {
+std::string build_ld_so_cache(const std::vector<LdCacheEntry>& entries) {
   std::string strings;
   std::vector<std::pair<std::uint32_t, std::uint32_t>> offsets;
   const std::size_t strings_at = k_new_header_size + entries.size() * k_new_entry_size;
-  for (const auto &entry : entries) {
+  for (const auto& entry : entries) {
     const auto key = static_cast<std::uint32_t>(strings_at + strings.size());
     strings.append(entry.soname).push_back('\0');
     const auto value = static_cast<std::uint32_t>(strings_at + strings.size());

@@ -53,18 +53,18 @@ public:
   LdSoCache(std::vector<LdCacheEntry> entries, LdCacheFormat format);
 
   // Entries in file order. ldconfig sorts them so that glibc's lookup takes the first usable one.
-  [[nodiscard]] const std::vector<LdCacheEntry> &entries() const { return m_entries; }
+  [[nodiscard]] const std::vector<LdCacheEntry>& entries() const { return m_entries; }
   // Which layout the file used.
   [[nodiscard]] LdCacheFormat format() const { return m_format; }
 
   // Every entry whose soname equals `soname`, in file order (whatever the architecture).
-  [[nodiscard]] std::vector<const LdCacheEntry *> find_all(std::string_view soname) const;
+  [[nodiscard]] std::vector<const LdCacheEntry*> find_all(std::string_view soname) const;
 
   // What glibc's dlopen(soname) would take from the cache for this process, or nullptr: the first
   // entry with that soname that matches_host() and has hwcap 0. Entries with hwcap != 0
   // (glibc-hwcaps subdirectories, legacy hwcap dirs) depend on CPU features this does not evaluate:
   // they are used only when no hwcap-0 entry matches, the first such one then.
-  [[nodiscard]] const LdCacheEntry *resolve(std::string_view soname) const;
+  [[nodiscard]] const LdCacheEntry* resolve(std::string_view soname) const;
 
 private:
   std::vector<LdCacheEntry> m_entries;
@@ -80,11 +80,11 @@ Expected<LdSoCache> parse_ld_so_cache(std::span<const std::byte> bytes);
 
 // Reads and parses `path` (at most k_max_ld_so_cache_size bytes). Open failures read
 // "cannot open /etc/ld.so.cache: No such file or directory".
-Expected<LdSoCache> read_ld_so_cache(const std::string &path = std::string(k_default_ld_so_cache_path));
+Expected<LdSoCache> read_ld_so_cache(const std::string& path = std::string(k_default_ld_so_cache_path));
 
 // For tests and synthetic fixtures: a valid new-format cache holding `entries` in the given order
 // (glibc's binary search needs ldconfig's sort order; pass entries sorted if a real loader will
 // read the result), in this machine's byte order.
-std::string build_ld_so_cache(const std::vector<LdCacheEntry> &entries);
+std::string build_ld_so_cache(const std::vector<LdCacheEntry>& entries);
 
 } // namespace cudadiag::loader

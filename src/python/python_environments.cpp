@@ -22,11 +22,11 @@
 namespace cudadiag::python {
 namespace {
 
-constexpr size_t k_max_file_bytes = 64 * 1024;    // pyvenv.cfg, shims, version files, site.py
-constexpr size_t k_max_path_notes = 8;            // PATH oddities traced one by one, then counted
-constexpr size_t k_max_walk_up = 256;             // directory levels climbed looking for a file
-constexpr size_t k_max_child_stdout = 1024 * 1024;
-constexpr size_t k_max_child_stderr = 64 * 1024;
+constexpr size_t k_max_file_bytes = size_t{64} * 1024; // pyvenv.cfg, shims, version files, site.py
+constexpr size_t k_max_path_notes = 8;                 // PATH oddities traced one by one, then counted
+constexpr size_t k_max_walk_up = 256;                  // directory levels climbed looking for a file
+constexpr size_t k_max_child_stdout = size_t{1024} * 1024;
+constexpr size_t k_max_child_stderr = size_t{64} * 1024;
 constexpr std::string_view k_probe_marker = "cudadiag:";
 
 // ---------------------------------------------------------------------------------------------
@@ -205,8 +205,7 @@ std::optional<PyVersion> version_from_exe_name(std::string_view name) {
 }
 
 // The newest X.Y with a <dir>/pythonX.Y entry that satisfies `accept`.
-template <class Accept>
-std::optional<PyVersion> newest_python_entry(const std::string& dir, Accept accept) {
+template <class Accept> std::optional<PyVersion> newest_python_entry(const std::string& dir, Accept accept) {
   auto names = fs::list_directory(dir);
   if (!names) {
     return std::nullopt;
@@ -236,20 +235,19 @@ struct Context {
 
 // `value` as an absolute, lexically normal path; a relative one is taken relative to env.cwd and
 // the trace says so.
-std::optional<std::string> absolute_path(const Context& ctx, std::string_view what,
-                                         const std::string& value, bool quiet = false) {
+std::optional<std::string> absolute_path(const Context& ctx, std::string_view what, const std::string& value,
+                                         bool quiet = false) {
   if (!value.empty() && value.front() == '/') {
     return fs::lexically_normal(value);
   }
   if (ctx.env.cwd.empty()) {
-    ctx.note(std::string(what) + "=" + value +
-             " is relative and the working directory is unknown; ignored");
+    ctx.note(std::string(what) + "=" + value + " is relative and the working directory is unknown; ignored");
     return std::nullopt;
   }
   auto absolute = fs::lexically_normal(fs::join(ctx.env.cwd, value));
   if (!quiet) {
-    ctx.note(std::string(what) + "=" + value + " is relative; taken relative to the working directory: " +
-             absolute);
+    ctx.note(std::string(what) + "=" + value +
+             " is relative; taken relative to the working directory: " + absolute);
   }
   return absolute;
 }
@@ -349,8 +347,8 @@ std::string model_user_site(const Context& ctx, const PyVersion& version) {
 // a venv and 1 inside, then (as its find_sub_dirs does) only the existing directories. A directory
 // reached twice is kept once.
 std::vector<std::string> order_site_dirs(const Context& ctx, const std::string& who,
-                                         std::vector<std::string> site_packages,
-                                         const std::string& user_site, bool is_venv) {
+                                         std::vector<std::string> site_packages, const std::string& user_site,
+                                         bool is_venv) {
   std::string summary = who + ": getsitepackages() " + join_list(site_packages);
   if (!user_site.empty()) {
     const size_t index = std::min<size_t>(is_venv ? 1 : 0, site_packages.size());
@@ -402,7 +400,7 @@ void fill_site_dirs(const Context& ctx, PythonEnvironment& pe, const std::vector
 // CPython's getpath: the first directory at or above `start` holding lib/pythonX.Y/os.py (or
 // lib64/…). With the version unknown, any pythonX.Y is accepted. Returns the prefix and version.
 std::optional<std::pair<std::string, PyVersion>> find_prefix_by_landmark(const std::string& start,
-                                                                        std::optional<PyVersion> version) {
+                                                                         std::optional<PyVersion> version) {
   std::string dir = start;
   for (size_t level = 0; level < k_max_walk_up; ++level) {
     for (const char* libdir : {"lib", "lib64"}) {
@@ -412,8 +410,8 @@ std::optional<std::pair<std::string, PyVersion>> find_prefix_by_landmark(const s
           return std::pair{dir, *version};
         }
       } else if (fs::is_directory(lib)) {
-        const auto found =
-            newest_python_entry(lib, [](const std::string& p) { return fs::is_regular_file(fs::join(p, "os.py")); });
+        const auto found = newest_python_entry(
+            lib, [](const std::string& p) { return fs::is_regular_file(fs::join(p, "os.py")); });
         if (found) {
           return std::pair{dir, *found};
         }
@@ -487,7 +485,8 @@ std::optional<VenvConfig> read_venv_config(const Context& ctx, const std::string
 // The pyvenv.cfg that CPython's site.py would use for an interpreter in `exe_dir`: next to it,
 // else one level up. "" if none.
 std::string venv_config_for(const std::string& exe_dir) {
-  for (const auto& candidate : {fs::join(exe_dir, "pyvenv.cfg"), fs::join(fs::parent(exe_dir), "pyvenv.cfg")}) {
+  for (const auto& candidate :
+       {fs::join(exe_dir, "pyvenv.cfg"), fs::join(fs::parent(exe_dir), "pyvenv.cfg")}) {
     if (fs::is_regular_file(candidate)) {
       return candidate;
     }
@@ -505,8 +504,8 @@ std::string interpreter_in(const std::string& prefix) {
   return {};
 }
 
-std::optional<PythonEnvironment> venv_environment(const Context& ctx, std::string label, const std::string& venv,
-                                                  const std::string& cfg_path) {
+std::optional<PythonEnvironment> venv_environment(const Context& ctx, std::string label,
+                                                  const std::string& venv, const std::string& cfg_path) {
   auto cfg = read_venv_config(ctx, cfg_path);
   if (!cfg) {
     return std::nullopt;
@@ -535,7 +534,8 @@ std::optional<PythonEnvironment> venv_environment(const Context& ctx, std::strin
     ctx.note(cfg_path + ": home = " + cfg->home + " is not a directory; the base interpreter is unknown");
   } else {
     if (!version) {
-      version = newest_python_entry(cfg->home, [](const std::string& p) { return fs::is_executable_file(p); });
+      version =
+          newest_python_entry(cfg->home, [](const std::string& p) { return fs::is_executable_file(p); });
       version_from = version ? "the interpreters in home" : "";
     }
     if (auto landmark = find_prefix_by_landmark(cfg->home, version)) {
@@ -612,10 +612,13 @@ std::optional<PythonEnvironment> interpreter_environment(const Context& ctx, std
     pe.prefix = fs::parent(real_dir);
     ctx.note(*real + ": no lib/pythonX.Y/os.py landmark above it; prefix taken as " + pe.prefix);
     if (!version) {
-      version = newest_python_entry(fs::join(pe.prefix, "lib"), [](const std::string& p) { return fs::is_directory(p); });
+      version = newest_python_entry(fs::join(pe.prefix, "lib"),
+                                    [](const std::string& p) { return fs::is_directory(p); });
     }
   } else {
-    ctx.note(*real + ": no lib/pythonX.Y/os.py landmark above it and not in a bin directory; not a Python installation");
+    ctx.note(
+        *real +
+        ": no lib/pythonX.Y/os.py landmark above it and not in a bin directory; not a Python installation");
     return std::nullopt;
   }
   pe.base_prefix = pe.prefix;
@@ -778,7 +781,8 @@ std::optional<std::string> pyenv_latest(const std::string& root, const std::stri
          (name[last_alpha] == 'c' && last_alpha > 0 && name[last_alpha - 1] == 'r'))) {
       continue;
     }
-    if (name.back() == 't' && name.size() > 1 && name[name.size() - 2] >= '0' && name[name.size() - 2] <= '9') {
+    if (name.back() == 't' && name.size() > 1 && name[name.size() - 2] >= '0' &&
+        name[name.size() - 2] <= '9') {
       continue;
     }
     matches.push_back(name);
@@ -827,7 +831,8 @@ std::vector<std::string> read_version_file(const Context& ctx, const std::string
     }
     if (word == ".." || word.find("../") != std::string::npos || word.find("/..") != std::string::npos ||
         word.front() == '/') {
-      ctx.note(path + ": version \"" + word + "\" could leave the versions directory; ignored (as pyenv does)");
+      ctx.note(path + ": version \"" + word +
+               "\" could leave the versions directory; ignored (as pyenv does)");
       continue;
     }
     names.push_back(word);
@@ -913,7 +918,8 @@ bool is_pyenv_shim(const Context& ctx, const std::string& exe, std::string& cont
   }
   const auto dir = fs::parent(exe);
   if (fs::basename(dir) == "shims" && fs::is_directory(fs::join(fs::parent(dir), "versions"))) {
-    ctx.note("cannot read " + exe + " (" + read.error().message + "); taken for a pyenv shim from its directory");
+    ctx.note("cannot read " + exe + " (" + read.error().message +
+             "); taken for a pyenv shim from its directory");
     return true;
   }
   ctx.note("cannot read " + exe + " (" + read.error().message + "); taken for an interpreter");
@@ -939,7 +945,8 @@ std::optional<PythonEnvironment> pyenv_environment(const Context& ctx, PathSearc
     }
     return text;
   }();
-  ctx.note(shim + " is a pyenv shim (PYENV_ROOT " + root + "); versions " + listed + " from " + selection->origin);
+  ctx.note(shim + " is a pyenv shim (PYENV_ROOT " + root + "); versions " + listed + " from " +
+           selection->origin);
 
   const auto shims_dir = fs::join(root, "shims");
   const auto shims_real = real_or_same(shims_dir);
@@ -1101,14 +1108,16 @@ std::optional<PythonEnvironment> from_system(const Context& ctx, const std::stri
 }
 
 // Adds `pe` unless an environment with the same prefix (by realpath) is already listed.
-void add_unique(const Context& ctx, std::vector<PythonEnvironment>& list, std::optional<PythonEnvironment> pe) {
+void add_unique(const Context& ctx, std::vector<PythonEnvironment>& list,
+                std::optional<PythonEnvironment> pe) {
   if (!pe) {
     return;
   }
   const auto key = real_or_same(pe->prefix);
   for (const auto& existing : list) {
     if (real_or_same(existing.prefix) == key) {
-      ctx.note(pe->label + " (" + pe->prefix + ") is the same environment as " + existing.label + "; listed once");
+      ctx.note(pe->label + " (" + pe->prefix + ") is the same environment as " + existing.label +
+               "; listed once");
       return;
     }
   }
@@ -1203,8 +1212,9 @@ std::vector<char*> c_strings(std::vector<std::string>& strings) {
 }
 
 int remaining_ms(std::chrono::steady_clock::time_point deadline) {
-  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-  return static_cast<int>(std::clamp<std::chrono::milliseconds::rep>(left.count(), 0, 60 * 60 * 1000));
+  const auto left =
+      std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+  return static_cast<int>(std::clamp<std::chrono::milliseconds::rep>(left.count(), 0, 3600000));
 }
 
 // Runs `argv` with the snapshot's variables and working directory, stdin on /dev/null, in a new
@@ -1246,8 +1256,8 @@ Expected<ChildResult> run_child(const Environment& env, std::vector<std::string>
   ::posix_spawnattr_setsigmask(setup.attr(), &no_signals);
   ::posix_spawnattr_setsigdefault(setup.attr(), &defaults);
   ::posix_spawnattr_setpgroup(setup.attr(), 0);
-  ::posix_spawnattr_setflags(setup.attr(),
-                             static_cast<short>(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF));
+  ::posix_spawnattr_setflags(setup.attr(), static_cast<short>(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
+                                                              POSIX_SPAWN_SETSIGDEF));
 
   std::vector<std::string> env_strings;
   for (const auto& [name, value] : env.variables()) {
@@ -1256,7 +1266,8 @@ Expected<ChildResult> run_child(const Environment& env, std::vector<std::string>
   auto argv_c = c_strings(argv);
   auto envp_c = c_strings(env_strings);
   pid_t pid = -1;
-  const int rc = ::posix_spawn(&pid, argv.front().c_str(), setup.actions(), setup.attr(), argv_c.data(), envp_c.data());
+  const int rc =
+      ::posix_spawn(&pid, argv.front().c_str(), setup.actions(), setup.attr(), argv_c.data(), envp_c.data());
   out_write.reset();
   err_write.reset();
   if (rc != 0) {
@@ -1435,11 +1446,20 @@ PythonDiscovery discover_python_environments(const Environment& env, const Pytho
     ctx.note("no Python environment found");
   } else {
     out.environments.front().primary = true;
+    for (const auto& pe : out.environments) {
+      if (pe.label == "python3 on PATH" && &pe != &out.environments.front()) {
+        ctx.note("note: python3 on PATH runs in " + pe.prefix + ", not in the primary " +
+                 out.environments.front().label +
+                 " environment; cuda-pathfinder searches the site "
+                 "directories of whichever interpreter imports it");
+      }
+    }
   }
   return out;
 }
 
-Expected<PythonDiscovery> discover_python_environments_with(const Environment& env, const std::string& python_exe,
+Expected<PythonDiscovery> discover_python_environments_with(const Environment& env,
+                                                            const std::string& python_exe,
                                                             std::chrono::milliseconds timeout,
                                                             const PythonSearchOptions& options) {
   PythonDiscovery out;
@@ -1451,7 +1471,8 @@ Expected<PythonDiscovery> discover_python_environments_with(const Environment& e
   if (python_exe.find('/') != std::string::npos) {
     auto absolute = absolute_path(ctx, "--python", python_exe);
     if (!absolute) {
-      return Error{"--python " + printable(python_exe) + ": relative path and the working directory is unknown"};
+      return Error{"--python " + printable(python_exe) +
+                   ": relative path and the working directory is unknown"};
     }
     exe = *absolute;
   } else {
@@ -1483,8 +1504,8 @@ Expected<PythonDiscovery> discover_python_environments_with(const Environment& e
   const std::string stderr_tail = last_line(run->err);
   const std::string stderr_note = stderr_tail.empty() ? "" : ": " + stderr_tail;
   if (WIFSIGNALED(run->status)) {
-    return Error{"--python " + printable(exe) + ": killed by signal " + std::to_string(WTERMSIG(run->status)) +
-                 stderr_note};
+    return Error{"--python " + printable(exe) + ": killed by signal " +
+                 std::to_string(WTERMSIG(run->status)) + stderr_note};
   }
   if (WIFEXITED(run->status) && WEXITSTATUS(run->status) != 0) {
     return Error{"--python " + printable(exe) + ": exited with status " +
@@ -1518,7 +1539,8 @@ Expected<PythonDiscovery> discover_python_environments_with(const Environment& e
   pe.how = "ran " + exe + ": Python " + (probe.full_version.empty() ? probe.version : probe.full_version) +
            ", sys.prefix " + probe.prefix + (pe.is_venv ? ", sys.base_prefix " + probe.base_prefix : "") +
            ", ENABLE_USER_SITE " + (probe.enable_user_site.empty() ? "?" : probe.enable_user_site);
-  pe.site_dirs = order_site_dirs(ctx, pe.label, probe.site, pe.user_site_enabled ? probe.user_site : "", pe.is_venv);
+  pe.site_dirs =
+      order_site_dirs(ctx, pe.label, probe.site, pe.user_site_enabled ? probe.user_site : "", pe.is_venv);
   ctx.note("--python: accepted " + pe.prefix + " (primary)");
 
   auto snapshot = discover_python_environments(env, options);

@@ -68,8 +68,7 @@ struct PythonSearchOptions {
 //   4. options.system_interpreters whose prefix is not already listed.
 // Relative values (VIRTUAL_ENV, CONDA_PREFIX, PATH entries, an empty PATH entry) are taken
 // relative to env.cwd and the trace says so. Files are read at most 64 KiB each.
-PythonDiscovery discover_python_environments(const Environment& env,
-                                             const PythonSearchOptions& options = {});
+PythonDiscovery discover_python_environments(const Environment& env, const PythonSearchOptions& options = {});
 
 // Runs `python_exe` (a path, relative to env.cwd, or a bare name searched on the snapshot's PATH)
 // with the snapshot's variables, in env.cwd, stdin on /dev/null, no shell, in its own process
@@ -79,9 +78,9 @@ PythonDiscovery discover_python_environments(const Environment& env,
 // appended. An Error says what went wrong: not found, not executable, could not be started,
 // exited with a status or a signal (with the last line of its stderr), printed nothing usable, or
 // did not finish within `timeout` (its process group is then killed).
-Expected<PythonDiscovery> discover_python_environments_with(
-    const Environment& env, const std::string& python_exe,
-    std::chrono::milliseconds timeout = std::chrono::seconds{5},
-    const PythonSearchOptions& options = {});
+Expected<PythonDiscovery>
+discover_python_environments_with(const Environment& env, const std::string& python_exe,
+                                  std::chrono::milliseconds timeout = std::chrono::seconds{5},
+                                  const PythonSearchOptions& options = {});
 
 } // namespace cudadiag::python

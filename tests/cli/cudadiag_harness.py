@@ -17,6 +17,7 @@ import json
 import os
 import pty
 import select
+import shutil
 import struct
 import subprocess
 import sys
@@ -287,15 +288,18 @@ def compile_shared_library(directory: Path, soname: str, source: str = "") -> Pa
     c_file = directory / f".{soname}.c"
     c_file.write_text(source or "int cudadiag_test_placeholder(void) { return 0; }\n")
     output = directory / soname
-    compiler = os.environ.get("CC", "cc")
+    compilers = [c for c in (os.environ.get("CC"), "cc", "gcc", "clang", "c++", "g++") if c and shutil.which(c)]
+    errors = []
     try:
-        subprocess.run([compiler, "-shared", "-fPIC", f"-Wl,-soname,{soname}", "-o", str(output), str(c_file)],
-                       check=True, capture_output=True, timeout=60)
-    except (OSError, subprocess.CalledProcessError) as error:
-        pytest.skip(f"cannot build a test shared library with {compiler}: {error}")
+        for compiler in compilers:
+            done = subprocess.run([compiler, "-shared", "-fPIC", f"-Wl,-soname,{soname}", "-o", str(output),
+                                   "-x", "c", str(c_file)], capture_output=True, text=True, timeout=60, check=False)
+            if done.returncode == 0:
+                return output
+            errors.append(f"{compiler}: {done.stderr.strip()[:300]}")
     finally:
         c_file.unlink(missing_ok=True)
-    return output
+    pytest.skip(f"cannot build a test shared library ({'; '.join(errors) or 'no C compiler on PATH'})")
 
 
 def real_system_lib(soname: str) -> Path:

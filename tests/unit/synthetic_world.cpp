@@ -84,7 +84,7 @@ discovery::DiscoveryResult SyntheticWorld::discover(std::vector<std::string> onl
   return discovery::discover(env, options);
 }
 
-const discovery::ComponentResult& component(const discovery::DiscoveryResult& result, std::string_view name,
+discovery::ComponentResult component(const discovery::DiscoveryResult& result, std::string_view name,
                                             probes::ComponentKind kind) {
   for (const auto& entry : result.components) {
     if (entry.spec->name == name && entry.spec->kind == kind) {

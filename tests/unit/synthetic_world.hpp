@@ -38,8 +38,8 @@ public:
   [[nodiscard]] discovery::DiscoveryResult discover(std::vector<std::string> only = {}) const;
 };
 
-// The component named `name` (and kind) in a discovery result; fails the test when absent.
-const discovery::ComponentResult& component(const discovery::DiscoveryResult& result, std::string_view name,
+// A copy of the component named `name` (and kind) in a discovery result; fails the test when absent.
+discovery::ComponentResult component(const discovery::DiscoveryResult& result, std::string_view name,
                                             probes::ComponentKind kind = probes::ComponentKind::dynamic_lib);
 
 // The path through which a choice was made, or "" when there is none.

@@ -212,13 +212,3 @@ TEST_CASE("selection: the driver is found only by the loader; a toolkit stub is 
   CHECK_FALSE(driver.loader.has_value());
   CHECK(driver.status == ComponentStatus::not_found);
 }
-TEST_CASE("zz debug") {
-  SyntheticWorld world;
-  const auto from_path = world.library("tk-path/lib64/libcudart.so.13");
-  world.env.set("CUDA_PATH", world.tree.path("tk-path"));
-  const auto r = world.discover({"cudart"});
-  const auto& lib = component(r, "cudart");
-  for (auto& t : lib.trace) MESSAGE(t);
-  for (auto& c : lib.candidates) MESSAGE(c.first.path << " rej=" << c.rejected.value_or("-"));
-  MESSAGE("cache err " << r.ld_cache.error.value_or("none"));
-}

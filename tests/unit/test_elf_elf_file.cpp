@@ -22,12 +22,12 @@ using cudadiag::testing::TempTree;
 
 namespace {
 
-constexpr const char *k_nvrtc = "/usr/local/cuda/lib64/libnvrtc.so.13";
-constexpr const char *k_cudart = "/usr/local/cuda/lib64/libcudart.so.13";
-constexpr const char *k_cuda_stub = "/usr/local/cuda/lib64/stubs/libcuda.so";
-constexpr const char *k_libc = "/lib/x86_64-linux-gnu/libc.so.6";
+constexpr const char* k_nvrtc = "/usr/local/cuda/lib64/libnvrtc.so.13";
+constexpr const char* k_cudart = "/usr/local/cuda/lib64/libcudart.so.13";
+constexpr const char* k_cuda_stub = "/usr/local/cuda/lib64/stubs/libcuda.so";
+constexpr const char* k_libc = "/lib/x86_64-linux-gnu/libc.so.6";
 
-bool present(const char *path) { return ::access(path, R_OK) == 0; }
+bool present(const char* path) { return ::access(path, R_OK) == 0; }
 
 // What a crafted image should contain.
 struct ImageSpec {
@@ -75,7 +75,7 @@ struct CraftedElf {
 
 constexpr std::uint64_t k_base = 0x400000;
 
-CraftedElf build_elf(const ImageSpec &spec) {
+CraftedElf build_elf(const ImageSpec& spec) {
   CraftedElf elf;
   elf.elf64 = spec.elf64;
   elf.little_endian = spec.little_endian;
@@ -85,14 +85,14 @@ CraftedElf build_elf(const ImageSpec &spec) {
   const std::size_t shdr_size = spec.elf64 ? 64 : 40;
 
   std::string strtab(1, '\0');
-  const auto add_string = [&](const std::string &text) {
+  const auto add_string = [&](const std::string& text) {
     const std::size_t at = strtab.size();
     strtab += text;
     strtab.push_back('\0');
     return at;
   };
   std::vector<std::pair<std::uint64_t, std::uint64_t>> dynamic;
-  for (const auto &name : spec.needed) {
+  for (const auto& name : spec.needed) {
     dynamic.emplace_back(1, add_string(name)); // DT_NEEDED
   }
   elf.soname_index = add_string(spec.soname);
@@ -177,11 +177,11 @@ CraftedElf build_elf(const ImageSpec &spec) {
   return elf;
 }
 
-std::string error_of(const cudadiag::Expected<ElfInfo> &result) {
+std::string error_of(const cudadiag::Expected<ElfInfo>& result) {
   return result ? std::string("(no error)") : result.error().message;
 }
 
-std::string head_of_file(const char *path, std::size_t length) {
+std::string head_of_file(const char* path, std::size_t length) {
   std::ifstream in(path, std::ios::binary);
   std::string content(length, '\0');
   in.read(content.data(), static_cast<std::streamsize>(length));
@@ -239,7 +239,7 @@ TEST_CASE("elf: host description") {
 #elif defined(__aarch64__)
   CHECK(cudadiag::elf::host_machine() == cudadiag::elf::k_machine_aarch64);
 #endif
-  CHECK(cudadiag::elf::host_class() == (sizeof(void *) == 8 ? ElfClass::elf64 : ElfClass::elf32));
+  CHECK(cudadiag::elf::host_class() == (sizeof(void*) == 8 ? ElfClass::elf64 : ElfClass::elf32));
 }
 
 TEST_CASE("elf: crafted images parse in every class and byte order") {

@@ -29,19 +29,19 @@ namespace {
 
 #if defined(__x86_64__)
 constexpr std::int32_t k_host_flags = 0x0303;
-constexpr const char *k_ldconfig_abi = "libc6,x86-64";
+constexpr const char* k_ldconfig_abi = "libc6,x86-64";
 #elif defined(__aarch64__)
 constexpr std::int32_t k_host_flags = 0x0a03;
-constexpr const char *k_ldconfig_abi = "libc6,AArch64";
+constexpr const char* k_ldconfig_abi = "libc6,AArch64";
 #else
 constexpr std::int32_t k_host_flags = 0x0003;
-constexpr const char *k_ldconfig_abi = "libc6";
+constexpr const char* k_ldconfig_abi = "libc6";
 #endif
 constexpr std::int32_t k_i386_flags = 0x0003;
 
-std::span<const std::byte> as_bytes(const std::string &text) { return std::as_bytes(std::span(text)); }
+std::span<const std::byte> as_bytes(const std::string& text) { return std::as_bytes(std::span(text)); }
 
-std::string error_of(const cudadiag::Expected<LdSoCache> &result) {
+std::string error_of(const cudadiag::Expected<LdSoCache>& result) {
   return result ? std::string("(no error)") : result.error().message;
 }
 
@@ -55,20 +55,20 @@ std::vector<LdCacheEntry> sample_entries() {
   };
 }
 
-void put32(std::string &bytes, std::size_t at, std::uint32_t value) { std::memcpy(bytes.data() + at, &value, 4); }
+void put32(std::string& bytes, std::size_t at, std::uint32_t value) { std::memcpy(bytes.data() + at, &value, 4); }
 
-void append32(std::string &bytes, std::uint32_t value) {
+void append32(std::string& bytes, std::uint32_t value) {
   bytes.append(4, '\0');
   put32(bytes, bytes.size() - 4, value);
 }
 
 // An old-format ("ld.so-1.7.0") cache: header, 12-byte entries, then strings counted from there.
-std::string build_old_cache(const std::vector<LdCacheEntry> &entries) {
+std::string build_old_cache(const std::vector<LdCacheEntry>& entries) {
   std::string strings;
   std::string out("ld.so-1.7.0", 11);
   out.push_back('\0');
   append32(out, static_cast<std::uint32_t>(entries.size()));
-  for (const auto &entry : entries) {
+  for (const auto& entry : entries) {
     append32(out, static_cast<std::uint32_t>(entry.flags));
     append32(out, static_cast<std::uint32_t>(strings.size()));
     strings.append(entry.soname).push_back('\0');
@@ -80,7 +80,7 @@ std::string build_old_cache(const std::vector<LdCacheEntry> &entries) {
 
 // The (soname, path) pairs `ldconfig -p` prints for this machine's ABI, in its order, or nullopt.
 std::optional<std::vector<std::pair<std::string, std::string>>> ldconfig_listing() {
-  const char *ldconfig =
+  const char* ldconfig =
       ::access("/sbin/ldconfig", X_OK) == 0 ? "/sbin/ldconfig -p 2>/dev/null" : "ldconfig -p 2>/dev/null";
   std::unique_ptr<FILE, decltype(&::pclose)> pipe(::popen(ldconfig, "r"), &::pclose);
   if (!pipe) {
@@ -136,7 +136,7 @@ TEST_CASE("ld.so.cache: this machine's cache agrees with ldconfig -p") {
     return;
   }
   std::vector<std::pair<std::string, std::string>> parsed;
-  for (const auto &entry : cache->entries()) {
+  for (const auto& entry : cache->entries()) {
     if (entry.matches_host()) {
       parsed.emplace_back(entry.soname, entry.path);
     }
@@ -144,7 +144,7 @@ TEST_CASE("ld.so.cache: this machine's cache agrees with ldconfig -p") {
   CHECK(parsed.size() == expected->size());
   CHECK(parsed == *expected);
   // Whatever glibc would load for libc.so.6 must be one of the listed paths.
-  if (const auto *libc = cache->resolve("libc.so.6")) {
+  if (const auto* libc = cache->resolve("libc.so.6")) {
     CHECK(libc->matches_host());
     CHECK(libc->path.find("libc.so.6") != std::string::npos);
   }
@@ -191,7 +191,7 @@ TEST_CASE("ld.so.cache: resolve follows glibc's choice") {
   CHECK(all[0]->arch_label() == "i386");
   CHECK(all[1]->arch_label() == "x86-64");
 #endif
-  const auto *chosen = cache->resolve("libcuda.so.1");
+  const auto* chosen = cache->resolve("libcuda.so.1");
   REQUIRE(chosen != nullptr);
   CHECK(chosen->path == "/usr/lib/x86_64-linux-gnu/libcuda.so.1");
   CHECK(cache->resolve("libnothere.so") == nullptr);
@@ -331,7 +331,7 @@ TEST_CASE("ld.so.cache: random mutations never crash") {
     const auto cache = parse_ld_so_cache(as_bytes(image));
     if (cache) {
       ++parsed;
-      for (const auto &entry : cache->entries()) {
+      for (const auto& entry : cache->entries()) {
         (void)entry.arch_label();
       }
       (void)cache->resolve("libcuda.so.1");

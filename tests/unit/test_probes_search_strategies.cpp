@@ -60,7 +60,7 @@ TEST_CASE("search strategies: bad CUDA_HOME, CONDA_PREFIX and VIRTUAL_ENV values
     world.env.set("CONDA_PREFIX", value);
     world.env.set("VIRTUAL_ENV", value);
     const auto result = world.discover({"nvrtc", "cccl", "nvcc"});
-    CHECK(result.components.size() == 3);
+    CHECK(result.components.size() == 4); // nvrtc is a library and a header set
     for (const auto& entry : result.components) {
       CHECK(entry.candidates.empty());
     }
@@ -90,5 +90,7 @@ TEST_CASE("search strategies: binaries come from wheels, conda, CUDA_PATH and (n
   REQUIRE(nvcc.candidates.size() == 2);
   CHECK(cudadiag::testing::chosen(nvcc.loader) == on_path);
   CHECK_FALSE(nvcc.selected.has_value());
-  CHECK(*nvcc.candidates[1].rejected == "not executable");
+  // CUDA_PATH is searched before PATH.
+  CHECK(nvcc.candidates[0].rejected == std::optional<std::string>("not executable"));
+  CHECK(nvcc.candidates[1].usable());
 }

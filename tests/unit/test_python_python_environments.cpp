@@ -186,8 +186,9 @@ TEST_CASE("python: venv version from version_info, from lib/, and unknown home")
   auto env = make_env(tree);
 
   SUBCASE("version_info (virtualenv, uv)") {
-    tree.write("venv/pyvenv.cfg", "home = " + base + "/bin\nversion_info = 3.10.13.final.0\n"
-                                  "include-system-site-packages = false\n");
+    tree.write("venv/pyvenv.cfg", "home = " + base +
+                                      "/bin\nversion_info = 3.10.13.final.0\n"
+                                      "include-system-site-packages = false\n");
     tree.mkdir("venv/lib/python3.10/site-packages");
   }
   SUBCASE("no version key: the lib/pythonX.Y with site-packages") {
@@ -482,12 +483,8 @@ TEST_CASE("python: bad VIRTUAL_ENV and CONDA_PREFIX values are trace lines") {
     env.set("VIRTUAL_ENV", tree.path("afile"));
     env.set("CONDA_PREFIX", tree.path("afile"));
   }
-  SUBCASE("a directory without pyvenv.cfg") {
-    env.set("VIRTUAL_ENV", tree.mkdir("plain"));
-  }
-  SUBCASE("non-UTF-8 bytes") {
-    env.set("VIRTUAL_ENV", tree.path("caf\xe9\x01"));
-  }
+  SUBCASE("a directory without pyvenv.cfg") { env.set("VIRTUAL_ENV", tree.mkdir("plain")); }
+  SUBCASE("non-UTF-8 bytes") { env.set("VIRTUAL_ENV", tree.path("caf\xe9\x01")); }
   const auto found = discover_python_environments(env, no_system());
   INFO(dump(found));
   CHECK(found.environments.empty());
@@ -528,9 +525,7 @@ TEST_CASE("python: garbage, huge and non-UTF-8 pyvenv.cfg never break discovery"
   SUBCASE("non-UTF-8 home") {
     tree.write("venv/pyvenv.cfg", "home = /nowhere/\xff\xfe/bin\ninclude-system-site-packages = true\n");
   }
-  SUBCASE("relative home") {
-    tree.write("venv/pyvenv.cfg", "home = bin\nversion = banana\n");
-  }
+  SUBCASE("relative home") { tree.write("venv/pyvenv.cfg", "home = bin\nversion = banana\n"); }
   const auto found = discover_python_environments(env, no_system());
   INFO(dump(found));
   REQUIRE(found.environments.size() == 1);
@@ -607,11 +602,11 @@ TEST_CASE("python: discovery on this machine finds the pyenv 3.11.7 site-package
   const auto global = fs::read_file_prefix(root + "/version", 4096);
   const auto found = discover_python_environments(env);
   INFO(dump(found));
-  if (!global || global->rfind("3.11.7", 0) != 0 || env.non_empty("VIRTUAL_ENV") || env.non_empty("CONDA_PREFIX") ||
-      env.non_empty("PYENV_VERSION") || found.environments.empty() ||
+  if (!global || global->rfind("3.11.7", 0) != 0 || env.non_empty("VIRTUAL_ENV") ||
+      env.non_empty("CONDA_PREFIX") || env.non_empty("PYENV_VERSION") || found.environments.empty() ||
       found.environments.front().how.find("from " + root + "/version") == std::string::npos) {
-    const std::string why = "skipped: this machine's python3 is not the pyenv shim selecting 3.11.7 from " +
-                            root + "/version";
+    const std::string why =
+        "skipped: this machine's python3 is not the pyenv shim selecting 3.11.7 from " + root + "/version";
     MESSAGE(why);
     return;
   }
@@ -657,16 +652,16 @@ TEST_CASE("python: --python with a scripted interpreter parses its answer") {
   const auto venv_site = tree.mkdir("venv/lib/python3.12/site-packages");
   const auto base_site = tree.mkdir("base/lib/python3.12/site-packages");
   const auto user = user_site(tree, "3.12");
-  tree.write("venv/pyvenv.cfg", "home = " + tree.path("base/bin") + "\ninclude-system-site-packages = true\n");
+  tree.write("venv/pyvenv.cfg",
+             "home = " + tree.path("base/bin") + "\ninclude-system-site-packages = true\n");
   const auto line = [](const std::string& key, const std::string& value) {
     return "echo cudadiag:" + key + ":" + hex(value) + "\n";
   };
-  const std::string script = "#!/bin/sh\necho 'sitecustomize noise'\necho cudadiag:broken\n" +
-                             line("prefix", tree.path("venv")) + line("base_prefix", tree.path("base")) +
-                             line("version", "3.12") + line("full_version", "3.12.1") +
-                             line("site", venv_site) + line("site", tree.path("venv/missing")) +
-                             line("site", base_site) + line("enable_user_site", "True") +
-                             line("user_site", user) + line("end", "");
+  const std::string script =
+      "#!/bin/sh\necho 'sitecustomize noise'\necho cudadiag:broken\n" + line("prefix", tree.path("venv")) +
+      line("base_prefix", tree.path("base")) + line("version", "3.12") + line("full_version", "3.12.1") +
+      line("site", venv_site) + line("site", tree.path("venv/missing")) + line("site", base_site) +
+      line("enable_user_site", "True") + line("user_site", user) + line("end", "");
   const auto exe = tree.write("bin/fakepython", script, 0755);
   auto env = make_env(tree);
   const auto ran = discover_python_environments_with(env, exe, std::chrono::seconds(5), no_system());
@@ -682,7 +677,8 @@ TEST_CASE("python: --python with a scripted interpreter parses its answer") {
 
   SUBCASE("a bare name is looked up on the snapshot's PATH") {
     env.set("PATH", tree.path("bin"));
-    const auto by_name = discover_python_environments_with(env, "fakepython", std::chrono::seconds(5), no_system());
+    const auto by_name =
+        discover_python_environments_with(env, "fakepython", std::chrono::seconds(5), no_system());
     REQUIRE(by_name.has_value());
     CHECK(by_name->environments.front().site_dirs == pe.site_dirs);
   }
@@ -712,10 +708,12 @@ TEST_CASE("python: --python failures are errors that say what happened") {
     const auto ran = discover_python_environments_with(
         env, tree.write("py", "#!/bin/sh\necho 'ModuleNotFoundError: no site' >&2\nexit 3\n", 0755));
     REQUIRE_FALSE(ran.has_value());
-    CHECK(ran.error().message.find("exited with status 3: ModuleNotFoundError: no site") != std::string::npos);
+    CHECK(ran.error().message.find("exited with status 3: ModuleNotFoundError: no site") !=
+          std::string::npos);
   }
   SUBCASE("prints nothing usable") {
-    const auto ran = discover_python_environments_with(env, tree.write("py", "#!/bin/sh\necho hello\n", 0755));
+    const auto ran =
+        discover_python_environments_with(env, tree.write("py", "#!/bin/sh\necho hello\n", 0755));
     REQUIRE_FALSE(ran.has_value());
     CHECK(ran.error().message.find("no usable answer") != std::string::npos);
   }
