@@ -223,8 +223,19 @@ def test_wheels_are_selected_from_the_venv_with_wheel_versions(tmp_path_factory)
             problems.append(f"{kind} {name}: selected {selected['path']} is outside {site}")
         if "/nvidia/cu13/" not in str(real) + "/":
             problems.append(f"{kind} {name}: selected {selected['path']} is not in the nvidia/cu13 wheel layout")
-        for key, expected in (("found_via", "site-packages"), ("pathfinder_found_via", "site-packages"),
-                              ("version_source", "wheel_metadata"), ("version", versions.get(distribution))):
+        expectations = [("found_via", "site-packages"), ("pathfinder_found_via", "site-packages")]
+        if name == "cccl":
+            # CCCL reports its own version from <cuda/version> (CCCL 3.5.0 ships in the 13.3.5.0.6
+            # wheel; CCCL's major is the CUDA major minus 10), not the wheel's packaging version.
+            expectations.append(("version_source", "header_macro"))
+            wheel_major = int(versions.get(distribution, "0").split(".")[0])
+            cccl_major = int((selected.get("version") or "0").split(".")[0])
+            if cccl_major != wheel_major - 10:
+                problems.append(f"{kind} {name}: CCCL {selected.get('version')} does not match wheel "
+                                f"{versions.get(distribution)}")
+        else:
+            expectations += [("version_source", "wheel_metadata"), ("version", versions.get(distribution))]
+        for key, expected in expectations:
             if selected.get(key) != expected:
                 problems.append(f"{kind} {name}: selected {key} = {selected.get(key)!r}, expected {expected!r}")
     assert not problems, "\n".join(problems)
