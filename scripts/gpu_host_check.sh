@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Run on the GPU host (through the device tool): builds cudadiag, runs the unit tests, writes the
+# report (JSON and text), asks cuda-pathfinder the same questions and compares. Results go to
+# ${OUT:-out}/. Needs no network.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${OUT:-out}
+mkdir -p "$out"
+{
+  cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCUDADIAG_WERROR=ON &&
+  cmake --build build-gpu --parallel "$(nproc)"
+} >"$out/build.log" 2>&1 || { tail -50 "$out/build.log"; exit 1; }
+(cd build-gpu && ctest -L unit --output-on-failure) >"$out/unit-tests.log" 2>&1
+tail -3 "$out/unit-tests.log"
+bin=build-gpu/cli/cudadiag
+"$bin" --json >"$out/report.json"; echo "cudadiag --json exit: $?"
+"$bin" --no-color >"$out/report.txt"
+python3 tests/real_layouts/pathfinder_oracle.py --all-supported >"$out/oracle.json" 2>"$out/oracle.err"
+python3 -c 'import cuda.pathfinder as p; print("cuda-pathfinder", p.__version__)'
+python3 scripts/compare_with_pathfinder.py "$out/report.json" "$out/oracle.json" | tee "$out/conformance.txt"
+for i in 1 2 3 4 5 6 7 8 9 10 11; do /usr/bin/time -f %e "$bin" --json >/dev/null; done 2>"$out/timing.txt"
+echo "cudadiag --json wall seconds (11 runs): $(sort -n "$out/timing.txt" | tr '\n' ' ')"
+cat "$out/report.txt"
