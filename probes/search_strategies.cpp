@@ -305,6 +305,19 @@ private:
       });
       roots.insert(roots.end(), versioned.begin(), versioned.end());
     }
+    // /usr/local/cuda is usually a link to one of the versioned roots: search each directory once.
+    std::vector<fs::FileId> seen;
+    std::erase_if(roots, [&seen](const std::string& root) {
+      const auto id = fs::file_id(root);
+      if (!id) {
+        return false;
+      }
+      if (std::find(seen.begin(), seen.end(), *id) != seen.end()) {
+        return true;
+      }
+      seen.push_back(*id);
+      return false;
+    });
     return roots;
   }
 

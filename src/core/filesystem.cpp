@@ -17,6 +17,10 @@ namespace {
 
 bool stat_follow(const std::string& path, struct stat& st) { return ::stat(path.c_str(), &st) == 0; }
 
+struct MallocFree {
+  void operator()(char* text) const { std::free(text); }
+};
+
 struct DirectoryCloser {
   void operator()(DIR* dir) const { ::closedir(dir); }
 };
@@ -48,7 +52,7 @@ bool is_executable_file(const std::string& path) {
 }
 
 Expected<std::string> real_path(const std::string& path) {
-  std::unique_ptr<char, decltype(&std::free)> resolved(::realpath(path.c_str(), nullptr), &std::free);
+  std::unique_ptr<char, MallocFree> resolved(::realpath(path.c_str(), nullptr));
   if (!resolved) {
     return Error{std::strerror(errno)};
   }
@@ -81,7 +85,12 @@ Expected<std::string> read_file_prefix(const std::string& path, size_t max_bytes
     ::close(fd);
     return Error{"not a regular file"};
   }
-  std::string content(max_bytes, '\0');
+  // Size the buffer by the file (plus one byte to notice growth), not by the cap: callers pass
+  // generous caps, and zero-filling megabytes for a 2 KiB header costs more than reading it.
+  // Files that report size 0 (/proc, /sys) get the cap.
+  const auto expected = st.st_size > 0 ? static_cast<std::uint64_t>(st.st_size) + 1 : max_bytes;
+  std::string content(static_cast<size_t>(std::min<std::uint64_t>(max_bytes, expected)), '\0');
+  max_bytes = content.size();
   size_t filled = 0;
   while (filled < max_bytes) {
     const ssize_t got = ::read(fd, content.data() + filled, max_bytes - filled);

@@ -82,7 +82,10 @@ std::string build_old_cache(const std::vector<LdCacheEntry>& entries) {
 std::optional<std::vector<std::pair<std::string, std::string>>> ldconfig_listing() {
   const char* ldconfig =
       ::access("/sbin/ldconfig", X_OK) == 0 ? "/sbin/ldconfig -p 2>/dev/null" : "ldconfig -p 2>/dev/null";
-  std::unique_ptr<FILE, decltype(&::pclose)> pipe(::popen(ldconfig, "r"), &::pclose);
+  struct PipeCloser {
+    void operator()(FILE* stream) const { ::pclose(stream); }
+  };
+  std::unique_ptr<FILE, PipeCloser> pipe(::popen(ldconfig, "r"));
   if (!pipe) {
     return std::nullopt;
   }
