@@ -172,11 +172,20 @@ std::optional<versions::FoundVersion> find_version(const ComponentSpec& spec, co
   if (!realpath) {
     return std::nullopt;
   }
+  // The name it was found under is the SONAME the search asked for (libnvrtc.so.13); the real
+  // file may extend it (libnvrtc.so.13.0.88). A suffix that does not extend the SONAME's own
+  // number is another numbering (libcupti.so.13 -> libcupti.so.2025.3.1; the driver's
+  // libcuda.so.1 -> .580.95.05): packaging metadata is preferred, the suffix is the fallback.
+  std::optional<versions::FoundVersion> from_file_name;
   if (spec.kind == ComponentKind::dynamic_lib) {
-    // The name it was found under is the SONAME the search asked for (libnvrtc.so.13); the
-    // real file may extend it (libnvrtc.so.13.0.88).
-    if (auto version = versions::version_from_file_name(fs::basename(*realpath), fs::basename(sighting.path))) {
-      return versions::FoundVersion{*version, versions::VersionSource::file_name, *realpath};
+    const auto soname = fs::basename(sighting.path);
+    if (auto version = versions::version_from_file_name(fs::basename(*realpath), soname)) {
+      from_file_name = versions::FoundVersion{*version, versions::VersionSource::file_name, *realpath};
+      const auto soname_number = soname.substr(soname.rfind(".so.") == std::string::npos ? soname.size()
+                                                                                          : soname.rfind(".so.") + 4);
+      if (!soname_number.empty() && version->rfind(soname_number + ".", 0) == 0) {
+        return from_file_name;
+      }
     }
   }
   if (spec.kind == ComponentKind::headers) {
@@ -213,7 +222,7 @@ std::optional<versions::FoundVersion> find_version(const ComponentSpec& spec, co
       return found;
     }
   }
-  return std::nullopt;
+  return from_file_name;
 }
 
 std::vector<Candidate> build_candidates(const ComponentSpec& spec, const std::vector<Sighting>& sightings,

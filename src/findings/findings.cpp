@@ -26,7 +26,7 @@ const std::vector<FindingDefinition>& finding_definitions() {
      "The libcuda.so.1 the loader would load is the CUDA Toolkit's link-time stub; every CUDA call fails with CUDA_ERROR_STUB_LIBRARY (34).",
      "Remove the toolkit's stubs/ directory from LD_LIBRARY_PATH (it is only for linking) and make sure the real driver library is installed."},
     {"lib.python_native_differ", Severity::warning,
-     "CUDA Python (cuda-pathfinder) and a native program would load different files for the same component.",
+     "CUDA Python (cuda-pathfinder) and a native program would load different files for the same component (info when both are the same version).",
      "Decide which copy you want; align LD_LIBRARY_PATH (native) with the pip/conda environment (Python), or remove the copy you do not use."},
     {"lib.multiple_versions", Severity::warning,
      "Different versions of one component are reachable; which one a program gets depends on how it searches.",
@@ -71,12 +71,13 @@ namespace {
 using discovery::Candidate;
 using discovery::ComponentResult;
 
+// A finding of a defined id, at the id's severity unless the rule lowers it.
 Finding make(std::string_view id, std::string message, std::vector<std::string> components,
-             nlohmann::json evidence = nlohmann::json::object()) {
+             nlohmann::json evidence = nlohmann::json::object(), std::optional<Severity> severity = std::nullopt) {
   const auto* definition = find_definition(id);
   Finding finding;
   finding.id = std::string(id);
-  finding.severity = definition != nullptr ? definition->severity : Severity::error;
+  finding.severity = severity.value_or(definition != nullptr ? definition->severity : Severity::error);
   finding.remedy = definition != nullptr ? std::string(definition->remedy) : "";
   finding.message = std::move(message);
   finding.components = std::move(components);
@@ -127,13 +128,16 @@ void check_python_native_differ(const ComponentResult& result, std::vector<Findi
       result.spec->kind != probes::ComponentKind::dynamic_lib) {
     return;
   }
+  // Two copies of the same version differ only in where they live: worth knowing, not a risk.
+  const bool same_version = python->version && native->version && python->version->version == native->version->version;
   out.push_back(make("lib.python_native_differ",
                      component_label(result) + ": CUDA Python would load " + shown_path(*python) + " (" +
                          result.selected->via.found_via + ") but a native program would load " + shown_path(*native) +
                          " (" + result.loader->via.found_via + ")",
                      {std::string(result.spec->name)},
                      {{"python", {{"path", python->first.path}, {"version", python->version ? python->version->version : ""}}},
-                      {"native", {{"path", native->first.path}, {"version", native->version ? native->version->version : ""}}}}));
+                      {"native", {{"path", native->first.path}, {"version", native->version ? native->version->version : ""}}}},
+                     same_version ? std::optional(Severity::info) : std::nullopt));
 }
 
 void check_multiple_versions(const ComponentResult& result, std::vector<Finding>& out) {

@@ -154,3 +154,36 @@ TEST_CASE("findings: ids are unique, dotted lower-case, and each is documented i
     CHECK(text.str().find("## `" + std::string(definition.id) + "`") != std::string::npos);
   }
 }
+
+TEST_CASE("findings: lib.python_native_differ is only info when both copies are the same version") {
+  SyntheticWorld world;
+  const auto site = world.venv("venv");
+  world.env.set("VIRTUAL_ENV", world.tree.path("venv"));
+  world.library("venv/lib/python3.12/site-packages/nvidia/cu13/lib/libnvrtc.so.13");
+  world.dist_info(site, "nvidia_cuda_nvrtc", "13.0.88");
+  world.library("opt/cuda-13.0/lib64/libnvrtc.so.13.0.88");
+  world.tree.symlink("opt/cuda-13.0/lib64/libnvrtc.so.13", "libnvrtc.so.13.0.88");
+  world.env.set("LD_LIBRARY_PATH", world.tree.path("opt/cuda-13.0/lib64"));
+  const auto found = findings_for(world, {"nvrtc"});
+  const auto* differ = with_id(found, "lib.python_native_differ");
+  REQUIRE(differ != nullptr);
+  CHECK(differ->severity == Severity::info);
+  CHECK(with_id(found, "lib.multiple_versions") == nullptr);
+}
+
+TEST_CASE("findings: a file-name suffix in another numbering does not count as a second version") {
+  SyntheticWorld world;
+  const auto site = world.venv("venv");
+  world.env.set("VIRTUAL_ENV", world.tree.path("venv"));
+  world.library("venv/lib/python3.12/site-packages/nvidia/cu13/lib/libcupti.so.13");
+  world.dist_info(site, "nvidia_cuda_cupti", "13.0.85");
+  world.tree.write("opt/cuda-13.0/version.json", R"({"cuda_cupti": {"version": "13.0.85"}})");
+  world.library("opt/cuda-13.0/lib64/libcupti.so.2025.3.1");
+  world.tree.symlink("opt/cuda-13.0/lib64/libcupti.so.13", "libcupti.so.2025.3.1");
+  world.env.set("LD_LIBRARY_PATH", world.tree.path("opt/cuda-13.0/lib64"));
+  const auto result = world.discover({"cupti"});
+  const auto lib = cudadiag::testing::component(result, "cupti");
+  REQUIRE(lib.loader.has_value());
+  CHECK(lib.loader_candidate()->version->version == "13.0.85");
+  CHECK(with_id(evaluate_discovery(result, world.env), "lib.multiple_versions") == nullptr);
+}
