@@ -140,11 +140,23 @@ void check_python_native_differ(const ComponentResult& result, std::vector<Findi
                      same_version ? std::optional(Severity::info) : std::nullopt));
 }
 
+// A version read from a file-name suffix that does not extend the SONAME's number
+// (libcupti.so.13 -> libcupti.so.2025.3.1) is in another numbering and cannot be compared with
+// packaging versions.
+bool in_other_numbering(const Candidate& candidate) {
+  if (candidate.version->source != versions::VersionSource::file_name) {
+    return false;
+  }
+  const auto soname = fs::basename(candidate.first.path);
+  const auto at = soname.rfind(".so.");
+  return at != std::string::npos && candidate.version->version.rfind(soname.substr(at + 4) + ".", 0) != 0;
+}
+
 void check_multiple_versions(const ComponentResult& result, std::vector<Finding>& out) {
   std::set<std::string> seen;
   nlohmann::json copies = nlohmann::json::array();
   for (const auto& candidate : result.candidates) {
-    if (!candidate.usable() || !candidate.version || candidate.is_stub) {
+    if (!candidate.usable() || !candidate.version || candidate.is_stub || in_other_numbering(candidate)) {
       continue;
     }
     seen.insert(candidate.version->version);

@@ -187,3 +187,17 @@ TEST_CASE("findings: a file-name suffix in another numbering does not count as a
   CHECK(lib.loader_candidate()->version->version == "13.0.85");
   CHECK(with_id(evaluate_discovery(result, world.env), "lib.multiple_versions") == nullptr);
 }
+
+TEST_CASE("findings: a CUPTI-style year-numbered file without other metadata is not a second version") {
+  SyntheticWorld world;
+  const auto site = world.venv("venv");
+  world.env.set("VIRTUAL_ENV", world.tree.path("venv"));
+  world.library("venv/lib/python3.12/site-packages/nvidia/cu13/lib/libcupti.so.13");
+  world.dist_info(site, "nvidia_cuda_cupti", "13.0.85");
+  world.library("opt/cupti/lib64/libcupti.so.2025.3.1");
+  world.tree.symlink("opt/cupti/lib64/libcupti.so.13", "libcupti.so.2025.3.1");
+  world.env.set("LD_LIBRARY_PATH", world.tree.path("opt/cupti/lib64"));
+  const auto found = findings_for(world, {"cupti"});
+  CHECK(with_id(found, "lib.multiple_versions") == nullptr);
+  CHECK(with_id(found, "lib.python_native_differ") != nullptr);
+}
