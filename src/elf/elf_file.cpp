@@ -1,4 +1,5 @@
 #include "elf/elf_file.hpp"
+#include "core/text.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -181,16 +182,6 @@ std::uint64_t load(std::span<const std::byte> bytes, std::size_t at, std::size_t
     value = (value << 8U) | std::to_integer<std::uint64_t>(bytes[index]);
   }
   return value;
-}
-
-std::string hex(std::uint64_t value) {
-  static constexpr std::string_view k_digits = "0123456789abcdef";
-  std::string text;
-  do {
-    text.insert(text.begin(), k_digits[value & 0xfU]);
-    value >>= 4U;
-  } while (value != 0);
-  return "0x" + text;
 }
 
 std::string type_name(std::uint16_t type) {
@@ -480,7 +471,7 @@ private:
     }
     if (!strings) {
       if (dynamic.strtab_address) {
-        return Error{"DT_STRTAB address " + hex(*dynamic.strtab_address) + " is not in any loadable segment"};
+        return Error{"DT_STRTAB address " + hex_number(*dynamic.strtab_address) + " is not in any loadable segment"};
       }
       return Error{"dynamic section has no DT_STRTAB"};
     }

@@ -1,4 +1,5 @@
 #include "loader/ld_so_cache.hpp"
+#include "core/text.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -105,16 +106,6 @@ bool starts_with(std::span<const std::byte> bytes, std::size_t at, std::string_v
 bool is_prefix_of_magic(std::span<const std::byte> bytes, std::string_view magic) {
   const auto length = std::min(bytes.size(), magic.size());
   return std::memcmp(bytes.data(), magic.data(), length) == 0;
-}
-
-std::string hex(std::uint64_t value) {
-  static constexpr std::string_view k_digits = "0123456789abcdef";
-  std::string text;
-  do {
-    text.insert(text.begin(), k_digits[value & 0xfU]);
-    value >>= 4U;
-  } while (value != 0);
-  return "0x" + text;
 }
 
 std::string truncated(std::uint64_t declared, std::uint64_t held) {
@@ -284,7 +275,7 @@ std::string LdCacheEntry::arch_label() const {
       }
     }
   }
-  return "flags " + hex(static_cast<std::uint32_t>(flags));
+  return "flags " + hex_number(static_cast<std::uint32_t>(flags));
 }
 
 LdSoCache::LdSoCache(std::vector<LdCacheEntry> entries, LdCacheFormat format)
