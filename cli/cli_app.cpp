@@ -1,15 +1,19 @@
 #include "cli_app.hpp"
 
 #include "core/environment.hpp"
+#include "core/filesystem.hpp"
+#include "inspect/loaded_components.hpp"
 #include "report/json_report.hpp"
 #include "report/report.hpp"
 #include "report/text_report.hpp"
+#include "verify/worker.hpp"
 
 #include <CLI/CLI.hpp>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -29,6 +33,12 @@ struct GlobalOptions {
   std::string python;
   std::string ld_so_cache;
   std::string fail_on = "error";
+  bool no_load = false;
+  double timeout_seconds = 15;
+};
+
+struct InspectOptions {
+  int pid = 0;
 };
 
 struct FindOptions {
@@ -69,6 +79,15 @@ report::ReportOptions report_options(const GlobalOptions& options) {
   return out;
 }
 
+// The full report loads the core libraries in isolated workers: this very executable, re-run.
+void enable_verification(report::ReportOptions& settings, const GlobalOptions& options) {
+  settings.verify.enabled = !options.no_load;
+  settings.verify.step_timeout =
+      std::chrono::milliseconds(static_cast<long long>(options.timeout_seconds * 1000.0));
+  auto self = fs::real_path("/proc/self/exe");
+  settings.verify.executable = self ? *self : std::string("/proc/self/exe");
+}
+
 void write_stdout(const std::string& text) {
   std::fwrite(text.data(), 1, text.size(), stdout);
   std::fflush(stdout);
@@ -86,8 +105,10 @@ std::string known_names(std::optional<probes::ComponentKind> kind) {
 
 int run_report(const GlobalOptions& options, const Environment& env) {
   const auto start = std::chrono::steady_clock::now();
-  const auto report = report::make_report(env, report_options(options));
-  spdlog::info("discovery took {:.2f} ms",
+  auto settings = report_options(options);
+  enable_verification(settings, options);
+  const auto report = report::make_report(env, settings);
+  spdlog::info("report took {:.2f} ms",
                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
   write_stdout(options.json ? report::render_json(report) : report::render_text(report, text_style(options, env)));
   return report.summary.exit_code;
@@ -132,9 +153,30 @@ int run_find(const GlobalOptions& options, const FindOptions& find, const Enviro
   return code;
 }
 
+int run_inspect(const GlobalOptions& options, const InspectOptions& inspect, const Environment& env) {
+  auto inspection = inspect::inspect_process(inspect.pid);
+  if (!inspection) {
+    spdlog::error("{}", inspection.error().message);
+    return k_exit_not_found;
+  }
+  if (options.json) {
+    write_stdout(inspect::inspection_to_json(*inspection).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
+                 "\n");
+  } else {
+    write_stdout(inspect::render_inspection_text(*inspection));
+  }
+  (void)env;
+  const bool errors = std::any_of(inspection->findings.begin(), inspection->findings.end(),
+                                  [](const auto& finding) { return finding.severity == findings::Severity::error; });
+  return errors ? 1 : 0;
+}
+
 } // namespace
 
 int run(int argc, char** argv) {
+  if (argc >= 2 && std::string_view(argv[1]) == "__worker") {
+    return verify::worker_main(argc, argv);  // the isolated child of verification; see verify/worker.hpp
+  }
   try {
     CLI::App app{"cudadiag: which CUDA components will this process load, and do they agree?", "cudadiag"};
     app.set_version_flag("--version", std::string("cudadiag ") + CUDADIAG_VERSION);
@@ -149,6 +191,10 @@ int run(int argc, char** argv) {
     app.add_option("--ld-so-cache", options.ld_so_cache, "Read this loader cache instead of /etc/ld.so.cache");
     app.add_option("--fail-on", options.fail_on, "Exit 1 on findings of this severity or worse")
         ->check(CLI::IsMember({"error", "warning"}));
+    app.add_flag("--no-load", options.no_load,
+                 "Inspect files only: load no library, run no code from them (skips verification)");
+    app.add_option("--timeout", options.timeout_seconds, "Seconds each library may take to load and answer (default 15)")
+        ->check(CLI::Range(0.1, 3600.0));
 
     FindOptions find;
     auto* find_command = app.add_subcommand("find", "Print the path of one component (exit 1 if not found)");
@@ -158,6 +204,12 @@ int run(int argc, char** argv) {
     find_command->add_flag("--explain", find.explain, "Show the search trace and why the answer was chosen");
     find_command->add_flag("--headers", find.headers, "Look for the header set of that name (e.g. cudart headers)");
     find_command->fallthrough();
+
+    InspectOptions inspect;
+    auto* inspect_command =
+        app.add_subcommand("inspect", "List the CUDA libraries a running process has mapped (exit 1 on an error finding)");
+    inspect_command->add_option("--pid", inspect.pid, "The process to inspect")->required()->check(CLI::PositiveNumber);
+    inspect_command->fallthrough();
     app.require_subcommand(0, 1);
 
     try {
@@ -170,6 +222,9 @@ int run(int argc, char** argv) {
     configure_logging(options, env);
     if (find_command->parsed()) {
       return run_find(options, find, env);
+    }
+    if (inspect_command->parsed()) {
+      return run_inspect(options, inspect, env);
     }
     return run_report(options, env);
   } catch (const std::exception& error) {

@@ -3,6 +3,7 @@
 #
 #   DEST/wheels  cuda-pathfinder + the CUDA 13 pip wheels (nvrtc, nvJitLink, CCCL) + pytest, jsonschema
 #   DEST/bare    cuda-pathfinder + pytest, jsonschema (CUDA comes from the system toolkit)
+#   DEST/mismatch  NVRTC 13 with a CUDA 12 nvJitLink wheel: the nvjitlink.version_mismatch situation
 #
 # Usage: scripts/make_test_venvs.sh DEST
 #
@@ -15,6 +16,7 @@ set -euo pipefail
 readonly k_marker=".cudadiag-test-venv-complete"
 readonly k_common_packages=(cuda-pathfinder pytest jsonschema)
 readonly k_wheel_packages=(nvidia-cuda-nvrtc nvidia-nvjitlink nvidia-cuda-cccl)
+readonly k_mismatch_packages=(nvidia-cuda-nvrtc nvidia-nvjitlink-cu12)
 
 usage() {
   echo "usage: $0 DEST" >&2
@@ -100,3 +102,4 @@ fi
 
 make_venv "$dest/bare" "${k_common_packages[@]}"
 make_venv "$dest/wheels" "${k_wheel_packages[@]}" "${k_common_packages[@]}"
+make_venv "$dest/mismatch" "${k_mismatch_packages[@]}" "${k_common_packages[@]}"

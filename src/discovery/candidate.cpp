@@ -43,19 +43,15 @@ bool has_path_component(const std::string& path, std::string_view component) {
   return ("/" + path + "/").find(needle) != std::string::npos;
 }
 
-// The toolkit's link-time stub: lives in a stubs/ directory, or, for libcuda, is far smaller
-// than any real driver (the stub is ~100 KiB; a real libcuda.so is tens of MiB).
-bool looks_like_stub(const ComponentSpec& spec, const std::string& path, const std::string& realpath) {
-  if (has_path_component(path, "stubs") || has_path_component(realpath, "stubs")) {
-    return true;
-  }
-  constexpr std::uint64_t k_smallest_real_libcuda = 8ULL << 20U;
-  if (spec.name == "cuda") {
-    const auto size = fs::file_size(realpath);
-    return size && *size < k_smallest_real_libcuda;
-  }
-  return false;
+} // namespace
+
+// The toolkit's link-time stub lives in a stubs/ directory (reached directly or through a link).
+// A stub copied elsewhere is caught when verification's cuInit returns 34.
+bool looks_like_stub(const std::string& path, const std::string& realpath) {
+  return has_path_component(path, "stubs") || has_path_component(realpath, "stubs");
 }
+
+namespace {
 
 std::string unresolvable_reason(const std::string& path, const Error& error) {
   if (fs::is_symlink(path)) {
@@ -64,7 +60,7 @@ std::string unresolvable_reason(const std::string& path, const Error& error) {
   return "cannot resolve path: " + error.message;
 }
 
-void inspect_library(const ComponentSpec& spec, Candidate& candidate) {
+void inspect_library(Candidate& candidate) {
   auto info = elf::read_elf_info(*candidate.realpath);
   if (!info) {
     candidate.rejected = "not a loadable library: " + info.error().message;
@@ -75,7 +71,7 @@ void inspect_library(const ComponentSpec& spec, Candidate& candidate) {
     candidate.loader_skips = true;
   }
   candidate.elf = std::move(*info);
-  candidate.is_stub = looks_like_stub(spec, candidate.first.path, *candidate.realpath);
+  candidate.is_stub = looks_like_stub(candidate.first.path, *candidate.realpath);
 }
 
 void inspect_headers(const ComponentSpec& spec, Candidate& candidate) {
@@ -109,7 +105,7 @@ Candidate inspect(const ComponentSpec& spec, const Sighting& sighting, const Sys
   }
   candidate.realpath = *resolved;
   switch (spec.kind) {
-  case ComponentKind::dynamic_lib: inspect_library(spec, candidate); break;
+  case ComponentKind::dynamic_lib: inspect_library(candidate); break;
   case ComponentKind::headers: inspect_headers(spec, candidate); break;
   case ComponentKind::binary: inspect_binary(candidate); break;
   }
@@ -162,6 +158,21 @@ std::optional<std::string> root_above(const std::string& path, ComponentKind kin
   return root;
 }
 
+// The wheel distributions that can own a file at `path`, most likely first: CUDA 13 wheels put
+// files under nvidia/cu13/, CUDA 12 wheels (named *-cu12) under per-component directories; a
+// site-packages dir may hold both, so the layout decides which metadata to read first.
+std::vector<std::string_view> wheel_distributions_for(const ComponentSpec& spec, const std::string& path) {
+  const bool cu13_layout = path.find("/nvidia/cu13/") != std::string::npos;
+  std::vector<std::string_view> first;
+  std::vector<std::string_view> rest;
+  for (const auto name : spec.wheel_distributions) {
+    const bool cu12_name = name.size() > 5 && name.substr(name.size() - 5) == "-cu12";
+    (cu12_name != cu13_layout ? first : rest).push_back(name);
+  }
+  first.insert(first.end(), rest.begin(), rest.end());
+  return first;
+}
+
 template <class T> std::span<const std::string_view> as_span(const T& list) { return {list.data(), list.size()}; }
 
 } // namespace
@@ -201,7 +212,8 @@ std::optional<versions::FoundVersion> find_version(const ComponentSpec& spec, co
   }
   for (const auto& path : {sighting.path, *realpath}) {
     if (auto site = wheel_site_dir(path)) {
-      if (auto found = versions::version_from_dist_info(*site, as_span(spec.wheel_distributions))) {
+      const auto names = wheel_distributions_for(spec, path);
+      if (auto found = versions::version_from_dist_info(*site, as_span(names))) {
         return found;
       }
     }

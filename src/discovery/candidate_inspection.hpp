@@ -20,4 +20,9 @@ std::optional<versions::FoundVersion> find_version(const probes::ComponentSpec& 
                                                    const std::optional<std::string>& realpath,
                                                    const SystemLayout& layout);
 
+// Whether a library file is the toolkit's link-time stub rather than the real library: `path` or
+// `realpath` has a stubs/ directory component. (A stub copied elsewhere is caught at verification,
+// when cuInit returns 34; file size is no rule: test doubles and shims are small too.)
+bool looks_like_stub(const std::string& path, const std::string& realpath);
+
 } // namespace cudadiag::discovery

@@ -49,6 +49,45 @@ const std::vector<FindingDefinition>& finding_definitions() {
     {"env.bad_search_path", Severity::warning,
      "A search-path variable has an entry that is empty, relative or not a directory.",
      "Remove the entry: empty and relative LD_LIBRARY_PATH entries make the loader search the current directory."},
+    {"driver.init_failed", Severity::error,
+     "cuInit failed: the driver is installed but CUDA cannot start (the message decodes the CUresult).",
+     "See the remedy for the error code in docs/findings.md: 35 driver older than the runtime, 100 no device visible, 803 user-mode and kernel driver versions differ, 804 forward-compatibility copy on unsupported hardware, 999 unknown (often a driver/GPU fault: check dmesg)."},
+    {"driver.too_old", Severity::error,
+     "The driver is older than the CUDA major of the runtime or NVRTC that will be loaded (CUDA 13 needs driver >= 580, CUDA 12 needs >= 525).",
+     "Upgrade the NVIDIA driver, or install the CUDA 12 builds of the libraries (pip install the -cu12 wheels)."},
+    {"driver.forward_compat", Severity::info,
+     "The loaded libcuda is a forward-compatibility copy (a compat/ directory): it only works on data-center GPUs with a supported kernel driver.",
+     "Keep it only on supported data-center GPUs; elsewhere remove the compat directory from LD_LIBRARY_PATH (cuInit fails with 804)."},
+    {"nvrtc.ptx_newer_than_driver", Severity::error,
+     "NVRTC emits a PTX ISA newer than the driver can JIT; loading its PTX fails with CUDA_ERROR_UNSUPPORTED_PTX_VERSION (222).",
+     "Upgrade the driver, use an NVRTC no newer than the driver's CUDA version, or compile to a cubin (SASS) for the exact GPU architecture (-arch=sm_XX)."},
+    {"nvjitlink.version_mismatch", Severity::error,
+     "nvJitLink is another major than NVRTC, or older than it; LTO-IR from NVRTC cannot be linked (e.g. 'undefined symbol __nvJitLinkComplete_12_4').",
+     "Install nvJitLink of the same major and at least the same minor as NVRTC (same toolkit or matching wheels), and make sure no older copy shadows it on LD_LIBRARY_PATH."},
+    {"nvrtc.builtins_missing", Severity::error,
+     "libnvrtc-builtins.so.X.Y matching the loaded NVRTC cannot be loaded from its directory; every NVRTC compilation fails.",
+     "Reinstall the NVRTC package (wheel or toolkit) so that libnvrtc-builtins.so.X.Y sits next to libnvrtc.so."},
+    {"cccl.version_mismatch", Severity::warning,
+     "The CCCL headers that will be used come from another CUDA major than the NVRTC that compiles them (CCCL 3.x belongs to CUDA 13, 2.x to CUDA 12).",
+     "Use the CCCL headers of the same toolkit as NVRTC (for wheels: pip install nvidia-cuda-cccl matching nvidia-cuda-nvrtc), and point -I at them."},
+    {"lib.version_disagrees", Severity::warning,
+     "The version a library reports through its API differs from the version its files or packaging metadata claim.",
+     "The package metadata is stale or the file was replaced by hand; reinstall the package so that files and metadata agree."},
+    {"verify.load_failed", Severity::error,
+     "A selected library could not be loaded (dlopen failed, e.g. a dependency is missing); programs that need it fail the same way.",
+     "Install the missing dependency named in the message, or fix the search path so that the library's dependencies resolve."},
+    {"verify.crashed", Severity::error,
+     "Loading or initialising a selected library crashed the isolated worker (the signal and the phase are named).",
+     "The library is corrupt or incompatible with this system; reinstall it or the driver, and check dmesg for GPU or driver errors."},
+    {"verify.timeout", Severity::error,
+     "Loading or initialising a selected library did not finish within the timeout (a hang, often in cuInit).",
+     "Check the GPU and driver health (nvidia-smi, dmesg: Xid errors); a hung cuInit usually needs a driver reload or a reboot."},
+    {"verify.missing_symbols", Severity::warning,
+     "A loaded library lacks entry points its version should have (a stub, a truncated or very old copy).",
+     "Reinstall the library; if it is the driver, make sure the real driver (not a stub or a shim) is loaded."},
+    {"process.duplicate_lib", Severity::error,
+     "Two different files of one CUDA component are mapped into one process; their state is not shared and calls can go to either.",
+     "Make every part of the application load the component from one place (one toolkit or one wheel set); check LD_LIBRARY_PATH and RPATHs."},
     {"path.world_writable", Severity::warning,
      "A directory the loader searches for CUDA libraries can be written by any user, who could plant a library there.",
      "Remove the other-write permission (chmod o-w) or stop searching that directory."},
@@ -66,14 +105,8 @@ const FindingDefinition* find_definition(std::string_view id) {
   return nullptr;
 }
 
-namespace {
-
-using discovery::Candidate;
-using discovery::ComponentResult;
-
-// A finding of a defined id, at the id's severity unless the rule lowers it.
-Finding make(std::string_view id, std::string message, std::vector<std::string> components,
-             nlohmann::json evidence = nlohmann::json::object(), std::optional<Severity> severity = std::nullopt) {
+Finding make_finding(std::string_view id, std::string message, std::vector<std::string> components,
+                     nlohmann::json evidence, std::optional<Severity> severity) {
   const auto* definition = find_definition(id);
   Finding finding;
   finding.id = std::string(id);
@@ -84,6 +117,17 @@ Finding make(std::string_view id, std::string message, std::vector<std::string> 
   finding.evidence = std::move(evidence);
   return finding;
 }
+
+namespace {
+
+// The rules below use the short name.
+Finding make(std::string_view id, std::string message, std::vector<std::string> components,
+             nlohmann::json evidence = nlohmann::json::object(), std::optional<Severity> severity = std::nullopt) {
+  return make_finding(id, std::move(message), std::move(components), std::move(evidence), severity);
+}
+
+using discovery::Candidate;
+using discovery::ComponentResult;
 
 std::string component_label(const ComponentResult& result) {
   std::string label(result.spec->name);

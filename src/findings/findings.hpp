@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,6 +36,11 @@ struct FindingDefinition {
 };
 const std::vector<FindingDefinition>& finding_definitions();
 const FindingDefinition* find_definition(std::string_view id);
+
+// A finding of a defined id with that id's severity and remedy (unless `severity` overrides it).
+Finding make_finding(std::string_view id, std::string message, std::vector<std::string> components,
+                     nlohmann::json evidence = nlohmann::json::object(),
+                     std::optional<Severity> severity = std::nullopt);
 
 // Every finding the discovery facts support, in rule order.
 std::vector<Finding> evaluate_discovery(const discovery::DiscoveryResult& result, const Environment& env);

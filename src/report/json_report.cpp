@@ -138,6 +138,35 @@ json environment_to_json(const Report& report) {
             {"entries", cache.entries}}}};
 }
 
+// JSON from a probe may hold raw bytes (paths, dlerror text): sanitize by round-tripping.
+json sanitized(const json& value) {
+  return json::parse(value.dump(-1, ' ', false, json::error_handler_t::replace));
+}
+
+json step_to_json(const verify::StepOutcome& step) {
+  return {{"component", text(step.id)},
+          {"kind", text(step.kind)},
+          {"path", text(step.path)},
+          {"status", step.status},
+          {"signal", step.signal ? json(*step.signal) : json(nullptr)},
+          {"exit_code", step.exit_code ? json(*step.exit_code) : json(nullptr)},
+          {"detail", text(step.detail)},
+          {"last_phase", text(step.last_phase)},
+          {"stderr_tail", text(step.stderr_tail)},
+          {"elapsed_ms", step.elapsed_ms},
+          {"result", step.result.is_null() ? json(nullptr) : sanitized(step.result)}};
+}
+
+json verification_to_json(const verify::Verification& verification) {
+  json steps = json::array();
+  for (const auto& step : verification.steps) {
+    steps.push_back(step_to_json(step));
+  }
+  return {{"ran", verification.ran},
+          {"skipped_reason", verification.ran ? json(nullptr) : json(text(verification.skipped_reason))},
+          {"steps", steps}};
+}
+
 } // namespace
 
 json component_to_json(const discovery::ComponentResult& component) {
@@ -190,7 +219,8 @@ json report_to_json(const Report& report) {
             {"distro", optional_text(host.distro)}}},
           {"environment", environment_to_json(report)},
           {"components", components},
-          {"devices", json::array()},
+          {"devices", sanitized(report.verification.devices)},
+          {"verification", verification_to_json(report.verification)},
           {"selftest", nullptr},
           {"findings", found},
           {"summary",

@@ -1,6 +1,9 @@
 #include "report/report.hpp"
 
 #include "core/filesystem.hpp"
+#include "findings/verification_rules.hpp"
+
+#include <algorithm>
 
 #include <sys/utsname.h>
 
@@ -68,7 +71,17 @@ Report make_report(const Environment& env, const ReportOptions& options) {
   report.host = read_host_info();
   report.environment = env;
   report.discovery = discovery::discover(env, options.discovery);
+  report.verification = verify::verify(report.discovery, options.verify, env);
   report.findings = findings::evaluate_discovery(report.discovery, env);
+  for (auto& finding : findings::evaluate_verification(report.discovery, report.verification)) {
+    // The stub can be named by both stages (file traits, then cuInit's 34): report it once.
+    const bool repeated = finding.id == "driver.stub" &&
+                          std::any_of(report.findings.begin(), report.findings.end(),
+                                      [](const findings::Finding& known) { return known.id == "driver.stub"; });
+    if (!repeated) {
+      report.findings.push_back(std::move(finding));
+    }
+  }
   report.summary = summarize(report.findings, options.fail_on);
   return report;
 }

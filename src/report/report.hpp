@@ -5,6 +5,7 @@
 #include "core/environment.hpp"
 #include "discovery/discovery.hpp"
 #include "findings/findings.hpp"
+#include "verify/verification.hpp"
 
 #include <string>
 #include <vector>
@@ -32,16 +33,18 @@ struct Report {
   HostInfo host;
   Environment environment;
   discovery::DiscoveryResult discovery;
+  verify::Verification verification;
   std::vector<findings::Finding> findings;
   Summary summary;
 };
 
 struct ReportOptions {
   discovery::DiscoveryOptions discovery;
+  verify::VerifyOptions verify; // off unless asked: the CLI turns it on
   FailOn fail_on = FailOn::error;
 };
 
-// Discovery, then findings, then the summary.
+// Discovery, then verification (when enabled), then findings, then the summary.
 Report make_report(const Environment& env, const ReportOptions& options);
 
 // The summary for a set of findings under a --fail-on policy.

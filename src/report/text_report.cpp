@@ -64,7 +64,9 @@ std::string verdict(const Report& report, TextStyle style) {
   }
   return paint(style, k_bold, "cudadiag " CUDADIAG_VERSION ": ") + paint(style, color, label) + " — " + counts +
          "; " + std::to_string(found) + "/" + std::to_string(report.discovery.components.size()) +
-         " components found (files inspected only; nothing was loaded)\n";
+         " components found" +
+         (report.verification.ran ? "; core libraries loaded in isolated workers" : " (files inspected only; nothing was loaded)") +
+         "\n";
 }
 
 std::string components_table(const Report& report, TextStyle style) {
@@ -95,6 +97,95 @@ std::string components_table(const Report& report, TextStyle style) {
     if (python != nullptr && native != nullptr && python != native) {
       out += "  " + pad("", 11 + 9) + pad(version_of(native), 12) + pad(component.loader->via.found_via, 17) +
              paint(style, k_yellow, "native: " + to_valid_utf8(component.loader->via.path)) + "\n";
+    }
+  }
+  return out;
+}
+
+// What a loaded library said about its own version, in a short form.
+std::string reported_version(const verify::StepOutcome& step) {
+  const auto& result = step.result;
+  if (!result.is_object()) {
+    return "-";
+  }
+  if (result.contains("version") && result["version"].is_string()) {
+    return result["version"].get<std::string>();
+  }
+  for (const char* key : {"runtime_version", "driver_version"}) {
+    if (result.contains(key) && result[key].is_number_integer()) {
+      const auto value = result[key].get<long long>();
+      return "CUDA " + std::to_string(value / 1000) + "." + std::to_string((value % 1000) / 10);
+    }
+    if (result.contains(key) && result[key].is_string()) {
+      return result[key].get<std::string>();
+    }
+  }
+  return "-";
+}
+
+std::string verification_section(const Report& report, TextStyle style) {
+  const auto& verification = report.verification;
+  std::string out = "\n" + paint(style, k_bold, "Loaded in isolated workers") + "\n";
+  if (!verification.ran) {
+    return out + "  skipped: " + to_valid_utf8(verification.skipped_reason) + "\n";
+  }
+  for (const auto& step : verification.steps) {
+    std::string state = step.status;
+    if (step.status == "ok" && step.result.is_object() && !step.result.value("loaded", false)) {
+      state = "load failed";
+    } else if (step.status == "ok" && step.result.is_object() && step.result.contains("init") &&
+               step.result["init"].is_object() && step.result["init"].value("code", 0) != 0) {
+      state = "cuInit: " + step.result["init"].value("name", std::string("error"));
+    }
+    const auto color = state == "ok" ? k_green : k_red;
+    out += "  " + pad(step.id, 11) + paint(style, color, pad(state, 44)) + " " + pad(reported_version(step), 14) +
+           std::to_string(static_cast<long long>(step.elapsed_ms)) + " ms\n";
+    if (step.status != "ok") {
+      out += "    " + to_valid_utf8(step.detail) + "\n";
+    }
+  }
+  return out;
+}
+
+std::string devices_section(const Report& report, TextStyle style) {
+  const auto& devices = report.verification.devices;
+  if (!report.verification.ran) {
+    return "";
+  }
+  std::string out = "\n" + paint(style, k_bold, "Devices") + "\n";
+  if (devices.empty()) {
+    return out + "  none visible to CUDA\n";
+  }
+  for (const auto& device : devices) {
+    const auto ordinal = device.contains("ordinal") && device["ordinal"].is_number_integer()
+                             ? std::to_string(device["ordinal"].get<int>())
+                             : std::string("-");
+    std::string line = "  GPU " + ordinal + "  " + device.value("name", std::string("?"));
+    if (device.contains("compute_capability")) {
+      line += "  cc " + device.value("compute_capability", std::string("?"));
+    }
+    if (device.contains("sm_count") && device["sm_count"].is_number_integer()) {
+      line += "  " + std::to_string(device["sm_count"].get<int>()) + " SMs";
+    }
+    if (device.contains("total_memory_bytes") && device["total_memory_bytes"].is_number()) {
+      line += "  " + std::to_string(device["total_memory_bytes"].get<double>() / 1e9).substr(0, 5) + " GB";
+    }
+    if (device.contains("peak_bandwidth_gbps") && device["peak_bandwidth_gbps"].is_number()) {
+      line += "  peak " + std::to_string(static_cast<long long>(device["peak_bandwidth_gbps"].get<double>())) + " GB/s";
+    }
+    out += to_valid_utf8(line) + "\n";
+    if (device.contains("pci_bus_id") || device.contains("uuid")) {
+      out += "    " + to_valid_utf8(device.value("pci_bus_id", std::string("")) + "  " + device.value("uuid", std::string(""))) + "\n";
+    }
+    if (device.contains("nvml") && device["nvml"].is_object()) {
+      const auto& nvml = device["nvml"];
+      if (nvml.contains("pcie") && nvml["pcie"].is_object()) {
+        const auto& pcie = nvml["pcie"];
+        out += "    PCIe gen " + pcie.value("gen_current", nlohmann::json(nullptr)).dump() + " x" +
+               pcie.value("width_current", nlohmann::json(nullptr)).dump() + " (max gen " +
+               pcie.value("gen_max", nlohmann::json(nullptr)).dump() + " x" +
+               pcie.value("width_max", nlohmann::json(nullptr)).dump() + ")\n";
+      }
     }
   }
   return out;
@@ -152,8 +243,8 @@ std::string markers(const discovery::ComponentResult& component, std::size_t ind
 } // namespace
 
 std::string render_text(const Report& report, TextStyle style) {
-  return verdict(report, style) + components_table(report, style) + python_section(report, style) +
-         findings_section(report, style);
+  return verdict(report, style) + components_table(report, style) + verification_section(report, style) +
+         devices_section(report, style) + python_section(report, style) + findings_section(report, style);
 }
 
 std::string chosen_path(const discovery::ComponentResult& component) {

@@ -212,3 +212,19 @@ TEST_CASE("selection: the driver is found only by the loader; a toolkit stub is 
   CHECK_FALSE(driver.loader.has_value());
   CHECK(driver.status == ComponentStatus::not_found);
 }
+
+TEST_CASE("selection: a CUDA 12 wheel next to a CUDA 13 wheel reads its own dist-info version") {
+  SyntheticWorld world;
+  const auto site = world.venv("venv");
+  world.env.set("VIRTUAL_ENV", world.tree.path("venv"));
+  world.library("venv/lib/python3.12/site-packages/nvidia/cuda_nvrtc/lib/libnvrtc.so.12");
+  world.library("venv/lib/python3.12/site-packages/nvidia/cu13/lib/libnvrtc.so.13");
+  world.dist_info(site, "nvidia_cuda_nvrtc_cu12", "12.9.86");
+  world.dist_info(site, "nvidia_cuda_nvrtc", "13.0.88");
+  const auto nvrtc = component(world.discover({"nvrtc"}), "nvrtc");
+  REQUIRE(nvrtc.candidates.size() == 2);
+  for (const auto& candidate : nvrtc.candidates) {
+    const bool cu13 = candidate.first.path.find("/cu13/") != std::string::npos;
+    CHECK(candidate.version->version == (cu13 ? "13.0.88" : "12.9.86"));
+  }
+}

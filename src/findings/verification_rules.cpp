@@ -1,0 +1,385 @@
+#include "findings/verification_rules.hpp"
+
+#include "versions/version_sources.hpp"
+
+#include <array>
+#include <string>
+
+namespace cudadiag::findings {
+namespace {
+
+using MajorMinor = std::pair<int, int>;
+
+struct PtxIsaRow {
+  MajorMinor cuda;
+  MajorMinor isa;
+};
+
+// PTX ISA per CUDA release. A driver JITs PTX up to its own release's ISA.
+constexpr std::array<PtxIsaRow, 12> k_ptx_isa = {{
+    {{12, 0}, {8, 0}}, {{12, 1}, {8, 1}}, {{12, 2}, {8, 2}}, {{12, 3}, {8, 3}}, {{12, 4}, {8, 4}}, {{12, 5}, {8, 5}},
+    {{12, 6}, {8, 5}}, {{12, 8}, {8, 7}}, {{12, 9}, {8, 8}}, {{13, 0}, {9, 0}}, {{13, 1}, {9, 1}}, {{13, 2}, {9, 2}},
+}};
+
+// The minimum driver branch per CUDA major (minor-version compatibility within a major).
+struct DriverBranchRow {
+  int cuda_major;
+  int driver_branch;
+};
+constexpr std::array<DriverBranchRow, 2> k_minimum_driver = {{{13, 580}, {12, 525}}};
+
+// Remedies for the cuInit results users hit most, keyed by CUresult.
+struct InitRemedy {
+  int code;
+  const char* remedy;
+};
+constexpr std::array<InitRemedy, 7> k_init_remedies = {{
+    {35, "The driver is older than this CUDA runtime: upgrade the driver or use libraries built for an older CUDA."},
+    {100, "No CUDA-capable device is visible: check CUDA_VISIBLE_DEVICES / NVIDIA_VISIBLE_DEVICES, the container's GPU "
+          "access (--gpus), and that nvidia-smi lists the GPU."},
+    {101, "CUDA_VISIBLE_DEVICES names a device that does not exist; fix or unset it."},
+    {803, "The user-mode driver (libcuda) and the kernel module are different versions: reboot after a driver upgrade, "
+          "or remove the stale libcuda copy (often a container image shipping its own driver libraries)."},
+    {804, "A forward-compatibility libcuda (cuda-compat) is loaded on hardware or a kernel driver it does not support: "
+          "remove the compat directory from LD_LIBRARY_PATH."},
+    {999, "Unknown error: usually a driver or GPU fault. Check dmesg for Xid errors and nvidia-smi; a driver reload or "
+          "reboot often clears it."},
+    {3, "The driver did not initialise (no /dev/nvidia* access?): check device node permissions and the container's GPU access."},
+}};
+
+std::optional<MajorMinor> parse_major_minor(const std::string& text) { return versions::major_minor(text); }
+
+// 13000 -> (13, 0)
+MajorMinor from_cuda_int(std::int64_t version) {
+  return {static_cast<int>(version / 1000), static_cast<int>((version % 1000) / 10)};
+}
+
+std::string to_text(MajorMinor version) { return std::to_string(version.first) + "." + std::to_string(version.second); }
+
+const discovery::ComponentResult* library(const discovery::DiscoveryResult& discovery, std::string_view name) {
+  for (const auto& component : discovery.components) {
+    if (component.spec->name == name && component.spec->kind == probes::ComponentKind::dynamic_lib) {
+      return &component;
+    }
+  }
+  return nullptr;
+}
+
+const discovery::ComponentResult* headers(const discovery::DiscoveryResult& discovery, std::string_view name) {
+  for (const auto& component : discovery.components) {
+    if (component.spec->name == name && component.spec->kind == probes::ComponentKind::headers) {
+      return &component;
+    }
+  }
+  return nullptr;
+}
+
+// The version discovery read from the files of the copy the worker loaded.
+std::optional<std::string> file_version(const discovery::DiscoveryResult& discovery, const verify::StepOutcome& step) {
+  const auto* component = library(discovery, step.id);
+  if (component == nullptr) {
+    return std::nullopt;
+  }
+  for (const auto* choice : {&component->selected, &component->loader}) {
+    if (*choice && (*choice)->via.path == step.path) {
+      const auto& candidate = component->candidates[(*choice)->candidate];
+      if (candidate.version) {
+        return candidate.version->version;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> string_field(const nlohmann::json* object, const char* key) {
+  if (object == nullptr || !object->contains(key) || !(*object)[key].is_string()) {
+    return std::nullopt;
+  }
+  return (*object)[key].get<std::string>();
+}
+
+std::optional<std::int64_t> int_field(const nlohmann::json* object, const char* key) {
+  if (object == nullptr || !object->contains(key) || !(*object)[key].is_number_integer()) {
+    return std::nullopt;
+  }
+  return (*object)[key].get<std::int64_t>();
+}
+
+// The version of a library as it says itself, else as its files say.
+std::optional<MajorMinor> effective_version(const discovery::DiscoveryResult& discovery,
+                                            const verify::Verification& verification, std::string_view name) {
+  const auto* result = verification.result(name);
+  if (name == "cudart") {
+    if (auto runtime = int_field(result, "runtime_version")) {
+      return from_cuda_int(*runtime);
+    }
+  } else if (auto reported = string_field(result, "version")) {
+    if (auto parsed = parse_major_minor(*reported)) {
+      return parsed;
+    }
+  }
+  if (const auto* step = verification.step(name)) {
+    if (auto version = file_version(discovery, *step)) {
+      return parse_major_minor(*version);
+    }
+  }
+  // Not loaded (--no-load or not planned): what discovery read for the selection.
+  if (const auto* component = library(discovery, name)) {
+    const auto* candidate = component->selected_candidate() != nullptr ? component->selected_candidate()
+                                                                         : component->loader_candidate();
+    if (candidate != nullptr && candidate->version) {
+      return parse_major_minor(candidate->version->version);
+    }
+  }
+  return std::nullopt;
+}
+
+void check_steps(const discovery::DiscoveryResult& discovery, const verify::Verification& verification,
+                 std::vector<Finding>& out) {
+  for (const auto& step : verification.steps) {
+    const nlohmann::json evidence = {{"path", step.path}, {"status", step.status}, {"phase", step.last_phase},
+                                     {"signal", step.signal ? nlohmann::json(*step.signal) : nlohmann::json(nullptr)},
+                                     {"stderr_tail", step.stderr_tail}};
+    if (step.status == "crashed" || step.status == "error") {
+      out.push_back(make_finding("verify.crashed", step.id + ": " + step.detail, {step.id}, evidence));
+      continue;
+    }
+    if (step.status == "timeout") {
+      out.push_back(make_finding("verify.timeout", step.id + ": " + step.detail, {step.id}, evidence));
+      continue;
+    }
+    const auto& result = step.result;
+    if (!result.value("loaded", false)) {
+      out.push_back(make_finding("verify.load_failed",
+                                 step.id + ": dlopen(\"" + step.path + "\") failed: " +
+                                     result.value("dlopen_error", std::string("unknown error")),
+                                 {step.id}, {{"path", step.path}, {"dlopen_error", result.value("dlopen_error", "")}}));
+      continue;
+    }
+    if (result.contains("missing_symbols") && result["missing_symbols"].is_array() && !result["missing_symbols"].empty()) {
+      out.push_back(make_finding("verify.missing_symbols",
+                                 step.id + ": " + step.path + " lacks " + result["missing_symbols"].dump(), {step.id},
+                                 {{"path", step.path}, {"missing_symbols", result["missing_symbols"]}}));
+    }
+    // What the API says against what the files say (major.minor).
+    if (step.id == "nvrtc" || step.id == "nvJitLink" || step.id == "cudart") {
+      std::optional<MajorMinor> api;
+      if (step.id == "cudart") {
+        if (auto runtime = int_field(&result, "runtime_version")) {
+          api = from_cuda_int(*runtime);
+        }
+      } else if (auto reported = string_field(&result, "version")) {
+        api = parse_major_minor(*reported);
+      }
+      const auto files = file_version(discovery, step);
+      const auto files_mm = files ? parse_major_minor(*files) : std::nullopt;
+      if (api && files_mm && *api != *files_mm) {
+        out.push_back(make_finding("lib.version_disagrees",
+                                   step.id + ": the library reports " + to_text(*api) + " but its files say " + *files,
+                                   {step.id}, {{"path", step.path}, {"api", to_text(*api)}, {"files", *files}}));
+      }
+    }
+  }
+}
+
+void check_driver(const discovery::DiscoveryResult& discovery, const verify::Verification& verification,
+                  std::vector<Finding>& out) {
+  const auto* step = verification.step("cuda");
+  const auto* driver = verification.result("cuda");
+  if (step == nullptr || driver == nullptr) {
+    return;
+  }
+  if (step->path.find("/compat/") != std::string::npos) {
+    out.push_back(make_finding("driver.forward_compat", "the loaded libcuda " + step->path + " is a forward-compatibility copy",
+                               {"cuda"}, {{"path", step->path}}));
+  }
+  if (!driver->contains("init") || !(*driver)["init"].is_object()) {
+    return;
+  }
+  const auto& init = (*driver)["init"];
+  const int code = init.value("code", 0);
+  if (code == 0) {
+    return;
+  }
+  const auto name = init.value("name", std::string("CUresult ") + std::to_string(code));
+  const auto description = init.value("description", std::string());
+  const nlohmann::json evidence = {{"path", step->path}, {"code", code}, {"name", name}, {"description", description}};
+  if (code == 34) {
+    bool already = false;
+    for (const auto& finding : out) {
+      already = already || finding.id == "driver.stub";
+    }
+    if (!already) {
+      out.push_back(make_finding("driver.stub", "cuInit returned CUDA_ERROR_STUB_LIBRARY (34): " + step->path +
+                                                    " is the toolkit's stub, not the driver",
+                                 {"cuda"}, evidence));
+    }
+    return;
+  }
+  auto finding = make_finding("driver.init_failed",
+                              "cuInit(0) failed with " + name + " (" + std::to_string(code) + ")" +
+                                  (description.empty() ? "" : ": " + description) + " — libcuda " + step->path,
+                              {"cuda"}, evidence);
+  for (const auto& row : k_init_remedies) {
+    if (row.code == code) {
+      finding.remedy = row.remedy;
+    }
+  }
+  out.push_back(std::move(finding));
+  (void)discovery;
+}
+
+// The driver's CUDA version (cuDriverGetVersion, else NVML's) and its branch (NVML's driver
+// version, else the libcuda file name: libcuda.so.580.95.05 -> 580).
+struct DriverFacts {
+  std::optional<MajorMinor> cuda;
+  std::optional<int> branch;
+  std::string evidence_path;
+};
+
+DriverFacts driver_facts(const discovery::DiscoveryResult& discovery, const verify::Verification& verification) {
+  DriverFacts facts;
+  const auto* driver = verification.result("cuda");
+  const auto* nvml = verification.result("nvml");
+  if (auto version = int_field(driver, "driver_version"); version && *version > 0) {
+    facts.cuda = from_cuda_int(*version);
+  } else if (auto nvml_version = int_field(nvml, "cuda_driver_version"); nvml_version && *nvml_version > 0) {
+    facts.cuda = from_cuda_int(*nvml_version);
+  }
+  std::optional<std::string> branch_text = string_field(nvml, "driver_version");
+  if (!branch_text) {
+    if (const auto* cuda = library(discovery, "cuda"); cuda != nullptr && cuda->loader_candidate() != nullptr &&
+                                                        cuda->loader_candidate()->version && !cuda->loader_candidate()->is_stub) {
+      branch_text = cuda->loader_candidate()->version->version;
+      facts.evidence_path = cuda->loader->via.path;
+    }
+  }
+  if (branch_text) {
+    if (auto parsed = versions::major_minor(*branch_text)) {
+      facts.branch = parsed->first;
+    }
+  }
+  return facts;
+}
+
+void check_versions(const discovery::DiscoveryResult& discovery, const verify::Verification& verification,
+                    std::vector<Finding>& out) {
+  const auto driver = driver_facts(discovery, verification);
+  const auto nvrtc = effective_version(discovery, verification, "nvrtc");
+  const auto nvjitlink = effective_version(discovery, verification, "nvJitLink");
+  const auto cudart = effective_version(discovery, verification, "cudart");
+
+  // driver.too_old: the CUDA major of what will be loaded against the driver.
+  for (const auto& [name, version] : {std::pair{"cudart", cudart}, std::pair{"nvrtc", nvrtc}}) {
+    if (!version) {
+      continue;
+    }
+    std::optional<int> needed_branch;
+    for (const auto& row : k_minimum_driver) {
+      if (row.cuda_major == version->first) {
+        needed_branch = row.driver_branch;
+      }
+    }
+    const bool cuda_too_old = driver.cuda && driver.cuda->first < version->first;
+    const bool branch_too_old = driver.branch && needed_branch && *driver.branch < *needed_branch;
+    if (cuda_too_old || branch_too_old) {
+      out.push_back(make_finding(
+          "driver.too_old",
+          std::string(name) + " " + to_text(*version) + " needs a CUDA " + std::to_string(version->first) +
+              " driver" + (needed_branch ? " (>= " + std::to_string(*needed_branch) + ")" : "") + "; the driver is " +
+              (driver.cuda ? "CUDA " + to_text(*driver.cuda) : std::string("unknown CUDA")) +
+              (driver.branch ? ", branch " + std::to_string(*driver.branch) : ""),
+          {"cuda", name},
+          {{"component", name}, {"component_version", to_text(*version)},
+           {"driver_cuda", driver.cuda ? nlohmann::json(to_text(*driver.cuda)) : nlohmann::json(nullptr)},
+           {"driver_branch", driver.branch ? nlohmann::json(*driver.branch) : nlohmann::json(nullptr)}}));
+      break;
+    }
+  }
+
+  // nvrtc.ptx_newer_than_driver: the PTX ISA NVRTC emits against the one the driver JITs.
+  if (nvrtc && driver.cuda) {
+    const auto nvrtc_isa = ptx_isa_for_cuda(nvrtc->first, nvrtc->second);
+    const auto driver_isa = ptx_isa_for_cuda(driver.cuda->first, driver.cuda->second);
+    const bool newer = nvrtc_isa && driver_isa ? *nvrtc_isa > *driver_isa : *nvrtc > *driver.cuda;
+    if (newer) {
+      out.push_back(make_finding(
+          "nvrtc.ptx_newer_than_driver",
+          "NVRTC " + to_text(*nvrtc) + " emits PTX ISA " + (nvrtc_isa ? to_text(*nvrtc_isa) : "newer") +
+              " but the driver (CUDA " + to_text(*driver.cuda) + ") JITs PTX up to ISA " +
+              (driver_isa ? to_text(*driver_isa) : "older") + "; loading it fails with error 222",
+          {"nvrtc", "cuda"},
+          {{"nvrtc", to_text(*nvrtc)}, {"driver_cuda", to_text(*driver.cuda)},
+           {"nvrtc_ptx_isa", nvrtc_isa ? nlohmann::json(to_text(*nvrtc_isa)) : nlohmann::json(nullptr)},
+           {"driver_ptx_isa", driver_isa ? nlohmann::json(to_text(*driver_isa)) : nlohmann::json(nullptr)}}));
+    }
+  }
+
+  // nvjitlink.version_mismatch: same major, and not older than NVRTC.
+  if (nvrtc && nvjitlink && (nvjitlink->first != nvrtc->first || nvjitlink->second < nvrtc->second)) {
+    out.push_back(make_finding("nvjitlink.version_mismatch",
+                               "nvJitLink " + to_text(*nvjitlink) + " cannot link LTO-IR from NVRTC " + to_text(*nvrtc) +
+                                   (nvjitlink->first != nvrtc->first ? " (another major)" : " (older)"),
+                               {"nvJitLink", "nvrtc"},
+                               {{"nvjitlink", to_text(*nvjitlink)}, {"nvrtc", to_text(*nvrtc)}}));
+  }
+
+  // cccl.version_mismatch: CCCL 3.x belongs to CUDA 13, 2.x to CUDA 12.
+  if (const auto* cccl = headers(discovery, "cccl"); cccl != nullptr && nvrtc) {
+    const auto* candidate = cccl->selected_candidate();
+    if (candidate != nullptr && candidate->version &&
+        candidate->version->source == versions::VersionSource::header_macro) {
+      if (auto cccl_version = versions::major_minor(candidate->version->version);
+          cccl_version && cccl_version->first + 10 != nvrtc->first) {
+        out.push_back(make_finding("cccl.version_mismatch",
+                                   "CCCL " + candidate->version->version + " headers (" + cccl->selected->via.path +
+                                       ") belong to CUDA " + std::to_string(cccl_version->first + 10) +
+                                       ", but NVRTC is " + to_text(*nvrtc),
+                                   {"cccl", "nvrtc"},
+                                   {{"cccl", candidate->version->version}, {"cccl_path", cccl->selected->via.path},
+                                    {"nvrtc", to_text(*nvrtc)}}));
+      }
+    }
+  }
+}
+
+void check_builtins(const verify::Verification& verification, std::vector<Finding>& out) {
+  const auto* nvrtc = verification.result("nvrtc");
+  if (nvrtc == nullptr || !nvrtc->contains("builtins") || !(*nvrtc)["builtins"].is_object()) {
+    return;
+  }
+  const auto& builtins = (*nvrtc)["builtins"];
+  if (builtins.value("loadable", true)) {
+    return;
+  }
+  out.push_back(make_finding("nvrtc.builtins_missing",
+                             builtins.value("expected", std::string("libnvrtc-builtins")) + " is not loadable next to " +
+                                 nvrtc->value("library", std::string()) + ": " +
+                                 (builtins.contains("error") && builtins["error"].is_string()
+                                      ? builtins["error"].get<std::string>()
+                                      : std::string("not found")),
+                             {"nvrtc"}, {{"builtins", builtins}}));
+}
+
+} // namespace
+
+std::optional<std::pair<int, int>> ptx_isa_for_cuda(int major, int minor) {
+  for (const auto& row : k_ptx_isa) {
+    if (row.cuda == MajorMinor{major, minor}) {
+      return row.isa;
+    }
+  }
+  return std::nullopt;
+}
+
+std::vector<Finding> evaluate_verification(const discovery::DiscoveryResult& discovery,
+                                           const verify::Verification& verification) {
+  std::vector<Finding> out;
+  check_steps(discovery, verification, out);
+  check_driver(discovery, verification, out);
+  check_builtins(verification, out);
+  check_versions(discovery, verification, out);
+  return out;
+}
+
+} // namespace cudadiag::findings

@@ -1,0 +1,363 @@
+#include "inspect/loaded_components.hpp"
+
+#include "core/filesystem.hpp"
+#include "discovery/candidate_inspection.hpp"
+#include "report/json_report.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+namespace cudadiag::inspect {
+namespace {
+
+using nlohmann::json;
+using probes::ComponentKind;
+using probes::ComponentSpec;
+
+constexpr std::string_view k_so = ".so";
+constexpr std::string_view k_alt = ".alt";
+
+// "13", "13.0.88": one or more digit runs separated by single dots.
+bool is_dotted_digits(std::string_view text) {
+  bool previous_was_digit = false;
+  for (const char c : text) {
+    if (c >= '0' && c <= '9') {
+      previous_was_digit = true;
+    } else if (c == '.' && previous_was_digit) {
+      previous_was_digit = false;
+    } else {
+      return false;
+    }
+  }
+  return previous_was_digit;
+}
+
+// The "libX.so" stem of a SONAME ("libnvrtc.so" for "libnvrtc.so.13"); empty if it has none.
+std::string_view stem_of(std::string_view soname) {
+  if (soname.ends_with(k_so)) {
+    return soname;
+  }
+  const auto at = soname.rfind(".so.");
+  return at == std::string_view::npos ? std::string_view{} : soname.substr(0, at + k_so.size());
+}
+
+// "libnvrtc.so…" -> "libnvrtc.alt.so…".
+std::string alt_form(std::string_view soname, std::string_view stem) {
+  return std::string(stem.substr(0, stem.size() - k_so.size())) + std::string(k_alt) + std::string(k_so) +
+         std::string(soname.substr(stem.size()));
+}
+
+// Whether `base` is `stem` or `stem` + "." + dotted digits.
+bool extends_stem(std::string_view base, std::string_view stem) {
+  if (!base.starts_with(stem)) {
+    return false;
+  }
+  const auto rest = base.substr(stem.size());
+  return rest.empty() || (rest.front() == '.' && is_dotted_digits(rest.substr(1)));
+}
+
+// The declared SONAME (in the variant's spelling) that `base` equals or extends with ".digits";
+// else the newest declared SONAME with `stem`, whose number then is another numbering or major.
+std::string version_soname(const ComponentSpec& spec, std::string_view stem, std::string_view base,
+                           bool alt) {
+  std::string fallback;
+  for (const auto soname : spec.file_names) {
+    if (stem_of(soname) != stem) {
+      continue;
+    }
+    auto spelled = alt ? alt_form(soname, stem) : std::string(soname);
+    if (base == spelled || (base.starts_with(spelled) && base.substr(spelled.size()).starts_with('.'))) {
+      return spelled;
+    }
+    if (fallback.empty()) {
+      fallback = std::move(spelled);
+    }
+  }
+  return fallback;
+}
+
+std::optional<versions::FoundVersion>
+version_from_name_only(const std::string& path, const std::string& soname, std::string_view note) {
+  auto version = versions::version_from_file_name(fs::basename(path), soname);
+  if (!version) {
+    return std::nullopt;
+  }
+  return versions::FoundVersion{*version, versions::VersionSource::file_name, path + std::string(note)};
+}
+
+// The version discovery would report for this file, read without loading it. A deleted or
+// unresolvable file has only its name to go by: whatever lies at its path now is another file.
+std::optional<versions::FoundVersion> version_of(const LibraryMatch& match, const MappedFile& file,
+                                                 const std::optional<std::string>& realpath) {
+  if (file.deleted) {
+    return version_from_name_only(file.path, match.soname, " (deleted since it was mapped)");
+  }
+  if (!realpath) {
+    return version_from_name_only(file.path, match.soname, "");
+  }
+  // Discovery reads the SONAME a search asked for from the sighting's name; a mapping is the
+  // file behind that SONAME, so present it as a sighting of the SONAME in the same directory.
+  discovery::Sighting sighting;
+  sighting.path = fs::join(fs::parent(file.path), match.soname);
+  sighting.found_via = "mapped";
+  sighting.search_dir = fs::parent(file.path);
+  return discovery::find_version(*match.spec, sighting, realpath, SystemLayout{});
+}
+
+// Two mappings are the same file when device and inode agree; without an inode, when the
+// resolved (else the mapped) paths agree.
+std::string identity_of(const MappedFile& file, const std::optional<std::string>& realpath) {
+  if (file.inode != 0) {
+    return "inode:" + file.device + ":" + std::to_string(file.inode);
+  }
+  return "path:" + realpath.value_or(file.path);
+}
+
+std::string process_label(int pid) {
+  return pid == 0 ? "this process" : "process " + std::to_string(pid);
+}
+
+std::string text(std::string_view value) {
+  return report::to_valid_utf8(value);
+}
+
+json optional_text(const std::optional<std::string>& value) {
+  return value ? json(text(*value)) : json(nullptr);
+}
+
+std::string version_label(const LoadedComponent& component) {
+  return component.version ? component.version->version : "unknown version";
+}
+
+json copy_evidence(const LoadedComponent& component) {
+  return {{"path", text(component.path)},
+          {"realpath", optional_text(component.realpath)},
+          {"version", component.version ? json(text(component.version->version)) : json(nullptr)},
+          {"variant", component.variant.empty() ? json(nullptr) : json(component.variant)},
+          {"deleted", component.deleted}};
+}
+
+findings::Finding duplicate_finding(int pid, const std::string& name,
+                                    const std::vector<const LoadedComponent*>& copies) {
+  findings::Finding finding;
+  finding.id = "process.duplicate_lib";
+  finding.severity = findings::Severity::error;
+  finding.message = process_label(pid) + " has " + std::to_string(copies.size()) + " different copies of " +
+                    name + " mapped:";
+  json evidence_copies = json::array();
+  for (std::size_t i = 0; i < copies.size(); ++i) {
+    finding.message += (i == 0 ? " " : ", ") + copies[i]->path + " (" + version_label(*copies[i]) +
+                       (copies[i]->variant.empty() ? "" : ", " + copies[i]->variant + " variant") + ")";
+    evidence_copies.push_back(copy_evidence(*copies[i]));
+  }
+  finding.remedy =
+      "Load one copy per process: find which package brings each copy (e.g. a pip wheel and a system "
+      "toolkit, or wheels of two CUDA majors), keep one and remove the other or its directory from "
+      "LD_LIBRARY_PATH; code that dlopens a library by absolute path bypasses the copy already loaded.";
+  finding.components = {name};
+  finding.evidence = {{"pid", pid}, {"component", name}, {"copies", evidence_copies}};
+  return finding;
+}
+
+findings::Finding stub_finding(int pid, const LoadedComponent& component) {
+  findings::Finding finding;
+  finding.id = "driver.stub";
+  finding.severity = findings::Severity::error;
+  finding.message =
+      process_label(pid) + " has the CUDA Toolkit's link-time stub " + component.path +
+      " mapped as libcuda: every CUDA driver call in it fails with CUDA_ERROR_STUB_LIBRARY (34)";
+  finding.remedy =
+      "Remove the toolkit's stubs/ directory from LD_LIBRARY_PATH (it is only for linking), make sure "
+      "the real driver library is installed, and restart the process.";
+  finding.components = {component.name};
+  finding.evidence = {
+      {"pid", pid}, {"path", text(component.path)}, {"realpath", optional_text(component.realpath)}};
+  return finding;
+}
+
+constexpr std::string_view k_red = "\033[31m";
+constexpr std::string_view k_yellow = "\033[33m";
+constexpr std::string_view k_dim = "\033[2m";
+constexpr std::string_view k_bold = "\033[1m";
+constexpr std::string_view k_reset = "\033[0m";
+
+std::string paint(report::TextStyle style, std::string_view code, std::string_view value) {
+  return style.color ? std::string(code) + std::string(value) + std::string(k_reset) : std::string(value);
+}
+
+std::string pad(std::string_view value, std::size_t width) {
+  std::string out(value);
+  out.append(out.size() < width ? width - out.size() : 1, ' ');
+  return out;
+}
+
+std::string_view severity_color(findings::Severity severity) {
+  switch (severity) {
+  case findings::Severity::error: return k_red;
+  case findings::Severity::warning: return k_yellow;
+  case findings::Severity::info: return k_dim;
+  }
+  return k_reset;
+}
+
+} // namespace
+
+std::optional<LibraryMatch> match_library_file(std::string_view path) {
+  const auto slash = path.rfind('/');
+  const auto base = slash == std::string_view::npos ? path : path.substr(slash + 1);
+  for (const auto& spec : probes::catalog()) {
+    if (spec.kind != ComponentKind::dynamic_lib) {
+      continue;
+    }
+    for (const auto soname : spec.file_names) {
+      const auto stem = stem_of(soname);
+      if (stem.empty()) {
+        continue;
+      }
+      for (const bool alt : {false, true}) {
+        const auto spelled_stem = alt ? alt_form(stem, stem) : std::string(stem);
+        if (extends_stem(base, spelled_stem)) {
+          return LibraryMatch{&spec, version_soname(spec, stem, base, alt), alt ? "alt" : ""};
+        }
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+const ComponentSpec* component_for_file(std::string_view path) {
+  const auto match = match_library_file(path);
+  return match ? match->spec : nullptr;
+}
+
+ProcessInspection inspect_mapped(const std::vector<MappedFile>& files, int pid) {
+  ProcessInspection inspection;
+  inspection.pid = pid;
+  std::vector<std::string> identities;
+  for (const auto& file : files) {
+    const auto match = match_library_file(file.path);
+    if (!match) {
+      continue;
+    }
+    LoadedComponent component;
+    component.name = std::string(match->spec->name);
+    component.variant = match->variant;
+    component.path = file.path;
+    component.deleted = file.deleted;
+    if (!file.deleted) {
+      if (auto resolved = fs::real_path(file.path)) {
+        component.realpath = std::move(*resolved);
+      }
+    }
+    component.version = version_of(*match, file, component.realpath);
+    component.is_stub = discovery::looks_like_stub(file.path, component.realpath.value_or(""));
+    identities.push_back(identity_of(file, component.realpath));
+    inspection.components.push_back(std::move(component));
+  }
+
+  // process.duplicate_lib: per component (in mapping order), the distinct files mapped.
+  std::vector<std::string> names_done;
+  for (const auto& first : inspection.components) {
+    if (std::find(names_done.begin(), names_done.end(), first.name) != names_done.end()) {
+      continue;
+    }
+    names_done.push_back(first.name);
+    std::vector<const LoadedComponent*> copies;
+    std::vector<std::string> copy_identities;
+    for (std::size_t i = 0; i < inspection.components.size(); ++i) {
+      const auto& component = inspection.components[i];
+      if (component.name == first.name &&
+          std::find(copy_identities.begin(), copy_identities.end(), identities[i]) == copy_identities.end()) {
+        copy_identities.push_back(identities[i]);
+        copies.push_back(&component);
+      }
+    }
+    if (copies.size() > 1) {
+      inspection.findings.push_back(duplicate_finding(pid, first.name, copies));
+    }
+  }
+  for (const auto& component : inspection.components) {
+    if (component.name == "cuda" && component.is_stub) {
+      inspection.findings.push_back(stub_finding(pid, component));
+    }
+  }
+  return inspection;
+}
+
+Expected<ProcessInspection> inspect_process(int pid) {
+  auto files = read_process_maps(pid);
+  if (!files) {
+    return files.error();
+  }
+  return inspect_mapped(*files, pid);
+}
+
+ProcessInspection inspect_this_process() {
+  return inspect_mapped(loaded_in_this_process(), 0);
+}
+
+json inspection_to_json(const ProcessInspection& inspection) {
+  json components = json::array();
+  for (const auto& component : inspection.components) {
+    components.push_back(
+        {{"name", component.name},
+         {"variant", component.variant.empty() ? json(nullptr) : json(component.variant)},
+         {"path", text(component.path)},
+         {"realpath", optional_text(component.realpath)},
+         {"deleted", component.deleted},
+         {"version", component.version ? json(text(component.version->version)) : json(nullptr)},
+         {"version_source", component.version
+                                ? json(std::string(versions::to_string(component.version->source)))
+                                : json(nullptr)},
+         {"is_stub", component.is_stub}});
+  }
+  json found = json::array();
+  for (const auto& finding : inspection.findings) {
+    found.push_back(report::finding_to_json(finding));
+  }
+  return {{"pid", inspection.pid}, {"components", components}, {"findings", found}};
+}
+
+std::string render_inspection_text(const ProcessInspection& inspection, report::TextStyle style) {
+  auto who = process_label(inspection.pid);
+  who.front() = static_cast<char>(std::toupper(static_cast<unsigned char>(who.front())));
+  std::string out;
+  if (inspection.components.empty()) {
+    out += paint(style, k_bold, who) + ": no CUDA libraries mapped\n";
+  } else {
+    out += paint(style, k_bold, who) + ": " + std::to_string(inspection.components.size()) + " CUDA librar" +
+           (inspection.components.size() == 1 ? "y" : "ies") + " mapped\n";
+    out += "  " + pad("NAME", 12) + pad("VERSION", 14) + "PATH\n";
+    for (const auto& component : inspection.components) {
+      const auto name =
+          component.variant.empty() ? component.name : component.name + " (" + component.variant + ")";
+      std::string where = text(component.path);
+      if (component.deleted) {
+        where += paint(style, k_yellow, "  [deleted]");
+      }
+      if (component.is_stub) {
+        where += paint(style, k_red, "  [stub]");
+      }
+      out += "  " + pad(name, 12) + pad(component.version ? text(component.version->version) : "-", 14) +
+             where + "\n";
+      if (component.realpath && *component.realpath != component.path) {
+        out += "  " + pad("", 12 + 14) + paint(style, k_dim, "-> " + text(*component.realpath)) + "\n";
+      }
+    }
+  }
+  out += "\n" + paint(style, k_bold, "Findings") + "\n";
+  if (inspection.findings.empty()) {
+    out += "  none\n";
+  }
+  for (const auto& finding : inspection.findings) {
+    std::string label(findings::to_string(finding.severity));
+    std::transform(label.begin(), label.end(), label.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+    out += "  " + paint(style, severity_color(finding.severity), pad(label, 8)) +
+           paint(style, k_bold, finding.id) + "\n    " + text(finding.message) +
+           "\n    remedy: " + text(finding.remedy) + "\n";
+  }
+  return out;
+}
+
+} // namespace cudadiag::inspect

@@ -1,0 +1,394 @@
+// probe_driver: loads one libcuda by path and asks it about itself (see probes.hpp for the contract).
+
+#include "verify/cuda_driver_api.hpp"
+#include "verify/cuda_errors.hpp"
+#include "verify/probes.hpp"
+#include "verify/worker.hpp"
+
+#include <dlfcn.h>
+
+#include <array>
+#include <cmath>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace cudadiag::verify {
+namespace {
+
+using json = nlohmann::json;
+
+// The entry points the probe calls, resolved through cuGetProcAddress; null when unresolved.
+struct DriverApi {
+  cu::PfnGetErrorName get_error_name = nullptr;
+  cu::PfnGetErrorString get_error_string = nullptr;
+  cu::PfnInit init = nullptr;
+  cu::PfnDriverGetVersion driver_get_version = nullptr;
+  cu::PfnDeviceGetCount device_get_count = nullptr;
+  cu::PfnDeviceGet device_get = nullptr;
+  cu::PfnDeviceGetName device_get_name = nullptr;
+  cu::PfnDeviceGetUuid device_get_uuid = nullptr;
+  cu::PfnDeviceGetAttribute device_get_attribute = nullptr;
+  cu::PfnDeviceTotalMem device_total_mem = nullptr;
+  cu::PfnDeviceGetPCIBusId device_get_pci_bus_id = nullptr;
+};
+
+// Resolves driver entry points through cuGetProcAddress (either signature). When cuGetProcAddress
+// itself fails (the toolkit's stub answers CUDA_ERROR_STUB_LIBRARY to every name) the versioned
+// export is looked up with dlsym instead, so the stub's cuInit can still say what it is; a name the
+// driver reports as not found is missing, full stop.
+class Resolver {
+public:
+  Resolver(void* handle, cu::PfnGetProcAddress v2, cu::PfnGetProcAddressLegacy legacy)
+      : m_handle(handle), m_v2(v2), m_legacy(legacy) {}
+
+  // `symbol` is the unversioned cuda.h name; `exported` the symbol with the prototype of Fn.
+  template <class Fn> Fn resolve(const char* symbol, const char* exported, json& missing) {
+    void* address = lookup(symbol, exported);
+    if (address == nullptr) {
+      missing.push_back(symbol);
+      return nullptr;
+    }
+    return reinterpret_cast<Fn>(address);
+  }
+
+  // The first error cuGetProcAddress returned for itself (not for a name it does not know).
+  [[nodiscard]] std::optional<cu::CUresult> failure() const { return m_failure; }
+
+private:
+  void* lookup(const char* symbol, const char* exported) {
+    void* address = nullptr;
+    cu::CUresult status = cu::CUDA_ERROR_NOT_FOUND;
+    bool found = false;
+    if (m_v2 != nullptr) {
+      cu::CUdriverProcAddressQueryResult query = cu::CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+      status =
+          m_v2(symbol, &address, cu::k_proc_address_base_version, cu::CU_GET_PROC_ADDRESS_DEFAULT, &query);
+      found = status == cu::CUDA_SUCCESS && query == cu::CU_GET_PROC_ADDRESS_SUCCESS && address != nullptr;
+    } else if (m_legacy != nullptr) {
+      status = m_legacy(symbol, &address, cu::k_proc_address_base_version, cu::CU_GET_PROC_ADDRESS_DEFAULT);
+      found = status == cu::CUDA_SUCCESS && address != nullptr;
+    }
+    if (found) {
+      return address;
+    }
+    if (status != cu::CUDA_SUCCESS && status != cu::CUDA_ERROR_NOT_FOUND) {
+      if (!m_failure) {
+        m_failure = status;
+      }
+      return ::dlsym(m_handle, exported);
+    }
+    return nullptr;
+  }
+
+  void* m_handle;
+  cu::PfnGetProcAddress m_v2;
+  cu::PfnGetProcAddressLegacy m_legacy;
+  std::optional<cu::CUresult> m_failure;
+};
+
+DriverApi resolve_all(Resolver& resolver, json& missing) {
+  DriverApi api;
+  api.get_error_name = resolver.resolve<cu::PfnGetErrorName>("cuGetErrorName", "cuGetErrorName", missing);
+  api.get_error_string =
+      resolver.resolve<cu::PfnGetErrorString>("cuGetErrorString", "cuGetErrorString", missing);
+  api.init = resolver.resolve<cu::PfnInit>("cuInit", "cuInit", missing);
+  api.driver_get_version =
+      resolver.resolve<cu::PfnDriverGetVersion>("cuDriverGetVersion", "cuDriverGetVersion", missing);
+  api.device_get_count =
+      resolver.resolve<cu::PfnDeviceGetCount>("cuDeviceGetCount", "cuDeviceGetCount", missing);
+  api.device_get = resolver.resolve<cu::PfnDeviceGet>("cuDeviceGet", "cuDeviceGet", missing);
+  api.device_get_name = resolver.resolve<cu::PfnDeviceGetName>("cuDeviceGetName", "cuDeviceGetName", missing);
+  api.device_get_uuid =
+      resolver.resolve<cu::PfnDeviceGetUuid>("cuDeviceGetUuid", "cuDeviceGetUuid_v2", missing);
+  api.device_get_attribute =
+      resolver.resolve<cu::PfnDeviceGetAttribute>("cuDeviceGetAttribute", "cuDeviceGetAttribute", missing);
+  api.device_total_mem =
+      resolver.resolve<cu::PfnDeviceTotalMem>("cuDeviceTotalMem", "cuDeviceTotalMem_v2", missing);
+  api.device_get_pci_bus_id =
+      resolver.resolve<cu::PfnDeviceGetPCIBusId>("cuDeviceGetPCIBusId", "cuDeviceGetPCIBusId", missing);
+  return api;
+}
+
+// {"code", "name", "description"}: the driver's own strings when it can decode the code, else
+// cudadiag's table, else null.
+json describe(const DriverApi& api, cu::CUresult code) {
+  json name = nullptr;
+  json description = nullptr;
+  const char* text = nullptr;
+  if (api.get_error_name != nullptr && api.get_error_name(code, &text) == cu::CUDA_SUCCESS &&
+      text != nullptr) {
+    name = text;
+  }
+  text = nullptr;
+  if (api.get_error_string != nullptr && api.get_error_string(code, &text) == cu::CUDA_SUCCESS &&
+      text != nullptr) {
+    description = text;
+  }
+  if (const auto* known = find_cuda_error(code); known != nullptr) {
+    if (name.is_null()) {
+      name = std::string(known->name);
+    }
+    if (description.is_null()) {
+      description = std::string(known->description);
+    }
+  }
+  return {{"code", static_cast<int>(code)}, {"name", name}, {"description", description}};
+}
+
+std::string format_uuid(const cu::CUuuid& uuid) {
+  std::string out = "GPU-";
+  constexpr std::string_view k_hex = "0123456789abcdef";
+  for (std::size_t i = 0; i < sizeof uuid.bytes; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) {
+      out += '-';
+    }
+    const auto byte = static_cast<unsigned char>(uuid.bytes[i]);
+    out += k_hex[byte >> 4U];
+    out += k_hex[byte & 0xFU];
+  }
+  return out;
+}
+
+struct BoolAttribute {
+  const char* key;
+  cu::CUdevice_attribute attribute;
+};
+
+// The capabilities reported per device as true/false (null when the driver cannot answer).
+// clang-format off
+constexpr BoolAttribute k_bool_attributes[] = {
+    {"unified_addressing",          cu::CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING},
+    {"managed_memory",              cu::CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY},
+    {"concurrent_managed_access",   cu::CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS},
+    {"pageable_memory_access",      cu::CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS},
+    {"virtual_memory_management",   cu::CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED},
+    {"handle_type_posix_fd",        cu::CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED},
+    {"handle_type_fabric",          cu::CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED},
+    {"memory_pools",                cu::CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED},
+    {"ipc_event",                   cu::CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED},
+    {"cooperative_launch",          cu::CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH},
+    {"compute_preemption",          cu::CU_DEVICE_ATTRIBUTE_COMPUTE_PREEMPTION_SUPPORTED},
+    {"gpu_direct_rdma",             cu::CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED},
+    {"ecc_enabled",                 cu::CU_DEVICE_ATTRIBUTE_ECC_ENABLED},
+    {"integrated",                  cu::CU_DEVICE_ATTRIBUTE_INTEGRATED},
+    {"multi_gpu_board",             cu::CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD},
+};
+// clang-format on
+
+class DeviceQuery {
+public:
+  DeviceQuery(const DriverApi& api, cu::CUdevice device, json& errors)
+      : m_api(api), m_device(device), m_errors(errors) {}
+
+  std::optional<int> attribute(cu::CUdevice_attribute attribute, const char* what) const {
+    if (m_api.device_get_attribute == nullptr) {
+      return std::nullopt;
+    }
+    int value = 0;
+    if (!check(m_api.device_get_attribute(&value, attribute, m_device), what)) {
+      return std::nullopt;
+    }
+    return value;
+  }
+
+  // Records a failed call as "what: NAME (code)"; returns whether the call succeeded.
+  bool check(cu::CUresult result, const char* what) const {
+    if (result == cu::CUDA_SUCCESS) {
+      return true;
+    }
+    const auto* known = find_cuda_error(result);
+    m_errors.push_back(std::string(what) + ": " + (known != nullptr ? std::string(known->name) : "error") +
+                       " (" + std::to_string(static_cast<int>(result)) + ")");
+    return false;
+  }
+
+  [[nodiscard]] cu::CUdevice device() const { return m_device; }
+
+private:
+  const DriverApi& m_api;
+  cu::CUdevice m_device;
+  json& m_errors;
+};
+
+json optional_int(const std::optional<int>& value) {
+  return value ? json(*value) : json(nullptr);
+}
+
+json probe_device(const DriverApi& api, int ordinal) {
+  json errors = json::array();
+  json device = {{"ordinal", ordinal}};
+  cu::CUdevice handle = 0;
+  if (api.device_get == nullptr || api.device_get(&handle, ordinal) != cu::CUDA_SUCCESS) {
+    device["error"] = "cuDeviceGet failed";
+    return device;
+  }
+  const DeviceQuery query(api, handle, errors);
+
+  json name = nullptr;
+  if (std::array<char, 256> buffer{};
+      api.device_get_name != nullptr &&
+      query.check(api.device_get_name(buffer.data(), static_cast<int>(buffer.size() - 1), handle),
+                  "cuDeviceGetName")) {
+    name = std::string(buffer.data());
+  }
+  json uuid = nullptr;
+  if (cu::CUuuid raw{};
+      api.device_get_uuid != nullptr && query.check(api.device_get_uuid(&raw, handle), "cuDeviceGetUuid")) {
+    uuid = format_uuid(raw);
+  }
+  json pci_bus_id = nullptr;
+  if (std::array<char, 64> buffer{};
+      api.device_get_pci_bus_id != nullptr &&
+      query.check(api.device_get_pci_bus_id(buffer.data(), static_cast<int>(buffer.size() - 1), handle),
+                  "cuDeviceGetPCIBusId")) {
+    pci_bus_id = std::string(buffer.data());
+  }
+  json total_memory = nullptr;
+  if (std::size_t bytes = 0; api.device_total_mem != nullptr &&
+                             query.check(api.device_total_mem(&bytes, handle), "cuDeviceTotalMem")) {
+    total_memory = bytes;
+  }
+
+  const auto major =
+      query.attribute(cu::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, "compute_capability_major");
+  const auto minor =
+      query.attribute(cu::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, "compute_capability_minor");
+  const auto sm_count = query.attribute(cu::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, "multiprocessor_count");
+  const auto memory_clock = query.attribute(cu::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, "memory_clock_rate");
+  const auto bus_width =
+      query.attribute(cu::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH, "global_memory_bus_width");
+  const auto l2_cache = query.attribute(cu::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, "l2_cache_size");
+  const auto compute_mode = query.attribute(cu::CU_DEVICE_ATTRIBUTE_COMPUTE_MODE, "compute_mode");
+
+  json peak_bandwidth = nullptr;
+  if (memory_clock && bus_width && *memory_clock > 0 && *bus_width > 0) {
+    // Double data rate: 2 transfers per clock, bus width in bits.
+    const double bytes_per_second = 2.0 * *memory_clock * 1000.0 * (*bus_width / 8.0);
+    peak_bandwidth = std::round(bytes_per_second / 1e8) / 10.0; // GB/s, one decimal
+  }
+
+  json attributes = json::object();
+  for (const auto& entry : k_bool_attributes) {
+    const auto value = query.attribute(entry.attribute, entry.key);
+    attributes[entry.key] = value ? json(*value != 0) : json(nullptr);
+  }
+
+  device["name"] = name;
+  device["uuid"] = uuid;
+  device["pci_bus_id"] = pci_bus_id;
+  device["compute_capability"] =
+      major && minor ? json(std::to_string(*major) + "." + std::to_string(*minor)) : json(nullptr);
+  device["sm_count"] = optional_int(sm_count);
+  device["total_memory_bytes"] = total_memory;
+  device["memory_clock_khz"] = optional_int(memory_clock);
+  device["memory_bus_width_bits"] = optional_int(bus_width);
+  device["peak_bandwidth_gbps"] = peak_bandwidth;
+  device["l2_cache_bytes"] = optional_int(l2_cache);
+  device["compute_mode"] = optional_int(compute_mode);
+  device["attributes"] = attributes;
+  device["errors"] = errors;
+  return device;
+}
+
+json probe(const std::string& path) {
+  json out = {{"library", path},
+              {"loaded", false},
+              {"dlopen_error", nullptr},
+              {"missing_symbols", json::array()},
+              {"get_proc_address", nullptr},
+              {"get_proc_address_error", nullptr},
+              {"init", nullptr},
+              {"driver_version", nullptr},
+              {"driver_version_error", nullptr},
+              {"device_count", nullptr},
+              {"devices", json::array()},
+              {"is_stub", false}};
+
+  report_phase("dlopen");
+  ::dlerror();
+  // Never dlclose'd: unloading a driver after cuInit is unsafe, and the worker exits right after.
+  void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* error = ::dlerror();
+    out["dlopen_error"] = error != nullptr ? error : "dlopen failed";
+    return out;
+  }
+  out["loaded"] = true;
+
+  report_phase("cuGetProcAddress");
+  auto& missing = out["missing_symbols"];
+  const auto v2 = reinterpret_cast<cu::PfnGetProcAddress>(::dlsym(handle, "cuGetProcAddress_v2"));
+  const auto legacy =
+      v2 != nullptr ? nullptr
+                    : reinterpret_cast<cu::PfnGetProcAddressLegacy>(::dlsym(handle, "cuGetProcAddress"));
+  DriverApi api;
+  if (v2 == nullptr && legacy == nullptr) {
+    // A driver older than 11.3, or not a driver. cuDriverGetVersion has had one ABI since 2.2, so
+    // the version (the reason, usually) can still be read by its plain symbol.
+    missing.push_back("cuGetProcAddress_v2");
+    api.driver_get_version = reinterpret_cast<cu::PfnDriverGetVersion>(::dlsym(handle, "cuDriverGetVersion"));
+  } else {
+    out["get_proc_address"] = v2 != nullptr ? "cuGetProcAddress_v2" : "cuGetProcAddress";
+    Resolver resolver(handle, v2, legacy);
+    api = resolve_all(resolver, missing);
+    if (const auto failure = resolver.failure()) {
+      out["get_proc_address_error"] = describe(api, *failure);
+      out["is_stub"] = *failure == cu::CUDA_ERROR_STUB_LIBRARY;
+    }
+  }
+
+  // Works without (and before) cuInit; the stub fails it with 34.
+  if (api.driver_get_version != nullptr) {
+    report_phase("cuDriverGetVersion");
+    int version = 0;
+    if (const auto result = api.driver_get_version(&version); result == cu::CUDA_SUCCESS) {
+      out["driver_version"] = version;
+    } else {
+      out["driver_version_error"] = describe(api, result);
+      if (result == cu::CUDA_ERROR_STUB_LIBRARY) {
+        out["is_stub"] = true;
+      }
+    }
+  }
+  if (api.init == nullptr) {
+    return out;
+  }
+
+  report_phase("cuInit");
+  const auto init = api.init(0);
+  out["init"] = describe(api, init);
+  if (init == cu::CUDA_ERROR_STUB_LIBRARY) {
+    out["is_stub"] = true;
+  }
+  if (init != cu::CUDA_SUCCESS || api.device_get_count == nullptr) {
+    return out;
+  }
+
+  report_phase("devices");
+  int count = 0;
+  if (api.device_get_count(&count) != cu::CUDA_SUCCESS || count < 0) {
+    return out;
+  }
+  out["device_count"] = count;
+  for (int ordinal = 0; ordinal < count; ++ordinal) {
+    out["devices"].push_back(probe_device(api, ordinal));
+  }
+  return out;
+}
+
+} // namespace
+
+nlohmann::json probe_driver(const std::string& path) {
+  try {
+    return probe(path);
+  } catch (const std::exception& error) {
+    return {{"library", path},
+            {"loaded", false},
+            {"dlopen_error", nullptr},
+            {"missing_symbols", json::array()},
+            {"error", std::string("internal error: ") + error.what()}};
+  }
+}
+
+} // namespace cudadiag::verify

@@ -1,0 +1,47 @@
+#pragma once
+// Verification: load what discovery selected, in isolated worker processes, and ask each library
+// for its own view (versions through their APIs, the driver's cuInit result and devices, NVML's
+// health data). The parent never loads a CUDA library itself.
+
+#include "core/environment.hpp"
+#include "discovery/discovery.hpp"
+#include "verify/worker.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cudadiag::verify {
+
+struct VerifyOptions {
+  bool enabled = false;                          // off: no code from the found libraries runs (--no-load)
+  std::string executable;                        // the cudadiag binary to re-execute as the worker
+  std::chrono::milliseconds step_timeout{15000}; // per library
+};
+
+struct Verification {
+  bool ran = false;
+  std::string skipped_reason;         // when !ran: why ("--no-load", "nothing to load")
+  std::vector<StepOutcome> steps;     // one per loaded library, in plan order
+  nlohmann::json devices = nlohmann::json::array(); // driver devices merged with NVML's by UUID
+
+  // The outcome of the step for a component (by catalog name), or nullptr.
+  [[nodiscard]] const StepOutcome* step(std::string_view component) const;
+  // The probe result of a step that completed, or nullptr.
+  [[nodiscard]] const nlohmann::json* result(std::string_view component) const;
+};
+
+// The libraries to load: the driver and NVML the native loader resolves (cuda-pathfinder finds
+// them the same way), and the cudart, nvrtc and nvJitLink that CUDA Python would load (else the
+// native loader's).
+std::vector<WorkerStep> plan_steps(const discovery::DiscoveryResult& discovery);
+
+Verification verify(const discovery::DiscoveryResult& discovery, const VerifyOptions& options, const Environment& env);
+
+// Merges the driver's device list with NVML's (matched by UUID) into the report's devices.
+nlohmann::json merge_devices(const nlohmann::json* driver, const nlohmann::json* nvml);
+
+} // namespace cudadiag::verify

@@ -1,0 +1,571 @@
+#include "verify/worker.hpp"
+
+#include "core/filesystem.hpp"
+#include "verify/probes.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <string>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <thread>
+#include <vector>
+
+namespace cudadiag::verify {
+namespace {
+
+using json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+constexpr int k_protocol_fd = 3;
+constexpr int k_exit_usage = 2;
+constexpr int k_exit_internal = 3;
+constexpr std::size_t k_stderr_tail_bytes = 2048;
+constexpr std::size_t k_max_line_bytes = std::size_t{16} << 20U; // a result with many devices stays far below
+constexpr int k_lowest_parent_fd = 10; // pipe ends the parent keeps, above anything dup2'd in the child
+// How long a killed child may take to die (it may be in uninterruptible sleep inside a kernel driver)
+// before the parent stops waiting and leaves the reaping to a background thread.
+constexpr auto k_kill_grace = std::chrono::seconds(2);
+constexpr auto k_poll_slice = std::chrono::milliseconds(100);
+constexpr auto k_exit_poll_slice = std::chrono::milliseconds(2);
+
+// The probes a worker can run: one row per kind.
+struct ProbeEntry {
+  std::string_view kind;
+  json (*probe)(const std::string& path);
+};
+// clang-format off
+constexpr ProbeEntry k_probes[] = {
+    {"driver", probe_driver},       // libcuda.so.1
+    {"nvml", probe_nvml},           // libnvidia-ml.so.1
+    {"nvrtc", probe_nvrtc},         // libnvrtc.so.N
+    {"nvjitlink", probe_nvjitlink}, // libnvJitLink.so.N
+    {"cudart", probe_cudart},       // libcudart.so.N
+};
+// clang-format on
+
+// ---- child side ----------------------------------------------------------------------------
+
+// The protocol descriptor of this process when it runs as a worker; -1 otherwise.
+int g_protocol_fd = -1; // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
+
+void write_all(int fd, std::string_view data) {
+  while (!data.empty()) {
+    const auto written = ::write(fd, data.data(), data.size());
+    if (written < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      return;
+    }
+    data.remove_prefix(static_cast<std::size_t>(written));
+  }
+}
+
+void write_line(const json& line) {
+  if (g_protocol_fd >= 0) {
+    write_all(g_protocol_fd, line.dump(-1, ' ', false, json::error_handler_t::replace) + "\n");
+  }
+}
+
+std::string known_kinds() {
+  std::string out;
+  for (const auto& entry : k_probes) {
+    out += (out.empty() ? "" : ", ") + std::string(entry.kind);
+  }
+  return out;
+}
+
+int run_worker(int argc, char** argv) {
+  if (argc != 4) {
+    write_line({{"error", "usage: cudadiag __worker KIND PATH (KIND: " + known_kinds() + ")"}});
+    return k_exit_usage;
+  }
+  const std::string_view kind = argv[2];
+  const auto* entry = std::find_if(std::begin(k_probes), std::end(k_probes),
+                                   [kind](const ProbeEntry& row) { return row.kind == kind; });
+  if (entry == std::end(k_probes)) {
+    write_line({{"error", "unknown probe kind '" + std::string(kind) + "' (known: " + known_kinds() + ")"}});
+    return k_exit_usage;
+  }
+  write_line({{"result", entry->probe(argv[3])}});
+  return 0;
+}
+
+// ---- parent side ---------------------------------------------------------------------------
+
+std::string signal_name(int signal) {
+  const char* abbreviation = ::sigabbrev_np(signal);
+  return abbreviation != nullptr ? std::string("SIG") + abbreviation : "signal " + std::to_string(signal);
+}
+
+std::string errno_text(int error) {
+  return std::strerror(error);
+}
+
+std::string seconds_text(std::chrono::milliseconds duration) {
+  std::array<char, 32> buffer{};
+  const double seconds = static_cast<double>(duration.count()) / 1000.0;
+  static_cast<void>(
+      std::snprintf(buffer.data(), buffer.size(), duration.count() % 1000 == 0 ? "%.0f s" : "%.1f s", seconds));
+  return buffer.data();
+}
+
+// Moves `fd` to a close-on-exec descriptor >= k_lowest_parent_fd; closes the original.
+int move_high(int fd) {
+  const int moved = ::fcntl(fd, F_DUPFD_CLOEXEC, k_lowest_parent_fd);
+  ::close(fd);
+  return moved;
+}
+
+void close_fd(int& fd) {
+  if (fd >= 0) {
+    ::close(fd);
+    fd = -1;
+  }
+}
+
+void close_pipes(std::array<int, 2>& first, std::array<int, 2>& second) {
+  for (auto* pipe : {&first, &second}) {
+    close_fd((*pipe)[0]);
+    close_fd((*pipe)[1]);
+  }
+}
+
+// Moves both ends of both pipes above k_lowest_parent_fd; false (all closed) when one cannot be moved.
+bool move_pipes_high(std::array<int, 2>& first, std::array<int, 2>& second) {
+  bool moved = true;
+  for (auto* pipe : {&first, &second}) {
+    for (int& fd : *pipe) {
+      fd = move_high(fd);
+      moved = moved && fd >= 0;
+    }
+  }
+  if (!moved) {
+    close_pipes(first, second);
+  }
+  return moved;
+}
+
+// One running child and what it has said so far.
+class Child {
+public:
+  Child(const WorkerStep& step, std::chrono::milliseconds timeout) : m_timeout(timeout) {
+    outcome.id = step.id;
+    outcome.kind = step.kind;
+    outcome.path = step.path;
+  }
+  Child(const Child&) = delete;
+  Child& operator=(const Child&) = delete;
+  // Kills and reaps a child that is still around (only on an unexpected exit from run_steps).
+  ~Child() {
+    if (m_pid > 0) {
+      ::kill(-m_pid, SIGKILL);
+      ::waitpid(m_pid, nullptr, 0);
+    }
+    close_fd(m_protocol_fd);
+    close_fd(m_stderr_fd);
+  }
+
+  StepOutcome outcome;
+
+  // Starts `executable __worker KIND PATH`; on failure the outcome is final (status error).
+  void start(const std::string& executable, char* const* envp, const std::string& cwd) {
+    m_start = Clock::now();
+    m_deadline = m_start + m_timeout;
+    std::string error;
+    if (!spawn(executable, envp, cwd, error)) {
+      outcome.status = "error";
+      outcome.detail = "could not start the worker " + executable + ": " + error;
+      m_done = true;
+    }
+  }
+
+  [[nodiscard]] bool done() const { return m_done; }
+
+  // Adds this child's open pipes to `fds` and shortens `wait` to this child's next event.
+  void prepare_poll(std::vector<pollfd>& fds, std::vector<Child*>& owners, Clock::time_point now,
+                    Clock::duration& wait) {
+    for (const int fd : {m_protocol_fd, m_stderr_fd}) {
+      if (fd >= 0) {
+        fds.push_back(pollfd{fd, POLLIN, 0});
+        owners.push_back(this);
+      }
+    }
+    const auto next = m_killed_at ? *m_killed_at + k_kill_grace : m_deadline;
+    wait = std::min(wait, std::max(Clock::duration::zero(), next - now));
+    if ((m_protocol_fd < 0 && m_stderr_fd < 0) || m_killed_at) {
+      wait = std::min<Clock::duration>(wait, k_exit_poll_slice); // waiting for the exit itself
+    }
+  }
+
+  // Reads whatever is available on `fd` (one of ours) without blocking.
+  void drain(int fd) {
+    std::array<char, 65536> buffer{};
+    for (;;) {
+      const auto got = ::read(fd, buffer.data(), buffer.size());
+      if (got > 0) {
+        const std::string_view chunk(buffer.data(), static_cast<std::size_t>(got));
+        if (fd == m_protocol_fd) {
+          take_protocol(chunk);
+        } else {
+          take_stderr(chunk);
+        }
+        continue;
+      }
+      if (got < 0 && errno == EINTR) {
+        continue;
+      }
+      if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        return;
+      }
+      (fd == m_protocol_fd ? m_protocol_fd : m_stderr_fd) = -1; // end of file or a read error
+      ::close(fd);
+      return;
+    }
+  }
+
+  // Kills the child at its deadline, and finishes it once it has exited.
+  void advance(Clock::time_point now) {
+    if (m_done) {
+      return;
+    }
+    if (!m_killed_at && now >= m_deadline) {
+      m_timed_out = true;
+      kill_group(now);
+    }
+    siginfo_t info{};
+    const int waited = ::waitid(P_PID, static_cast<id_t>(m_pid), &info, WEXITED | WNOHANG | WNOWAIT);
+    if (waited == 0 && info.si_pid == m_pid) {
+      finish(now, true);
+    } else if (waited != 0 && errno == ECHILD) {
+      finish(now, false); // someone else reaped it (SIGCHLD ignored): the exit status is unknown
+    } else if (m_killed_at && now >= *m_killed_at + k_kill_grace) {
+      abandon(now);
+    }
+  }
+
+private:
+  bool spawn(const std::string& executable, char* const* envp, const std::string& cwd, std::string& error) {
+    std::array<int, 2> protocol{-1, -1};
+    std::array<int, 2> errors{-1, -1};
+    if (::pipe2(protocol.data(), O_CLOEXEC) != 0 || ::pipe2(errors.data(), O_CLOEXEC) != 0) {
+      error = "pipe: " + errno_text(errno);
+      close_pipes(protocol, errors);
+      return false;
+    }
+    if (!move_pipes_high(protocol, errors)) {
+      error = "fcntl: " + errno_text(errno);
+      return false;
+    }
+
+    posix_spawn_file_actions_t actions;
+    posix_spawnattr_t attributes;
+    ::posix_spawn_file_actions_init(&actions);
+    ::posix_spawnattr_init(&attributes);
+    ::posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+    ::posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+    ::posix_spawn_file_actions_adddup2(&actions, errors[1], STDERR_FILENO);
+    ::posix_spawn_file_actions_adddup2(&actions, protocol[1], k_protocol_fd);
+    if (!cwd.empty() && fs::is_directory(cwd)) {
+      ::posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
+    }
+    sigset_t no_signals;
+    sigset_t all_signals;
+    sigemptyset(&no_signals);
+    sigfillset(&all_signals);
+    ::posix_spawnattr_setflags(&attributes,
+                               POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    ::posix_spawnattr_setpgroup(&attributes,
+                                0); // a group of its own, so a timeout kills everything it started
+    ::posix_spawnattr_setsigmask(&attributes, &no_signals);
+    ::posix_spawnattr_setsigdefault(&attributes, &all_signals);
+
+    std::string worker = "__worker";
+    std::vector<char*> argv = {const_cast<char*>(executable.c_str()), worker.data(), outcome.kind.data(),
+                               outcome.path.data(), nullptr};
+    pid_t pid = -1;
+    const int spawned = ::posix_spawn(&pid, executable.c_str(), &actions, &attributes, argv.data(), envp);
+    ::posix_spawn_file_actions_destroy(&actions);
+    ::posix_spawnattr_destroy(&attributes);
+    close_fd(protocol[1]);
+    close_fd(errors[1]);
+    if (spawned != 0) {
+      error = errno_text(spawned);
+      close_fd(protocol[0]);
+      close_fd(errors[0]);
+      return false;
+    }
+    m_pid = pid;
+    m_protocol_fd = protocol[0];
+    m_stderr_fd = errors[0];
+    for (const int fd : {m_protocol_fd, m_stderr_fd}) {
+      ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+    }
+    return true;
+  }
+
+  void kill_group(Clock::time_point now) {
+    ::kill(-m_pid, SIGKILL);
+    m_killed_at = now;
+  }
+
+  void take_protocol(std::string_view chunk) {
+    m_line += chunk;
+    std::size_t newline = 0;
+    while ((newline = m_line.find('\n')) != std::string::npos) {
+      take_line(std::string_view(m_line).substr(0, newline));
+      m_line.erase(0, newline + 1);
+    }
+    if (m_line.size() > k_max_line_bytes) {
+      m_protocol_error = "a protocol line longer than " + std::to_string(k_max_line_bytes) + " bytes";
+      m_line.clear();
+    }
+  }
+
+  void take_line(std::string_view line) {
+    if (line.empty()) {
+      return;
+    }
+    const auto message = json::parse(line, nullptr, false);
+    if (message.is_object() && message.contains("phase") && message["phase"].is_string()) {
+      outcome.last_phase = message["phase"].get<std::string>();
+    } else if (message.is_object() && message.contains("result") && message["result"].is_object()) {
+      outcome.result = message["result"];
+    } else if (message.is_object() && message.contains("error") && message["error"].is_string()) {
+      m_child_error = message["error"].get<std::string>();
+    } else if (m_protocol_error.empty()) {
+      m_protocol_error = "an unreadable protocol line: " + std::string(line.substr(0, 120));
+    }
+  }
+
+  void take_stderr(std::string_view chunk) {
+    outcome.stderr_tail += chunk;
+    if (outcome.stderr_tail.size() > 2 * k_stderr_tail_bytes) {
+      outcome.stderr_tail.erase(0, outcome.stderr_tail.size() - k_stderr_tail_bytes);
+    }
+  }
+
+  // The child has exited (a zombie, not yet reaped) or was reaped elsewhere (`reapable` false).
+  void finish(Clock::time_point now, bool reapable) {
+    for (const int fd : {m_protocol_fd, m_stderr_fd}) {
+      if (fd >= 0) {
+        drain(fd);
+      }
+    }
+    int status = 0;
+    bool have_status = false;
+    if (reapable) {
+      ::kill(-m_pid, SIGKILL); // anything it left running in its group; the zombie keeps the group id ours
+      have_status = ::waitpid(m_pid, &status, 0) == m_pid;
+    }
+    m_pid = -1;
+    close_fd(m_protocol_fd);
+    close_fd(m_stderr_fd);
+    if (!m_line.empty() && m_protocol_error.empty()) {
+      take_line(m_line); // a last line without its newline
+    }
+    m_line.clear();
+    m_done = true;
+    outcome.elapsed_ms = std::chrono::duration<double, std::milli>(now - m_start).count();
+    if (outcome.stderr_tail.size() > k_stderr_tail_bytes) {
+      outcome.stderr_tail.erase(0, outcome.stderr_tail.size() - k_stderr_tail_bytes);
+    }
+    classify(have_status, status);
+  }
+
+  // Gives up on a killed child that does not die (stuck in the kernel): a detached thread reaps it
+  // whenever it does, so it never lingers as a zombie.
+  void abandon(Clock::time_point now) {
+    const pid_t pid = m_pid;
+    m_pid = -1;
+    try {
+      std::thread([pid] { ::waitpid(pid, nullptr, 0); }).detach();
+    } catch (const std::exception&) { // no thread: it is reparented to init when this process ends
+    }
+    close_fd(m_protocol_fd);
+    close_fd(m_stderr_fd);
+    m_done = true;
+    outcome.elapsed_ms = std::chrono::duration<double, std::milli>(now - m_start).count();
+    outcome.status = "timeout";
+    outcome.detail = "timed out after " + seconds_text(m_timeout) + " " + where() +
+                     "; it did not exit after SIGKILL (stuck in the kernel?)";
+  }
+
+  [[nodiscard]] std::string where() const {
+    return "while loading " + outcome.path +
+           (outcome.last_phase.empty() ? "" : " (in " + outcome.last_phase + ")");
+  }
+
+  void classify(bool have_status, int status) {
+    if (m_timed_out) {
+      outcome.status = "timeout";
+      outcome.detail = "timed out after " + seconds_text(m_timeout) + " " + where();
+      outcome.result = nullptr;
+      return;
+    }
+    if (have_status && WIFSIGNALED(status)) {
+      outcome.status = "crashed";
+      outcome.signal = WTERMSIG(status);
+      outcome.detail = "killed by " + signal_name(WTERMSIG(status)) + " " + where();
+      return;
+    }
+    if (have_status && WIFEXITED(status)) {
+      outcome.exit_code = WEXITSTATUS(status);
+    }
+    const bool exited_zero = !have_status || outcome.exit_code == 0;
+    if (exited_zero && outcome.result.is_object() && m_protocol_error.empty() && !m_child_error) {
+      outcome.status = "ok";
+      return;
+    }
+    outcome.status = "error";
+    if (m_child_error) {
+      outcome.detail = "the worker failed: " + *m_child_error;
+    } else if (!exited_zero) {
+      outcome.detail = "the worker exited with status " + std::to_string(*outcome.exit_code) + " " + where();
+    } else if (!m_protocol_error.empty()) {
+      outcome.detail = "the worker sent " + m_protocol_error;
+    } else {
+      outcome.detail = "the worker exited without a result " + where();
+    }
+  }
+
+  std::chrono::milliseconds m_timeout;
+  pid_t m_pid = -1;
+  int m_protocol_fd = -1;
+  int m_stderr_fd = -1;
+  Clock::time_point m_start{};
+  Clock::time_point m_deadline{};
+  std::optional<Clock::time_point> m_killed_at;
+  bool m_timed_out = false;
+  bool m_done = false;
+  std::string m_line;                       // the protocol line being received
+  std::string m_protocol_error;             // what was wrong with the protocol, "" when nothing
+  std::optional<std::string> m_child_error; // the child's {"error": ...}
+};
+
+std::vector<StepOutcome> run_all(const std::vector<WorkerStep>& steps, const WorkerOptions& options,
+                                 const Environment& env) {
+  std::vector<std::string> variables;
+  variables.reserve(env.variables().size());
+  for (const auto& [name, value] : env.variables()) {
+    auto& variable = variables.emplace_back(name);
+    variable += '=';
+    variable += value;
+  }
+  std::vector<char*> envp;
+  envp.reserve(variables.size() + 1);
+  for (auto& variable : variables) {
+    envp.push_back(variable.data());
+  }
+  envp.push_back(nullptr);
+
+  std::vector<std::unique_ptr<Child>> children;
+  children.reserve(steps.size());
+  for (const auto& step : steps) {
+    children.push_back(std::make_unique<Child>(step, options.step_timeout));
+    children.back()->start(options.executable, envp.data(), env.cwd);
+  }
+
+  std::vector<pollfd> fds;
+  std::vector<Child*> owners;
+  for (;;) {
+    auto now = Clock::now();
+    for (auto& child : children) {
+      child->advance(now);
+    }
+    if (std::all_of(children.begin(), children.end(), [](const auto& child) { return child->done(); })) {
+      break;
+    }
+    fds.clear();
+    owners.clear();
+    Clock::duration wait = k_poll_slice;
+    for (auto& child : children) {
+      if (!child->done()) {
+        child->prepare_poll(fds, owners, now, wait);
+      }
+    }
+    const auto wait_ms = std::chrono::ceil<std::chrono::milliseconds>(wait).count();
+    const int ready = ::poll(fds.data(), fds.size(), static_cast<int>(wait_ms));
+    if (ready <= 0) {
+      continue; // timeout or EINTR
+    }
+    for (std::size_t i = 0; i < fds.size(); ++i) {
+      if (fds[i].revents != 0) {
+        owners[i]->drain(fds[i].fd);
+      }
+    }
+  }
+
+  std::vector<StepOutcome> outcomes;
+  outcomes.reserve(children.size());
+  for (auto& child : children) {
+    outcomes.push_back(std::move(child->outcome));
+  }
+  return outcomes;
+}
+
+} // namespace
+
+std::vector<StepOutcome> run_steps(const std::vector<WorkerStep>& steps, const WorkerOptions& options,
+                                   const Environment& env) {
+  try {
+    return run_all(steps, options, env);
+  } catch (const std::exception& error) { // children were killed and reaped by ~Child
+    std::vector<StepOutcome> outcomes;
+    for (const auto& step : steps) {
+      StepOutcome outcome;
+      outcome.id = step.id;
+      outcome.kind = step.kind;
+      outcome.path = step.path;
+      outcome.status = "error";
+      outcome.detail = std::string("internal error while running the worker: ") + error.what();
+      outcomes.push_back(std::move(outcome));
+    }
+    return outcomes;
+  }
+}
+
+void report_phase(std::string_view phase) {
+  write_line({{"phase", phase}});
+}
+
+int worker_main(int argc, char** argv) {
+  if (::fcntl(k_protocol_fd, F_GETFD) == -1) {
+    static_cast<void>(std::fputs(
+        "cudadiag: __worker is internal: it talks to its parent on file descriptor 3, which is not open\n",
+        stderr));
+    return k_exit_usage;
+  }
+  ::fcntl(k_protocol_fd, F_SETFD, FD_CLOEXEC); // nothing a library starts inherits the protocol
+  g_protocol_fd = k_protocol_fd;
+  const rlimit no_core{0, 0};
+  ::setrlimit(RLIMIT_CORE, &no_core); // a crashing library is a finding, not a core file in the user's cwd
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL); // never outlive the parent
+  int status = k_exit_internal;
+  try {
+    status = run_worker(argc, argv);
+  } catch (const std::exception& error) {
+    write_line({{"error", std::string("internal error: ") + error.what()}});
+  } catch (...) {
+    write_line({{"error", "internal error"}});
+  }
+  // End here: the loaded libraries' destructors and atexit handlers (a driver's teardown) never run,
+  // so they can neither crash nor slow down a worker whose answer is already written.
+  static_cast<void>(std::fflush(nullptr));
+  ::_exit(status);
+}
+
+} // namespace cudadiag::verify

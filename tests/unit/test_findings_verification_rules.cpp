@@ -1,0 +1,210 @@
+// Each finding the verification stage can emit, from worker outcomes built by hand (the worker
+// itself is tested in test_verify_worker.cpp) over a synthetic discovery.
+#include "findings/verification_rules.hpp"
+#include "synthetic_world.hpp"
+
+#include <doctest/doctest.h>
+
+using cudadiag::findings::evaluate_verification;
+using cudadiag::findings::Finding;
+using cudadiag::findings::Severity;
+using cudadiag::testing::SyntheticWorld;
+using cudadiag::verify::StepOutcome;
+using cudadiag::verify::Verification;
+using nlohmann::json;
+
+namespace {
+
+StepOutcome ok_step(std::string id, std::string kind, std::string path, json result) {
+  StepOutcome step;
+  step.id = std::move(id);
+  step.kind = std::move(kind);
+  step.path = std::move(path);
+  step.status = "ok";
+  result["library"] = step.path;
+  if (!result.contains("loaded")) {
+    result["loaded"] = true;
+  }
+  if (!result.contains("dlopen_error")) {
+    result["dlopen_error"] = nullptr;
+  }
+  if (!result.contains("missing_symbols")) {
+    result["missing_symbols"] = json::array();
+  }
+  step.result = std::move(result);
+  return step;
+}
+
+const Finding* with_id(const std::vector<Finding>& found, std::string_view id) {
+  for (const auto& finding : found) {
+    if (finding.id == id) {
+      return &finding;
+    }
+  }
+  return nullptr;
+}
+
+// A world with nvrtc, nvJitLink and cudart on LD_LIBRARY_PATH (versions from version.json) and a driver.
+struct Stack {
+  SyntheticWorld world;
+  std::string lib;
+  Stack(std::string_view toolkit_version = "13.0.88") {
+    world.toolkit("tk", toolkit_version);
+    lib = world.tree.path("tk/lib64");
+    for (const char* name : {"libnvrtc.so.13", "libnvJitLink.so.13", "libcudart.so.13"}) {
+      world.library(std::string("tk/lib64/") + name);
+    }
+    world.library("drv/libcuda.so.1");
+    world.env.set("LD_LIBRARY_PATH", lib + ":" + world.tree.path("drv"));
+  }
+  std::vector<Finding> evaluate(std::vector<StepOutcome> steps) const {
+    Verification verification;
+    verification.ran = true;
+    verification.steps = std::move(steps);
+    return evaluate_verification(world.discover(), verification);
+  }
+  [[nodiscard]] std::string path(std::string_view file) const { return lib + "/" + std::string(file); }
+  [[nodiscard]] std::string driver() const { return world.tree.path("drv/libcuda.so.1"); }
+};
+
+json driver_result(int init_code, int driver_version) {
+  return {{"init", {{"code", init_code}, {"name", init_code == 0 ? "CUDA_SUCCESS" : "CUDA_ERROR_X"}, {"description", "d"}}},
+          {"driver_version", driver_version}, {"device_count", 0}, {"devices", json::array()}};
+}
+
+} // namespace
+
+TEST_CASE("verification rules: the PTX ISA table follows DESIGN.md") {
+  using cudadiag::findings::ptx_isa_for_cuda;
+  CHECK(ptx_isa_for_cuda(13, 0) == std::optional(std::pair{9, 0}));
+  CHECK(ptx_isa_for_cuda(12, 6) == std::optional(std::pair{8, 5}));
+  CHECK(ptx_isa_for_cuda(12, 9) == std::optional(std::pair{8, 8}));
+  CHECK_FALSE(ptx_isa_for_cuda(12, 7).has_value());
+}
+
+TEST_CASE("verification rules: a healthy stack gives no finding") {
+  Stack stack;
+  const auto found = stack.evaluate({
+      ok_step("cuda", "driver", stack.driver(), driver_result(0, 13000)),
+      ok_step("nvrtc", "nvrtc", stack.path("libnvrtc.so.13"),
+              {{"version", "13.0"}, {"builtins", {{"expected", "libnvrtc-builtins.so.13.0"}, {"loadable", true}}}}),
+      ok_step("nvJitLink", "nvjitlink", stack.path("libnvJitLink.so.13"), {{"version", "13.0"}}),
+      ok_step("cudart", "cudart", stack.path("libcudart.so.13"), {{"runtime_version", 13000}}),
+  });
+  for (const auto& finding : found) {
+    MESSAGE(finding.id << ": " << finding.message);
+  }
+  CHECK(found.empty());
+}
+
+TEST_CASE("verification rules: driver.init_failed decodes cuInit errors with code-specific remedies") {
+  Stack stack;
+  for (const int code : {35, 100, 803, 804, 999, 3}) {
+    CAPTURE(code);
+    const auto found = stack.evaluate({ok_step("cuda", "driver", stack.driver(), driver_result(code, 13000))});
+    const auto* finding = with_id(found, "driver.init_failed");
+    REQUIRE(finding != nullptr);
+    CHECK(finding->evidence["code"] == code);
+    CHECK(finding->message.find(std::to_string(code)) != std::string::npos);
+  }
+  const auto stub = stack.evaluate({ok_step("cuda", "driver", stack.driver(), driver_result(34, 13000))});
+  CHECK(with_id(stub, "driver.stub") != nullptr);
+  CHECK(with_id(stub, "driver.init_failed") == nullptr);
+}
+
+TEST_CASE("verification rules: driver.too_old and nvrtc.ptx_newer_than_driver from the driver's CUDA version") {
+  Stack stack;
+  const auto found = stack.evaluate({
+      ok_step("cuda", "driver", stack.driver(), driver_result(0, 12080)),
+      ok_step("nvrtc", "nvrtc", stack.path("libnvrtc.so.13"), {{"version", "13.0"}}),
+  });
+  CHECK(with_id(found, "driver.too_old") != nullptr);
+  const auto* ptx = with_id(found, "nvrtc.ptx_newer_than_driver");
+  REQUIRE(ptx != nullptr);
+  CHECK(ptx->evidence["nvrtc_ptx_isa"] == "9.0");
+  CHECK(ptx->evidence["driver_ptx_isa"] == "8.7");
+
+  // Same ISA (12.6 NVRTC on a 12.5 driver: both 8.5) is fine; 12.9 on 12.8 is not.
+  Stack cuda12("12.6.77");
+  CHECK(with_id(cuda12.evaluate({ok_step("cuda", "driver", cuda12.driver(), driver_result(0, 12050)),
+                                 ok_step("nvrtc", "nvrtc", cuda12.path("libnvrtc.so.13"), {{"version", "12.6"}})}),
+                "nvrtc.ptx_newer_than_driver") == nullptr);
+  CHECK(with_id(cuda12.evaluate({ok_step("cuda", "driver", cuda12.driver(), driver_result(0, 12080)),
+                                 ok_step("nvrtc", "nvrtc", cuda12.path("libnvrtc.so.13"), {{"version", "12.9"}})}),
+                "nvrtc.ptx_newer_than_driver") != nullptr);
+}
+
+TEST_CASE("verification rules: nvjitlink.version_mismatch for another major or an older minor") {
+  Stack stack;
+  auto evaluate = [&](const char* nvrtc, const char* nvjitlink) {
+    return stack.evaluate({ok_step("nvrtc", "nvrtc", stack.path("libnvrtc.so.13"), {{"version", nvrtc}}),
+                           ok_step("nvJitLink", "nvjitlink", stack.path("libnvJitLink.so.13"), {{"version", nvjitlink}})});
+  };
+  CHECK(with_id(evaluate("13.0", "12.9"), "nvjitlink.version_mismatch") != nullptr);
+  CHECK(with_id(evaluate("12.6", "12.4"), "nvjitlink.version_mismatch") != nullptr);
+  CHECK(with_id(evaluate("12.4", "12.6"), "nvjitlink.version_mismatch") == nullptr);
+  CHECK(with_id(evaluate("13.0", "13.0"), "nvjitlink.version_mismatch") == nullptr);
+}
+
+TEST_CASE("verification rules: nvrtc.builtins_missing and lib.version_disagrees") {
+  Stack stack;
+  const auto found = stack.evaluate({ok_step(
+      "nvrtc", "nvrtc", stack.path("libnvrtc.so.13"),
+      {{"version", "13.1"},
+       {"builtins", {{"expected", "libnvrtc-builtins.so.13.1"}, {"path", nullptr}, {"loadable", false}, {"error", "not found"}}}})});
+  CHECK(with_id(found, "nvrtc.builtins_missing") != nullptr);
+  const auto* disagrees = with_id(found, "lib.version_disagrees");
+  REQUIRE(disagrees != nullptr);
+  CHECK(disagrees->evidence["api"] == "13.1");
+  CHECK(disagrees->evidence["files"] == "13.0.88");
+}
+
+TEST_CASE("verification rules: cccl.version_mismatch when CCCL's major is not NVRTC's CUDA major - 10") {
+  Stack stack;
+  stack.world.tree.write("tk/include/cuda/std/version", "// anchor\n");
+  stack.world.tree.write("tk/include/cuda/std/__cccl/version.h", "#define CCCL_VERSION 2008002\n");
+  stack.world.env.set("CUDA_HOME", stack.world.tree.path("tk"));
+  const auto found = stack.evaluate({ok_step("nvrtc", "nvrtc", stack.path("libnvrtc.so.13"), {{"version", "13.0"}})});
+  const auto* mismatch = with_id(found, "cccl.version_mismatch");
+  REQUIRE(mismatch != nullptr);
+  CHECK(mismatch->evidence["cccl"] == "2.8.2");
+}
+
+TEST_CASE("verification rules: worker outcomes become verify.* findings naming the library") {
+  Stack stack;
+  StepOutcome crashed;
+  crashed.id = "cuda";
+  crashed.kind = "driver";
+  crashed.path = stack.driver();
+  crashed.status = "crashed";
+  crashed.signal = 11;
+  crashed.last_phase = "cuInit";
+  crashed.detail = "killed by SIGSEGV while loading " + stack.driver() + " (in cuInit)";
+  StepOutcome hung = crashed;
+  hung.id = "nvml";
+  hung.status = "timeout";
+  hung.signal.reset();
+  hung.detail = "did not finish within 1 s";
+  auto not_loaded = ok_step("nvrtc", "nvrtc", stack.path("libnvrtc.so.13"),
+                            {{"loaded", false}, {"dlopen_error", "libgone.so: cannot open shared object file"}});
+  auto missing = ok_step("nvJitLink", "nvjitlink", stack.path("libnvJitLink.so.13"),
+                         {{"missing_symbols", json::array({"nvJitLinkVersion"})}});
+  const auto found = stack.evaluate({crashed, hung, not_loaded, missing});
+  const auto* crash = with_id(found, "verify.crashed");
+  REQUIRE(crash != nullptr);
+  CHECK(crash->message.find("SIGSEGV") != std::string::npos);
+  CHECK(crash->evidence["phase"] == "cuInit");
+  CHECK(with_id(found, "verify.timeout") != nullptr);
+  const auto* load = with_id(found, "verify.load_failed");
+  REQUIRE(load != nullptr);
+  CHECK(load->message.find("libgone.so") != std::string::npos);
+  CHECK(with_id(found, "verify.missing_symbols") != nullptr);
+}
+
+TEST_CASE("verification rules: a libcuda from a compat/ directory is reported as forward compatibility") {
+  Stack stack;
+  const auto found = stack.evaluate({ok_step("cuda", "driver", "/usr/local/cuda/compat/libcuda.so.1", driver_result(0, 13000))});
+  const auto* compat = with_id(found, "driver.forward_compat");
+  REQUIRE(compat != nullptr);
+  CHECK(compat->severity == Severity::info);
+}

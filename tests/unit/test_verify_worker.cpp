@@ -1,0 +1,259 @@
+// The isolated worker: real child processes (`cudadiag __worker driver PATH`) against the fake
+// drivers of tests/fixtures, whose behaviour the step environment sets.
+
+#include "core/environment.hpp"
+#include "core/filesystem.hpp"
+#include "verify/worker.hpp"
+
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+using cudadiag::verify::StepOutcome;
+using cudadiag::verify::WorkerStep;
+using namespace std::chrono_literals;
+
+namespace {
+
+cudadiag::Environment fake_env(const std::vector<std::pair<std::string, std::string>>& variables = {}) {
+  auto env = cudadiag::Environment::capture();
+  for (const char* name : {"CUDADIAG_FAKE_CUDA", "CUDADIAG_FAKE_CUDA_VERSION", "CUDADIAG_FAKE_CUDA_DEVICES",
+                           "CUDADIAG_FAKE_CUDA_MISSING"}) {
+    env.unset(name);
+  }
+  for (const auto& [name, value] : variables) {
+    env.set(name, value);
+  }
+  return env;
+}
+
+// A value no other process has in its environment, to find the processes a test started.
+std::string unique_marker() {
+  static std::atomic<int> counter{0};
+  return std::to_string(::getpid()) + "-" + std::to_string(++counter) + "-" +
+         std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
+}
+
+std::vector<StepOutcome> run(const std::vector<WorkerStep>& steps, const cudadiag::Environment& env,
+                             std::chrono::milliseconds timeout = 10s) {
+  cudadiag::verify::WorkerOptions options;
+  options.executable = CUDADIAG_TEST_EXECUTABLE;
+  options.step_timeout = timeout;
+  return cudadiag::verify::run_steps(steps, options, env);
+}
+
+StepOutcome run_driver(const std::string& library, const std::string& mode,
+                       std::chrono::milliseconds timeout = 10s) {
+  auto outcomes = run({{"cuda", "driver", library}}, fake_env({{"CUDADIAG_FAKE_CUDA", mode}}), timeout);
+  REQUIRE(outcomes.size() == 1);
+  return outcomes.front();
+}
+
+bool contains(const std::string& text, std::string_view part) {
+  return text.find(part) != std::string::npos;
+}
+
+// Processes whose parent is this one, zombies included (/proc/PID/stat: "pid (comm) state ppid ...").
+std::vector<int> children_of_this_process() {
+  std::vector<int> children;
+  const auto entries = cudadiag::fs::list_directory("/proc");
+  if (!entries) {
+    return children;
+  }
+  for (const auto& entry : *entries) {
+    if (entry.find_first_not_of("0123456789") != std::string::npos) {
+      continue;
+    }
+    const auto stat = cudadiag::fs::read_file_prefix("/proc/" + entry + "/stat", 4096);
+    const auto close = stat ? stat->rfind(')') : std::string::npos;
+    if (close == std::string::npos || close + 4 >= stat->size()) {
+      continue;
+    }
+    const auto fields = stat->substr(close + 4); // after ") S "
+    if (std::stoi(fields) == ::getpid()) {
+      children.push_back(std::stoi(entry));
+    }
+  }
+  return children;
+}
+
+// Whether a live process carries CUDADIAG_TEST_MARKER=marker in its environment.
+bool marked_process_alive(const std::string& marker) {
+  const auto entries = cudadiag::fs::list_directory("/proc");
+  if (!entries) {
+    return false;
+  }
+  const std::string needle = "CUDADIAG_TEST_MARKER=" + marker;
+  for (const auto& entry : *entries) {
+    if (entry.find_first_not_of("0123456789") != std::string::npos) {
+      continue;
+    }
+    const auto environ = cudadiag::fs::read_file_prefix("/proc/" + entry + "/environ", std::size_t{1} << 20U);
+    if (environ && contains(*environ, needle)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// A killed process may take a moment to be torn down and reaped by init.
+bool marked_processes_gone(const std::string& marker) {
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    if (!marked_process_alive(marker)) {
+      return true;
+    }
+    std::this_thread::sleep_for(20ms);
+  }
+  return false;
+}
+
+} // namespace
+
+TEST_CASE("worker: a crash in cuInit is reported with the signal, the path and the phase") {
+  const auto outcome = run_driver(CUDADIAG_FAKE_DRIVER, "crash");
+  INFO(outcome.detail);
+  CHECK(outcome.id == "cuda");
+  CHECK(outcome.kind == "driver");
+  CHECK(outcome.path == CUDADIAG_FAKE_DRIVER);
+  CHECK(outcome.status == "crashed");
+  CHECK(outcome.signal == 11);
+  CHECK_FALSE(outcome.exit_code.has_value());
+  CHECK(outcome.last_phase == "cuInit");
+  CHECK(outcome.detail ==
+        std::string("killed by SIGSEGV while loading ") + CUDADIAG_FAKE_DRIVER + " (in cuInit)");
+  CHECK(contains(outcome.stderr_tail, "fake libcuda: crashing in cuInit"));
+  CHECK(outcome.result.is_null());
+  CHECK(children_of_this_process().empty());
+}
+
+TEST_CASE("worker: a crash in the library's constructor is attributed to dlopen") {
+  const auto outcome = run_driver(CUDADIAG_FAKE_DRIVER, "crash-on-load");
+  CHECK(outcome.status == "crashed");
+  CHECK(outcome.signal == 11);
+  CHECK(outcome.last_phase == "dlopen");
+  CHECK(contains(outcome.detail, "SIGSEGV"));
+  CHECK(contains(outcome.detail, CUDADIAG_FAKE_DRIVER));
+  CHECK(contains(outcome.detail, "(in dlopen)"));
+}
+
+TEST_CASE("worker: a hang is killed at the step timeout and leaves nothing behind") {
+  for (const char* mode : {"hang", "hang-on-load"}) {
+    CAPTURE(mode);
+    const auto marker = unique_marker();
+    auto env = fake_env({{"CUDADIAG_FAKE_CUDA", mode}, {"CUDADIAG_TEST_MARKER", marker}});
+    const auto start = std::chrono::steady_clock::now();
+    const auto outcomes = run({{"cuda", "driver", CUDADIAG_FAKE_DRIVER}}, env, 1000ms);
+    const auto wall = std::chrono::steady_clock::now() - start;
+    REQUIRE(outcomes.size() == 1);
+    const auto& outcome = outcomes.front();
+    INFO(outcome.detail);
+    CHECK(outcome.status == "timeout");
+    CHECK_FALSE(outcome.signal.has_value());
+    CHECK(outcome.result.is_null());
+    CHECK(outcome.last_phase == (std::string_view(mode) == "hang" ? "cuInit" : "dlopen"));
+    CHECK(contains(outcome.detail, "timed out after 1 s while loading"));
+    CHECK(outcome.elapsed_ms >= 1000);
+    CHECK(wall < 2500ms);
+    CHECK(children_of_this_process().empty()); // killed and reaped: no zombie
+    CHECK(marked_processes_gone(marker));
+  }
+}
+
+TEST_CASE("worker: everything a child started dies with it, on timeout and on normal exit") {
+  for (const char* mode : {"fork-and-hang", "fork-and-return"}) {
+    CAPTURE(mode);
+    const auto marker = unique_marker();
+    auto env = fake_env({{"CUDADIAG_FAKE_CUDA", mode}, {"CUDADIAG_TEST_MARKER", marker}});
+    const auto start = std::chrono::steady_clock::now();
+    const auto outcomes = run({{"cuda", "driver", CUDADIAG_FAKE_DRIVER}}, env, 1000ms);
+    REQUIRE(outcomes.size() == 1);
+    INFO(outcomes.front().detail);
+    // The grandchild holds the pipes open: the parent must notice the exit, not wait for EOF.
+    CHECK(outcomes.front().status == (std::string_view(mode) == "fork-and-hang" ? "timeout" : "ok"));
+    CHECK(std::chrono::steady_clock::now() - start < 2500ms);
+    CHECK(children_of_this_process().empty());
+    CHECK(marked_processes_gone(marker));
+  }
+}
+
+TEST_CASE("worker: steps run concurrently and come back in step order") {
+  const auto env = fake_env({{"CUDADIAG_FAKE_CUDA", "hang"}});
+  const std::vector<WorkerStep> steps = {
+      {"first", "driver", CUDADIAG_FAKE_DRIVER},         // hangs in cuInit
+      {"second", "no-such-kind", CUDADIAG_FAKE_DRIVER},  // refused by the child
+      {"third", "driver", CUDADIAG_FAKE_DRIVER},         // hangs in cuInit
+      {"fourth", "driver", CUDADIAG_FAKE_DRIVER_NOPROC}, // never reaches cuInit
+      {"fifth", "driver", CUDADIAG_FAKE_DRIVER},         // hangs in cuInit
+  };
+  const auto start = std::chrono::steady_clock::now();
+  const auto outcomes = run(steps, env, 1000ms);
+  const auto wall = std::chrono::steady_clock::now() - start;
+  REQUIRE(outcomes.size() == steps.size());
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    CHECK(outcomes[i].id == steps[i].id);
+  }
+  CHECK(outcomes[0].status == "timeout");
+  CHECK(outcomes[1].status == "error");
+  CHECK(outcomes[2].status == "timeout");
+  CHECK(outcomes[3].status == "ok");
+  CHECK(outcomes[4].status == "timeout");
+  CHECK(outcomes[3].elapsed_ms < 1000); // not held up by its neighbours
+  CHECK(wall < 2500ms);                 // three 1 s timeouts, at once
+  CHECK(children_of_this_process().empty());
+}
+
+TEST_CASE("worker: an unknown kind is an error carrying the child's message") {
+  const auto outcomes = run({{"x", "no-such-kind", "/nonexistent/libx.so"}}, fake_env());
+  REQUIRE(outcomes.size() == 1);
+  CHECK(outcomes[0].status == "error");
+  CHECK(outcomes[0].exit_code == 2);
+  CHECK(contains(outcomes[0].detail, "unknown probe kind 'no-such-kind'"));
+  CHECK(contains(outcomes[0].detail, "driver, nvml, nvrtc, nvjitlink, cudart"));
+  CHECK(outcomes[0].result.is_null());
+}
+
+TEST_CASE("worker: an executable that cannot be started is an error, not an exception") {
+  cudadiag::verify::WorkerOptions options;
+  options.executable = "/nonexistent/cudadiag";
+  const auto outcomes =
+      cudadiag::verify::run_steps({{"cuda", "driver", CUDADIAG_FAKE_DRIVER}}, options, fake_env());
+  REQUIRE(outcomes.size() == 1);
+  CHECK(outcomes[0].status == "error");
+  CHECK(contains(outcomes[0].detail, "could not start the worker /nonexistent/cudadiag"));
+  CHECK(cudadiag::verify::run_steps({}, options, fake_env()).empty());
+}
+
+TEST_CASE("worker: a library that cannot be loaded is a result, not a failure of the step") {
+  SUBCASE("the file does not exist") {
+    const auto outcome = run_driver("/nonexistent/libcuda.so.1", "ok");
+    REQUIRE(outcome.status == "ok");
+    CHECK(outcome.exit_code == 0);
+    CHECK(outcome.last_phase == "dlopen");
+    CHECK(outcome.result["loaded"] == false);
+    CHECK(contains(outcome.result["dlopen_error"].get<std::string>(), "/nonexistent/libcuda.so.1"));
+    CHECK(outcome.result["init"].is_null());
+  }
+  SUBCASE("a dependency is missing") {
+    const auto outcome = run_driver(CUDADIAG_NEEDS_GONE_LIB, "ok");
+    REQUIRE(outcome.status == "ok");
+    CHECK(outcome.result["loaded"] == false);
+    CHECK(contains(outcome.result["dlopen_error"].get<std::string>(), "libcudadiag_gone.so"));
+  }
+}
+
+TEST_CASE("worker: a chatty child does not block, and only the tail of its stderr is kept") {
+  const auto outcome = run_driver(CUDADIAG_FAKE_DRIVER, "noisy");
+  INFO(outcome.detail);
+  CHECK(outcome.status == "ok");
+  CHECK(outcome.result["init"]["code"] == 0);
+  CHECK(outcome.stderr_tail.size() <= 2048);
+  CHECK(outcome.stderr_tail.size() > 1000);
+  CHECK(contains(outcome.stderr_tail, "the last line of noise"));
+}
