@@ -13,12 +13,13 @@ mkdir -p "$out"
 (cd build-gpu && ctest -L unit --output-on-failure) >"$out/unit-tests.log" 2>&1
 tail -3 "$out/unit-tests.log"
 bin=build-gpu/cli/cudadiag
+python3 tests/gpu/check_gpu_report.py "$bin" --expect-sm-count 132 --expect-peak-gbps 4814 | tee "$out/gpu-check.txt"
 "$bin" --json >"$out/report.json"; echo "cudadiag --json exit: $?"
 "$bin" --no-color >"$out/report.txt"
-python3 tests/real_layouts/pathfinder_oracle.py --all-supported >"$out/oracle.json" 2>"$out/oracle.err"
+python3 tests/real_layouts/pathfinder_oracle.py --all-supported >"$out/oracle.json" 2>/tmp/oracle.err
 python3 -c 'import cuda.pathfinder as p; print("cuda-pathfinder", p.__version__)'
 python3 scripts/compare_with_pathfinder.py "$out/report.json" "$out/oracle.json" | tee "$out/conformance.txt"
-for i in 1 2 3 4 5 6 7 8 9 10 11; do /usr/bin/time -f %e "$bin" --json >/dev/null; done 2>"$out/timing.txt"
-echo "cudadiag --json wall seconds (11 runs): $(sort -n "$out/timing.txt" | tr '\n' ' ')"
+for i in 1 2 3 4 5 6 7 8 9 10 11; do /usr/bin/time -f %e "$bin" --json >/dev/null; done 2>/tmp/timing.txt
+echo "cudadiag --json wall seconds (11 runs): $(sort -n /tmp/timing.txt | tr '\n' ' ')"
 { "$bin" find nvrtc; "$bin" find cccl; "$bin" find --all nvrtc; "$bin" find --explain cuda; } >"$out/find.txt" 2>&1
 cat "$out/report.txt"
