@@ -4,6 +4,8 @@
 #include "findings/verification_rules.hpp"
 
 #include <algorithm>
+#include <future>
+#include <iterator>
 
 #include <sys/utsname.h>
 
@@ -66,12 +68,60 @@ const std::vector<std::string_view>& reported_variables() {
   return names;
 }
 
+namespace {
+
+// The components verification loads. Discovering them first lets the workers start while the
+// rest of the catalog is still being searched.
+bool verified_component(std::string_view name) {
+  return name == "cuda" || name == "nvml" || name == "cudart" || name == "nvrtc" || name == "nvJitLink";
+}
+
+void discover_and_verify(const Environment& env, const ReportOptions& options, Report& report) {
+  if (!options.verify.enabled) {
+    report.discovery = discovery::discover(env, options.discovery);
+    report.verification = verify::verify(report.discovery, options.verify, env);
+    return;
+  }
+  auto wanted = [&options](std::string_view name) {
+    return options.discovery.only.empty() ||
+           std::find(options.discovery.only.begin(), options.discovery.only.end(), name) != options.discovery.only.end();
+  };
+  discovery::DiscoveryOptions core_options = options.discovery;
+  discovery::DiscoveryOptions rest_options = options.discovery;
+  core_options.only.clear();
+  rest_options.only.clear();
+  for (const auto& spec : probes::catalog()) {
+    if (wanted(spec.name)) {
+      (verified_component(spec.name) ? core_options : rest_options).only.emplace_back(spec.name);
+    }
+  }
+  auto core = discovery::discover(env, core_options);
+  auto workers = std::async(std::launch::async, [&core, &options, &env] { return verify::verify(core, options.verify, env); });
+  auto rest = rest_options.only.empty() ? discovery::DiscoveryResult{} : discovery::discover(env, rest_options);
+  report.verification = workers.get();
+
+  // One result in catalog order: the core set's context (Python environments, loader cache) and
+  // every component from whichever pass resolved it.
+  report.discovery = std::move(core);
+  auto resolved = std::move(report.discovery.components);
+  std::move(rest.components.begin(), rest.components.end(), std::back_inserter(resolved));
+  report.discovery.components.clear();
+  for (const auto& spec : probes::catalog()) {
+    for (auto& component : resolved) {
+      if (component.spec == &spec) {
+        report.discovery.components.push_back(std::move(component));
+      }
+    }
+  }
+}
+
+} // namespace
+
 Report make_report(const Environment& env, const ReportOptions& options) {
   Report report;
   report.host = read_host_info();
   report.environment = env;
-  report.discovery = discovery::discover(env, options.discovery);
-  report.verification = verify::verify(report.discovery, options.verify, env);
+  discover_and_verify(env, options, report);
   report.findings = findings::evaluate_discovery(report.discovery, env);
   for (auto& finding : findings::evaluate_verification(report.discovery, report.verification)) {
     // The stub can be named by both stages (file traits, then cuInit's 34): report it once.
