@@ -65,7 +65,7 @@ def time_command(label: str, command: list[str], runs: int, env: dict, ok_codes=
 
 
 def catalog(cudadiag: str, env: dict) -> list[tuple[str, str]]:
-    done = subprocess.run([cudadiag, "--json"], env=env, capture_output=True, check=False)
+    done = subprocess.run([cudadiag, "--json", "--no-load"], env=env, capture_output=True, check=False)
     if done.returncode not in (0, 1):
         sys.exit(f"cudadiag --json exited {done.returncode}: {done.stderr.decode(errors='replace')}")
     return [(c["kind"], c["name"]) for c in json.loads(done.stdout)["components"]]
@@ -167,7 +167,8 @@ def main(argv: list[str]) -> int:
         print(f"  {kind + ' ' + name:<32} {timing.median:>10.2f} {timing.p90:>9.2f}")
     sum_of_medians = sum(t.median for t in per_component)
 
-    full = time_command("cudadiag --json", [cudadiag, "--json"], args.runs, env)
+    # Locate-only: the whole catalog without the verification workers (bench_report.py times those).
+    full = time_command("cudadiag --json --no-load", [cudadiag, "--json", "--no-load"], args.runs, env)
     pathfinder = time_command(f"cuda-pathfinder: load {len(libs)} libs + find {len(headers)} header dirs",
                               [args.python, "-c", pathfinder_script(libs, headers)], args.pathfinder_runs, env,
                               ok_codes=(0,))
@@ -180,16 +181,16 @@ def main(argv: list[str]) -> int:
     print(f"  {'sum of the per-component find medians':<56} {sum_of_medians:>10.2f}")
 
     ratio = pathfinder.median / full.median if full.median else float("inf")
-    spawn_default = check_subprocesses([cudadiag, "--json"], env)
+    spawn_default = check_subprocesses([cudadiag, "--json", "--no-load"], env)
     spawn_find = check_subprocesses([cudadiag, "find", "nvrtc"], env)
 
     print("\nsummary")
-    print(f"  cudadiag --json (all {len(components)} components): median {full.median:.1f} ms, p90 {full.p90:.1f} ms")
+    print(f"  cudadiag --json --no-load (all {len(components)} components): median {full.median:.1f} ms, p90 {full.p90:.1f} ms")
     print(f"  cuda-pathfinder, fresh process, {len(libs)} libs + {len(headers)} header dirs: "
           f"median {pathfinder.median:.1f} ms, p90 {pathfinder.p90:.1f} ms "
           f"(interpreter + import alone {baseline.median:.1f} ms)")
-    print(f"  ratio cuda-pathfinder / cudadiag --json: {ratio:.1f}x")
-    print(f"  subprocesses, default path: cudadiag --json: {spawn_default}; cudadiag find nvrtc: {spawn_find}")
+    print(f"  ratio cuda-pathfinder / cudadiag --json --no-load: {ratio:.1f}x")
+    print(f"  subprocesses, discovery path: cudadiag --json --no-load: {spawn_default}; cudadiag find nvrtc: {spawn_find}")
 
     if args.json_out:
         Path(args.json_out).write_text(json.dumps({
