@@ -2,6 +2,7 @@
 // error table, and probe_driver run through the worker against the fake drivers of tests/fixtures.
 
 #include "core/environment.hpp"
+#include "fake_driver.hpp"
 #include "core/filesystem.hpp"
 #include "verify/cuda_driver_api.hpp"
 #include "verify/cuda_errors.hpp"
@@ -216,18 +217,6 @@ TEST_CASE("driver probe: the error table's names are cuda.h's") {
 
 namespace {
 
-// The environment for the fake driver: this process's, with the fake's variables replaced.
-cudadiag::Environment fake_env(const std::vector<std::pair<std::string, std::string>>& variables = {}) {
-  auto env = cudadiag::Environment::capture();
-  for (const char* name : {"CUDADIAG_FAKE_CUDA", "CUDADIAG_FAKE_CUDA_VERSION", "CUDADIAG_FAKE_CUDA_DEVICES",
-                           "CUDADIAG_FAKE_CUDA_MISSING"}) {
-    env.unset(name);
-  }
-  for (const auto& [name, value] : variables) {
-    env.set(name, value);
-  }
-  return env;
-}
 
 StepOutcome probe(const std::string& library, const cudadiag::Environment& env) {
   cudadiag::verify::WorkerOptions options;
@@ -264,7 +253,7 @@ TEST_CASE("driver probe: the error table answers by code") {
 }
 
 TEST_CASE("driver probe: a working driver reports its version and H200-like devices") {
-  const auto result = probe_ok(CUDADIAG_FAKE_DRIVER, fake_env());
+  const auto result = probe_ok(CUDADIAG_FAKE_DRIVER, cudadiag::testing::fake_driver_env());
   CHECK(result["library"] == CUDADIAG_FAKE_DRIVER);
   CHECK(result["loaded"] == true);
   CHECK(result["dlopen_error"].is_null());
@@ -306,7 +295,7 @@ TEST_CASE("driver probe: a working driver reports its version and H200-like devi
 TEST_CASE("driver probe: version and device count follow the driver") {
   const auto result =
       probe_ok(CUDADIAG_FAKE_DRIVER,
-               fake_env({{"CUDADIAG_FAKE_CUDA_VERSION", "12040"}, {"CUDADIAG_FAKE_CUDA_DEVICES", "3"}}));
+               cudadiag::testing::fake_driver_env({{"CUDADIAG_FAKE_CUDA_VERSION", "12040"}, {"CUDADIAG_FAKE_CUDA_DEVICES", "3"}}));
   CHECK(result["driver_version"] == 12040);
   CHECK(result["device_count"] == 3);
   REQUIRE(result["devices"].size() == 3);
@@ -319,7 +308,7 @@ TEST_CASE("driver probe: version and device count follow the driver") {
   CHECK(result["devices"][2]["ordinal"] == 2);
   CHECK(result["devices"][2]["pci_bus_id"] == "0000:1D:00.0");
 
-  const auto none = probe_ok(CUDADIAG_FAKE_DRIVER, fake_env({{"CUDADIAG_FAKE_CUDA_DEVICES", "0"}}));
+  const auto none = probe_ok(CUDADIAG_FAKE_DRIVER, cudadiag::testing::fake_driver_env({{"CUDADIAG_FAKE_CUDA_DEVICES", "0"}}));
   CHECK(none["init"]["code"] == 0);
   CHECK(none["device_count"] == 0);
   CHECK(none["devices"] == nlohmann::json::array());
@@ -343,7 +332,7 @@ TEST_CASE("driver probe: cuInit errors are named, by the driver when it can, els
   for (const auto& test : cases) {
     CAPTURE(test.code);
     const auto result = probe_ok(CUDADIAG_FAKE_DRIVER,
-                                 fake_env({{"CUDADIAG_FAKE_CUDA", "error:" + std::to_string(test.code)}}));
+                                 cudadiag::testing::fake_driver_env({{"CUDADIAG_FAKE_CUDA", "error:" + std::to_string(test.code)}}));
     CHECK(result["loaded"] == true);
     CHECK(result["init"]["code"] == test.code);
     if (test.name != nullptr) {
@@ -362,7 +351,7 @@ TEST_CASE("driver probe: cuInit errors are named, by the driver when it can, els
 }
 
 TEST_CASE("driver probe: a stub, which fails even cuGetProcAddress with 34, is still identified by cuInit") {
-  const auto result = probe_ok(CUDADIAG_FAKE_DRIVER, fake_env({{"CUDADIAG_FAKE_CUDA", "stub"}}));
+  const auto result = probe_ok(CUDADIAG_FAKE_DRIVER, cudadiag::testing::fake_driver_env({{"CUDADIAG_FAKE_CUDA", "stub"}}));
   CHECK(result["loaded"] == true);
   CHECK(result["is_stub"] == true);
   CHECK(result["get_proc_address_error"]["code"] == 34);
@@ -387,7 +376,7 @@ TEST_CASE("driver probe: the toolkit's own stub libcuda is recognised") {
     MESSAGE("no toolkit stub libcuda under /usr/local/cuda: skipped");
     return;
   }
-  const auto result = probe_ok(stub, fake_env());
+  const auto result = probe_ok(stub, cudadiag::testing::fake_driver_env());
   CHECK(result["loaded"] == true);
   CHECK(result["is_stub"] == true);
   CHECK(result["init"]["code"] == 34);
@@ -395,7 +384,7 @@ TEST_CASE("driver probe: the toolkit's own stub libcuda is recognised") {
 
 TEST_CASE("driver probe: without cuGetProcAddress the driver is loaded but not initialised") {
   const auto result =
-      probe_ok(CUDADIAG_FAKE_DRIVER_NOPROC, fake_env({{"CUDADIAG_FAKE_CUDA_VERSION", "11020"}}));
+      probe_ok(CUDADIAG_FAKE_DRIVER_NOPROC, cudadiag::testing::fake_driver_env({{"CUDADIAG_FAKE_CUDA_VERSION", "11020"}}));
   CHECK(result["loaded"] == true);
   CHECK(result["missing_symbols"] == nlohmann::json::array({"cuGetProcAddress_v2"}));
   CHECK(result["get_proc_address"].is_null());
@@ -405,7 +394,7 @@ TEST_CASE("driver probe: without cuGetProcAddress the driver is loaded but not i
 }
 
 TEST_CASE("driver probe: the 4-argument cuGetProcAddress of CUDA 11.3-11.8 is used when _v2 is absent") {
-  const auto result = probe_ok(CUDADIAG_FAKE_DRIVER_LEGACYPROC, fake_env());
+  const auto result = probe_ok(CUDADIAG_FAKE_DRIVER_LEGACYPROC, cudadiag::testing::fake_driver_env());
   CHECK(result["get_proc_address"] == "cuGetProcAddress");
   CHECK(result["missing_symbols"] == nlohmann::json::array());
   CHECK(result["init"]["code"] == 0);
@@ -415,7 +404,7 @@ TEST_CASE("driver probe: the 4-argument cuGetProcAddress of CUDA 11.3-11.8 is us
 TEST_CASE("driver probe: a symbol the driver lacks is recorded, not fatal") {
   const auto result = probe_ok(
       CUDADIAG_FAKE_DRIVER,
-      fake_env({{"CUDADIAG_FAKE_CUDA_MISSING", "cuDeviceGetPCIBusId,cuGetErrorName,cuGetErrorString"}}));
+      cudadiag::testing::fake_driver_env({{"CUDADIAG_FAKE_CUDA_MISSING", "cuDeviceGetPCIBusId,cuGetErrorName,cuGetErrorString"}}));
   CHECK(result["missing_symbols"] ==
         nlohmann::json::array({"cuGetErrorName", "cuGetErrorString", "cuDeviceGetPCIBusId"}));
   CHECK(result["init"]["name"] == "CUDA_SUCCESS"); // from cudadiag's table

@@ -2,6 +2,7 @@
 // drivers of tests/fixtures, whose behaviour the step environment sets.
 
 #include "core/environment.hpp"
+#include "fake_driver.hpp"
 #include "core/filesystem.hpp"
 #include "verify/worker.hpp"
 
@@ -22,17 +23,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-cudadiag::Environment fake_env(const std::vector<std::pair<std::string, std::string>>& variables = {}) {
-  auto env = cudadiag::Environment::capture();
-  for (const char* name : {"CUDADIAG_FAKE_CUDA", "CUDADIAG_FAKE_CUDA_VERSION", "CUDADIAG_FAKE_CUDA_DEVICES",
-                           "CUDADIAG_FAKE_CUDA_MISSING"}) {
-    env.unset(name);
-  }
-  for (const auto& [name, value] : variables) {
-    env.set(name, value);
-  }
-  return env;
-}
 
 // A value no other process has in its environment, to find the processes a test started.
 std::string unique_marker() {
@@ -51,7 +41,7 @@ std::vector<StepOutcome> run(const std::vector<WorkerStep>& steps, const cudadia
 
 StepOutcome run_driver(const std::string& library, const std::string& mode,
                        std::chrono::milliseconds timeout = 10s) {
-  auto outcomes = run({{"cuda", "driver", library}}, fake_env({{"CUDADIAG_FAKE_CUDA", mode}}), timeout);
+  auto outcomes = run({{"cuda", "driver", library}}, cudadiag::testing::fake_driver_env({{"CUDADIAG_FAKE_CUDA", mode}}), timeout);
   REQUIRE(outcomes.size() == 1);
   return outcomes.front();
 }
@@ -147,7 +137,7 @@ TEST_CASE("worker: a hang is killed at the step timeout and leaves nothing behin
   for (const char* mode : {"hang", "hang-on-load"}) {
     CAPTURE(mode);
     const auto marker = unique_marker();
-    auto env = fake_env({{"CUDADIAG_FAKE_CUDA", mode}, {"CUDADIAG_TEST_MARKER", marker}});
+    auto env = cudadiag::testing::fake_driver_env({{"CUDADIAG_FAKE_CUDA", mode}, {"CUDADIAG_TEST_MARKER", marker}});
     const auto start = std::chrono::steady_clock::now();
     const auto outcomes = run({{"cuda", "driver", CUDADIAG_FAKE_DRIVER}}, env, 1000ms);
     const auto wall = std::chrono::steady_clock::now() - start;
@@ -170,7 +160,7 @@ TEST_CASE("worker: everything a child started dies with it, on timeout and on no
   for (const char* mode : {"fork-and-hang", "fork-and-return"}) {
     CAPTURE(mode);
     const auto marker = unique_marker();
-    auto env = fake_env({{"CUDADIAG_FAKE_CUDA", mode}, {"CUDADIAG_TEST_MARKER", marker}});
+    auto env = cudadiag::testing::fake_driver_env({{"CUDADIAG_FAKE_CUDA", mode}, {"CUDADIAG_TEST_MARKER", marker}});
     const auto start = std::chrono::steady_clock::now();
     const auto outcomes = run({{"cuda", "driver", CUDADIAG_FAKE_DRIVER}}, env, 1000ms);
     REQUIRE(outcomes.size() == 1);
@@ -184,7 +174,7 @@ TEST_CASE("worker: everything a child started dies with it, on timeout and on no
 }
 
 TEST_CASE("worker: steps run concurrently and come back in step order") {
-  const auto env = fake_env({{"CUDADIAG_FAKE_CUDA", "hang"}});
+  const auto env = cudadiag::testing::fake_driver_env({{"CUDADIAG_FAKE_CUDA", "hang"}});
   const std::vector<WorkerStep> steps = {
       {"first", "driver", CUDADIAG_FAKE_DRIVER},         // hangs in cuInit
       {"second", "no-such-kind", CUDADIAG_FAKE_DRIVER},  // refused by the child
@@ -210,7 +200,7 @@ TEST_CASE("worker: steps run concurrently and come back in step order") {
 }
 
 TEST_CASE("worker: an unknown kind is an error carrying the child's message") {
-  const auto outcomes = run({{"x", "no-such-kind", "/nonexistent/libx.so"}}, fake_env());
+  const auto outcomes = run({{"x", "no-such-kind", "/nonexistent/libx.so"}}, cudadiag::testing::fake_driver_env());
   REQUIRE(outcomes.size() == 1);
   CHECK(outcomes[0].status == "error");
   CHECK(outcomes[0].exit_code == 2);
@@ -223,11 +213,11 @@ TEST_CASE("worker: an executable that cannot be started is an error, not an exce
   cudadiag::verify::WorkerOptions options;
   options.executable = "/nonexistent/cudadiag";
   const auto outcomes =
-      cudadiag::verify::run_steps({{"cuda", "driver", CUDADIAG_FAKE_DRIVER}}, options, fake_env());
+      cudadiag::verify::run_steps({{"cuda", "driver", CUDADIAG_FAKE_DRIVER}}, options, cudadiag::testing::fake_driver_env());
   REQUIRE(outcomes.size() == 1);
   CHECK(outcomes[0].status == "error");
   CHECK(contains(outcomes[0].detail, "could not start the worker /nonexistent/cudadiag"));
-  CHECK(cudadiag::verify::run_steps({}, options, fake_env()).empty());
+  CHECK(cudadiag::verify::run_steps({}, options, cudadiag::testing::fake_driver_env()).empty());
 }
 
 TEST_CASE("worker: a library that cannot be loaded is a result, not a failure of the step") {
