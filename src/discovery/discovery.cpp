@@ -62,16 +62,11 @@ struct Searcher {
 
 // cuda-pathfinder's CTK-root canary: the toolkit root above the cudart that a plain dlopen finds,
 // as dlinfo reports it (the directory resolved, the SONAME kept).
-std::optional<std::string> canary_root(const Searcher& searcher) {
-  const auto* cudart = probes::find_component("cudart", probes::ComponentKind::dynamic_lib);
-  if (cudart == nullptr) {
+std::optional<std::string> canary_root(const ComponentResult& cudart) {
+  if (!cudart.loader) {
     return std::nullopt;
   }
-  const auto result = searcher.resolve(*cudart, std::nullopt);
-  if (!result.loader) {
-    return std::nullopt;
-  }
-  const auto& path = result.loader->via.path;
+  const auto& path = cudart.loader->via.path;
   auto dir = fs::real_path(fs::parent(path));
   const auto origin_path = dir ? fs::join(*dir, fs::basename(path)) : path;
   return probes::derive_toolkit_root(origin_path);
@@ -118,15 +113,23 @@ DiscoveryResult discover(const Environment& env, const DiscoveryOptions& options
   const auto strategies = probes::all_strategies();
   const Searcher searcher{inputs, strategies};
 
+  // cudart is resolved at most once: for its own row and for the canary's toolkit root.
+  const auto* cudart_spec = probes::find_component("cudart", probes::ComponentKind::dynamic_lib);
+  std::optional<ComponentResult> cudart;
   std::optional<std::optional<std::string>> canary; // computed on first need
   for (const auto& spec : probes::catalog()) {
     if (!wanted(options, spec)) {
       continue;
     }
-    if (spec.uses_ctk_root_canary && !canary) {
-      canary = canary_root(searcher);
+    if ((&spec == cudart_spec || spec.uses_ctk_root_canary) && !cudart) {
+      cudart = searcher.resolve(*cudart_spec, std::nullopt);
     }
-    result.components.push_back(searcher.resolve(spec, spec.uses_ctk_root_canary ? *canary : std::nullopt));
+    if (spec.uses_ctk_root_canary && !canary) {
+      canary = canary_root(*cudart);
+    }
+    result.components.push_back(&spec == cudart_spec ? *cudart
+                                                     : searcher.resolve(spec, spec.uses_ctk_root_canary ? *canary
+                                                                                                         : std::nullopt));
   }
   return result;
 }
