@@ -17,20 +17,6 @@ using probes::ComponentSpec;
 constexpr std::string_view k_so = ".so";
 constexpr std::string_view k_alt = ".alt";
 
-// "13", "13.0.88": one or more digit runs separated by single dots.
-bool is_dotted_digits(std::string_view text) {
-  bool previous_was_digit = false;
-  for (const char c : text) {
-    if (c >= '0' && c <= '9') {
-      previous_was_digit = true;
-    } else if (c == '.' && previous_was_digit) {
-      previous_was_digit = false;
-    } else {
-      return false;
-    }
-  }
-  return previous_was_digit;
-}
 
 // The "libX.so" stem of a SONAME ("libnvrtc.so" for "libnvrtc.so.13"); empty if it has none.
 std::string_view stem_of(std::string_view soname) {
@@ -53,7 +39,7 @@ bool extends_stem(std::string_view base, std::string_view stem) {
     return false;
   }
   const auto rest = base.substr(stem.size());
-  return rest.empty() || (rest.front() == '.' && is_dotted_digits(rest.substr(1)));
+  return rest.empty() || (rest.front() == '.' && versions::is_dotted_digits(rest.substr(1)));
 }
 
 // The declared SONAME (in the variant's spelling) that `base` equals or extends with ".digits";
@@ -175,31 +161,6 @@ findings::Finding stub_finding(int pid, const LoadedComponent& component) {
   return finding;
 }
 
-constexpr std::string_view k_red = "\033[31m";
-constexpr std::string_view k_yellow = "\033[33m";
-constexpr std::string_view k_dim = "\033[2m";
-constexpr std::string_view k_bold = "\033[1m";
-constexpr std::string_view k_reset = "\033[0m";
-
-std::string paint(report::TextStyle style, std::string_view code, std::string_view value) {
-  return style.color ? std::string(code) + std::string(value) + std::string(k_reset) : std::string(value);
-}
-
-std::string pad(std::string_view value, std::size_t width) {
-  std::string out(value);
-  out.append(out.size() < width ? width - out.size() : 1, ' ');
-  return out;
-}
-
-std::string_view severity_color(findings::Severity severity) {
-  switch (severity) {
-  case findings::Severity::error: return k_red;
-  case findings::Severity::warning: return k_yellow;
-  case findings::Severity::info: return k_dim;
-  }
-  return k_reset;
-}
-
 } // namespace
 
 std::optional<LibraryMatch> match_library_file(std::string_view path) {
@@ -317,6 +278,14 @@ json inspection_to_json(const ProcessInspection& inspection) {
   }
   return {{"pid", inspection.pid}, {"components", components}, {"findings", found}};
 }
+
+using report::k_bold;
+using report::k_dim;
+using report::k_red;
+using report::k_yellow;
+using report::pad;
+using report::paint;
+using report::severity_color;
 
 std::string render_inspection_text(const ProcessInspection& inspection, report::TextStyle style) {
   auto who = process_label(inspection.pid);

@@ -8,37 +8,6 @@
 namespace cudadiag::report {
 namespace {
 
-constexpr std::string_view k_red = "\033[31m";
-constexpr std::string_view k_yellow = "\033[33m";
-constexpr std::string_view k_green = "\033[32m";
-constexpr std::string_view k_dim = "\033[2m";
-constexpr std::string_view k_bold = "\033[1m";
-constexpr std::string_view k_reset = "\033[0m";
-
-std::string paint(TextStyle style, std::string_view code, std::string_view text) {
-  if (!style.color) {
-    return std::string(text);
-  }
-  return std::string(code) + std::string(text) + std::string(k_reset);
-}
-
-std::string pad(std::string_view text, std::size_t width) {
-  std::string out(text);
-  if (out.size() < width) {
-    out.append(width - out.size(), ' ');
-  }
-  return out;
-}
-
-std::string_view severity_color(findings::Severity severity) {
-  switch (severity) {
-  case findings::Severity::error: return k_red;
-  case findings::Severity::warning: return k_yellow;
-  case findings::Severity::info: return k_dim;
-  }
-  return k_reset;
-}
-
 std::string kind_label(probes::ComponentKind kind) {
   switch (kind) {
   case probes::ComponentKind::dynamic_lib: return "lib";

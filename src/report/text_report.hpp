@@ -3,14 +3,11 @@
 // in the CLI); these functions only format.
 
 #include "report/report.hpp"
+#include "report/terminal_style.hpp"
 
 #include <string>
 
 namespace cudadiag::report {
-
-struct TextStyle {
-  bool color = false;
-};
 
 // The full report: a one-line verdict, the components table, Python environments, findings with remedies.
 std::string render_text(const Report& report, TextStyle style);

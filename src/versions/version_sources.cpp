@@ -44,7 +44,8 @@ std::string_view trim(std::string_view text) {
   return text;
 }
 
-// "13", "13.0.88", "580.95.05": one or more digit runs separated by single dots.
+} // namespace
+
 bool is_dotted_digits(std::string_view text) {
   if (text.empty() || text.size() > k_version_max_length) {
     return false;
@@ -61,6 +62,8 @@ bool is_dotted_digits(std::string_view text) {
   }
   return previous_was_digit;
 }
+
+namespace {
 
 // A plausible package version (PEP 440 or conda): starts with a digit, bounded, and made only of
 // letters, digits and ". _ + !" (and '-' where the format allows it). Rejects binary garbage.

@@ -87,6 +87,9 @@ std::optional<FoundVersion> cccl_version_from_headers(const std::string& include
 std::optional<FoundVersion> cuda_version_from_header(const std::string& include_dir, std::string_view header_name,
                                                      std::string_view macro);
 
+// "13", "13.0.88", "580.95.05": one or more digit runs separated by single dots (bounded length).
+bool is_dotted_digits(std::string_view text);
+
 // Compares dotted versions component by component, numerically (any length of digits), missing
 // components counting as 0: ("13.0.88", "13.0.9") > 0, ("12.4", "12.4.0") == 0. A component with a
 // non-numeric tail ("0rc1") sorts before the same number without one. Returns -1, 0 or 1.
