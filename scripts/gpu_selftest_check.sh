@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Run on the GPU host (through the device tool): builds cudadiag with the nvcc-built self-test
+# module, runs `cudadiag selftest` at both levels (cold processes, timed), the default report, the
+# GPU-labelled ctest checks and the benchmark against CUB called directly. Results go to ${OUT:-out}/.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${OUT:-out}
+mkdir -p "$out"
+{
+  cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCUDADIAG_WERROR="${CUDADIAG_WERROR:-ON}" &&
+  cmake --build build-gpu --parallel "$(nproc)" --target cudadiag cudadiag_cub_selftest
+} >"$out/build.log" 2>&1 || { tail -60 "$out/build.log"; exit 1; }
+bin=build-gpu/cli/cudadiag
+summarize() { # FILE: one line per test
+  python3 - "$1" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+s = d["selftest"]
+print("selftest", s["level"], s["status"], "score", s["score"]["value"], "wall_ms", round(s["wall_ms"]))
+for t in s["tests"]:
+    m = ", ".join(f'{x["name"]}={x["value"]:.4g}' for x in t["metrics"])
+    print(f'  {t["key"]:10} {t["status"]:5} {round(t["wall_ms"]):6} ms  {t["reason"] or ""}  [{m}]')
+PY
+}
+/usr/bin/time -f "selftest quick wall %e s" "$bin" selftest --json >"$out/selftest-quick.json" 2>"$out/selftest-quick.err"
+echo "exit $?"; tail -1 "$out/selftest-quick.err"; summarize "$out/selftest-quick.json"
+/usr/bin/time -f "selftest quick wall %e s (second run)" "$bin" selftest --json >/dev/null 2>"$out/time2.err"; tail -1 "$out/time2.err"
+/usr/bin/time -f "selftest full wall %e s" "$bin" selftest --level full --json >"$out/selftest-full.json" 2>"$out/selftest-full.err"
+echo "exit $?"; tail -1 "$out/selftest-full.err"; summarize "$out/selftest-full.json"
+"$bin" selftest --no-color >"$out/selftest-quick.txt" 2>&1
+/usr/bin/time -f "report wall %e s" "$bin" --json >"$out/report.json" 2>"$out/report.err"; echo "report exit $?"; tail -1 "$out/report.err"
+(cd build-gpu && ctest -L gpu --output-on-failure) >"$out/gpu-ctest.log" 2>&1; tail -5 "$out/gpu-ctest.log"
+python3 bench/bench_selftest.py "$bin" >"$out/bench.txt" 2>&1; cat "$out/bench.txt"

@@ -1,0 +1,170 @@
+// The reduce and sort self-tests: the real cub::DeviceReduce::Sum and cub::DeviceRadixSort::SortKeys,
+// compiled by nvcc into libcudadiag_cub_selftest.so (kernels/cub_selftest.cu; ABI in
+// kernels/cub_selftest.h), run in the device's primary context that the worker made current. The
+// module's static CUDA runtime dlopens "libcuda.so.1", which resolves to the driver the worker
+// already loaded by absolute path, so CUB runs on the driver discovery selected.
+
+#include "kernels/cub_selftest.h"
+#include "selftest/test_context.hpp"
+#include "verify/dl_handle.hpp"
+
+#include <cstring>
+
+namespace cudadiag::selftest {
+namespace {
+
+using json = nlohmann::json;
+
+struct CubModule {
+  verify::DlHandle handle;
+  std::vector<std::string> missing;
+  decltype(&cudadiag_cub_selftest_abi) abi = nullptr;
+  decltype(&cudadiag_cub_selftest_info) info = nullptr;
+  decltype(&cudadiag_cub_selftest_run) run = nullptr;
+
+  explicit CubModule(const std::string& path) : handle(path) {
+    const verify::SymbolResolver sym(handle, missing);
+    abi = sym.require<decltype(abi)>("cudadiag_cub_selftest_abi");
+    info = sym.require<decltype(info)>("cudadiag_cub_selftest_info");
+    run = sym.require<decltype(run)>("cudadiag_cub_selftest_run");
+    // Never unloaded: the static CUDA runtime inside registers exit-time teardown.
+    handle.release();
+  }
+};
+
+// Loads the module, or says why the test cannot run ("" when it can).
+std::string module_problem(const TestContext& context, const CubModule* module) {
+  if (module == nullptr) {
+    return context.config.module_missing_reason.empty() ? "the CUB self-test module was not built"
+                                                         : context.config.module_missing_reason;
+  }
+  if (!module->missing.empty()) {
+    return "cannot use " + context.config.module_path + ": " +
+           (module->handle.error().empty() ? "it lacks " + module->missing.front() : module->handle.error());
+  }
+  if (const auto abi = module->abi(); abi != CUDADIAG_CUB_SELFTEST_ABI) {
+    return context.config.module_path + " has ABI " + std::to_string(abi) + ", this cudadiag needs " +
+           std::to_string(CUDADIAG_CUB_SELFTEST_ABI) + " (a module from another cudadiag version)";
+  }
+  return {};
+}
+
+struct CaseSpec {
+  cudadiag_cub_case which;
+  const char* name; // metric prefix
+};
+
+// Runs one case; adds metrics; returns "" or a failure. Sets `skip` for an out-of-memory.
+std::string run_case(const CubModule& module, const TestContext& context, const CaseSpec& spec,
+                     std::uint64_t count, int repetitions, cu::CUstream stream, TestResult& result, bool primary,
+                     std::string& skip) {
+  cudadiag_cub_params params{};
+  params.which = spec.which;
+  params.count = count;
+  params.warmup = 1;
+  params.repetitions = repetitions;
+  params.stream = stream;
+  cudadiag_cub_result out{};
+  static_cast<void>(module.run(&params, &out));
+  json entry = {{"count", count},
+                {"repetitions", repetitions},
+                {"median_ms", out.median_ms},
+                {"best_ms", out.best_ms},
+                {"device_bytes", out.device_bytes},
+                {"temp_storage_bytes", out.temp_storage_bytes}};
+  std::string problem;
+  if (out.cuda_error != 0) {
+    const std::string name(out.error_name, ::strnlen(out.error_name, sizeof out.error_name));
+    const std::string where(out.error_where, ::strnlen(out.error_where, sizeof out.error_where));
+    problem = where + ": " + name + " (" + std::to_string(out.cuda_error) + ")";
+    entry["error"] = problem;
+    if (out.cuda_error == 2) { // cudaErrorMemoryAllocation
+      skip = std::string(spec.name) + " needs more device memory than is free: " + problem;
+      problem.clear();
+    }
+  } else if (out.verified != 1) {
+    problem = std::string(spec.name) + " gave a wrong result: " +
+              std::string(out.mismatch, ::strnlen(out.mismatch, sizeof out.mismatch));
+    entry["error"] = problem;
+  } else if (out.median_ms > 0) {
+    const double seconds = out.median_ms / 1e3;
+    if (out.bytes_per_run > 0) {
+      const double gbps = out.bytes_per_run / seconds / 1e9;
+      entry["gbps"] = gbps;
+      add_metric(result, std::string(spec.name) + "_gbps", gbps, "GB/s", primary);
+      if (context.device && context.device->peak_gbps > 0) {
+        add_metric(result, std::string(spec.name) + "_fraction_of_peak", gbps / context.device->peak_gbps, "fraction");
+      }
+    }
+    if (out.keys_per_run > 0) {
+      const double gkeys = out.keys_per_run / seconds / 1e9;
+      entry["gkeys_per_s"] = gkeys;
+      add_metric(result, std::string(spec.name) + "_gkeys_per_s", gkeys, "Gkeys/s", primary);
+    }
+  }
+  result.details[spec.name] = entry;
+  return problem;
+}
+
+TestResult run_cases(const TestContext& context, const std::vector<CaseSpec>& cases, std::uint64_t count,
+                     int repetitions) {
+  if (context.gpu == nullptr || !context.device) {
+    return skipped(context, context.no_gpu_reason);
+  }
+  std::optional<CubModule> module;
+  if (!context.config.module_path.empty()) {
+    module.emplace(context.config.module_path);
+  }
+  if (auto problem = module_problem(context, module ? &*module : nullptr); !problem.empty()) {
+    return skipped(context, problem);
+  }
+  auto result = new_result(context);
+  cudadiag_cub_module_info info{};
+  const auto info_error = module->info(&info);
+  result.details["module"] = {{"path", context.config.module_path},
+                              {"archs", std::string(info.archs, ::strnlen(info.archs, sizeof info.archs))},
+                              {"cuda_version_built", info.cuda_version_built},
+                              {"cccl_version", info.cccl_version},
+                              {"runtime_version", info.runtime_version},
+                              {"driver_version", info.driver_version},
+                              {"info_error", info_error}};
+  const Stream stream(*context.gpu);
+  std::vector<std::string> failures;
+  std::vector<std::string> skips;
+  bool primary = true;
+  for (const auto& spec : cases) {
+    std::string skip;
+    if (auto problem = run_case(*module, context, spec, count, repetitions, stream.get(), result, primary, skip);
+        !problem.empty()) {
+      failures.push_back(problem);
+    }
+    if (!skip.empty()) {
+      skips.push_back(skip);
+    }
+    primary = false;
+  }
+  if (!failures.empty()) {
+    result.status = "fail";
+    result.reason = failures.front();
+  } else if (skips.size() == cases.size()) {
+    result.status = "skip";
+    result.reason = skips.front();
+  } else if (!skips.empty()) {
+    result.reason = "partly skipped: " + skips.front();
+  }
+  return result;
+}
+
+} // namespace
+
+TestResult run_reduce(const TestContext& context) {
+  return run_cases(context, {{CUDADIAG_CUB_REDUCE_F32, "f32"}, {CUDADIAG_CUB_REDUCE_I32, "i32"}},
+                   context.sizes.reduce_count, context.sizes.reduce_repetitions);
+}
+
+TestResult run_sort(const TestContext& context) {
+  return run_cases(context, {{CUDADIAG_CUB_SORT_U32, "u32"}, {CUDADIAG_CUB_SORT_U64, "u64"}},
+                   context.sizes.sort_count, context.sizes.sort_repetitions);
+}
+
+} // namespace cudadiag::selftest

@@ -1,0 +1,211 @@
+#pragma once
+// The driver as the self-test uses it, inside a worker process: one libcuda loaded by absolute path
+// (so that a CUDA runtime linked into the self-test module, which dlopens "libcuda.so.1", gets this
+// same library), its entry points resolved through cuGetProcAddress, and small RAII owners for what
+// the tests allocate. A failing driver call throws CudaFailure; the test runner turns it into the
+// test's status. Nothing here prints.
+
+#include "selftest/gpu_api.hpp"
+
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace cudadiag::selftest {
+
+// A driver call that did not return CUDA_SUCCESS: "cuMemAlloc (1073741824 bytes): CUDA_ERROR_OUT_OF_MEMORY (2)".
+class CudaFailure : public std::runtime_error {
+public:
+  CudaFailure(cu::CUresult code, std::string call, std::string name)
+      : std::runtime_error(call + ": " + name + " (" + std::to_string(static_cast<int>(code)) + ")"),
+        m_code(code), m_call(std::move(call)), m_name(std::move(name)) {}
+  [[nodiscard]] cu::CUresult code() const { return m_code; }
+  [[nodiscard]] const std::string& call() const { return m_call; }
+  [[nodiscard]] const std::string& name() const { return m_name; }
+
+private:
+  cu::CUresult m_code;
+  std::string m_call;
+  std::string m_name;
+};
+
+// Entry points; null when the driver does not have them (each test checks what it needs).
+struct DriverEntryPoints {
+  cu::PfnGetErrorName get_error_name = nullptr;
+  cu::PfnInit init = nullptr;
+  cu::PfnDriverGetVersion driver_get_version = nullptr;
+  cu::PfnDeviceGetCount device_get_count = nullptr;
+  cu::PfnDeviceGet device_get = nullptr;
+  cu::PfnDeviceGetUuid device_get_uuid = nullptr;
+  cu::PfnDeviceGetAttribute device_get_attribute = nullptr;
+  cu::PfnCtxSetCurrent ctx_set_current = nullptr;
+  cu::PfnCtxSynchronize ctx_synchronize = nullptr;
+  cu::PfnDevicePrimaryCtxRetain primary_ctx_retain = nullptr;
+  cu::PfnDevicePrimaryCtxRelease primary_ctx_release = nullptr;
+  cu::PfnModuleLoadDataEx module_load_data_ex = nullptr;
+  cu::PfnModuleGetFunction module_get_function = nullptr;
+  cu::PfnModuleUnload module_unload = nullptr;
+  cu::PfnLaunchKernel launch_kernel = nullptr;
+  cu::PfnMemAlloc mem_alloc = nullptr;
+  cu::PfnMemFree mem_free = nullptr;
+  cu::PfnMemcpyHtoD memcpy_htod = nullptr;
+  cu::PfnMemcpyDtoH memcpy_dtoh = nullptr;
+  cu::PfnMemcpyDtoDAsync memcpy_dtod_async = nullptr;
+  cu::PfnMemsetD32 memset_d32 = nullptr;
+  cu::PfnMemcpyPeer memcpy_peer = nullptr;
+  cu::PfnDeviceCanAccessPeer device_can_access_peer = nullptr;
+  cu::PfnCtxEnablePeerAccess ctx_enable_peer_access = nullptr;
+  cu::PfnStreamCreate stream_create = nullptr;
+  cu::PfnStreamDestroy stream_destroy = nullptr;
+  cu::PfnStreamSynchronize stream_synchronize = nullptr;
+  cu::PfnEventCreate event_create = nullptr;
+  cu::PfnEventDestroy event_destroy = nullptr;
+  cu::PfnEventRecord event_record = nullptr;
+  cu::PfnEventSynchronize event_synchronize = nullptr;
+  cu::PfnEventElapsedTime event_elapsed_time = nullptr;
+  cu::PfnIpcGetMemHandle ipc_get_mem_handle = nullptr;
+  cu::PfnIpcOpenMemHandle ipc_open_mem_handle = nullptr;
+  cu::PfnIpcCloseMemHandle ipc_close_mem_handle = nullptr;
+  cu::PfnMemGetAllocationGranularity mem_get_allocation_granularity = nullptr;
+  cu::PfnMemCreate mem_create = nullptr;
+  cu::PfnMemRelease mem_release = nullptr;
+  cu::PfnMemExportToShareableHandle mem_export_to_shareable_handle = nullptr;
+  cu::PfnMemImportFromShareableHandle mem_import_from_shareable_handle = nullptr;
+  cu::PfnMemAddressReserve mem_address_reserve = nullptr;
+  cu::PfnMemAddressFree mem_address_free = nullptr;
+  cu::PfnMemMap mem_map = nullptr;
+  cu::PfnMemUnmap mem_unmap = nullptr;
+  cu::PfnMemSetAccess mem_set_access = nullptr;
+  cu::PfnDeviceGetDevResource device_get_dev_resource = nullptr;
+  cu::PfnDevSmResourceSplitByCount dev_sm_resource_split_by_count = nullptr;
+  cu::PfnDevResourceGenerateDesc dev_resource_generate_desc = nullptr;
+  cu::PfnGreenCtxCreate green_ctx_create = nullptr;
+  cu::PfnGreenCtxDestroy green_ctx_destroy = nullptr;
+  cu::PfnCtxFromGreenCtx ctx_from_green_ctx = nullptr;
+  cu::PfnGreenCtxGetDevResource green_ctx_get_dev_resource = nullptr;
+  cu::PfnGreenCtxStreamCreate green_ctx_stream_create = nullptr;
+};
+
+// One loaded driver. Not copyable; lives for the whole worker (never dlclose'd).
+class Gpu {
+public:
+  // dlopens `libcuda_path`, resolves the entry points and calls cuInit(0). On failure the reason
+  // is in the error (a dlopen message, "no cuGetProcAddress", or cuInit's CudaFailure text) and
+  // `init_result` holds cuInit's code when it got that far.
+  static std::unique_ptr<Gpu> load(const std::string& libcuda_path, std::string& error,
+                                   std::optional<cu::CUresult>& init_result);
+
+  const DriverEntryPoints& api() const { return m_api; }
+  [[nodiscard]] int driver_version() const { return m_driver_version; }
+  [[nodiscard]] const std::vector<std::string>& missing() const { return m_missing; }
+
+  // The driver's name for a code ("CUDA_ERROR_OUT_OF_MEMORY"), else cudadiag's, else "CUresult N".
+  [[nodiscard]] std::string error_name(cu::CUresult code) const;
+  // Throws CudaFailure unless `code` is CUDA_SUCCESS.
+  void check(cu::CUresult code, const std::string& call) const;
+  // Throws CudaFailure(CUDA_ERROR_NOT_SUPPORTED) naming `what` when `entry` is null.
+  template <class Fn> void require(Fn entry, const char* what) const {
+    if (entry == nullptr) {
+      throw CudaFailure(cu::CUDA_ERROR_NOT_FOUND, std::string(what) + " is not exported by this driver",
+                        "CUDA_ERROR_NOT_FOUND");
+    }
+  }
+
+  [[nodiscard]] int attribute(cu::CUdevice device, cu::CUdevice_attribute attribute) const;
+
+  // Launches `function` with `args` (addresses of the kernel's parameters, in order).
+  void launch(cu::CUfunction function, unsigned grid, unsigned block, cu::CUstream stream,
+              std::vector<void*> args) const;
+
+private:
+  Gpu() = default;
+  DriverEntryPoints m_api;
+  int m_driver_version = 0;
+  std::vector<std::string> m_missing;
+};
+
+// Device memory from cuMemAlloc, freed on destruction.
+class DeviceBuffer {
+public:
+  DeviceBuffer(const Gpu& gpu, std::size_t bytes);
+  ~DeviceBuffer();
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  [[nodiscard]] cu::CUdeviceptr get() const { return m_pointer; }
+  [[nodiscard]] std::size_t size() const { return m_bytes; }
+
+private:
+  const Gpu& m_gpu;
+  cu::CUdeviceptr m_pointer = 0;
+  std::size_t m_bytes = 0;
+};
+
+class Stream {
+public:
+  explicit Stream(const Gpu& gpu); // a non-blocking stream of the current context
+  Stream(const Gpu& gpu, cu::CUstream adopted); // takes ownership of an existing stream
+  ~Stream();
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  [[nodiscard]] cu::CUstream get() const { return m_stream; }
+  void synchronize() const;
+
+private:
+  const Gpu& m_gpu;
+  cu::CUstream m_stream = nullptr;
+};
+
+// A pair of events measuring GPU time on one stream.
+class EventTimer {
+public:
+  explicit EventTimer(const Gpu& gpu);
+  ~EventTimer();
+  EventTimer(const EventTimer&) = delete;
+  EventTimer& operator=(const EventTimer&) = delete;
+  void start(cu::CUstream stream) const;
+  // Records the stop event, waits for it, returns the milliseconds since start().
+  double stop(cu::CUstream stream) const;
+
+private:
+  const Gpu& m_gpu;
+  cu::CUevent m_start = nullptr;
+  cu::CUevent m_stop = nullptr;
+};
+
+// A module loaded from an image (PTX text, cubin, fatbin) in the current context.
+class Module {
+public:
+  // Throws CudaFailure; the JIT's error log (PTX) is appended to the message when there is one.
+  Module(const Gpu& gpu, const void* image);
+  ~Module();
+  Module(const Module&) = delete;
+  Module& operator=(const Module&) = delete;
+  [[nodiscard]] cu::CUfunction function(const char* name) const;
+
+private:
+  const Gpu& m_gpu;
+  cu::CUmodule m_module = nullptr;
+};
+
+// The primary context of a device, retained and made current for the lifetime of the object.
+class PrimaryContext {
+public:
+  PrimaryContext(const Gpu& gpu, cu::CUdevice device);
+  ~PrimaryContext();
+  PrimaryContext(const PrimaryContext&) = delete;
+  PrimaryContext& operator=(const PrimaryContext&) = delete;
+  [[nodiscard]] cu::CUcontext get() const { return m_context; }
+
+private:
+  const Gpu& m_gpu;
+  cu::CUdevice m_device;
+  cu::CUcontext m_context = nullptr;
+};
+
+// Median of a non-empty sample (copied, so the caller's order is kept).
+double median(std::vector<double> sample);
+
+} // namespace cudadiag::selftest

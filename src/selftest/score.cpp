@@ -1,0 +1,107 @@
+#include "selftest/score.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace cudadiag::selftest {
+
+using json = nlohmann::json;
+
+const std::vector<BenchmarkReference>& benchmark_references() {
+  // H200 (132 SMs, 4814.3 GB/s attribute peak), 2026-12-02. Full: CUB called directly at 2^30 (reduce)
+  // and 2^28 (sort) elements, and the device-to-device copy; quick: the same at the quick sizes.
+  // clang-format off
+  static const std::vector<BenchmarkReference> references{
+      {"ptx",    "copy_gbps",       4000.0, 4260.0},
+      {"reduce", "f32_gbps",        4000.0, 4620.0},
+      {"sort",   "u32_gkeys_per_s",   36.1,   42.4},
+      {"sort",   "u64_gkeys_per_s",   14.5,   16.3},
+  };
+  // clang-format on
+  return references;
+}
+
+namespace {
+
+double device_peak(const json& devices, int ordinal) {
+  if (devices.is_array()) {
+    for (const auto& device : devices) {
+      if (device.is_object() && device.value("ordinal", json()) == json(ordinal) && device.contains("peak_bandwidth_gbps") &&
+          device["peak_bandwidth_gbps"].is_number()) {
+        return device["peak_bandwidth_gbps"].get<double>();
+      }
+    }
+  }
+  return 0;
+}
+
+const Metric* find_metric(const TestResult& test, std::string_view name) {
+  for (const auto& metric : test.metrics) {
+    if (metric.name == name) {
+      return &metric;
+    }
+  }
+  return nullptr;
+}
+
+} // namespace
+
+Score score(const std::vector<TestResult>& tests, const json& devices, Level level) {
+  Score result;
+  std::map<int, std::vector<double>> ratios; // per device
+  std::map<int, bool> gates;
+  for (const auto& test : tests) {
+    const int device = test.device.value_or(-1);
+    const bool broken = test.status == "fail" || test.status == "error";
+    gates[device] = gates.count(device) == 0 ? !broken : gates[device] && !broken;
+    if (test.status != "pass" || !test.device) {
+      continue;
+    }
+    const double peak = device_peak(devices, *test.device);
+    for (const auto& reference : benchmark_references()) {
+      const auto* metric = reference.test == test.key ? find_metric(test, reference.metric) : nullptr;
+      if (metric == nullptr || peak <= 0) {
+        continue;
+      }
+      const double expected = (level == Level::full ? reference.full : reference.quick) * peak / k_reference_peak_gbps;
+      const double ratio = metric->value / expected;
+      ratios[*test.device].push_back(std::min(1.0, ratio));
+      result.components.push_back({{"device", *test.device},
+                                   {"benchmark", std::string(reference.test) + "." + std::string(reference.metric)},
+                                   {"measured", metric->value},
+                                   {"expected", expected},
+                                   {"ratio", ratio}});
+    }
+  }
+  std::optional<double> lowest;
+  for (const auto& [device, passed] : gates) {
+    if (!passed) {
+      result.correctness_passed = false;
+      lowest = 0.0;
+      continue;
+    }
+    const auto found = ratios.find(device);
+    if (found == ratios.end() || found->second.empty()) {
+      continue;
+    }
+    double log_sum = 0;
+    for (const double ratio : found->second) {
+      log_sum += std::log(std::max(ratio, 1e-6));
+    }
+    const double value = 100.0 * std::exp(log_sum / static_cast<double>(found->second.size()));
+    lowest = lowest ? std::min(*lowest, value) : value;
+  }
+  if (lowest) {
+    result.value = std::round(*lowest * 10.0) / 10.0;
+  }
+  return result;
+}
+
+json score_to_json(const Score& score) {
+  return {{"value", score.value ? json(*score.value) : json(nullptr)},
+          {"correctness_passed", score.correctness_passed},
+          {"components", score.components}};
+}
+
+} // namespace cudadiag::selftest

@@ -1,0 +1,306 @@
+// The parent side of the self-test: decides what can run where, starts one worker per device (all
+// devices at once), restarts a worker after a test that hung or crashed so the tests after it still
+// run, and scores the results.
+
+#include "selftest/selftest.hpp"
+
+#include "core/filesystem.hpp"
+#include "core/json_fields.hpp"
+#include "selftest/score.hpp"
+#include "selftest/selftest_worker.hpp"
+#include "selftest/test_context.hpp"
+#include "verify/worker.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <future>
+#include <mutex>
+
+namespace cudadiag::selftest {
+namespace {
+
+using json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+constexpr auto k_startup_allowance = std::chrono::seconds(60); // cuInit + context, before the first test
+constexpr std::string_view k_module_file = "libcudadiag_cub_selftest.so";
+
+std::string step_path(const std::vector<verify::WorkerStep>& steps, std::string_view kind) {
+  for (const auto& step : steps) {
+    if (step.kind == kind) {
+      return step.path;
+    }
+  }
+  return {};
+}
+
+std::string cccl_include(const discovery::DiscoveryResult& discovery) {
+  for (const auto& component : discovery.components) {
+    if (component.spec != nullptr && component.spec->name == "cccl") {
+      const auto& choice = component.selected ? component.selected : component.loader;
+      return choice ? choice->via.path : std::string();
+    }
+  }
+  return {};
+}
+
+// The module next to the executable (build tree), else in ../lib/cudadiag (install tree).
+std::string find_module(const SelfTestOptions& options, std::string& reason) {
+  if (!options.module_path.empty()) {
+    if (fs::is_regular_file(options.module_path)) {
+      return options.module_path;
+    }
+    reason = "the self-test module " + options.module_path + " does not exist";
+    return {};
+  }
+  const auto exe = fs::real_path(options.executable);
+  const std::string dir = fs::parent(exe ? *exe : options.executable);
+  for (const auto& candidate : {dir + "/" + std::string(k_module_file), dir + "/../lib/cudadiag/" + std::string(k_module_file)}) {
+    if (fs::is_regular_file(candidate)) {
+      const auto real = fs::real_path(candidate);
+      return real ? *real : candidate;
+    }
+  }
+  reason = "the CUB self-test module (" + std::string(k_module_file) +
+           ") is not installed: this cudadiag was built without nvcc";
+  return {};
+}
+
+// What the driver step of verification says about devices: their count, or why there are none.
+struct DriverView {
+  int device_count = 0;
+  std::string no_device_reason;
+};
+
+DriverView driver_view(const verify::Verification& verification, const std::string& libcuda) {
+  DriverView view;
+  if (libcuda.empty()) {
+    view.no_device_reason = "no GPU: no CUDA driver (libcuda.so.1) was found";
+    return view;
+  }
+  const auto* step = verification.step("cuda");
+  if (step == nullptr) {
+    view.no_device_reason = "no GPU: the driver was not verified";
+    return view;
+  }
+  if (step->status != "ok") {
+    view.no_device_reason = "no GPU: loading the driver " + step->status + (step->detail.empty() ? "" : ": " + step->detail);
+    return view;
+  }
+  const auto& result = step->result;
+  const auto& init = result.contains("init") ? result["init"] : json();
+  const auto code = json_fields::integer(init, "code");
+  if (!code) {
+    view.no_device_reason = "no GPU: the driver could not be initialised (" +
+                            json_fields::string_or(result, "dlopen_error", "cuInit was not reached") + ")";
+    return view;
+  }
+  if (*code != 0) {
+    view.no_device_reason = "no GPU: cuInit returned " + json_fields::string_or(init, "name", "error") + " (" +
+                            std::to_string(*code) + ")";
+    return view;
+  }
+  view.device_count = static_cast<int>(json_fields::integer(result, "device_count").value_or(0));
+  if (view.device_count == 0) {
+    view.no_device_reason = "no GPU: the driver sees no device (CUDA_VISIBLE_DEVICES?)";
+  }
+  return view;
+}
+
+TestResult error_result(const std::string& key, std::optional<int> device, std::string reason) {
+  TestResult result;
+  result.key = key;
+  result.device = device;
+  for (const auto& info : test_catalog()) {
+    if (info.key == key) {
+      result.description = std::string(info.description);
+    }
+  }
+  result.status = "error";
+  result.reason = std::move(reason);
+  return result;
+}
+
+// Runs `tests` for one device (or none) in workers, restarting after a test that hung or crashed.
+std::vector<TestResult> run_device(WorkerConfig config, const SelfTestOptions& options, const Environment& env,
+                                   std::mutex& progress_lock) {
+  std::vector<TestResult> results;
+  std::vector<std::string> remaining = config.tests;
+  while (!remaining.empty()) {
+    config.tests = remaining;
+    verify::WorkerStep step{"selftest", "selftest", config.libcuda, {config_to_json(config).dump()}, -1};
+    verify::WorkerOptions worker;
+    worker.executable = options.executable;
+    worker.step_timeout = k_startup_allowance;
+    if (options.progress) {
+      worker.on_record = [&](const verify::StepOutcome&, const json& record) {
+        const auto result = result_from_json(record);
+        const std::lock_guard lock(progress_lock);
+        options.progress(result.key + (result.device ? " (GPU " + std::to_string(*result.device) + ")" : "") + ": " +
+                         result.status + (result.reason.empty() ? "" : " — " + result.reason));
+      };
+    }
+    const auto outcomes = verify::run_steps({step}, worker, env);
+    const auto& outcome = outcomes.front();
+    for (const auto& record : outcome.records) {
+      auto result = result_from_json(record);
+      remaining.erase(std::remove(remaining.begin(), remaining.end(), result.key), remaining.end());
+      results.push_back(std::move(result));
+    }
+    if (remaining.empty()) {
+      break;
+    }
+    // The worker ended before the rest reported: the test it was in broke; the others go on.
+    const std::string prefix = "test:";
+    const auto& phase = outcome.last_phase;
+    const std::string current = phase.rfind(prefix, 0) == 0 ? phase.substr(prefix.size()) : std::string();
+    const std::string what = outcome.status == "timeout"   ? "timed out (the worker was killed)"
+                             : outcome.status == "crashed" ? "crashed: " + outcome.detail
+                             : outcome.status == "ok"      ? "the worker finished without reporting it"
+                                                           : outcome.detail;
+    if (current.empty() || std::find(remaining.begin(), remaining.end(), current) == remaining.end()) {
+      for (const auto& key : remaining) {
+        results.push_back(error_result(key, config.device, "the self-test worker failed before this test: " + what));
+      }
+      break;
+    }
+    auto broken = error_result(current, config.device, outcome.status == "timeout"
+                                                           ? "timed out after " + std::to_string(test_timeout(current, config.level).count() / 1000) + " s (the worker was killed)"
+                                                           : what);
+    remaining.erase(std::remove(remaining.begin(), remaining.end(), current), remaining.end());
+    results.push_back(std::move(broken));
+  }
+  return results;
+}
+
+} // namespace
+
+std::string_view level_name(Level level) { return level == Level::full ? "full" : "quick"; }
+
+const std::vector<TestInfo>& test_catalog() {
+  // clang-format off
+  static const std::vector<TestInfo> catalog{
+      {"jit",       "NVRTC compiles a cub::BlockReduce kernel against the CCCL headers found (PTX, cubin, LTO-IR + nvJitLink); the driver loads and runs each"},
+      {"ptx",       "bundled PTX (ISA 7.0) JIT-compiled by the driver: copy kernel vs cuMemcpyDtoD, %smid probe reaches every SM"},
+      {"reduce",    "cub::DeviceReduce::Sum (f32, i32->i64) from the nvcc-built module on the selected driver: exact result, GB/s"},
+      {"sort",      "cub::DeviceRadixSort::SortKeys (u32, u64) from the nvcc-built module: sorted, same multiset, Gkeys/s"},
+      {"ipc",       "device memory shared with a second process: legacy IPC handle and VMM POSIX fd, both directions"},
+      {"green_ctx", "green contexts: two SM partitions, confinement proven with %smid, latency under load in the other partition"},
+  };
+  // clang-format on
+  return catalog;
+}
+
+std::string SelfTestRun::status() const {
+  if (!ran) {
+    return "skip";
+  }
+  const bool broken = std::any_of(tests.begin(), tests.end(), [](const TestResult& t) {
+    return t.status == "fail" || t.status == "error";
+  });
+  if (broken) {
+    return "fail";
+  }
+  const bool passed = std::any_of(tests.begin(), tests.end(), [](const TestResult& t) { return t.status == "pass"; });
+  return passed ? "pass" : "skip";
+}
+
+SelfTestRun run_selftest(const discovery::DiscoveryResult& discovery, const verify::Verification& verification,
+                         const SelfTestOptions& options, const Environment& env) {
+  SelfTestRun run;
+  run.level = options.level;
+  if (!options.enabled) {
+    return run;
+  }
+  const auto started = Clock::now();
+  try {
+    const auto steps = verify::plan_steps(discovery);
+    WorkerConfig base;
+    base.level = options.level;
+    for (const auto& info : test_catalog()) {
+      if (options.only.empty() || std::find(options.only.begin(), options.only.end(), info.key) != options.only.end()) {
+        base.tests.emplace_back(info.key);
+      }
+    }
+    base.libcuda = step_path(steps, "driver");
+    base.nvrtc = step_path(steps, "nvrtc");
+    base.nvjitlink = step_path(steps, "nvjitlink");
+    base.cccl_include = cccl_include(discovery);
+    base.module_path = find_module(options, base.module_missing_reason);
+    base.executable = options.executable;
+    run.module = {{"path", base.module_path.empty() ? json(nullptr) : json(base.module_path)},
+                  {"built", !base.module_path.empty()},
+                  {"reason", base.module_missing_reason.empty() ? json(nullptr) : json(base.module_missing_reason)}};
+
+    const auto view = driver_view(verification, base.libcuda);
+    if (options.require_gpu && view.device_count == 0) {
+      run.skipped_reason = view.no_device_reason;
+      return run;
+    }
+    std::vector<WorkerConfig> configs;
+    if (view.device_count == 0) {
+      auto config = base;
+      config.no_device_reason = view.no_device_reason;
+      configs.push_back(std::move(config));
+    } else if (options.device) {
+      if (*options.device < 0 || *options.device >= view.device_count) {
+        run.ran = true;
+        for (const auto& key : base.tests) {
+          run.tests.push_back(error_result(key, options.device, "device " + std::to_string(*options.device) +
+                                                                    " does not exist (" + std::to_string(view.device_count) +
+                                                                    " visible; CUDA_VISIBLE_DEVICES applies)"));
+        }
+        run.wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - started).count();
+        run.score = score(run.tests, verification.devices, options.level);
+        return run;
+      }
+      auto config = base;
+      config.device = *options.device;
+      configs.push_back(std::move(config));
+    } else {
+      for (int ordinal = 0; ordinal < view.device_count; ++ordinal) {
+        auto config = base;
+        config.device = ordinal;
+        configs.push_back(std::move(config));
+      }
+    }
+
+    std::mutex progress_lock;
+    std::vector<std::future<std::vector<TestResult>>> workers;
+    for (const auto& config : configs) {
+      workers.push_back(std::async(std::launch::async, [&, config] { return run_device(config, options, env, progress_lock); }));
+    }
+    for (auto& worker : workers) {
+      for (auto& result : worker.get()) {
+        run.tests.push_back(std::move(result));
+      }
+    }
+    run.ran = true;
+    run.score = score(run.tests, verification.devices, options.level);
+  } catch (const std::exception& error) {
+    run.ran = false;
+    run.skipped_reason = std::string("internal error: ") + error.what();
+  }
+  run.wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - started).count();
+  return run;
+}
+
+json selftest_to_json(const SelfTestRun& run) {
+  if (!run.ran && run.skipped_reason.empty()) {
+    return nullptr;
+  }
+  json tests = json::array();
+  for (const auto& test : run.tests) {
+    tests.push_back(result_to_json(test));
+  }
+  return {{"ran", run.ran},
+          {"skipped_reason", run.skipped_reason.empty() ? json(nullptr) : json(run.skipped_reason)},
+          {"level", level_name(run.level)},
+          {"status", run.status()},
+          {"wall_ms", run.wall_ms},
+          {"module", run.module},
+          {"score", score_to_json(run.score)},
+          {"tests", tests}};
+}
+
+} // namespace cudadiag::selftest

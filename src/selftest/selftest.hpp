@@ -1,0 +1,107 @@
+#pragma once
+// The GPU self-test: proves that the stack discovery found really works on this machine's GPUs.
+// Every test runs in an isolated worker (`cudadiag __worker selftest ...`, one per device), one
+// after another inside it, each with its own deadline; a test that hangs or crashes costs that test,
+// and a fresh worker runs the ones after it.
+//
+// Tests (keys are stable; the JSON and --only use them):
+//   jit        NVRTC compiles a kernel using cub::BlockReduce against the CCCL headers found on disk,
+//              to PTX, to a cubin and to LTO-IR linked by nvJitLink; the driver loads and runs each.
+//   ptx        the bundled PTX (kernels/*.ptx) JIT-compiled by the driver: a copy kernel timed
+//              against cuMemcpyDtoD on the same buffers, and the %smid probe.
+//   reduce     cub::DeviceReduce::Sum (f32 and i32 -> i64) from the nvcc-built self-test module.
+//   sort       cub::DeviceRadixSort::SortKeys (u32 and u64, DoubleBuffer) from the same module.
+//   ipc        device memory shared with a second process: legacy IPC handles and VMM POSIX fds.
+//   green_ctx  SM partitions from green contexts: confinement proven with %smid, and isolation.
+//
+// Statuses: "pass", "fail" (ran, wrong answer or a CUDA error where success was required), "skip"
+// (cannot run here; `reason` says why, e.g. "no GPU", "driver 12.2 has no green contexts"),
+// "error" (the test itself broke: crashed, timed out, the worker failed).
+
+#include "core/environment.hpp"
+#include "discovery/discovery.hpp"
+#include "verify/verification.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cudadiag::selftest {
+
+enum class Level { quick, full };
+std::string_view level_name(Level level);
+
+struct TestInfo {
+  std::string_view key;
+  std::string_view description;
+};
+// Every test, in the order they run.
+const std::vector<TestInfo>& test_catalog();
+
+struct SelfTestOptions {
+  bool enabled = false;                  // off: the report's "selftest" is null
+  Level level = Level::quick;
+  std::vector<std::string> only;         // test keys to run; empty = all (unknown keys: usage error upstream)
+  std::optional<int> device;             // a CUDA ordinal (after CUDA_VISIBLE_DEVICES); nullopt = every device
+  std::string executable;                // the cudadiag binary to re-execute as the worker
+  std::string module_path;               // libcudadiag_cub_selftest.so; "" = look next to the executable
+  std::string kernels_dir;               // the bundled PTX; "" = look next to the executable / in share/
+  bool require_gpu = false;              // true: run nothing (skipped_reason says why) when no GPU is usable
+  std::function<void(std::string_view line)> progress; // optional: one line per finished test
+};
+
+// A named figure a test measured. `unit` is one of "GB/s", "Gkeys/s", "ms", "us", "fraction", "count".
+struct Metric {
+  std::string name;
+  double value = 0;
+  std::string unit;
+};
+
+struct TestResult {
+  std::string key;
+  std::optional<int> device; // nullopt for a run with no device (jit compile-only)
+  std::string description;
+  std::string status;        // "pass" | "fail" | "skip" | "error"
+  std::string reason;        // why, for everything but a plain pass ("" then)
+  double wall_ms = 0;
+  std::vector<Metric> metrics;
+  std::optional<Metric> primary; // the headline figure (copy GB/s, reduce f32 GB/s, sort u32 Gkeys/s, ...)
+  nlohmann::json details = nlohmann::json::object(); // test-specific evidence (archs, SM sets, CUresults)
+};
+
+// The score, 0..100 per device and overall (the minimum over devices). Documented in README.md
+// ("Self-test score"): 0 when a correctness gate failed, else 100 x the geometric mean over the
+// benchmarks that ran of min(1, measured / expected), where expected is what CUB reaches on an H200
+// scaled by this device's attribute peak bandwidth.
+struct Score {
+  std::optional<double> value;   // nullopt when no benchmark ran (no GPU)
+  bool correctness_passed = true;
+  nlohmann::json components = nlohmann::json::array(); // [{device, benchmark, measured, expected, ratio}]
+};
+
+struct SelfTestRun {
+  bool ran = false;
+  std::string skipped_reason;   // when !ran
+  Level level = Level::quick;
+  nlohmann::json module = nullptr; // the nvcc-built module: {path, built, reason, archs, cccl_version, ...}
+  std::vector<TestResult> tests;
+  Score score;
+  double wall_ms = 0;
+  // "pass" (nothing failed, something passed), "fail" (a fail or error), "skip" (nothing ran).
+  [[nodiscard]] std::string status() const;
+};
+
+// Runs the self-test for the components discovery selected (the driver the loader resolves, the
+// NVRTC/nvJitLink/CCCL CUDA Python would use) on the devices verification found. Never throws.
+SelfTestRun run_selftest(const discovery::DiscoveryResult& discovery, const verify::Verification& verification,
+                         const SelfTestOptions& options, const Environment& env);
+
+// The report's "selftest" object (see docs/schema/report.schema.json); null when !run.ran and no reason.
+nlohmann::json selftest_to_json(const SelfTestRun& run);
+
+} // namespace cudadiag::selftest

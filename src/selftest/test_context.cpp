@@ -1,0 +1,158 @@
+#include "selftest/test_context.hpp"
+
+#include "core/json_fields.hpp"
+
+namespace cudadiag::selftest {
+
+using json = nlohmann::json;
+
+json config_to_json(const WorkerConfig& config) {
+  return {{"device", config.device ? json(*config.device) : json(nullptr)},
+          {"no_device_reason", config.no_device_reason},
+          {"level", level_name(config.level)},
+          {"tests", config.tests},
+          {"libcuda", config.libcuda},
+          {"nvrtc", config.nvrtc},
+          {"nvjitlink", config.nvjitlink},
+          {"cccl_include", config.cccl_include},
+          {"module_path", config.module_path},
+          {"module_missing_reason", config.module_missing_reason},
+          {"executable", config.executable}};
+}
+
+WorkerConfig config_from_json(const json& object) {
+  WorkerConfig config;
+  if (object.contains("device") && object["device"].is_number_integer()) {
+    config.device = object["device"].get<int>();
+  }
+  config.no_device_reason = json_fields::string_or(object, "no_device_reason", "");
+  config.level = json_fields::string_or(object, "level", "quick") == "full" ? Level::full : Level::quick;
+  if (object.contains("tests") && object["tests"].is_array()) {
+    for (const auto& key : object["tests"]) {
+      if (key.is_string()) {
+        config.tests.push_back(key.get<std::string>());
+      }
+    }
+  }
+  config.libcuda = json_fields::string_or(object, "libcuda", "");
+  config.nvrtc = json_fields::string_or(object, "nvrtc", "");
+  config.nvjitlink = json_fields::string_or(object, "nvjitlink", "");
+  config.cccl_include = json_fields::string_or(object, "cccl_include", "");
+  config.module_path = json_fields::string_or(object, "module_path", "");
+  config.module_missing_reason = json_fields::string_or(object, "module_missing_reason", "");
+  config.executable = json_fields::string_or(object, "executable", "");
+  return config;
+}
+
+const LevelSizes& sizes_for(Level level) {
+  // quick: every buffer well past the L2 (H200: ~60 MB) but small enough for the whole suite to
+  // take about a second; full: the sizes the performance targets are stated for (2^28+ elements).
+  static const LevelSizes quick{
+      .copy_elements = std::uint64_t{1} << 24U, // 256 MiB per buffer
+      .copy_repetitions = 10,
+      .reduce_count = std::uint64_t{1} << 26U,
+      .reduce_repetitions = 10,
+      .sort_count = std::uint64_t{1} << 24U,
+      .sort_repetitions = 5,
+      .probe_spin_ns = 100'000,
+      .latency_repetitions = 20,
+  };
+  static const LevelSizes full{
+      .copy_elements = std::uint64_t{1} << 28U, // 4 GiB per buffer
+      .copy_repetitions = 20,
+      .reduce_count = std::uint64_t{1} << 30U,
+      .reduce_repetitions = 20,
+      .sort_count = std::uint64_t{1} << 28U,
+      .sort_repetitions = 10,
+      .probe_spin_ns = 200'000,
+      .latency_repetitions = 50,
+  };
+  return level == Level::full ? full : quick;
+}
+
+TestResult new_result(const TestContext& context) {
+  TestResult result;
+  result.key = std::string(context.info.key);
+  result.description = std::string(context.info.description);
+  if (context.device) {
+    result.device = context.device->ordinal;
+  }
+  result.status = "pass";
+  return result;
+}
+
+TestResult skipped(const TestContext& context, std::string reason) {
+  auto result = new_result(context);
+  result.status = "skip";
+  result.reason = std::move(reason);
+  return result;
+}
+
+void add_metric(TestResult& result, std::string name, double value, std::string unit, bool primary) {
+  Metric metric{std::move(name), value, std::move(unit)};
+  if (primary) {
+    result.primary = metric;
+  }
+  result.metrics.push_back(std::move(metric));
+}
+
+namespace {
+json metric_to_json(const Metric& metric) {
+  return {{"name", metric.name}, {"value", metric.value}, {"unit", metric.unit}};
+}
+Metric metric_from_json(const json& object) {
+  Metric metric;
+  metric.name = json_fields::string_or(object, "name", "");
+  metric.unit = json_fields::string_or(object, "unit", "");
+  if (object.contains("value") && object["value"].is_number()) {
+    metric.value = object["value"].get<double>();
+  }
+  return metric;
+}
+} // namespace
+
+json result_to_json(const TestResult& result) {
+  json metrics = json::array();
+  for (const auto& metric : result.metrics) {
+    metrics.push_back(metric_to_json(metric));
+  }
+  return {{"key", result.key},
+          {"device", result.device ? json(*result.device) : json(nullptr)},
+          {"description", result.description},
+          {"status", result.status},
+          {"reason", result.reason.empty() ? json(nullptr) : json(result.reason)},
+          {"wall_ms", result.wall_ms},
+          {"metrics", metrics},
+          {"primary", result.primary ? metric_to_json(*result.primary) : json(nullptr)},
+          {"details", result.details.is_object() ? result.details : json::object()}};
+}
+
+TestResult result_from_json(const json& object) {
+  TestResult result;
+  result.key = json_fields::string_or(object, "key", "");
+  if (object.contains("device") && object["device"].is_number_integer()) {
+    result.device = object["device"].get<int>();
+  }
+  result.description = json_fields::string_or(object, "description", "");
+  result.status = json_fields::string_or(object, "status", "error");
+  result.reason = json_fields::string_or(object, "reason", "");
+  if (object.contains("wall_ms") && object["wall_ms"].is_number()) {
+    result.wall_ms = object["wall_ms"].get<double>();
+  }
+  if (object.contains("metrics") && object["metrics"].is_array()) {
+    for (const auto& metric : object["metrics"]) {
+      if (metric.is_object()) {
+        result.metrics.push_back(metric_from_json(metric));
+      }
+    }
+  }
+  if (object.contains("primary") && object["primary"].is_object()) {
+    result.primary = metric_from_json(object["primary"]);
+  }
+  if (object.contains("details") && object["details"].is_object()) {
+    result.details = object["details"];
+  }
+  return result;
+}
+
+} // namespace cudadiag::selftest

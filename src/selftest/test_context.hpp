@@ -1,0 +1,97 @@
+#pragma once
+// What every self-test receives inside the worker, and the sizes each level uses. The tests
+// themselves (one file each) are listed in selftest_worker.cpp; their contract:
+//   TestResult run_<key>(const TestContext&)
+// returns the finished result (status, reason, metrics, details) and never throws: a CudaFailure
+// or any other exception is turned into a status by run_guarded.
+
+#include "selftest/gpu.hpp"
+#include "selftest/selftest.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cudadiag::selftest {
+
+// The worker's instructions, sent by the parent as one JSON argument (see selftest.cpp).
+struct WorkerConfig {
+  std::optional<int> device;    // CUDA ordinal; nullopt = no device (compile-only jit, the rest skip)
+  std::string no_device_reason; // why there is no device, for the skips
+  Level level = Level::quick;
+  std::vector<std::string> tests;
+  std::string libcuda;      // the driver discovery's loader order resolves; "" = none
+  std::string nvrtc;        // "" = not found
+  std::string nvjitlink;    // "" = not found
+  std::string cccl_include; // the directory holding cub/ and cuda/std; "" = not found
+  std::string module_path;  // libcudadiag_cub_selftest.so; "" = not built
+  std::string module_missing_reason;
+  std::string executable;   // the cudadiag binary (the ipc test starts its peer with it)
+};
+nlohmann::json config_to_json(const WorkerConfig& config);
+WorkerConfig config_from_json(const nlohmann::json& object);
+
+struct DeviceFacts {
+  int ordinal = 0;
+  cu::CUdevice handle = 0;
+  int cc_major = 0, cc_minor = 0;
+  int sm_count = 0;
+  double peak_gbps = 0; // 2 x memory clock x bus width; 0 when the driver does not say
+  std::string uuid;
+};
+
+// Problem sizes per level (elements, repetitions).
+struct LevelSizes {
+  std::uint64_t copy_elements;  // 16-byte elements per copy buffer
+  int copy_repetitions;
+  std::uint64_t reduce_count;
+  int reduce_repetitions;
+  std::uint64_t sort_count;
+  int sort_repetitions;
+  std::uint64_t probe_spin_ns;  // how long each %smid probe block stays resident
+  int latency_repetitions;      // green_ctx isolation samples
+};
+const LevelSizes& sizes_for(Level level);
+
+struct TestContext {
+  const WorkerConfig& config;
+  const TestInfo& info;
+  const Gpu* gpu = nullptr;            // null: no usable driver (see no_gpu_reason)
+  std::optional<DeviceFacts> device;   // null: no device
+  std::string no_gpu_reason;
+  const LevelSizes& sizes;
+};
+
+// A result skeleton for the context's test.
+TestResult new_result(const TestContext& context);
+TestResult skipped(const TestContext& context, std::string reason);
+void add_metric(TestResult& result, std::string name, double value, std::string unit, bool primary = false);
+
+// The JSON record a worker sends for one finished test, and back.
+nlohmann::json result_to_json(const TestResult& result);
+TestResult result_from_json(const nlohmann::json& object);
+
+// The bundled PTX (kernels/ptx/*.ptx, embedded at build time; see embedded_ptx.cpp.in).
+extern const char* const k_copy_ptx;
+extern const char* const k_smid_ptx;
+
+TestResult run_jit(const TestContext& context);
+TestResult run_ptx(const TestContext& context);
+TestResult run_reduce(const TestContext& context);
+TestResult run_sort(const TestContext& context);
+TestResult run_ipc(const TestContext& context);
+TestResult run_green_ctx(const TestContext& context);
+
+// The ipc test's second process: `cudadiag __worker ipc_peer LIBCUDA` with the exporter's socket
+// on file descriptor 4. Returns the peer's JSON result.
+nlohmann::json run_ipc_peer(const std::string& libcuda_path);
+
+// Reads %smid bitmaps: launches the probe (cudadiag_smid_probe) with `blocks` blocks on `stream`
+// and returns the set of SM ids it ran on. `module` holds smid.ptx, loaded in the stream's context.
+std::vector<int> sms_touched(const Gpu& gpu, const Module& module, cu::CUstream stream, unsigned blocks,
+                             std::uint64_t spin_ns);
+
+} // namespace cudadiag::selftest

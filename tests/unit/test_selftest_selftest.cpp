@@ -1,0 +1,180 @@
+// The self-test's parent-side pieces that need no GPU: the score, the findings it yields, the
+// record and configuration JSON the worker protocol carries, and the report's "selftest" object.
+
+#include "findings/selftest_rules.hpp"
+#include "selftest/score.hpp"
+#include "selftest/selftest.hpp"
+#include "selftest/selftest_worker.hpp"
+#include "selftest/test_context.hpp"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+
+using namespace cudadiag;
+using selftest::Level;
+using selftest::TestResult;
+using json = nlohmann::json;
+
+namespace {
+
+TestResult passed(const std::string& key, int device, std::vector<selftest::Metric> metrics) {
+  TestResult result;
+  result.key = key;
+  result.device = device;
+  result.status = "pass";
+  result.metrics = std::move(metrics);
+  return result;
+}
+
+// A device list like the report's, with one H200-like GPU of the given peak.
+json devices_with_peak(double peak) { return json::array({{{"ordinal", 0}, {"peak_bandwidth_gbps", peak}}}); }
+
+std::vector<TestResult> h200_full_run(double factor) {
+  return {passed("ptx", 0, {{"copy_gbps", 4260.0 * factor, "GB/s"}}),
+          passed("reduce", 0, {{"f32_gbps", 4620.0 * factor, "GB/s"}}),
+          passed("sort", 0, {{"u32_gkeys_per_s", 42.4 * factor, "Gkeys/s"}, {"u64_gkeys_per_s", 16.3 * factor, "Gkeys/s"}}),
+          passed("ipc", 0, {}), passed("green_ctx", 0, {})};
+}
+
+} // namespace
+
+TEST_CASE("selftest score: the reference figures score 100, slower ones proportionally less") {
+  const auto at_reference = selftest::score(h200_full_run(1.0), devices_with_peak(selftest::k_reference_peak_gbps), Level::full);
+  REQUIRE(at_reference.value);
+  CHECK(*at_reference.value == doctest::Approx(100.0));
+  CHECK(at_reference.correctness_passed);
+  CHECK(at_reference.components.size() == 4);
+
+  const auto faster = selftest::score(h200_full_run(1.2), devices_with_peak(selftest::k_reference_peak_gbps), Level::full);
+  CHECK(*faster.value == doctest::Approx(100.0)); // capped at 1 per benchmark
+
+  const auto half = selftest::score(h200_full_run(0.5), devices_with_peak(selftest::k_reference_peak_gbps), Level::full);
+  CHECK(*half.value == doctest::Approx(50.0));
+}
+
+TEST_CASE("selftest score: expectations scale with the device's peak bandwidth") {
+  // A GPU with half the H200's bandwidth that reaches half the H200's figures is healthy.
+  const auto scaled = selftest::score(h200_full_run(0.5), devices_with_peak(selftest::k_reference_peak_gbps / 2), Level::full);
+  CHECK(*scaled.value == doctest::Approx(100.0));
+  // Without a known peak nothing can be scored.
+  const auto unknown = selftest::score(h200_full_run(1.0), json::array(), Level::full);
+  CHECK_FALSE(unknown.value);
+}
+
+TEST_CASE("selftest score: a failed or broken test is a correctness gate: the device scores 0") {
+  for (const char* status : {"fail", "error"}) {
+    auto tests = h200_full_run(1.0);
+    tests[3].status = status;
+    const auto gated = selftest::score(tests, devices_with_peak(selftest::k_reference_peak_gbps), Level::full);
+    CHECK_FALSE(gated.correctness_passed);
+    REQUIRE(gated.value);
+    CHECK(*gated.value == 0.0);
+  }
+  // Skips are not failures.
+  auto tests = h200_full_run(1.0);
+  tests[3].status = "skip";
+  CHECK(selftest::score(tests, devices_with_peak(selftest::k_reference_peak_gbps), Level::full).correctness_passed);
+}
+
+TEST_CASE("selftest findings: failures become selftest.failed, benchmarks under half become selftest.slow") {
+  selftest::SelfTestRun run;
+  run.ran = true;
+  run.level = Level::full;
+  run.tests = h200_full_run(0.4);
+  run.tests[4].status = "fail";
+  run.tests[4].reason = "the two partitions shared 8 SM(s)";
+  run.score = selftest::score(h200_full_run(0.4), devices_with_peak(selftest::k_reference_peak_gbps), Level::full);
+  const auto found = findings::evaluate_selftest(run);
+  const auto failed = std::count_if(found.begin(), found.end(), [](const auto& f) { return f.id == "selftest.failed"; });
+  const auto slow = std::count_if(found.begin(), found.end(), [](const auto& f) { return f.id == "selftest.slow"; });
+  CHECK(failed == 1);
+  CHECK(slow == 4);
+  const auto it = std::find_if(found.begin(), found.end(), [](const auto& f) { return f.id == "selftest.failed"; });
+  CHECK(it->severity == findings::Severity::error);
+  CHECK(it->message.find("green_ctx") != std::string::npos);
+  CHECK(it->message.find("shared 8 SM") != std::string::npos);
+  CHECK(it->evidence["device"] == 0);
+
+  selftest::SelfTestRun healthy;
+  healthy.ran = true;
+  healthy.tests = h200_full_run(0.9);
+  healthy.score = selftest::score(healthy.tests, devices_with_peak(selftest::k_reference_peak_gbps), Level::full);
+  CHECK(findings::evaluate_selftest(healthy).empty());
+}
+
+TEST_CASE("selftest records: a test result survives the worker protocol unchanged") {
+  TestResult result = passed("sort", 1, {{"u32_gkeys_per_s", 41.5, "Gkeys/s"}, {"u64_gkeys_per_s", 16.0, "Gkeys/s"}});
+  result.primary = result.metrics.front();
+  result.description = "radix sort";
+  result.reason = "partly skipped: u64 needs more memory";
+  result.wall_ms = 12.5;
+  result.details = {{"u32", {{"count", 268435456}}}};
+  const auto back = selftest::result_from_json(json::parse(selftest::result_to_json(result).dump()));
+  CHECK(back.key == "sort");
+  CHECK(back.device == 1);
+  CHECK(back.status == "pass");
+  CHECK(back.reason == result.reason);
+  CHECK(back.wall_ms == 12.5);
+  REQUIRE(back.metrics.size() == 2);
+  CHECK(back.metrics[1].name == "u64_gkeys_per_s");
+  CHECK(back.metrics[1].unit == "Gkeys/s");
+  REQUIRE(back.primary);
+  CHECK(back.primary->value == 41.5);
+  CHECK(back.details["u32"]["count"] == 268435456);
+
+  // A hostile or broken record never throws; what is missing becomes an error status.
+  const auto broken = selftest::result_from_json(json{{"key", 7}, {"metrics", "x"}});
+  CHECK(broken.status == "error");
+  CHECK(broken.metrics.empty());
+}
+
+TEST_CASE("selftest config: the worker's instructions round-trip") {
+  selftest::WorkerConfig config;
+  config.device = 3;
+  config.level = Level::full;
+  config.tests = {"ptx", "green_ctx"};
+  config.libcuda = "/usr/lib/x86_64-linux-gnu/libcuda.so.1";
+  config.cccl_include = "/usr/local/cuda/include/cccl";
+  const auto back = selftest::config_from_json(selftest::config_to_json(config));
+  CHECK(back.device == 3);
+  CHECK(back.level == Level::full);
+  CHECK(back.tests == config.tests);
+  CHECK(back.libcuda == config.libcuda);
+  CHECK(back.cccl_include == config.cccl_include);
+  CHECK_FALSE(selftest::config_from_json(json::object()).device);
+}
+
+TEST_CASE("selftest catalog and deadlines: every test has a key, a description and a deadline") {
+  const auto& catalog = selftest::test_catalog();
+  REQUIRE(catalog.size() == 6);
+  CHECK(catalog.front().key == "jit");
+  for (const auto& info : catalog) {
+    CHECK_FALSE(info.description.empty());
+    CHECK(selftest::test_timeout(info.key, Level::quick).count() >= 30000);
+    CHECK(selftest::test_timeout(info.key, Level::full) >= selftest::test_timeout(info.key, Level::quick));
+  }
+}
+
+TEST_CASE("selftest json: null when not asked for; the reason when it could not run; the status otherwise") {
+  selftest::SelfTestRun off;
+  CHECK(selftest::selftest_to_json(off).is_null());
+
+  selftest::SelfTestRun no_gpu;
+  no_gpu.skipped_reason = "no GPU: cuInit returned CUDA_ERROR_NO_DEVICE (100)";
+  const auto skipped = selftest::selftest_to_json(no_gpu);
+  CHECK(skipped["ran"] == false);
+  CHECK(skipped["status"] == "skip");
+  CHECK(skipped["skipped_reason"] == no_gpu.skipped_reason);
+
+  selftest::SelfTestRun ran;
+  ran.ran = true;
+  ran.tests = h200_full_run(1.0);
+  CHECK(ran.status() == "pass");
+  ran.tests[0].status = "error";
+  CHECK(ran.status() == "fail");
+  const auto object = selftest::selftest_to_json(ran);
+  CHECK(object["tests"].size() == 5);
+  CHECK(object["score"].contains("correctness_passed"));
+}
