@@ -1,11 +1,15 @@
 #include "cli_app.hpp"
 
+#include "bundle_command.hpp"
+#include "ci_options.hpp"
+#include "diff_command.hpp"
 #include "core/environment.hpp"
 #include "core/filesystem.hpp"
 #include "inspect/loaded_components.hpp"
 #include "report/json_report.hpp"
 #include "report/report.hpp"
 #include "report/text_report.hpp"
+#include "selftest/selftest.hpp"
 #include "verify/worker.hpp"
 
 #include <CLI/CLI.hpp>
@@ -14,6 +18,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -34,7 +39,14 @@ struct GlobalOptions {
   std::string ld_so_cache;
   std::string fail_on = "error";
   bool no_load = false;
+  bool no_selftest = false;
   double timeout_seconds = 15;
+};
+
+struct SelftestCommandOptions {
+  std::string level = "quick";
+  std::string only;          // comma-separated test keys
+  std::string device = "all"; // an ordinal or "all"
 };
 
 struct InspectOptions {
@@ -88,6 +100,43 @@ void enable_verification(report::ReportOptions& settings, const GlobalOptions& o
   settings.verify.executable = self ? *self : std::string("/proc/self/exe");
 }
 
+// The GPU self-test: the default report runs the quick level when a GPU is usable; `selftest`
+// runs what it is asked for (and says why a test cannot run when there is no GPU).
+void enable_selftest(report::ReportOptions& settings, const GlobalOptions& options, const Environment& env) {
+  settings.selftest.enabled = !options.no_load && !options.no_selftest;
+  settings.selftest.require_gpu = true;
+  settings.selftest.executable = settings.verify.executable;
+  settings.selftest.startup_timeout = settings.verify.step_timeout;
+  if (::isatty(STDERR_FILENO) == 1 && !options.json && env.get("CI").value_or("").empty()) {
+    settings.selftest.progress = [](std::string_view line) { std::fprintf(stderr, "cudadiag: self-test: %.*s\n", static_cast<int>(line.size()), line.data()); };
+  }
+}
+
+// Splits "a,b" into keys and checks each against the test catalog; "" when all are known.
+std::string parse_test_keys(const std::string& list, std::vector<std::string>& keys) {
+  std::string known;
+  for (const auto& info : selftest::test_catalog()) {
+    known += (known.empty() ? "" : ", ") + std::string(info.key);
+  }
+  std::size_t start = 0;
+  while (start <= list.size()) {
+    const auto comma = list.find(',', start);
+    const auto key = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (!key.empty()) {
+      const auto& catalog = selftest::test_catalog();
+      if (std::none_of(catalog.begin(), catalog.end(), [&key](const auto& info) { return info.key == key; })) {
+        return "unknown self-test '" + key + "'; known: " + known;
+      }
+      keys.push_back(key);
+    }
+    if (comma == std::string::npos) {
+      break;
+    }
+    start = comma + 1;
+  }
+  return {};
+}
+
 void write_stdout(const std::string& text) {
   std::fwrite(text.data(), 1, text.size(), stdout);
   std::fflush(stdout);
@@ -103,14 +152,60 @@ std::string known_names(std::optional<probes::ComponentKind> kind) {
   return out;
 }
 
-int run_report(const GlobalOptions& options, const Environment& env) {
-  const auto start = std::chrono::steady_clock::now();
+// What the full report (and the bundle, which carries it) runs, under the policy's fail-on level.
+report::ReportOptions full_report_settings(const GlobalOptions& options, const policy::Policy& policy,
+                                           const Environment& env) {
   auto settings = report_options(options);
   enable_verification(settings, options);
-  const auto report = report::make_report(env, settings);
+  enable_selftest(settings, options, env);
+  settings.fail_on = policy::stricter(settings.fail_on, policy.fail_on);
+  return settings;
+}
+
+int run_report(const GlobalOptions& options, const CiOptions& ci, const policy::Policy& policy, const Environment& env) {
+  const auto start = std::chrono::steady_clock::now();
+  const auto settings = full_report_settings(options, policy, env);
+  auto report = report::make_report(env, settings);
   spdlog::info("report took {:.2f} ms",
                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
-  write_stdout(options.json ? report::render_json(report) : report::render_text(report, text_style(options, env)));
+  // Policy findings join the report before the summary and exit code are final; --junit/--html/--markdown
+  // files are written from the same document --json prints.
+  const auto document = gate_and_write(report, policy, settings.fail_on, ci);
+  if (!document) {
+    spdlog::error("{}", document.error().message);
+    return k_exit_usage;
+  }
+  write_stdout(options.json ? document->dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"
+                            : report::render_text(report, text_style(options, env)));
+  return report.summary.exit_code;
+}
+
+int run_selftest_command(const GlobalOptions& options, const SelftestCommandOptions& command, const Environment& env) {
+  auto settings = report_options(options);
+  if (options.no_load) {
+    spdlog::error("selftest runs code from the libraries it tests; it cannot be combined with --no-load");
+    return k_exit_usage;
+  }
+  enable_verification(settings, options);
+  enable_selftest(settings, options, env);
+  settings.selftest.enabled = true;
+  settings.selftest.require_gpu = false;
+  settings.selftest.level = command.level == "full" ? selftest::Level::full : selftest::Level::quick;
+  if (const auto problem = parse_test_keys(command.only, settings.selftest.only); !problem.empty()) {
+    spdlog::error("{}", problem);
+    return k_exit_usage;
+  }
+  if (command.device != "all") {
+    int ordinal = -1;
+    const auto* end = command.device.data() + command.device.size();
+    if (std::from_chars(command.device.data(), end, ordinal).ptr != end || ordinal < 0) {
+      spdlog::error("--device takes a device ordinal (0, 1, ...) or 'all', not '{}'", command.device);
+      return k_exit_usage;
+    }
+    settings.selftest.device = ordinal;
+  }
+  const auto report = report::make_report(env, settings);
+  write_stdout(options.json ? report::render_json(report) : report::render_selftest_text(report, text_style(options, env)));
   return report.summary.exit_code;
 }
 
@@ -195,6 +290,8 @@ int run(int argc, char** argv) {
                  "Inspect files only: load no library, run no code from them (skips verification)");
     app.add_option("--timeout", options.timeout_seconds, "Seconds each library may take to load and answer (default 15)")
         ->check(CLI::Range(0.1, 3600.0));
+    app.add_flag("--no-selftest", options.no_selftest,
+                 "Skip the quick GPU self-test the report runs when a GPU is usable");
 
     FindOptions find;
     auto* find_command = app.add_subcommand("find", "Print the path of one component (exit 1 if not found)");
@@ -210,6 +307,20 @@ int run(int argc, char** argv) {
         app.add_subcommand("inspect", "List the CUDA libraries a running process has mapped (exit 1 on an error finding)");
     inspect_command->add_option("--pid", inspect.pid, "The process to inspect")->required()->check(CLI::PositiveNumber);
     inspect_command->fallthrough();
+    SelftestCommandOptions selftest_options;
+    auto* selftest_command = app.add_subcommand(
+        "selftest", "Run the GPU self-test: JIT chain, bundled PTX, CUB reduce/sort, IPC, green contexts (exit 1 on a failure)");
+    selftest_command->add_option("--level", selftest_options.level, "quick (default; about a second) or full (2^28+ elements; under a minute)")
+        ->check(CLI::IsMember({"quick", "full"}));
+    selftest_command->add_option("--only", selftest_options.only, "Comma-separated tests: jit, ptx, reduce, sort, ipc, green_ctx");
+    selftest_command->add_option("--device", selftest_options.device, "A CUDA device ordinal, or 'all' (default; one worker per GPU)");
+    selftest_command->fallthrough();
+    CiOptions ci;
+    add_ci_options(app, ci);
+    BundleCommandOptions bundle_options;
+    auto* bundle_command = add_bundle_command(app, bundle_options);
+    DiffCommandOptions diff_options;
+    auto* diff_command = add_diff_command(app, diff_options);
     app.require_subcommand(0, 1);
 
     try {
@@ -220,13 +331,31 @@ int run(int argc, char** argv) {
     }
     const auto env = Environment::capture();
     configure_logging(options, env);
+    const auto policy = load_policy(ci);
+    if (!policy) {
+      spdlog::error("{}", policy.error().message);
+      return k_exit_usage;
+    }
+    if (ci.any() && !bundle_command->parsed() && app.get_subcommands().size() == 1) {
+      spdlog::error("--require, --policy, --junit, --html and --markdown apply to the report and to `bundle` only");
+      return k_exit_usage;
+    }
+    if (diff_command->parsed()) {
+      return run_diff(diff_options, options.json, text_style(options, env));
+    }
+    if (bundle_command->parsed()) {
+      return run_bundle(full_report_settings(options, *policy, env), *policy, ci, bundle_options, options.json, env);
+    }
     if (find_command->parsed()) {
       return run_find(options, find, env);
     }
     if (inspect_command->parsed()) {
       return run_inspect(options, inspect, env);
     }
-    return run_report(options, env);
+    if (selftest_command->parsed()) {
+      return run_selftest_command(options, selftest_options, env);
+    }
+    return run_report(options, ci, *policy, env);
   } catch (const std::exception& error) {
     std::fprintf(stderr, "cudadiag: internal error: %s\n", error.what());
     return k_exit_internal;

@@ -1,5 +1,5 @@
 # All third-party dependencies, found in one place, from the distribution's packages
-# (Debian 12: libcli11-dev, nlohmann-json3-dev, libspdlog-dev, doctest-dev). Nothing is downloaded.
+# (Debian 12: libcli11-dev, nlohmann-json3-dev, libspdlog-dev, doctest-dev, zlib1g-dev). Nothing is downloaded.
 find_package(CLI11 2.1 CONFIG REQUIRED)
 find_package(nlohmann_json 3.10 CONFIG REQUIRED)
 find_package(spdlog 1.9 CONFIG REQUIRED)
@@ -7,3 +7,5 @@ if(CUDADIAG_BUILD_TESTS)
   find_package(doctest 2.4 CONFIG REQUIRED)
 endif()
 find_package(Threads REQUIRED)
+# zlib (zlib1g-dev): the support bundle's .tar.gz is written and read in-process.
+find_package(ZLIB REQUIRED)

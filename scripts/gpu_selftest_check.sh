@@ -9,7 +9,7 @@ mkdir -p "$out"
 {
   cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCUDADIAG_WERROR="${CUDADIAG_WERROR:-ON}" &&
   cmake --build build-gpu --parallel "$(nproc)" --target cudadiag cudadiag_cub_selftest
-} >"$out/build.log" 2>&1 || { tail -60 "$out/build.log"; exit 1; }
+} >/tmp/build.log 2>&1 || { cp /tmp/build.log "$out/"; tail -60 /tmp/build.log; exit 1; }
 bin=build-gpu/cli/cudadiag
 summarize() { # FILE: one line per test
   python3 - "$1" <<'PY'
@@ -22,12 +22,12 @@ for t in s["tests"]:
     print(f'  {t["key"]:10} {t["status"]:5} {round(t["wall_ms"]):6} ms  {t["reason"] or ""}  [{m}]')
 PY
 }
-/usr/bin/time -f "selftest quick wall %e s" "$bin" selftest --json >"$out/selftest-quick.json" 2>"$out/selftest-quick.err"
-echo "exit $?"; tail -1 "$out/selftest-quick.err"; summarize "$out/selftest-quick.json"
-/usr/bin/time -f "selftest quick wall %e s (second run)" "$bin" selftest --json >/dev/null 2>"$out/time2.err"; tail -1 "$out/time2.err"
-/usr/bin/time -f "selftest full wall %e s" "$bin" selftest --level full --json >"$out/selftest-full.json" 2>"$out/selftest-full.err"
-echo "exit $?"; tail -1 "$out/selftest-full.err"; summarize "$out/selftest-full.json"
+/usr/bin/time -f "selftest quick wall %e s" "$bin" selftest --json >"$out/selftest-quick.json" 2>"$out/stderr.log"
+echo "exit $?"; tail -1 "$out/stderr.log"; summarize "$out/selftest-quick.json"
+/usr/bin/time -f "selftest quick wall %e s (second run)" "$bin" selftest --json >/dev/null 2>>"$out/stderr.log"; tail -1 "$out/stderr.log"
+/usr/bin/time -f "selftest full wall %e s" "$bin" selftest --level full --json >"$out/selftest-full.json" 2>>"$out/stderr.log"
+echo "exit $?"; tail -1 "$out/stderr.log"; summarize "$out/selftest-full.json"
 "$bin" selftest --no-color >"$out/selftest-quick.txt" 2>&1
-/usr/bin/time -f "report wall %e s" "$bin" --json >"$out/report.json" 2>"$out/report.err"; echo "report exit $?"; tail -1 "$out/report.err"
+/usr/bin/time -f "report wall %e s" "$bin" --json >"$out/report.json" 2>>"$out/stderr.log"; echo "report exit $?"; tail -1 "$out/stderr.log"
 (cd build-gpu && ctest -L gpu --output-on-failure) >"$out/gpu-ctest.log" 2>&1; tail -5 "$out/gpu-ctest.log"
 python3 bench/bench_selftest.py "$bin" >"$out/bench.txt" 2>&1; cat "$out/bench.txt"

@@ -2,7 +2,7 @@
 # Creates the two Python virtual environments the CLI and real-layout tests run in:
 #
 #   DEST/wheels  cuda-pathfinder + the CUDA 13 pip wheels (nvrtc, nvJitLink, CCCL) + pytest, jsonschema
-#   DEST/bare    cuda-pathfinder + pytest, jsonschema (CUDA comes from the system toolkit)
+#   DEST/bare    cuda-pathfinder + pytest, jsonschema, junitparser (CUDA comes from the system toolkit)
 #   DEST/mismatch  NVRTC 13 with a CUDA 12 nvJitLink wheel: the nvjitlink.version_mismatch situation
 #
 # Usage: scripts/make_test_venvs.sh DEST
@@ -15,6 +15,8 @@ set -euo pipefail
 
 readonly k_marker=".cudadiag-test-venv-complete"
 readonly k_common_packages=(cuda-pathfinder pytest jsonschema)
+# The bare venv also runs the JUnit test, whose consumer is junitparser.
+readonly k_bare_packages=(junitparser)
 readonly k_wheel_packages=(nvidia-cuda-nvrtc nvidia-nvjitlink nvidia-cuda-cccl)
 readonly k_mismatch_packages=(nvidia-cuda-nvrtc nvidia-nvjitlink-cu12)
 
@@ -100,6 +102,6 @@ if command -v flock >/dev/null 2>&1; then
   flock 9
 fi
 
-make_venv "$dest/bare" "${k_common_packages[@]}"
+make_venv "$dest/bare" "${k_common_packages[@]}" "${k_bare_packages[@]}"
 make_venv "$dest/wheels" "${k_wheel_packages[@]}" "${k_common_packages[@]}"
 make_venv "$dest/mismatch" "${k_mismatch_packages[@]}" "${k_common_packages[@]}"

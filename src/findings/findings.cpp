@@ -85,12 +85,21 @@ const std::vector<FindingDefinition>& finding_definitions() {
     {"verify.missing_symbols", Severity::warning,
      "A loaded library lacks entry points its version should have (a stub, a truncated or very old copy).",
      "Reinstall the library; if it is the driver, make sure the real driver (not a stub or a shim) is loaded."},
+    {"selftest.failed", Severity::error,
+     "A GPU self-test failed or broke: the stack was found and is consistent, but this path does not work on this GPU (the test, the device and the reason are named).",
+     "Read the test's reason: a PTX load error 222 means the NVRTC is newer than the driver; IPC failures in containers usually need --ipc=host and a shared PID namespace; a wrong result or a crash points at the GPU or driver (check dmesg for Xid errors)."},
+    {"selftest.slow", Severity::warning,
+     "A self-test benchmark reached less than half of what a healthy GPU of this bandwidth reaches (throttled clocks, a degraded memory, another process using the GPU).",
+     "Check nvidia-smi for clock event reasons (thermal, power), other processes and ECC/remapped-row errors; rerun with `cudadiag selftest --level full` on an idle GPU."},
     {"process.duplicate_lib", Severity::error,
      "Two different files of one CUDA component are mapped into one process; their state is not shared and calls can go to either.",
      "Make every part of the application load the component from one place (one toolkit or one wheel set); check LD_LIBRARY_PATH and RPATHs."},
     {"path.world_writable", Severity::warning,
      "A directory the loader searches for CUDA libraries can be written by any user, who could plant a library there.",
      "Remove the other-write permission (chmod o-w) or stop searching that directory."},
+    {"policy.unmet", Severity::error,
+     "A requirement given with --require or --policy does not hold on this machine (the requirement and what was seen are named).",
+     "Install or select what the requirement asks for (a newer library, the driver, a passing self-test), or change the requirement if it is wrong."},
   };
   // clang-format on
   return table;

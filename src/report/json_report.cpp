@@ -221,7 +221,7 @@ json report_to_json(const Report& report) {
           {"components", components},
           {"devices", sanitized(report.verification.devices)},
           {"verification", verification_to_json(report.verification)},
-          {"selftest", nullptr},
+          {"selftest", sanitized(selftest::selftest_to_json(report.selftest))},
           {"findings", found},
           {"summary",
            {{"status", std::string(report.summary.status())},

@@ -1,6 +1,7 @@
 #include "report/report.hpp"
 
 #include "core/filesystem.hpp"
+#include "findings/selftest_rules.hpp"
 #include "findings/verification_rules.hpp"
 
 #include <algorithm>
@@ -122,6 +123,7 @@ Report make_report(const Environment& env, const ReportOptions& options) {
   report.host = read_host_info();
   report.environment = env;
   discover_and_verify(env, options, report);
+  report.selftest = selftest::run_selftest(report.discovery, report.verification, options.selftest, env);
   report.findings = findings::evaluate_discovery(report.discovery, env);
   for (auto& finding : findings::evaluate_verification(report.discovery, report.verification)) {
     // The stub can be named by both stages (file traits, then cuInit's 34): report it once.
@@ -131,6 +133,9 @@ Report make_report(const Environment& env, const ReportOptions& options) {
     if (!repeated) {
       report.findings.push_back(std::move(finding));
     }
+  }
+  for (auto& finding : findings::evaluate_selftest(report.selftest)) {
+    report.findings.push_back(std::move(finding));
   }
   report.summary = summarize(report.findings, options.fail_on);
   return report;

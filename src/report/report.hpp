@@ -5,6 +5,7 @@
 #include "core/environment.hpp"
 #include "discovery/discovery.hpp"
 #include "findings/findings.hpp"
+#include "selftest/selftest.hpp"
 #include "verify/verification.hpp"
 
 #include <string>
@@ -34,6 +35,7 @@ struct Report {
   Environment environment;
   discovery::DiscoveryResult discovery;
   verify::Verification verification;
+  selftest::SelfTestRun selftest; // not run unless asked (selftest.enabled)
   std::vector<findings::Finding> findings;
   Summary summary;
 };
@@ -41,10 +43,12 @@ struct Report {
 struct ReportOptions {
   discovery::DiscoveryOptions discovery;
   verify::VerifyOptions verify; // off unless asked: the CLI turns it on
+  selftest::SelfTestOptions selftest; // off unless asked; runs after verification
   FailOn fail_on = FailOn::error;
 };
 
-// Discovery, then verification (when enabled), then findings, then the summary.
+// Discovery, then verification (when enabled), then the self-test (when enabled), then findings,
+// then the summary.
 Report make_report(const Environment& env, const ReportOptions& options);
 
 // The summary for a set of findings under a --fail-on policy.

@@ -4,6 +4,8 @@
 #include "report/json_report.hpp"
 
 #include <algorithm>
+#include <array>
+#include <cstdio>
 
 namespace cudadiag::report {
 namespace {
@@ -161,6 +163,45 @@ std::string devices_section(const Report& report, TextStyle style) {
   return out;
 }
 
+std::string format_figure(double value) {
+  std::array<char, 32> buffer{};
+  static_cast<void>(std::snprintf(buffer.data(), buffer.size(), value >= 100 ? "%.0f" : value >= 10 ? "%.1f" : "%.3g", value));
+  return buffer.data();
+}
+
+std::string selftest_section(const Report& report, TextStyle style) {
+  const auto& run = report.selftest;
+  if (!run.ran && run.skipped_reason.empty()) {
+    return "";
+  }
+  std::string out = "\n" + paint(style, k_bold, "GPU self-test (" + std::string(selftest::level_name(run.level)) + ")");
+  if (!run.ran) {
+    return out + "\n  skipped: " + to_valid_utf8(run.skipped_reason) + "\n";
+  }
+  const auto status = run.status();
+  out += "  " + paint(style, status == "fail" ? k_red : status == "pass" ? k_green : k_yellow, status);
+  if (run.score.value) {
+    out += "  score " + format_figure(*run.score.value) + "/100";
+  }
+  out += "  (" + std::to_string(static_cast<long long>(run.wall_ms)) + " ms)\n";
+  for (const auto& test : run.tests) {
+    const auto color = test.status == "pass" ? k_green : test.status == "skip" ? k_yellow : k_red;
+    std::string figure;
+    if (test.primary) {
+      figure = test.primary->name + " " + format_figure(test.primary->value) + " " + test.primary->unit;
+    }
+    out += "  " + pad(test.key, 10) + pad(test.device ? "GPU " + std::to_string(*test.device) : "-", 7) +
+           paint(style, color, pad(test.status, 6)) + pad(figure, 34) + std::to_string(static_cast<long long>(test.wall_ms)) + " ms\n";
+    if (!test.reason.empty()) {
+      out += "    " + to_valid_utf8(test.reason) + "\n";
+    }
+  }
+  if (const auto& module = run.module; module.is_object() && !json_fields::bool_or(module, "built", true)) {
+    out += "  note: " + to_valid_utf8(json_fields::string_or(module, "reason")) + "\n";
+  }
+  return out;
+}
+
 std::string python_section(const Report& report, TextStyle style) {
   std::string out = "\n" + paint(style, k_bold, "Python environments searched") + "\n";
   if (report.discovery.python_error) {
@@ -214,7 +255,13 @@ std::string markers(const discovery::ComponentResult& component, std::size_t ind
 
 std::string render_text(const Report& report, TextStyle style) {
   return verdict(report, style) + components_table(report, style) + verification_section(report, style) +
-         devices_section(report, style) + python_section(report, style) + findings_section(report, style);
+         devices_section(report, style) + selftest_section(report, style) + python_section(report, style) +
+         findings_section(report, style);
+}
+
+std::string render_selftest_text(const Report& report, TextStyle style) {
+  return verdict(report, style) + devices_section(report, style) + selftest_section(report, style) +
+         findings_section(report, style);
 }
 
 std::string chosen_path(const discovery::ComponentResult& component) {

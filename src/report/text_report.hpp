@@ -11,6 +11,8 @@ namespace cudadiag::report {
 
 // The full report: a one-line verdict, the components table, Python environments, findings with remedies.
 std::string render_text(const Report& report, TextStyle style);
+// `cudadiag selftest`: the verdict, devices, the self-test results and the findings.
+std::string render_selftest_text(const Report& report, TextStyle style);
 
 // `cudadiag find NAME`: the path a program would load (the Python selection, else the native one).
 // Empty when not found.

@@ -61,7 +61,7 @@ std::string run_case(const CubModule& module, const TestContext& context, const 
   cudadiag_cub_params params{};
   params.which = spec.which;
   params.count = count;
-  params.warmup = 1;
+  params.warmup = context.sizes.cub_warmup;
   params.repetitions = repetitions;
   params.stream = stream;
   cudadiag_cub_result out{};
@@ -109,7 +109,7 @@ std::string run_case(const CubModule& module, const TestContext& context, const 
 TestResult run_cases(const TestContext& context, const std::vector<CaseSpec>& cases, std::uint64_t count,
                      int repetitions) {
   if (context.gpu == nullptr || !context.device) {
-    return skipped(context, context.no_gpu_reason);
+    return without_gpu(context);
   }
   std::optional<CubModule> module;
   if (!context.config.module_path.empty()) {

@@ -73,7 +73,7 @@ json sm_list(const std::vector<int>& sms) { return json(sms); }
 
 TestResult run_green_ctx(const TestContext& context) {
   if (context.gpu == nullptr || !context.device) {
-    return skipped(context, context.no_gpu_reason);
+    return without_gpu(context);
   }
   const Gpu& gpu = *context.gpu;
   const auto& api = gpu.api();

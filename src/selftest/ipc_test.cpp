@@ -348,7 +348,7 @@ json check_peer_access(const Gpu& gpu, const DeviceFacts& device) {
 
 TestResult run_ipc(const TestContext& context) {
   if (context.gpu == nullptr || !context.device) {
-    return skipped(context, context.no_gpu_reason);
+    return without_gpu(context);
   }
   const Gpu& gpu = *context.gpu;
   const auto& device = *context.device;
@@ -397,6 +397,7 @@ TestResult run_ipc(const TestContext& context) {
   const auto& outcome = outcomes.front();
   result.details["peer"] = {{"status", outcome.status}, {"detail", outcome.detail}, {"elapsed_ms", outcome.elapsed_ms}, {"result", outcome.result}};
   result.details["legacy"] = legacy;
+  result.details["bytes"] = bytes;
   result.details["vmm"] = vmm.is_null() ? json{{"status", "skip"}, {"reason", "not reached"}} : vmm;
   const auto peers = check_peer_access(gpu, device);
   result.details["peer_access"] = peers;
@@ -412,7 +413,6 @@ TestResult run_ipc(const TestContext& context) {
     } else if (status == "skip" && std::string(name) != "peer_access") {
       skips.push_back(std::string(name) + ": " + reason);
     }
-    add_metric(result, std::string(name) + "_passed", status == "pass" ? 1 : 0, "count");
   }
   if (outcome.status != "ok" && failures.empty()) {
     failures.push_back("the peer process: " + outcome.detail);

@@ -128,13 +128,12 @@ const char* route_name(Route route) {
   return route == Route::ptx ? "ptx" : route == Route::cubin ? "cubin" : "lto";
 }
 
-// One compile (and, for LTO-IR, the link): the image the driver will load, or an error.
+// One route's image, ready for the driver, or why there is none.
 struct Build {
   Route route = Route::ptx;
-  std::string image; // PTX text (NUL-terminated when loaded) or a cubin
-  std::string error; // "" when built
-  double compile_ms = 0;
-  double link_ms = 0;
+  std::string image;  // PTX text or a cubin
+  std::string error;  // "" when built
+  std::string skip;   // a route that cannot be built here (no nvJitLink, arch unknown to NVRTC)
   std::string ptx_version; // the PTX's ".version" (ptx route)
 };
 
@@ -147,25 +146,41 @@ std::string ptx_version_of(const std::string& ptx) {
   return ptx.substr(at + 9, end == std::string::npos ? std::string::npos : end - at - 9);
 }
 
-Build compile(const Nvrtc& nvrtc, const std::string& cccl_include, Route route, int arch) {
-  Build build;
-  build.route = route;
+// One NVRTC compile and what it produced.
+struct Compilation {
+  std::string ptx, cubin, ltoir;
+  std::string error;
+  double ms = 0;
+};
+
+std::string read_output(nvrtc::Program program, nvrtc_more::GetSizeFn get_size,
+                        nvrtc_more::GetDataFn get_data) {
+  std::size_t size = 0;
+  if (get_size(program, &size) != nvrtc::k_success || size <= 1) {
+    return {};
+  }
+  std::string data(size, '\0');
+  return get_data(program, data.data()) == nvrtc::k_success ? data : std::string();
+}
+
+// Compiles the kernel with `arch_option` (-arch=sm_XX gives PTX and a cubin from one compile;
+// -arch=compute_XX gives PTX only), plus -dlto for LTO-IR.
+Compilation compile(const Nvrtc& nvrtc, const std::string& cccl_include, const std::string& arch_option, bool lto) {
+  Compilation out;
   const auto started = Clock::now();
   nvrtc::Program program = nullptr;
   if (const auto created = nvrtc.create(&program, k_kernel_source, "cudadiag_jit.cu", 0, nullptr, nullptr);
       created != nvrtc::k_success) {
-    build.error = "nvrtcCreateProgram: " + nvrtc.text(created);
-    return build;
+    out.error = "nvrtcCreateProgram: " + nvrtc.text(created);
+    return out;
   }
-  const std::string arch_option =
-      (route == Route::ptx ? "-arch=compute_" : "-arch=sm_") + std::to_string(arch);
   const std::string include_option = "-I" + cccl_include;
   std::vector<const char*> options{arch_option.c_str(), include_option.c_str(), "-std=c++17"};
-  if (route == Route::lto) {
+  if (lto) {
     options.push_back("-dlto");
   }
   const auto compiled = nvrtc.compile(program, static_cast<int>(options.size()), options.data());
-  build.compile_ms = std::chrono::duration<double, std::milli>(Clock::now() - started).count();
+  out.ms = std::chrono::duration<double, std::milli>(Clock::now() - started).count();
   if (compiled != nvrtc::k_success) {
     std::size_t size = 0;
     std::string log;
@@ -175,28 +190,20 @@ Build compile(const Nvrtc& nvrtc, const std::string& cccl_include, Route route, 
         log.resize(std::min<std::size_t>(::strnlen(log.data(), size), 1500));
       }
     }
-    build.error = "nvrtcCompileProgram (" + arch_option + "): " + nvrtc.text(compiled) + (log.empty() ? "" : ": " + log);
+    out.error = "nvrtcCompileProgram (" + arch_option + (lto ? " -dlto" : "") + "): " + nvrtc.text(compiled) +
+                (log.empty() ? "" : ": " + log);
+  } else if (lto) {
+    out.ltoir = read_output(program, nvrtc.ltoir_size, nvrtc.ltoir);
   } else {
-    const auto get_size = route == Route::ptx ? nvrtc.ptx_size : route == Route::cubin ? nvrtc.cubin_size : nvrtc.ltoir_size;
-    const auto get_data = route == Route::ptx ? nvrtc.ptx : route == Route::cubin ? nvrtc.cubin : nvrtc.ltoir;
-    std::size_t size = 0;
-    if (get_size(program, &size) != nvrtc::k_success || size == 0) {
-      build.error = std::string("NVRTC produced no ") + route_name(route) + " output";
-    } else {
-      build.image.resize(size);
-      if (const auto got = get_data(program, build.image.data()); got != nvrtc::k_success) {
-        build.error = "reading the output: " + nvrtc.text(got);
-      }
-    }
+    out.ptx = read_output(program, nvrtc.ptx_size, nvrtc.ptx);
+    out.cubin = read_output(program, nvrtc.cubin_size, nvrtc.cubin);
   }
   static_cast<void>(nvrtc.destroy(&program));
-  if (route == Route::ptx && build.error.empty()) {
-    build.ptx_version = ptx_version_of(build.image);
-  }
-  return build;
+  return out;
 }
 
-void link(const JitLink& linker, Build& build, int arch) {
+// Links LTO-IR into a cubin; fills `build` (image or error) and returns the milliseconds it took.
+double link(const JitLink& linker, const std::string& ltoir, int arch, Build& build) {
   const auto started = Clock::now();
   const std::string arch_option = "-arch=sm_" + std::to_string(arch);
   const std::vector<const char*> options{arch_option.c_str(), "-lto"};
@@ -204,7 +211,7 @@ void link(const JitLink& linker, Build& build, int arch) {
   if (const auto created = linker.create(&handle, static_cast<std::uint32_t>(options.size()), options.data());
       created != nvjitlink::k_success) {
     build.error = "nvJitLinkCreate: " + std::string(nvjitlink::result_name(created)) + " (" + std::to_string(created) + ")";
-    return;
+    return 0;
   }
   auto fail = [&](const char* call, nvjitlink::Result code) {
     std::string log;
@@ -219,7 +226,7 @@ void link(const JitLink& linker, Build& build, int arch) {
                   (log.empty() ? "" : ": " + log);
   };
   std::string cubin;
-  if (const auto added = linker.add_data(handle, nvjitlink_more::k_input_ltoir, build.image.data(), build.image.size(), "cudadiag_jit.ltoir");
+  if (const auto added = linker.add_data(handle, nvjitlink_more::k_input_ltoir, ltoir.data(), ltoir.size(), "cudadiag_jit.ltoir");
       added != nvjitlink::k_success) {
     fail("nvJitLinkAddData", added);
   } else if (const auto completed = linker.complete(handle); completed != nvjitlink::k_success) {
@@ -236,10 +243,10 @@ void link(const JitLink& linker, Build& build, int arch) {
     }
   }
   static_cast<void>(linker.destroy(&handle));
-  build.link_ms = std::chrono::duration<double, std::milli>(Clock::now() - started).count();
   if (build.error.empty()) {
     build.image = std::move(cubin);
   }
+  return std::chrono::duration<double, std::milli>(Clock::now() - started).count();
 }
 
 // Loads the image, runs the kernel on known data, returns "" or what went wrong.
@@ -287,34 +294,41 @@ std::string run_image(const TestContext& context, const Build& build) {
 
 } // namespace
 
-TestResult run_jit(const TestContext& context) {
-  auto result = new_result(context);
-  const auto& config = context.config;
+struct JitPreparation {
+  std::string skip;           // the test cannot run at all (no NVRTC, no CCCL)
+  std::string fail;           // NVRTC unusable
+  std::vector<Build> builds;  // ptx, cubin, lto (each built, failed or skipped)
+  int arch = 0;
+  bool arch_native = false;   // NVRTC targets the device's own architecture
+  std::string nvrtc_version;
+  std::vector<Metric> metrics;
+};
+
+std::shared_ptr<const JitPreparation> prepare_jit(const WorkerConfig& config, const std::optional<DeviceFacts>& device) {
+  auto prepared = std::make_shared<JitPreparation>();
   if (config.nvrtc.empty()) {
-    return skipped(context, "no NVRTC was found");
+    prepared->skip = "no NVRTC was found";
+    return prepared;
   }
   if (config.cccl_include.empty()) {
-    return skipped(context, "no CCCL headers were found");
+    prepared->skip = "no CCCL headers were found";
+    return prepared;
   }
   const Nvrtc nvrtc(config.nvrtc);
   if (!nvrtc.usable()) {
-    result.status = "fail";
-    result.reason = nvrtc.handle.loaded() ? "NVRTC lacks " + nvrtc.missing.front() : "cannot load NVRTC: " + nvrtc.handle.error();
-    return result;
+    prepared->fail = nvrtc.handle.loaded() ? "NVRTC lacks " + nvrtc.missing.front() : "cannot load NVRTC: " + nvrtc.handle.error();
+    return prepared;
   }
   int major = 0;
   int minor = 0;
   static_cast<void>(nvrtc.version(&major, &minor));
+  prepared->nvrtc_version = std::to_string(major) + "." + std::to_string(minor);
   const auto archs = nvrtc.supported_archs();
-  int arch = 90;
-  bool arch_native = false;
-  if (context.device) {
-    arch = context.device->cc_major * 10 + context.device->cc_minor;
-    arch_native = std::find(archs.begin(), archs.end(), arch) != archs.end();
-  }
-  if (!arch_native) {
-    // No device, or a device newer than this NVRTC: compile for the newest arch NVRTC knows that the
-    // device can run (PTX is forward compatible; a cubin is not, so only the ptx route runs then).
+  int arch = device ? device->cc_major * 10 + device->cc_minor : 90;
+  prepared->arch_native = std::find(archs.begin(), archs.end(), arch) != archs.end();
+  if (!prepared->arch_native) {
+    // A device newer than this NVRTC (or no device and no sm_90): the newest arch NVRTC knows that
+    // the device can run. PTX is forward compatible; a cubin is not, so then only PTX is built.
     int best = 0;
     for (const int candidate : archs) {
       if (candidate <= arch && candidate > best) {
@@ -323,46 +337,72 @@ TestResult run_jit(const TestContext& context) {
     }
     arch = best > 0 ? best : (archs.empty() ? arch : archs.back());
   }
-  result.details["nvrtc_version"] = std::to_string(major) + "." + std::to_string(minor);
-  result.details["arch"] = arch;
-  result.details["cccl_include"] = config.cccl_include;
+  prepared->arch = arch;
+  const bool cubins = prepared->arch_native || !device;
+  // Two compiles at once: sm_XX (PTX and a cubin from one compile) and sm_XX -dlto (LTO-IR).
+  auto main_compile = std::async(std::launch::async, [&] {
+    return compile(nvrtc, config.cccl_include, (cubins ? "-arch=sm_" : "-arch=compute_") + std::to_string(arch), false);
+  });
+  std::optional<Compilation> lto_compile;
+  if (cubins) {
+    lto_compile = compile(nvrtc, config.cccl_include, "-arch=sm_" + std::to_string(arch), true);
+  }
+  const auto main = main_compile.get();
+  prepared->metrics.push_back({"nvrtc_compile_ms", main.ms, "ms"});
+
+  Build ptx;
+  Build cubin;
+  Build lto;
+  cubin.route = Route::cubin;
+  lto.route = Route::lto;
+  ptx.error = main.error.empty() && main.ptx.empty() ? "NVRTC produced no PTX" : main.error;
+  ptx.image = main.ptx;
+  ptx.ptx_version = ptx_version_of(main.ptx);
+  if (!cubins) {
+    cubin.skip = lto.skip = "NVRTC " + prepared->nvrtc_version + " cannot target this device's sm_" +
+                            std::to_string(device->cc_major) + std::to_string(device->cc_minor);
+  } else {
+    cubin.error = main.error.empty() && main.cubin.empty() ? "NVRTC produced no cubin" : main.error;
+    cubin.image = main.cubin;
+    prepared->metrics.push_back({"nvrtc_lto_compile_ms", lto_compile->ms, "ms"});
+    if (!lto_compile->error.empty() || lto_compile->ltoir.empty()) {
+      lto.error = lto_compile->error.empty() ? "NVRTC produced no LTO-IR" : lto_compile->error;
+    } else if (config.nvjitlink.empty()) {
+      lto.skip = "no nvJitLink was found";
+    } else if (const JitLink linker(config.nvjitlink); !linker.usable()) {
+      lto.error = linker.handle.loaded() ? "nvJitLink lacks " + linker.missing.front() : "cannot load nvJitLink: " + linker.handle.error();
+    } else {
+      prepared->metrics.push_back({"nvjitlink_ms", link(linker, lto_compile->ltoir, arch, lto), "ms"});
+    }
+  }
+  prepared->builds = {std::move(ptx), std::move(cubin), std::move(lto)};
+  return prepared;
+}
+
+TestResult run_jit(const TestContext& context) {
+  const auto prepared = context.jit_preparation.valid() ? context.jit_preparation.get()
+                                                        : prepare_jit(context.config, context.device);
+  if (!prepared->skip.empty()) {
+    return skipped(context, prepared->skip);
+  }
+  auto result = new_result(context);
+  if (!prepared->fail.empty()) {
+    result.status = "fail";
+    result.reason = prepared->fail;
+    return result;
+  }
+  result.metrics = prepared->metrics;
+  result.details["nvrtc_version"] = prepared->nvrtc_version;
+  result.details["arch"] = prepared->arch;
+  result.details["cccl_include"] = context.config.cccl_include;
 
   const bool gpu_ready = context.gpu != nullptr && context.device.has_value();
-  const bool cubin_runnable = gpu_ready && arch_native;
-  std::vector<Route> routes{Route::ptx, Route::cubin, Route::lto};
-  std::vector<std::future<Build>> compiles;
-  for (const auto route : routes) {
-    compiles.push_back(std::async(std::launch::async, [&nvrtc, &config, route, arch] {
-      return compile(nvrtc, config.cccl_include, route, arch);
-    }));
-  }
-  std::vector<Build> builds;
-  for (auto& future : compiles) {
-    builds.push_back(future.get());
-  }
-
-  std::optional<JitLink> linker;
-  if (!config.nvjitlink.empty()) {
-    linker.emplace(config.nvjitlink);
-  }
-  json route_details = json::object();
+  json routes = json::object();
   std::vector<std::string> failures;
   int runs = 0;
-  for (auto& build : builds) {
-    json entry = {{"compile_ms", build.compile_ms}};
+  for (const auto& build : prepared->builds) {
     const std::string name = route_name(build.route);
-    std::string skip;
-    if (build.error.empty() && build.route == Route::lto) {
-      if (!linker) {
-        skip = "no nvJitLink was found";
-      } else if (!linker->usable()) {
-        build.error = linker->handle.loaded() ? "nvJitLink lacks " + linker->missing.front()
-                                              : "cannot load nvJitLink: " + linker->handle.error();
-      } else {
-        link(*linker, build, arch);
-        entry["link_ms"] = build.link_ms;
-      }
-    }
+    json entry = json::object();
     if (!build.ptx_version.empty()) {
       entry["ptx_version"] = build.ptx_version;
     }
@@ -370,17 +410,12 @@ TestResult run_jit(const TestContext& context) {
       entry["status"] = "fail";
       entry["error"] = build.error;
       failures.push_back(name + ": " + build.error);
-    } else if (!skip.empty()) {
+    } else if (!build.skip.empty()) {
       entry["status"] = "skip";
-      entry["reason"] = skip;
+      entry["reason"] = build.skip;
     } else if (!gpu_ready) {
       entry["status"] = "built";
       entry["reason"] = "run skipped: " + context.no_gpu_reason;
-    } else if (build.route != Route::ptx && !cubin_runnable) {
-      entry["status"] = "built";
-      entry["reason"] = "run skipped: NVRTC " + std::to_string(major) + "." + std::to_string(minor) +
-                        " cannot target this device's sm_" + std::to_string(context.device->cc_major) +
-                        std::to_string(context.device->cc_minor);
     } else {
       ++runs;
       if (const auto error = run_image(context, build); error.empty()) {
@@ -391,17 +426,17 @@ TestResult run_jit(const TestContext& context) {
         failures.push_back(name + ": " + error);
       }
     }
-    add_metric(result, name + "_compile_ms", build.compile_ms, "ms");
-    route_details[name] = entry;
+    routes[name] = entry;
   }
-  result.details["routes"] = route_details;
+  result.details["routes"] = routes;
   if (!failures.empty()) {
     result.status = "fail";
     result.reason = failures.front();
   } else if (runs == 0) {
-    result.status = "pass";
-    result.reason = "compile and link verified; run skipped: " +
-                    (gpu_ready ? std::string("no route runnable on this device") : context.no_gpu_reason);
+    result.reason = "compile and link verified; run skipped: " + context.no_gpu_reason;
+    if (context.device_broken) {
+      result.status = "fail";
+    }
   }
   return result;
 }

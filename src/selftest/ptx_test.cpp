@@ -97,7 +97,7 @@ std::vector<int> sms_touched(const Gpu& gpu, const Module& module, cu::CUstream 
 
 TestResult run_ptx(const TestContext& context) {
   if (context.gpu == nullptr || !context.device) {
-    return skipped(context, context.no_gpu_reason);
+    return without_gpu(context);
   }
   auto result = new_result(context);
   const Gpu& gpu = *context.gpu;
@@ -120,8 +120,10 @@ TestResult run_ptx(const TestContext& context) {
   auto dst = target.get();
   auto count = static_cast<unsigned long long>(sizes.copy_elements);
   const auto sm = static_cast<unsigned>(device.sm_count);
-  // A few launch shapes, each tried twice; the fastest is the one timed.
-  const std::array<LaunchShape, 3> shapes{{{sm * 4, 512}, {sm * 8, 256}, {sm * 16, 256}}};
+  // A few launch shapes, each tried twice; the fastest is the one timed. "flat": one pass of four
+  // elements per thread, no grid-stride loop (what streaming copies usually prefer).
+  const auto flat = static_cast<unsigned>(std::min<std::uint64_t>((sizes.copy_elements + 1023) / 1024, 0x7fffffffULL));
+  const std::array<LaunchShape, 6> shapes{{{sm * 4, 512}, {sm * 8, 256}, {sm * 16, 256}, {sm * 32, 256}, {sm * 8, 1024}, {flat, 256}}};
   LaunchShape best = shapes[0];
   double best_ms = 0;
   for (const auto& shape : shapes) {

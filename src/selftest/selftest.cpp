@@ -6,6 +6,7 @@
 
 #include "core/filesystem.hpp"
 #include "core/json_fields.hpp"
+#include "selftest/runner.hpp"
 #include "selftest/score.hpp"
 #include "selftest/selftest_worker.hpp"
 #include "selftest/test_context.hpp"
@@ -14,6 +15,7 @@
 #include <algorithm>
 #include <chrono>
 #include <future>
+#include <iterator>
 #include <mutex>
 
 namespace cudadiag::selftest {
@@ -22,7 +24,6 @@ namespace {
 using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
-constexpr auto k_startup_allowance = std::chrono::seconds(60); // cuInit + context, before the first test
 constexpr std::string_view k_module_file = "libcudadiag_cub_selftest.so";
 
 std::string step_path(const std::vector<verify::WorkerStep>& steps, std::string_view kind) {
@@ -107,6 +108,12 @@ DriverView driver_view(const verify::Verification& verification, const std::stri
   return view;
 }
 
+std::size_t catalog_index(std::string_view key) {
+  const auto& catalog = test_catalog();
+  const auto found = std::find_if(catalog.begin(), catalog.end(), [key](const TestInfo& info) { return info.key == key; });
+  return static_cast<std::size_t>(found - catalog.begin());
+}
+
 TestResult error_result(const std::string& key, std::optional<int> device, std::string reason) {
   TestResult result;
   result.key = key;
@@ -121,9 +128,10 @@ TestResult error_result(const std::string& key, std::optional<int> device, std::
   return result;
 }
 
-// Runs `tests` for one device (or none) in workers, restarting after a test that hung or crashed.
-std::vector<TestResult> run_device(WorkerConfig config, const SelfTestOptions& options, const Environment& env,
-                                   std::mutex& progress_lock) {
+} // namespace
+
+std::vector<TestResult> run_in_workers(WorkerConfig config, const SelfTestOptions& options, const Environment& env,
+                                       std::mutex& progress_lock) {
   std::vector<TestResult> results;
   std::vector<std::string> remaining = config.tests;
   while (!remaining.empty()) {
@@ -131,7 +139,7 @@ std::vector<TestResult> run_device(WorkerConfig config, const SelfTestOptions& o
     verify::WorkerStep step{"selftest", "selftest", config.libcuda, {config_to_json(config).dump()}, -1};
     verify::WorkerOptions worker;
     worker.executable = options.executable;
-    worker.step_timeout = k_startup_allowance;
+    worker.step_timeout = options.startup_timeout;
     if (options.progress) {
       worker.on_record = [&](const verify::StepOutcome&, const json& record) {
         const auto result = result_from_json(record);
@@ -172,8 +180,6 @@ std::vector<TestResult> run_device(WorkerConfig config, const SelfTestOptions& o
   }
   return results;
 }
-
-} // namespace
 
 std::string_view level_name(Level level) { return level == Level::full ? "full" : "quick"; }
 
@@ -268,12 +274,15 @@ SelfTestRun run_selftest(const discovery::DiscoveryResult& discovery, const veri
     std::mutex progress_lock;
     std::vector<std::future<std::vector<TestResult>>> workers;
     for (const auto& config : configs) {
-      workers.push_back(std::async(std::launch::async, [&, config] { return run_device(config, options, env, progress_lock); }));
+      workers.push_back(std::async(std::launch::async, [&, config] { return run_in_workers(config, options, env, progress_lock); }));
     }
     for (auto& worker : workers) {
-      for (auto& result : worker.get()) {
-        run.tests.push_back(std::move(result));
-      }
+      auto results = worker.get();
+      // Workers run jit last (its compiles overlap the GPU tests); report in catalog order.
+      std::stable_sort(results.begin(), results.end(), [](const TestResult& a, const TestResult& b) {
+        return catalog_index(a.key) < catalog_index(b.key);
+      });
+      std::move(results.begin(), results.end(), std::back_inserter(run.tests));
     }
     run.ran = true;
     run.score = score(run.tests, verification.devices, options.level);

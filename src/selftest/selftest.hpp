@@ -51,6 +51,7 @@ struct SelfTestOptions {
   std::string executable;                // the cudadiag binary to re-execute as the worker
   std::string module_path;               // libcudadiag_cub_selftest.so; "" = look next to the executable
   std::string kernels_dir;               // the bundled PTX; "" = look next to the executable / in share/
+  std::chrono::milliseconds startup_timeout{15000}; // a worker's cuInit + context, before its first test
   bool require_gpu = false;              // true: run nothing (skipped_reason says why) when no GPU is usable
   std::function<void(std::string_view line)> progress; // optional: one line per finished test
 };

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <future>
 
 namespace cudadiag::selftest {
 namespace {
@@ -122,6 +123,7 @@ json run_selftest_worker(const std::string& libcuda_path, const std::string& con
   std::optional<DeviceFacts> device;
   std::optional<PrimaryContext> context;
   std::string no_gpu_reason = config.no_device_reason.empty() ? "no GPU" : config.no_device_reason;
+  bool device_broken = false;
   if (config.device && !libcuda_path.empty()) {
     verify::report_phase("cuInit");
     std::string error;
@@ -129,29 +131,43 @@ json run_selftest_worker(const std::string& libcuda_path, const std::string& con
     gpu = Gpu::load(libcuda_path, error, init);
     if (!gpu) {
       no_gpu_reason = error;
+      device_broken = true; // verification initialised this driver; here it failed
     } else {
       summary["driver_version"] = gpu->driver_version();
       verify::report_phase("device");
       try {
         device = open_device(*gpu, *config.device, no_gpu_reason);
+        device_broken = !device;
         if (device) {
           context.emplace(*gpu, device->handle);
           summary["device"] = facts_json(*device);
         }
       } catch (const CudaFailure& failure) {
         no_gpu_reason = std::string("cannot use device ") + std::to_string(*config.device) + ": " + failure.what();
+        device_broken = true;
         device.reset();
       }
     }
   }
 
+  auto wanted = [&config](std::string_view key) {
+    return std::find(config.tests.begin(), config.tests.end(), key) != config.tests.end();
+  };
+  // The jit test's compiles take seconds of CPU and no GPU: they run while the GPU tests do, and
+  // the jit test itself (the launches) runs last.
+  std::shared_future<std::shared_ptr<const JitPreparation>> jit_preparation;
+  if (wanted("jit")) {
+    jit_preparation = std::async(std::launch::async, [&config, device] { return prepare_jit(config, device); }).share();
+  }
   int run = 0;
-  for (const auto& entry : k_tests) {
-    if (std::find(config.tests.begin(), config.tests.end(), entry.key) == config.tests.end()) {
+  std::vector<TestEntry> order(std::begin(k_tests), std::end(k_tests));
+  std::stable_partition(order.begin(), order.end(), [](const TestEntry& entry) { return entry.key != "jit"; });
+  for (const auto& entry : order) {
+    if (!wanted(entry.key)) {
       continue;
     }
     const TestContext test_context{config, info_for(entry.key), device ? gpu.get() : nullptr, device,
-                                   no_gpu_reason, sizes_for(config.level)};
+                                   no_gpu_reason, device_broken, sizes_for(config.level), jit_preparation};
     verify::report_phase("test:" + std::string(entry.key), test_timeout(entry.key, config.level));
     auto result = run_guarded(entry, test_context);
     verify::report_record(result_to_json(result));

@@ -50,6 +50,7 @@ const LevelSizes& sizes_for(Level level) {
   static const LevelSizes quick{
       .copy_elements = std::uint64_t{1} << 24U, // 256 MiB per buffer
       .copy_repetitions = 10,
+      .cub_warmup = 3,
       .reduce_count = std::uint64_t{1} << 26U,
       .reduce_repetitions = 10,
       .sort_count = std::uint64_t{1} << 24U,
@@ -60,6 +61,7 @@ const LevelSizes& sizes_for(Level level) {
   static const LevelSizes full{
       .copy_elements = std::uint64_t{1} << 28U, // 4 GiB per buffer
       .copy_repetitions = 20,
+      .cub_warmup = 5,
       .reduce_count = std::uint64_t{1} << 30U,
       .reduce_repetitions = 20,
       .sort_count = std::uint64_t{1} << 28U,
@@ -85,6 +87,14 @@ TestResult skipped(const TestContext& context, std::string reason) {
   auto result = new_result(context);
   result.status = "skip";
   result.reason = std::move(reason);
+  return result;
+}
+
+TestResult without_gpu(const TestContext& context) {
+  auto result = skipped(context, context.no_gpu_reason);
+  if (context.device_broken) {
+    result.status = "fail";
+  }
   return result;
 }
 

@@ -11,6 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <future>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -47,6 +49,7 @@ struct DeviceFacts {
 struct LevelSizes {
   std::uint64_t copy_elements;  // 16-byte elements per copy buffer
   int copy_repetitions;
+  int cub_warmup;                // untimed CUB runs first (clocks ramp up, caches and allocations settle)
   std::uint64_t reduce_count;
   int reduce_repetitions;
   std::uint64_t sort_count;
@@ -56,18 +59,29 @@ struct LevelSizes {
 };
 const LevelSizes& sizes_for(Level level);
 
+// The jit test's CPU half (the NVRTC compiles and the nvJitLink link), which the worker starts
+// before the GPU tests so that it overlaps them (see jit_test.cpp).
+struct JitPreparation;
+std::shared_ptr<const JitPreparation> prepare_jit(const WorkerConfig& config, const std::optional<DeviceFacts>& device);
+
 struct TestContext {
   const WorkerConfig& config;
   const TestInfo& info;
   const Gpu* gpu = nullptr;            // null: no usable driver (see no_gpu_reason)
   std::optional<DeviceFacts> device;   // null: no device
   std::string no_gpu_reason;
+  bool device_broken = false;          // the device exists but could not be used (no_gpu_reason says why)
   const LevelSizes& sizes;
+  // The jit test's compiles, started early; not valid() = run_jit compiles itself.
+  std::shared_future<std::shared_ptr<const JitPreparation>> jit_preparation;
 };
 
 // A result skeleton for the context's test.
 TestResult new_result(const TestContext& context);
 TestResult skipped(const TestContext& context, std::string reason);
+// The result of a test that needs a GPU when there is none: a skip, or a failure when the device
+// exists but the driver could not use it (that is a broken stack, not an absent one).
+TestResult without_gpu(const TestContext& context);
 void add_metric(TestResult& result, std::string name, double value, std::string unit, bool primary = false);
 
 // The JSON record a worker sends for one finished test, and back.

@@ -56,7 +56,7 @@ std::vector<WorkerStep> plan_steps(const discovery::DiscoveryResult& discovery) 
     const auto& second = planned.prefer_python ? component->loader : component->selected;
     const auto& choice = first ? first : second;
     if (choice) {
-      steps.push_back(WorkerStep{std::string(planned.name), std::string(planned.kind), choice->via.path});
+      steps.push_back(WorkerStep{std::string(planned.name), std::string(planned.kind), choice->via.path, {}, -1});
     }
   }
   return steps;

@@ -1,6 +1,8 @@
 #include "verify/worker.hpp"
 
 #include "core/filesystem.hpp"
+#include "selftest/selftest_worker.hpp"
+#include "selftest/test_context.hpp"
 #include "verify/probes.hpp"
 
 #include <fcntl.h>
@@ -30,6 +32,7 @@ using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
 constexpr int k_protocol_fd = 3;
+constexpr int k_passed_fd = 4; // WorkerStep::pass_fd in the child
 constexpr int k_exit_usage = 2;
 constexpr int k_exit_internal = 3;
 constexpr std::size_t k_stderr_tail_bytes = 2048;
@@ -89,6 +92,15 @@ std::string known_kinds() {
 }
 
 int run_worker(int argc, char** argv) {
+  const std::string_view first = argc >= 3 ? argv[2] : "";
+  if (first == "selftest" && argc == 5) {
+    write_line({{"result", selftest::run_selftest_worker(argv[3], argv[4])}});
+    return 0;
+  }
+  if (first == "ipc_peer" && argc == 4) {
+    write_line({{"result", selftest::run_ipc_peer(argv[3])}});
+    return 0;
+  }
   if (argc != 4) {
     write_line({{"error", "usage: cudadiag __worker KIND PATH (KIND: " + known_kinds() + ")"}});
     return k_exit_usage;
@@ -162,7 +174,9 @@ bool move_pipes_high(std::array<int, 2>& first, std::array<int, 2>& second) {
 // One running child and what it has said so far.
 class Child {
 public:
-  Child(const WorkerStep& step, std::chrono::milliseconds timeout) : m_timeout(timeout) {
+  Child(const WorkerStep& step, const WorkerOptions& options)
+      : m_timeout(options.step_timeout), m_arguments(step.arguments), m_pass_fd(step.pass_fd),
+        m_on_record(options.on_record) {
     outcome.id = step.id;
     outcome.kind = step.kind;
     outcome.path = step.path;
@@ -279,6 +293,9 @@ private:
     ::posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
     ::posix_spawn_file_actions_adddup2(&actions, errors[1], STDERR_FILENO);
     ::posix_spawn_file_actions_adddup2(&actions, protocol[1], k_protocol_fd);
+    if (m_pass_fd >= 0) {
+      ::posix_spawn_file_actions_adddup2(&actions, m_pass_fd, k_passed_fd);
+    }
     if (!cwd.empty() && fs::is_directory(cwd)) {
       ::posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
     }
@@ -295,7 +312,11 @@ private:
 
     std::string worker = "__worker";
     std::vector<char*> argv = {const_cast<char*>(executable.c_str()), worker.data(), outcome.kind.data(),
-                               outcome.path.data(), nullptr};
+                               outcome.path.data()};
+    for (auto& argument : m_arguments) {
+      argv.push_back(argument.data());
+    }
+    argv.push_back(nullptr);
     pid_t pid = -1;
     const int spawned = ::posix_spawn(&pid, executable.c_str(), &actions, &attributes, argv.data(), envp);
     ::posix_spawn_file_actions_destroy(&actions);
@@ -342,6 +363,15 @@ private:
     const auto message = json::parse(line, nullptr, false);
     if (message.is_object() && message.contains("phase") && message["phase"].is_string()) {
       outcome.last_phase = message["phase"].get<std::string>();
+      if (message.contains("deadline_ms") && message["deadline_ms"].is_number_integer() && !m_killed_at) {
+        m_timeout = std::chrono::milliseconds(message["deadline_ms"].get<std::int64_t>());
+        m_deadline = Clock::now() + m_timeout;
+      }
+    } else if (message.is_object() && message.contains("record")) {
+      outcome.records.push_back(message["record"]);
+      if (m_on_record) {
+        m_on_record(outcome, outcome.records.back());
+      }
     } else if (message.is_object() && message.contains("result") && message["result"].is_object()) {
       outcome.result = message["result"];
     } else if (message.is_object() && message.contains("error") && message["error"].is_string()) {
@@ -443,6 +473,9 @@ private:
   }
 
   std::chrono::milliseconds m_timeout;
+  std::vector<std::string> m_arguments;
+  int m_pass_fd = -1;
+  std::function<void(const StepOutcome&, const json&)> m_on_record;
   pid_t m_pid = -1;
   int m_protocol_fd = -1;
   int m_stderr_fd = -1;
@@ -475,7 +508,7 @@ std::vector<StepOutcome> run_all(const std::vector<WorkerStep>& steps, const Wor
   std::vector<std::unique_ptr<Child>> children;
   children.reserve(steps.size());
   for (const auto& step : steps) {
-    children.push_back(std::make_unique<Child>(step, options.step_timeout));
+    children.push_back(std::make_unique<Child>(step, options));
     children.back()->start(options.executable, envp.data(), env.cwd);
   }
 
@@ -540,6 +573,14 @@ std::vector<StepOutcome> run_steps(const std::vector<WorkerStep>& steps, const W
 
 void report_phase(std::string_view phase) {
   write_line({{"phase", phase}});
+}
+
+void report_phase(std::string_view phase, std::chrono::milliseconds deadline) {
+  write_line({{"phase", phase}, {"deadline_ms", deadline.count()}});
+}
+
+void report_record(const nlohmann::json& record) {
+  write_line({{"record", record}});
 }
 
 int worker_main(int argc, char** argv) {

@@ -5,6 +5,8 @@
 //
 // Protocol (child -> parent, on file descriptor 3, one JSON object per line):
 //   {"phase": "dlopen"}          progress, written before each risky call (see report_phase)
+//   {"phase": P, "deadline_ms": N}  the same, and the step's deadline becomes now + N
+//   {"record": {...}}            an intermediate result (a self-test's finished test), kept in order
 //   {"result": {...}}            the probe's object, once, then the child exits 0
 //   {"error": "..."}             a usage or internal error, then the child exits 2 (usage) or 3
 // stdin and stdout are /dev/null; stderr is captured (its tail is kept for the report).
@@ -14,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -21,11 +24,20 @@
 
 namespace cudadiag::verify {
 
-// One library to load. `kind` picks the probe: "driver", "nvml", "nvrtc", "nvjitlink", "cudart".
+// One library to load. `kind` picks the probe: "driver", "nvml", "nvrtc", "nvjitlink", "cudart",
+// or "selftest" (arguments: the configuration JSON) and "ipc_peer" (pass_fd: its socket).
 struct WorkerStep {
+  WorkerStep() = default;
+  WorkerStep(std::string step_id, std::string step_kind, std::string step_path,
+             std::vector<std::string> step_arguments = {}, int step_pass_fd = -1)
+      : id(std::move(step_id)), kind(std::move(step_kind)), path(std::move(step_path)),
+        arguments(std::move(step_arguments)), pass_fd(step_pass_fd) {}
+
   std::string id; // the caller's name for the step (a catalog component name)
   std::string kind;
-  std::string path; // the absolute path of the file to dlopen
+  std::string path;                   // the absolute path of the file to dlopen
+  std::vector<std::string> arguments; // appended to the command line after PATH
+  int pass_fd = -1;                   // when >= 0: becomes the child's file descriptor 4
 };
 
 // NOLINTNEXTLINE(bugprone-exception-escape): nlohmann::json's noexcept move is flagged spuriously
@@ -42,12 +54,15 @@ struct StepOutcome {
   std::string stderr_tail; // the last ~2 KiB of the child's stderr, unsanitized
   std::string last_phase;  // the last phase the child reported ("dlopen", "cuInit", ...), "" if none
   nlohmann::json result;   // the probe's object, or null
+  std::vector<nlohmann::json> records; // the {"record": ...} objects, in the order they arrived
   double elapsed_ms = 0;
 };
 
 struct WorkerOptions {
   std::string executable;                        // the cudadiag binary to re-execute (/proc/self/exe)
-  std::chrono::milliseconds step_timeout{15000}; // per step, measured from its start
+  std::chrono::milliseconds step_timeout{15000}; // per step, measured from its start (or its last deadline_ms)
+  // Called (on the calling thread of run_steps) for each record as it arrives.
+  std::function<void(const StepOutcome& outcome, const nlohmann::json& record)> on_record;
 };
 
 // Runs every step in its own child process, all at once: `executable __worker KIND PATH` with the
@@ -68,5 +83,9 @@ int worker_main(int argc, char** argv);
 // Writes {"phase": PHASE} to fd 3 at once (no buffering). A no-op outside worker_main, so probes may
 // also run in an ordinary process.
 void report_phase(std::string_view phase);
+// The same, moving the step's deadline to now + `deadline` (a self-test announcing its next test).
+void report_phase(std::string_view phase, std::chrono::milliseconds deadline);
+// Sends {"record": RECORD} to the parent at once. A no-op outside worker_main.
+void report_record(const nlohmann::json& record);
 
 } // namespace cudadiag::verify

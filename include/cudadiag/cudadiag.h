@@ -1,0 +1,178 @@
+/* cudadiag C API: which CUDA libraries this process will load, whether they agree, whether the GPU
+ * works — from inside an application (libcudadiag.so.0, pkg-config cudadiag, CMake cudadiag::cudadiag_c).
+ *
+ * Contract for every function below:
+ *  - No C++ exception crosses it; nothing calls exit() or abort(); nothing is printed unless a log
+ *    callback is installed (cudadiag_set_log_callback).
+ *  - Functions returning cudadiag_status set the calling thread's last error: "" after CUDADIAG_OK,
+ *    a one-line message otherwise (cudadiag_last_error).
+ *  - NULL is accepted everywhere: a NULL handle is CUDADIAG_ERROR_INVALID_HANDLE, a NULL output
+ *    pointer CUDADIAG_ERROR_INVALID_ARGUMENT (except where a NULL is documented as meaning a default).
+ *  - Handles are independent; any number of threads may call any function at once, including on
+ *    one handle. The only thing the caller must order is a handle's _free against its other uses.
+ *  - A handle passed after its _free is detected and rejected with CUDADIAG_ERROR_INVALID_HANDLE (a
+ *    _free of it is ignored and sets the last error). This is best effort: live handles are kept in
+ *    a registry and checked before use, so the freed memory is never read, but once a new handle of
+ *    the same type happens to get the same address, the stale pointer reaches the new handle.
+ *  - Strings returned as `const char*` stay valid until the handle they came from is freed.
+ *
+ * Compatibility: see README "Versioning policy". Within one major version, existing functions,
+ * enum values and the meaning of the options JSON keys do not change; new ones may be added. */
+#ifndef CUDADIAG_H
+#define CUDADIAG_H
+
+#include "cudadiag/export.h"
+#include "cudadiag/version.h"
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum cudadiag_status {
+  CUDADIAG_OK = 0,
+  CUDADIAG_ERROR_INVALID_ARGUMENT = 1, /* a NULL output pointer, an index out of range, a bad pid */
+  CUDADIAG_ERROR_INVALID_HANDLE = 2,   /* NULL, already freed, or not a handle of that type */
+  CUDADIAG_ERROR_BUFFER_TOO_SMALL = 3, /* *needed tells the size required, NUL included */
+  CUDADIAG_ERROR_INVALID_OPTIONS = 4,  /* options JSON malformed, an unknown key, a wrong type or value */
+  CUDADIAG_ERROR_INSPECT_FAILED = 5,   /* the process cannot be read (gone, another user's, a zombie) */
+  CUDADIAG_ERROR_OUT_OF_MEMORY = 6,
+  CUDADIAG_ERROR_INTERNAL = 7          /* a bug in cudadiag: the message says what failed */
+} cudadiag_status;
+
+typedef enum cudadiag_severity {
+  CUDADIAG_SEVERITY_INFO = 0,
+  CUDADIAG_SEVERITY_WARNING = 1,
+  CUDADIAG_SEVERITY_ERROR = 2
+} cudadiag_severity;
+
+/* A report's overall status: the worst severity among its findings (info counts as ok). */
+typedef enum cudadiag_verdict {
+  CUDADIAG_VERDICT_OK = 0,
+  CUDADIAG_VERDICT_WARNING = 1,
+  CUDADIAG_VERDICT_ERROR = 2
+} cudadiag_verdict;
+
+typedef enum cudadiag_log_level {
+  CUDADIAG_LOG_DEBUG = 0,
+  CUDADIAG_LOG_INFO = 1,
+  CUDADIAG_LOG_WARNING = 2,
+  CUDADIAG_LOG_ERROR = 3
+} cudadiag_log_level;
+
+typedef struct cudadiag_options cudadiag_options; /* what to examine and how; see cudadiag_options_from_json */
+typedef struct cudadiag_report cudadiag_report;   /* an immutable result */
+
+/* ---- Version and errors ------------------------------------------------------------------------ */
+
+/* The loaded library's version as CUDADIAG_VERSION_NUMBER encodes it (MAJOR * 10000 + MINOR * 100 + PATCH). */
+CUDADIAG_API int cudadiag_version(void);
+/* The loaded library's version as text, "0.1.0". Static storage. */
+CUDADIAG_API const char* cudadiag_version_string(void);
+/* What the last status-returning call on this thread reported: "" after success. Never NULL; valid
+ * until the next cudadiag call on this thread. */
+CUDADIAG_API const char* cudadiag_last_error(void);
+
+/* ---- Logging ----------------------------------------------------------------------------------- */
+
+/* Receives one line (no trailing newline) per message at or above the level set. May be called from
+ * any thread that is inside a cudadiag call, several at once. It must not call cudadiag_set_log_callback. */
+typedef void (*cudadiag_log_callback)(cudadiag_log_level level, const char* message, void* user_data);
+
+/* Installs `callback` (NULL: none, the default — nothing is logged anywhere) for messages at
+ * `min_level` or above. Process-wide. A message already being delivered on another thread may still
+ * reach the previous callback after this returns. */
+CUDADIAG_API void cudadiag_set_log_callback(cudadiag_log_callback callback, cudadiag_log_level min_level,
+                                            void* user_data);
+
+/* ---- Options ----------------------------------------------------------------------------------- */
+
+/* New options with every setting at its default (whole catalog, no verification, no self-test). */
+CUDADIAG_API cudadiag_status cudadiag_options_new(cudadiag_options** out);
+/* Frees `options`; NULL is ignored. */
+CUDADIAG_API void cudadiag_options_free(cudadiag_options* options);
+
+/* Sets the options named in `json`, a JSON object; keys left out keep their current value. All or
+ * nothing: on any error (malformed JSON, an unknown key, a wrong type, an unknown component or test
+ * name, a timeout <= 0) the options are left unchanged and CUDADIAG_ERROR_INVALID_OPTIONS says which
+ * key is wrong. Keys:
+ *   "components":      ["nvrtc", "cuda", ...]  cuda-pathfinder names to examine; [] = all (default)
+ *   "python":          "/path/to/python3"      ask this interpreter for its site-packages (runs it
+ *                                              once); "" = find them without running Python (default)
+ *   "ld_so_cache":     "/etc/ld.so.cache"      the loader cache to read; "" = the system's (default)
+ *   "fail_on":         "error" | "warning"     which severity makes the exit code 1 (default "error")
+ *   "verify":          false                   cudadiag_report_new also loads the selected libraries,
+ *                                              each in an isolated worker process (default false)
+ *   "self_test":       false                   cudadiag_report_new also runs the GPU self-test
+ *                                              (implies "verify"; default false)
+ *   "self_test_level": "quick" | "full"        (default "quick")
+ *   "self_tests":      ["jit", "reduce", ...]  test keys to run; [] = all (default)
+ *   "device":          0 | null                CUDA ordinal for the self-test; null = every device
+ *   "timeout_seconds": 15                      seconds each library verified may take (default 15)
+ *   "executable":      "/usr/bin/cudadiag"     the cudadiag executable the workers run; "" = the
+ *                                              environment's CUDADIAG_EXECUTABLE, else the one installed
+ *                                              with this library (default "")
+ *   "environment":     {"CUDA_HOME": "/opt/cuda", "CUDA_PATH": null}
+ *                                              overrides on this process's environment, as the search
+ *                                              sees it: a string sets, null unsets (default {}) */
+CUDADIAG_API cudadiag_status cudadiag_options_from_json(cudadiag_options* options, const char* json);
+
+/* The options as a JSON object with every key above. Buffer rules as for cudadiag_report_json. */
+CUDADIAG_API cudadiag_status cudadiag_options_to_json(const cudadiag_options* options, char* buffer, size_t size,
+                                                      size_t* needed);
+
+/* ---- Running --------------------------------------------------------------------------------- */
+
+/* The full report: discovery, plus verification and the self-test when the options ask. `options`
+ * NULL means defaults (discovery only: reads files, loads nothing, starts no process). On success
+ * *out is a new report to free with cudadiag_report_free; on error *out is NULL. */
+CUDADIAG_API cudadiag_status cudadiag_report_new(const cudadiag_options* options, cudadiag_report** out);
+
+/* The startup check, meant to take a few milliseconds: what this process has mapped already plus what
+ * it would load next (discovery), in this process, starting no process, loading nothing, launching no
+ * kernel. "verify", "self_test" and "python" are ignored. The findings are those of severity warning
+ * or error: two copies of one library mapped (process.duplicate_lib), the driver stub in use or first
+ * on the search path, no driver, unusable or blocking files, conflicting CUDA_PATH/CUDA_HOME, ... */
+CUDADIAG_API cudadiag_status cudadiag_quick_check(const cudadiag_options* options, cudadiag_report** out);
+
+/* The CUDA libraries process `pid` has mapped (0: this process), with process.duplicate_lib and
+ * driver.stub findings. The JSON is `cudadiag inspect --pid PID --json`'s document. */
+CUDADIAG_API cudadiag_status cudadiag_inspect_process(int pid, cudadiag_report** out);
+
+/* Frees `report`; NULL is ignored. */
+CUDADIAG_API void cudadiag_report_free(cudadiag_report* report);
+
+/* ---- Reading a report ---------------------------------------------------------------------------- */
+
+/* The report as a JSON document (schema_version 1, docs/schema/report.schema.json; for
+ * cudadiag_inspect_process, the inspect document), NUL-terminated, copied into `buffer`.
+ *  - size >= the length + 1: copied, CUDADIAG_OK.
+ *  - buffer NULL and size 0: a size query; CUDADIAG_OK, nothing copied.
+ *  - otherwise CUDADIAG_ERROR_BUFFER_TOO_SMALL; buffer[0] is set to NUL when size > 0.
+ * `needed`, when not NULL, receives the length + 1 in every case but an invalid handle; it is
+ * required for a size query. A buffer NULL with size > 0 is CUDADIAG_ERROR_INVALID_ARGUMENT. */
+CUDADIAG_API cudadiag_status cudadiag_report_json(const cudadiag_report* report, char* buffer, size_t size,
+                                                  size_t* needed);
+/* The same document, owned by the report; NULL (and the last error set) on an invalid handle. */
+CUDADIAG_API const char* cudadiag_report_json_str(const cudadiag_report* report);
+
+CUDADIAG_API cudadiag_status cudadiag_report_verdict(const cudadiag_report* report, cudadiag_verdict* out);
+/* What `cudadiag` would exit with: 0, or 1 with a finding at or above the "fail_on" severity. */
+CUDADIAG_API cudadiag_status cudadiag_report_exit_code(const cudadiag_report* report, int* out);
+CUDADIAG_API cudadiag_status cudadiag_report_finding_count(const cudadiag_report* report, size_t* out);
+/* Finding `index` (0 .. count - 1, in report order): its stable dotted id ("driver.stub", see
+ * docs/findings.md), severity, one-line message naming the files involved, and remedy. */
+CUDADIAG_API cudadiag_status cudadiag_report_finding_id(const cudadiag_report* report, size_t index, const char** out);
+CUDADIAG_API cudadiag_status cudadiag_report_finding_severity(const cudadiag_report* report, size_t index,
+                                                              cudadiag_severity* out);
+CUDADIAG_API cudadiag_status cudadiag_report_finding_message(const cudadiag_report* report, size_t index,
+                                                             const char** out);
+CUDADIAG_API cudadiag_status cudadiag_report_finding_remedy(const cudadiag_report* report, size_t index,
+                                                            const char** out);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* CUDADIAG_H */

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Builds the .deb from a configured and built tree and checks what a user gets (ctest label packaging):
+# Depends computed and free of CUDA, the expected files, no CUDA library in any NEEDED list, and a
+# cudadiag that runs from the unpacked tree.
+#
+#   check_deb.sh BUILD_DIR WORK_DIR      (exit 77 = skipped: no dpkg-deb/dpkg-shlibdeps)
+set -euo pipefail
+build=$(realpath "$1") work=$2
+for tool in dpkg-deb dpkg-shlibdeps; do
+  command -v "$tool" >/dev/null || { echo "skipped: $tool not found (install dpkg-dev)"; exit 77; }
+done
+rm -rf "$work"
+mkdir -p "$work"
+work=$(realpath "$work")
+
+cpack -G DEB --config "$build/CPackConfig.cmake" -B "$work" >"$work/cpack.log" 2>&1 || { cat "$work/cpack.log"; exit 1; }
+deb=$(find "$work" -maxdepth 1 -name 'cudadiag_*.deb')
+echo "built $(basename "$deb")"
+
+depends=$(dpkg-deb -f "$deb" Depends)
+echo "Depends: $depends"
+for wanted in libc6 libstdc++6; do
+  grep -q "$wanted" <<< "$depends" || { echo "Depends lacks $wanted"; exit 1; }
+done
+if grep -Eiq 'cuda|nvidia' <<< "$depends"; then
+  echo "Depends names a CUDA package"; exit 1
+fi
+
+contents=$(dpkg-deb -c "$deb" | awk '{print $6}')  # perms owner size date time PATH [-> target]
+for path in ./usr/bin/cudadiag ./usr/lib/libcudadiag.so.0 ./usr/lib/libcudadiag.so ./usr/include/cudadiag/cudadiag.h \
+            ./usr/include/cudadiag/cudadiag.hpp ./usr/lib/cmake/cudadiag/cudadiagConfig.cmake \
+            ./usr/lib/pkgconfig/cudadiag.pc ./usr/share/man/man1/cudadiag.1 ./usr/share/doc/cudadiag/CHANGELOG.md; do
+  grep -qxF "$path" <<< "$contents" || { echo "the package lacks $path"; exit 1; }
+done
+
+root=$work/root
+dpkg-deb -x "$deb" "$root"
+for elf in "$root/usr/bin/cudadiag" "$root"/usr/lib/libcudadiag.so.0; do
+  if readelf -d "$elf" | grep NEEDED | grep -Eiq 'libcuda|libnvidia|libcudart|libnvrtc|libnvJitLink'; then
+    echo "$elf needs a CUDA library:"; readelf -d "$elf" | grep NEEDED; exit 1
+  fi
+done
+"$root/usr/bin/cudadiag" --version
+echo "package ok"

@@ -1,0 +1,228 @@
+#include "api/settings.hpp"
+
+#include "probes/catalog.hpp"
+#include "selftest/selftest.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <map>
+
+namespace cudadiag::api {
+namespace {
+
+using nlohmann::json;
+
+constexpr double k_max_timeout_seconds = 3600;
+
+// Reads one key's value into `settings`; returns what is wrong with the value, or "" when accepted.
+using Apply = std::function<std::string(const json& value, Settings& settings)>;
+
+std::string read_string(const json& value, std::string& out) {
+  if (!value.is_string()) {
+    return "expected a string";
+  }
+  out = value.get<std::string>();
+  return {};
+}
+
+std::string read_bool(const json& value, bool& out) {
+  if (!value.is_boolean()) {
+    return "expected true or false";
+  }
+  out = value.get<bool>();
+  return {};
+}
+
+std::string read_strings(const json& value, std::vector<std::string>& out) {
+  if (!value.is_array() ||
+      !std::all_of(value.begin(), value.end(), [](const json& item) { return item.is_string(); })) {
+    return "expected an array of strings";
+  }
+  out = value.get<std::vector<std::string>>();
+  return {};
+}
+
+std::string read_choice(const json& value, std::initializer_list<std::string_view> choices,
+                        std::string& out) {
+  if (!value.is_string() ||
+      std::find(choices.begin(), choices.end(), value.get<std::string>()) == choices.end()) {
+    std::string expected;
+    for (const auto choice : choices) {
+      expected += (expected.empty() ? "\"" : " or \"") + std::string(choice) + "\"";
+    }
+    return "expected " + expected;
+  }
+  out = value.get<std::string>();
+  return {};
+}
+
+std::string read_environment(const json& value, std::map<std::string, std::optional<std::string>>& out) {
+  if (!value.is_object()) {
+    return "expected an object of variable names to strings or null";
+  }
+  std::map<std::string, std::optional<std::string>> parsed;
+  for (const auto& [name, setting] : value.items()) {
+    if (setting.is_null()) {
+      parsed[name] = std::nullopt;
+    } else if (setting.is_string()) {
+      parsed[name] = setting.get<std::string>();
+    } else {
+      return "\"" + name + "\": expected a string or null";
+    }
+  }
+  out = std::move(parsed);
+  return {};
+}
+
+// One row per key; a key not listed here is rejected.
+const std::map<std::string, Apply, std::less<>>& keys() {
+  static const std::map<std::string, Apply, std::less<>> table = {
+      {"components", [](const json& v, Settings& s) { return read_strings(v, s.options.components); }},
+      {"python", [](const json& v, Settings& s) { return read_string(v, s.options.python); }},
+      {"ld_so_cache", [](const json& v, Settings& s) { return read_string(v, s.options.ld_so_cache); }},
+      {"fail_on",
+       [](const json& v, Settings& s) {
+         std::string level;
+         auto problem = read_choice(v, {"error", "warning"}, level);
+         s.options.fail_on_warning = level == "warning";
+         return problem;
+       }},
+      {"verify", [](const json& v, Settings& s) { return read_bool(v, s.verify); }},
+      {"self_test", [](const json& v, Settings& s) { return read_bool(v, s.self_test); }},
+      {"self_test_level",
+       [](const json& v, Settings& s) {
+         std::string level;
+         auto problem = read_choice(v, {"quick", "full"}, level);
+         s.options.self_test_level = level == "full" ? SelfTestLevel::full : SelfTestLevel::quick;
+         return problem;
+       }},
+      {"self_tests", [](const json& v, Settings& s) { return read_strings(v, s.options.self_tests); }},
+      {"device",
+       [](const json& v, Settings& s) -> std::string {
+         if (v.is_null()) {
+           s.options.device.reset();
+           return {};
+         }
+         if (!v.is_number_integer()) {
+           return "expected an integer or null";
+         }
+         const auto ordinal = v.get<std::int64_t>();
+         if (ordinal < 0 || ordinal > std::numeric_limits<int>::max()) {
+           return "expected a CUDA ordinal (>= 0)";
+         }
+         s.options.device = static_cast<int>(ordinal);
+         return {};
+       }},
+      {"timeout_seconds",
+       [](const json& v, Settings& s) -> std::string {
+         if (!v.is_number()) {
+           return "expected a number of seconds";
+         }
+         s.options.timeout_seconds = v.get<double>();
+         return {};
+       }},
+      {"executable", [](const json& v, Settings& s) { return read_string(v, s.options.executable); }},
+      {"environment", [](const json& v, Settings& s) { return read_environment(v, s.options.environment); }},
+  };
+  return table;
+}
+
+// Catalog names, each once (a name may be both a library and a header set).
+std::string known_components() {
+  std::vector<std::string_view> names;
+  std::string out;
+  for (const auto& spec : probes::catalog()) {
+    if (std::find(names.begin(), names.end(), spec.name) == names.end()) {
+      names.push_back(spec.name);
+      out.append(out.empty() ? "" : ", ").append(spec.name);
+    }
+  }
+  return out;
+}
+
+} // namespace
+
+std::optional<std::string> validate(const Options& options) {
+  for (const auto& name : options.components) {
+    if (probes::find_component(name) == nullptr) {
+      return "unknown component \"" + name + "\" in components (known: " + known_components() + ")";
+    }
+  }
+  for (const auto& key : options.self_tests) {
+    const auto& tests = selftest::test_catalog();
+    if (std::none_of(tests.begin(), tests.end(), [&key](const auto& test) { return test.key == key; })) {
+      std::string known;
+      for (const auto& test : tests) {
+        known.append(known.empty() ? "" : ", ").append(test.key);
+      }
+      return "unknown self-test \"" + key + "\" in self_tests (known: " + known + ")";
+    }
+  }
+  if (!std::isfinite(options.timeout_seconds) || options.timeout_seconds <= 0 ||
+      options.timeout_seconds > k_max_timeout_seconds) {
+    return "timeout_seconds must be more than 0 and at most 3600";
+  }
+  if (options.device && *options.device < 0) {
+    return "device must be a CUDA ordinal (>= 0)";
+  }
+  for (const auto& [name, value] : options.environment) {
+    if (name.empty() || name.find('=') != std::string::npos) {
+      return "environment: \"" + name + "\" is not a variable name";
+    }
+  }
+  return std::nullopt;
+}
+
+Expected<Settings> apply_json(const Settings& base, std::string_view text) {
+  json parsed;
+  try {
+    parsed = json::parse(text);
+  } catch (const json::parse_error& error) {
+    return Error{std::string("options are not valid JSON: ") + error.what()};
+  }
+  if (!parsed.is_object()) {
+    return Error{"options must be a JSON object, not " + std::string(parsed.type_name())};
+  }
+  Settings next = base;
+  for (const auto& [key, value] : parsed.items()) {
+    const auto rule = keys().find(key);
+    if (rule == keys().end()) {
+      std::string known;
+      for (const auto& [name, apply] : keys()) {
+        known.append(known.empty() ? "" : ", ").append(name);
+      }
+      return Error{"unknown option \"" + key + "\" (known: " + known + ")"};
+    }
+    if (auto problem = rule->second(value, next); !problem.empty()) {
+      return Error{"option \"" + key + "\": " + problem};
+    }
+  }
+  if (auto problem = validate(next.options)) {
+    return Error{*problem};
+  }
+  return next;
+}
+
+json to_json(const Settings& settings) {
+  const auto& options = settings.options;
+  json environment = json::object();
+  for (const auto& [name, value] : options.environment) {
+    environment[name] = value ? json(*value) : json(nullptr);
+  }
+  return {{"components", options.components},
+          {"python", options.python},
+          {"ld_so_cache", options.ld_so_cache},
+          {"fail_on", options.fail_on_warning ? "warning" : "error"},
+          {"verify", settings.verify},
+          {"self_test", settings.self_test},
+          {"self_test_level", options.self_test_level == SelfTestLevel::full ? "full" : "quick"},
+          {"self_tests", options.self_tests},
+          {"device", options.device ? json(*options.device) : json(nullptr)},
+          {"timeout_seconds", options.timeout_seconds},
+          {"executable", options.executable},
+          {"environment", environment}};
+}
+
+} // namespace cudadiag::api

@@ -1,0 +1,106 @@
+#include "policy/policy_file.hpp"
+
+#include "core/filesystem.hpp"
+#include "policy/toml_subset.hpp"
+
+#include <cctype>
+
+namespace cudadiag::policy {
+namespace {
+
+constexpr std::size_t k_max_policy_bytes = 1U << 20U;
+
+bool is_toml(const std::string& path, std::string_view text) {
+  if (path.ends_with(".toml")) {
+    return true;
+  }
+  if (path.ends_with(".json")) {
+    return false;
+  }
+  for (const char c : text) {
+    if (std::isspace(static_cast<unsigned char>(c)) == 0) {
+      return c != '{';
+    }
+  }
+  return true;
+}
+
+} // namespace
+
+Expected<Policy> policy_from_document(const nlohmann::json& document, const std::string& origin) {
+  if (!document.is_object()) {
+    return Error{origin + ": expected an object with \"require\" and/or \"fail_on\""};
+  }
+  Policy policy;
+  policy.sources.push_back(origin);
+  for (const auto& [key, value] : document.items()) {
+    if (key == "require") {
+      const auto specs = value.is_string() ? nlohmann::json::array({value}) : value;
+      if (!specs.is_array()) {
+        return Error{origin + ": \"require\" must be a list of requirement strings"};
+      }
+      for (const auto& spec : specs) {
+        if (!spec.is_string()) {
+          return Error{origin + ": \"require\" holds " + spec.dump() + ", not a requirement string"};
+        }
+        auto requirement = parse_requirement(spec.get<std::string>());
+        if (!requirement) {
+          return Error{origin + ": " + requirement.error().message};
+        }
+        policy.requirements.push_back(std::move(*requirement));
+      }
+    } else if (key == "fail_on") {
+      if (value != "error" && value != "warning") {
+        return Error{origin + ": \"fail_on\" must be \"error\" or \"warning\", not " + value.dump()};
+      }
+      policy.fail_on = value == "warning" ? report::FailOn::warning : report::FailOn::error;
+    } else {
+      return Error{origin + ": unknown key \"" + std::string(key) + "\" (known: require, fail_on)"};
+    }
+  }
+  return policy;
+}
+
+Expected<Policy> load_policy_file(const std::string& path) {
+  const std::string origin = "policy file " + path;
+  auto text = fs::read_file_prefix(path, k_max_policy_bytes);
+  if (!text) {
+    return Error{origin + ": " + text.error().message};
+  }
+  nlohmann::json document;
+  if (is_toml(path, *text)) {
+    auto parsed = parse_toml_subset(*text);
+    if (!parsed) {
+      return Error{origin + ": " + parsed.error().message};
+    }
+    document = std::move(*parsed);
+  } else {
+    try {
+      document = nlohmann::json::parse(*text);
+    } catch (const nlohmann::json::parse_error& error) {
+      return Error{origin + ": not valid JSON (byte " + std::to_string(error.byte) + ")"};
+    }
+  }
+  return policy_from_document(document, origin);
+}
+
+std::optional<Error> add_requirements(Policy& policy, const std::vector<std::string>& specs) {
+  for (const auto& spec : specs) {
+    auto requirement = parse_requirement(spec);
+    if (!requirement) {
+      return requirement.error();
+    }
+    policy.requirements.push_back(std::move(*requirement));
+  }
+  if (!specs.empty()) {
+    policy.sources.emplace_back("--require");
+  }
+  return std::nullopt;
+}
+
+report::FailOn stricter(report::FailOn a, std::optional<report::FailOn> b) {
+  return a == report::FailOn::warning || b == report::FailOn::warning ? report::FailOn::warning
+                                                                      : report::FailOn::error;
+}
+
+} // namespace cudadiag::policy

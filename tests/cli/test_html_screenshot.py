@@ -1,0 +1,123 @@
+"""The HTML report in a real browser: headless Chromium (Debian's `chromium` package) renders the
+page cudadiag writes with --html and takes a screenshot; the test decodes the PNG and checks that
+the page rendered and that the verdict banner, in the verdict's colour, is at the top. Skipped
+(exit 77) when Chromium is not installed."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import struct
+import subprocess
+import zlib
+from pathlib import Path
+
+import pytest
+
+from cudadiag_harness import SOURCE_DIR, SYSTEM_CTK, clean_env, describe, run
+
+FIXTURES = Path(os.environ.get("CUDADIAG_FIXTURES_DIR") or SOURCE_DIR / "build" / "tests" / "fixtures")
+BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+WIDTH, HEIGHT = 1280, 1400
+
+# The verdict banners' background colours (src/report/html_report.cpp).
+VERDICT_COLOURS = {"ok": (0xDA, 0xFB, 0xE1), "warning": (0xFF, 0xF8, 0xC5), "error": (0xFF, 0xEB, 0xE9)}
+
+
+def browser() -> str:
+    for name in BROWSERS:
+        found = shutil.which(name)
+        if found:
+            return found
+    pytest.skip(f"no headless browser installed ({', '.join(BROWSERS)}); install Debian's chromium package")
+
+
+def screenshot(page: Path, out: Path, profile: Path) -> None:
+    command = [browser(), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run",
+               f"--user-data-dir={profile}", f"--window-size={WIDTH},{HEIGHT}", f"--screenshot={out}",
+               page.as_uri()]
+    done = subprocess.run(command, capture_output=True, timeout=120, check=False,
+                          env=dict(os.environ, HOME=str(profile)))
+    assert done.returncode == 0 and out.is_file(), f"{command}\n{done.stderr.decode(errors='replace')[-3000:]}"
+
+
+def decode_png_rows(path: Path, rows: int) -> tuple[int, int, list[list[tuple[int, int, int]]]]:
+    """Width, height and the first `rows` rows of an 8-bit RGB/RGBA PNG as RGB tuples."""
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    offset, idat, header = 8, b"", None
+    while offset < len(data):
+        length, kind = struct.unpack(">I4s", data[offset:offset + 8])
+        chunk = data[offset + 8:offset + 8 + length]
+        if kind == b"IHDR":
+            header = struct.unpack(">IIBBBBB", chunk)
+        elif kind == b"IDAT":
+            idat += chunk
+        offset += 12 + length
+    width, height, depth, colour, _, _, interlace = header
+    assert depth == 8 and colour in (2, 6) and interlace == 0, header
+    channels = 3 if colour == 2 else 4
+    stride = width * channels
+    raw = zlib.decompressobj().decompress(idat, (stride + 1) * rows)
+    previous = bytearray(stride)
+    out = []
+    for y in range(rows):
+        line = raw[y * (stride + 1):(y + 1) * (stride + 1)]
+        kind, current = line[0], bytearray(line[1:])
+        for x in range(stride):
+            left = current[x - channels] if x >= channels else 0
+            up = previous[x]
+            upper_left = previous[x - channels] if x >= channels else 0
+            if kind == 1:
+                current[x] = (current[x] + left) & 0xFF
+            elif kind == 2:
+                current[x] = (current[x] + up) & 0xFF
+            elif kind == 3:
+                current[x] = (current[x] + (left + up) // 2) & 0xFF
+            elif kind == 4:
+                p = left + up - upper_left
+                pa, pb, pc = abs(p - left), abs(p - up), abs(p - upper_left)
+                predictor = left if pa <= pb and pa <= pc else up if pb <= pc else upper_left
+                current[x] = (current[x] + predictor) & 0xFF
+        out.append([tuple(current[i:i + 3]) for i in range(0, stride, channels)])
+        previous = current
+    return width, height, out
+
+
+def close(a, b, tolerance=6) -> bool:
+    return all(abs(x - y) <= tolerance for x, y in zip(a, b))
+
+
+@pytest.fixture
+def env(tmp_path) -> dict:
+    source = FIXTURES / "fake-driver" / "libcuda.so.1"
+    if not source.is_file():
+        pytest.skip(f"fixture not built: {source}")
+    driver = tmp_path / "driver"
+    driver.mkdir()
+    shutil.copy2(source, driver / "libcuda.so.1")
+    return clean_env(CUDA_HOME=str(SYSTEM_CTK), LD_LIBRARY_PATH=str(driver), CUDADIAG_FAKE_CUDA="ok")
+
+
+@pytest.mark.parametrize("requirements, verdict", [([], "ok"), (["--require", "driver>=999"], "error")])
+def test_the_html_report_renders_in_chromium_with_the_verdict_on_top(requirements, verdict, env, tmp_path):
+    browser()
+    page = tmp_path / "report.html"
+    result = run(["--no-selftest", "--html", str(page), *requirements], env=env, timeout=60)
+    assert result.returncode == (0 if verdict == "ok" else 1), describe(result)
+    shot = tmp_path / "report.png"
+    screenshot(page, shot, tmp_path / "profile")
+    width, height, rows = decode_png_rows(shot, 200)
+    assert (width, height) == (WIDTH, HEIGHT)
+    pixels = [pixel for row in rows for pixel in row]
+    banner = sum(1 for pixel in pixels if close(pixel, VERDICT_COLOURS[verdict]))
+    # The banner spans the page's width near the top: a large share of the first 200 rows.
+    assert banner > len(pixels) // 4, f"{banner} of {len(pixels)} pixels in the {verdict} colour"
+    for other, colour in VERDICT_COLOURS.items():
+        if other != verdict:
+            assert sum(1 for pixel in pixels if close(pixel, colour)) < len(pixels) // 50, other
+    dark = sum(1 for pixel in pixels if max(pixel) < 90)
+    assert dark > 500, "no text rendered in the banner"
+    keep = os.environ.get("CUDADIAG_SCREENSHOT_DIR")
+    if keep:
+        shutil.copy2(shot, Path(keep) / f"report-{verdict}.png")

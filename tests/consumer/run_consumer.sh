@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Builds and runs the consumer projects against cudadiag in one of three ways (ctest label consumer):
+#
+#   run_consumer.sh install          BUILD_DIR WORK_DIR   cmake --install BUILD_DIR into WORK_DIR/prefix, then
+#                                                         find_package and pkg-config against that prefix
+#   run_consumer.sh build-tree       BUILD_DIR WORK_DIR   find_package with cudadiag_DIR=BUILD_DIR/packaging
+#   run_consumer.sh add-subdirectory SOURCE_DIR WORK_DIR  add_subdirectory(SOURCE_DIR) from a parent project
+#
+# WORK_DIR is emptied first. Exits non-zero, with the failing step's output, on any failure.
+set -euo pipefail
+mode=$1 input=$(realpath "$2") work=$3
+here=$(cd "$(dirname "$0")" && pwd)
+jobs=$(nproc)
+rm -rf "$work"
+mkdir -p "$work"
+work=$(realpath "$work")
+
+quiet() { # runs a command, showing its output only when it fails
+  local log
+  log=$(mktemp)
+  if ! "$@" >"$log" 2>&1; then
+    cat "$log"
+    rm -f "$log"
+    echo "FAILED: $*" >&2
+    exit 1
+  fi
+  rm -f "$log"
+}
+
+run_consumers() {
+  "$work/build/consumer_cpp" "$@"
+  "$work/build/consumer_c"
+}
+
+case $mode in
+install)
+  prefix=$work/prefix
+  quiet cmake --install "$input" --prefix "$prefix"
+  "$prefix/bin/cudadiag" --version
+  quiet cmake -S "$here/find_package" -B "$work/build" -DCMAKE_PREFIX_PATH="$prefix"
+  quiet cmake --build "$work/build" --parallel "$jobs"
+  # The installed library finds the worker at ../bin/cudadiag relative to itself.
+  run_consumers --expect-worker
+  # The installed config asks for no dependency: the headers need none.
+  if grep -rq find_dependency "$prefix"/lib*/cmake/cudadiag/; then
+    echo "the installed CMake config looks for dependencies" >&2
+    exit 1
+  fi
+  pc_dir=$(dirname "$(find "$prefix" -name cudadiag.pc)")
+  flags=$(PKG_CONFIG_PATH=$pc_dir pkg-config --cflags --libs cudadiag)
+  libdir=$(PKG_CONFIG_PATH=$pc_dir pkg-config --variable=libdir cudadiag)
+  # shellcheck disable=SC2086 # the flags are words
+  quiet cc -std=c99 -Wall -Werror "$here/common/consumer.c" $flags -Wl,-rpath,"$libdir" -o "$work/consumer_pkgconfig"
+  "$work/consumer_pkgconfig"
+  ;;
+build-tree)
+  quiet cmake -S "$here/find_package" -B "$work/build" -Dcudadiag_DIR="$input/packaging"
+  quiet cmake --build "$work/build" --parallel "$jobs"
+  run_consumers
+  ;;
+add-subdirectory)
+  quiet cmake -S "$here/add_subdirectory" -B "$work/build" -DCUDADIAG_SOURCE_DIR="$input"
+  quiet cmake --build "$work/build" --parallel "$jobs" --target consumer_cpp consumer_c
+  run_consumers
+  # A sub-project gets no tests, no CPack and no install rules of cudadiag's own.
+  if [[ -e $work/build/CPackConfig.cmake || -e $work/build/cudadiag/tests ]] ||
+     grep -rqE 'libcudadiag\.so|cudadiagTargets' --include=cmake_install.cmake "$work/build/cudadiag"; then
+    echo "cudadiag added tests, CPack or install rules to its parent project" >&2
+    exit 1
+  fi
+  ;;
+*)
+  echo "usage: $0 install|build-tree|add-subdirectory DIR WORK_DIR" >&2
+  exit 2
+  ;;
+esac
+echo "consumer ($mode): ok"

@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+"""GPU-host check of `cudadiag selftest` (ctest label `gpu`; exit 77 = skipped without a GPU).
+
+    check_gpu_selftest.py CUDADIAG [--level quick|full] [--json-out FILE]
+
+Every test must pass on every device (ipc and green_ctx included), with the evidence that makes a
+pass meaningful: jit ran all three routes on the device; the %smid probe reached every SM; the
+green-context partitions were disjoint and each stayed within its SMs; both IPC paths exchanged
+data. Benchmark figures are printed, not asserted (the ratios against CUB called directly come from
+bench/bench_selftest.py); only a floor of a quarter of the device's peak guards against a figure
+computed from the wrong units.
+"""
+import argparse
+import glob
+import json
+import subprocess
+import sys
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("cudadiag")
+    parser.add_argument("--level", default="quick", choices=["quick", "full"])
+    parser.add_argument("--json-out")
+    args = parser.parse_args()
+    if not glob.glob("/dev/nvidia[0-9]*"):
+        print("SKIP: no NVIDIA GPU device nodes on this machine")
+        return 77
+    done = subprocess.run([args.cudadiag, "selftest", "--level", args.level, "--json"], capture_output=True, timeout=600)
+    doc = json.loads(done.stdout)
+    if args.json_out:
+        with open(args.json_out, "w") as out:
+            json.dump(doc, out, indent=2)
+    selftest = doc["selftest"]
+    problems = []
+    peaks = {d.get("ordinal"): d.get("peak_bandwidth_gbps") or 0 for d in doc["devices"]}
+    devices = {t["device"] for t in selftest["tests"]}
+    if None in devices or len(devices) != len([d for d in doc["devices"] if d.get("ordinal") is not None]):
+        problems.append(f"tests ran on devices {devices}, the report lists {list(peaks)}")
+    for test in selftest["tests"]:
+        figures = ", ".join(f'{m["name"]}={m["value"]:.4g} {m["unit"]}' for m in test["metrics"])
+        print(f'GPU {test["device"]} {test["key"]:10} {test["status"]:5} {test["wall_ms"]:8.0f} ms  {figures}')
+        if test["status"] != "pass" or test["reason"]:
+            problems.append(f'{test["key"]} on GPU {test["device"]}: {test["status"]}: {test["reason"]}')
+            continue
+        details, key = test["details"], test["key"]
+        metrics = {m["name"]: m["value"] for m in test["metrics"]}
+        peak = peaks.get(test["device"], 0)
+        if key == "jit" and {r: v["status"] for r, v in details["routes"].items()} != {"ptx": "pass", "cubin": "pass", "lto": "pass"}:
+            problems.append(f"jit routes: {details['routes']}")
+        if key == "ptx" and details["smid_probe"]["sms_touched"] != details["smid_probe"]["sm_count"]:
+            problems.append(f"smid probe: {details['smid_probe']}")
+        for name in ("copy_gbps", "f32_gbps", "i32_gbps"):
+            if name in metrics and metrics[name] < 0.25 * peak:
+                problems.append(f"{key}.{name} = {metrics[name]:.0f} GB/s, under a quarter of the {peak} GB/s peak")
+        if key == "green_ctx":
+            parts = details["partitions"]
+            if details["overlap_sm_ids"] or any(p["sms_touched"] > p["granted_sms"] or p["sms_touched"] == 0 for p in parts):
+                problems.append(f"green contexts not confined: {parts}, overlap {details['overlap_sm_ids']}")
+        if key == "ipc" and (details["legacy"]["status"], details["vmm"]["status"]) != ("pass", "pass"):
+            problems.append(f"ipc: legacy {details['legacy']}, vmm {details['vmm']}")
+    print(f'selftest {selftest["level"]}: {selftest["status"]}, score {selftest["score"]["value"]}, {selftest["wall_ms"]:.0f} ms')
+    for problem in problems:
+        print("PROBLEM:", problem)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,167 @@
+// The C++ API (include/cudadiag/cudadiag.hpp) through libcudadiag.so itself: value types, the
+// exception type crossing the library boundary, the log handler, and the stages' options.
+
+#include "cudadiag/cudadiag.hpp"
+#include "temp_tree.hpp"
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace {
+
+using cudadiag::testing::TempTree;
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+const cudadiag::Finding* with_id(const std::vector<cudadiag::Finding>& findings, const std::string& id) {
+  const auto it =
+      std::find_if(findings.begin(), findings.end(), [&id](const auto& finding) { return finding.id == id; });
+  return it == findings.end() ? nullptr : &*it;
+}
+
+// The fake driver on LD_LIBRARY_PATH and this build's cudadiag as the worker.
+cudadiag::Options fake_driver_options() {
+  const std::string driver = CUDADIAG_FAKE_DRIVER;
+  cudadiag::Options options;
+  options.components = {"cuda"};
+  options.executable = CUDADIAG_TEST_EXECUTABLE;
+  options.environment = {{"LD_LIBRARY_PATH", driver.substr(0, driver.rfind('/'))},
+                         {"CUDADIAG_FAKE_CUDA", "ok"}};
+  return options;
+}
+
+} // namespace
+
+TEST_CASE("c++ api: the loaded library's version matches the headers") {
+  CHECK(cudadiag::version() == CUDADIAG_VERSION_STRING);
+}
+
+TEST_CASE("c++ api: a bad option throws cudadiag::Exception, catchable by type across the library") {
+  cudadiag::Options options;
+  options.components = {"nvrtc", "warp_drive"};
+  CHECK_THROWS_WITH_AS(cudadiag::discover(options), doctest::Contains("unknown component \"warp_drive\""),
+                       cudadiag::Exception);
+  CHECK_THROWS_AS(cudadiag::quick_check(options), cudadiag::Exception);
+  options.components.clear();
+  options.timeout_seconds = -1;
+  CHECK_THROWS_WITH_AS(cudadiag::verify(options), doctest::Contains("timeout_seconds"), cudadiag::Exception);
+  CHECK_THROWS_WITH_AS(cudadiag::inspect_process(-1), doctest::Contains("invalid PID -1"),
+                       cudadiag::Exception);
+}
+
+TEST_CASE("c++ api: quick_check values agree with its JSON, and a default Report renders as {}") {
+  TempTree tree;
+  const auto stubs = tree.mkdir("cuda/lib64/stubs");
+  tree.copy_file(CUDADIAG_TWO_COPIES_LIB, "cuda/lib64/stubs/libcuda.so.1");
+  cudadiag::Options options;
+  options.environment = {{"LD_LIBRARY_PATH", stubs}};
+  const auto report = cudadiag::quick_check(options);
+  CHECK(report.verdict == cudadiag::Verdict::error);
+  CHECK(report.exit_code == 1);
+  CHECK_FALSE(report.verified);
+  CHECK(contains(report.verification_skipped, "quick_check()"));
+  CHECK(report.elapsed_ms > 0);
+  const auto* stub = with_id(report.findings, "driver.stub");
+  REQUIRE(stub != nullptr);
+  CHECK(stub->severity == cudadiag::Severity::error);
+  CHECK(std::find(stub->components.begin(), stub->components.end(), "cuda") != stub->components.end());
+  CHECK(std::none_of(report.findings.begin(), report.findings.end(),
+                     [](const auto& finding) { return finding.severity == cudadiag::Severity::info; }));
+
+  const auto cuda = std::find_if(report.components.begin(), report.components.end(),
+                                 [](const auto& component) { return component.name == "cuda"; });
+  REQUIRE(cuda != report.components.end());
+  CHECK(cuda->kind == "dynamic_lib");
+  REQUIRE(cuda->loader.has_value());
+  CHECK(cuda->loader->found_via == "LD_LIBRARY_PATH");
+  CHECK(contains(cuda->loader->path, "/stubs/libcuda.so.1"));
+
+  const auto json = nlohmann::json::parse(cudadiag::to_json(report));
+  CHECK(json["summary"]["status"] == "error");
+  CHECK(json["findings"].size() == report.findings.size());
+  CHECK(json["components"].size() == report.components.size());
+
+  CHECK(cudadiag::to_json(cudadiag::Report{}) == "{}\n");
+  CHECK(cudadiag::to_json(cudadiag::ProcessInspection{}) == "{}\n");
+}
+
+TEST_CASE("c++ api: environment overrides reach the search, and fail_on_warning sets the exit code") {
+  cudadiag::Options options;
+  options.components = {"nvrtc"};
+  options.environment = {{"CUDA_PATH", "/opt/cuda-a"}, {"CUDA_HOME", "/opt/cuda-b"}};
+  auto report = cudadiag::discover(options);
+  const auto* differ = with_id(report.findings, "env.cuda_path_home_differ");
+  REQUIRE(differ != nullptr);
+  CHECK(differ->severity == cudadiag::Severity::warning);
+  const bool errors = std::any_of(report.findings.begin(), report.findings.end(), [](const auto& finding) {
+    return finding.severity == cudadiag::Severity::error;
+  });
+  CHECK(report.exit_code == (errors ? 1 : 0));
+  options.fail_on_warning = true;
+  CHECK(cudadiag::discover(options).exit_code == 1);
+  options.environment = {{"CUDA_PATH", std::nullopt}, {"CUDA_HOME", std::nullopt}};
+  CHECK(with_id(cudadiag::discover(options).findings, "env.cuda_path_home_differ") == nullptr);
+}
+
+TEST_CASE("c++ api: verify reports the devices the worker's driver sees") {
+  const auto report = cudadiag::verify(fake_driver_options());
+  CHECK(report.verified);
+  REQUIRE(report.devices.size() == 1);
+  const auto& device = report.devices.front();
+  CHECK(device.ordinal == 0);
+  CHECK(contains(device.name, "NVIDIA H200"));
+  CHECK(device.sm_count == 132);
+  REQUIRE(device.total_memory_bytes.has_value());
+  CHECK(*device.total_memory_bytes == 150754820096ULL);
+  CHECK(report.tests.empty());
+}
+
+TEST_CASE("c++ api: self_test without a worker executable skips, with the reason in the JSON") {
+  cudadiag::Options options;
+  options.components = {"cuda"};
+  options.executable = "/nonexistent/cudadiag";
+  const auto report = cudadiag::self_test(options);
+  CHECK_FALSE(report.verified);
+  CHECK(report.tests.empty());
+  CHECK_FALSE(report.score.has_value());
+  const auto json = nlohmann::json::parse(cudadiag::to_json(report));
+  REQUIRE(json["selftest"].is_object());
+  CHECK(contains(json["selftest"].dump(), "/nonexistent/cudadiag"));
+}
+
+TEST_CASE("c++ api: inspect_process of this process lists what it has mapped") {
+  const auto self = cudadiag::inspect_process();
+  CHECK(self.pid == 0);
+  const auto by_pid = cudadiag::inspect_process(static_cast<int>(::getpid()));
+  CHECK(by_pid.pid == ::getpid());
+  const auto json = nlohmann::json::parse(cudadiag::to_json(by_pid));
+  CHECK(json["pid"] == ::getpid());
+  CHECK(json["components"].size() == by_pid.libraries.size());
+}
+
+TEST_CASE("c++ api: the log handler receives one debug line per run, and nothing once removed") {
+  std::mutex mutex;
+  std::vector<std::string> lines;
+  cudadiag::set_log_handler(
+      [&](cudadiag::LogLevel level, const std::string& message) {
+        const std::lock_guard lock(mutex);
+        lines.push_back((level == cudadiag::LogLevel::debug ? "debug " : "other ") + message);
+      },
+      cudadiag::LogLevel::debug);
+  cudadiag::Options options;
+  options.components = {"cuda"};
+  (void)cudadiag::discover(options);
+  cudadiag::set_log_handler(nullptr);
+  (void)cudadiag::discover(options);
+  REQUIRE(lines.size() == 1);
+  CHECK(contains(lines.front(), "debug discover: 1 components"));
+}

@@ -1,0 +1,39 @@
+// The Markdown rendering: verdict first, tables that survive '|' and newlines, escaped prose.
+#include "core/filesystem.hpp"
+#include "report/markdown_report.hpp"
+
+#include <doctest/doctest.h>
+
+using cudadiag::report::markdown_code;
+using cudadiag::report::markdown_escape;
+
+TEST_CASE("markdown: the verdict comes first, then the sections in order") {
+  const auto text =
+      cudadiag::fs::read_file_prefix(CUDADIAG_SOURCE_DIR "/docs/examples/h200-host-report.json", 1U << 24U);
+  REQUIRE(text);
+  const auto markdown = cudadiag::report::render_markdown(nlohmann::json::parse(*text));
+  CHECK(markdown.rfind(
+            "# cudadiag report: vm\n\n**Verdict: WARNING** — 0 errors, 5 warnings, 9 info (exit code 0)",
+            0) == 0);
+  const auto components = markdown.find("## Components");
+  const auto devices = markdown.find("## Devices");
+  const auto findings = markdown.find("## Findings");
+  const auto selftest = markdown.find("## Self-test");
+  const auto environment = markdown.find("## Environment");
+  CHECK(components < devices);
+  CHECK(devices < findings);
+  CHECK(findings < selftest);
+  CHECK(selftest < environment);
+  CHECK(environment != std::string::npos);
+  CHECK(markdown.find("| nvrtc | found | 13.0.88 · site-packages<br>`") != std::string::npos);
+  CHECK(markdown.find("**Remedy:**") != std::string::npos);
+}
+
+TEST_CASE("markdown: escaping of prose and code spans") {
+  CHECK(markdown_escape("a|b *c* _d_ <e> [f]") == "a\\|b \\*c\\* \\_d\\_ \\<e\\> \\[f\\]");
+  CHECK(markdown_escape("one\ntwo") == "one<br>two");
+  CHECK(markdown_code("/usr/lib") == "`/usr/lib`");
+  CHECK(markdown_code("a`b") == "``a`b``");
+  CHECK(markdown_code("`x") == "`` `x ``");
+  CHECK(markdown_code("a|b\nc") == "`a\\|b c`");
+}
