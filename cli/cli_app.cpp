@@ -180,7 +180,8 @@ int run_report(const GlobalOptions& options, const CiOptions& ci, const policy::
   return report.summary.exit_code;
 }
 
-int run_selftest_command(const GlobalOptions& options, const SelftestCommandOptions& command, const Environment& env) {
+int run_selftest_command(const GlobalOptions& options, const SelftestCommandOptions& command, const CiOptions& ci,
+                         const policy::Policy& policy, const Environment& env) {
   auto settings = report_options(options);
   if (options.no_load) {
     spdlog::error("selftest runs code from the libraries it tests; it cannot be combined with --no-load");
@@ -204,8 +205,16 @@ int run_selftest_command(const GlobalOptions& options, const SelftestCommandOpti
     }
     settings.selftest.device = ordinal;
   }
-  const auto report = report::make_report(env, settings);
-  write_stdout(options.json ? report::render_json(report) : report::render_selftest_text(report, text_style(options, env)));
+  settings.fail_on = policy::stricter(settings.fail_on, policy.fail_on);
+  auto report = report::make_report(env, settings);
+  // The same CI gates as the report: `selftest --require selftest.sort>=30Gkeys --junit FILE`.
+  const auto document = gate_and_write(report, policy, settings.fail_on, ci);
+  if (!document) {
+    spdlog::error("{}", document.error().message);
+    return k_exit_usage;
+  }
+  write_stdout(options.json ? document->dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"
+                            : report::render_selftest_text(report, text_style(options, env)));
   return report.summary.exit_code;
 }
 
@@ -336,8 +345,8 @@ int run(int argc, char** argv) {
       spdlog::error("{}", policy.error().message);
       return k_exit_usage;
     }
-    if (ci.any() && !bundle_command->parsed() && app.get_subcommands().size() == 1) {
-      spdlog::error("--require, --policy, --junit, --html and --markdown apply to the report and to `bundle` only");
+    if (ci.any() && !bundle_command->parsed() && !selftest_command->parsed() && app.get_subcommands().size() == 1) {
+      spdlog::error("--require, --policy, --junit, --html and --markdown apply to the report, `bundle` and `selftest` only");
       return k_exit_usage;
     }
     if (diff_command->parsed()) {
@@ -353,7 +362,7 @@ int run(int argc, char** argv) {
       return run_inspect(options, inspect, env);
     }
     if (selftest_command->parsed()) {
-      return run_selftest_command(options, selftest_options, env);
+      return run_selftest_command(options, selftest_options, ci, *policy, env);
     }
     return run_report(options, ci, *policy, env);
   } catch (const std::exception& error) {

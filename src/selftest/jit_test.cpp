@@ -304,7 +304,7 @@ struct JitPreparation {
   std::vector<Metric> metrics;
 };
 
-std::shared_ptr<const JitPreparation> prepare_jit(const WorkerConfig& config, const std::optional<DeviceFacts>& device) {
+std::shared_ptr<const JitPreparation> prepare_jit(const WorkerConfig& config, std::optional<int> device_arch) {
   auto prepared = std::make_shared<JitPreparation>();
   if (config.nvrtc.empty()) {
     prepared->skip = "no NVRTC was found";
@@ -324,7 +324,7 @@ std::shared_ptr<const JitPreparation> prepare_jit(const WorkerConfig& config, co
   static_cast<void>(nvrtc.version(&major, &minor));
   prepared->nvrtc_version = std::to_string(major) + "." + std::to_string(minor);
   const auto archs = nvrtc.supported_archs();
-  int arch = device ? device->cc_major * 10 + device->cc_minor : 90;
+  int arch = device_arch.value_or(90);
   prepared->arch_native = std::find(archs.begin(), archs.end(), arch) != archs.end();
   if (!prepared->arch_native) {
     // A device newer than this NVRTC (or no device and no sm_90): the newest arch NVRTC knows that
@@ -338,7 +338,7 @@ std::shared_ptr<const JitPreparation> prepare_jit(const WorkerConfig& config, co
     arch = best > 0 ? best : (archs.empty() ? arch : archs.back());
   }
   prepared->arch = arch;
-  const bool cubins = prepared->arch_native || !device;
+  const bool cubins = prepared->arch_native || !device_arch;
   // Two compiles at once: sm_XX (PTX and a cubin from one compile) and sm_XX -dlto (LTO-IR).
   auto main_compile = std::async(std::launch::async, [&] {
     return compile(nvrtc, config.cccl_include, (cubins ? "-arch=sm_" : "-arch=compute_") + std::to_string(arch), false);
@@ -360,7 +360,7 @@ std::shared_ptr<const JitPreparation> prepare_jit(const WorkerConfig& config, co
   ptx.ptx_version = ptx_version_of(main.ptx);
   if (!cubins) {
     cubin.skip = lto.skip = "NVRTC " + prepared->nvrtc_version + " cannot target this device's sm_" +
-                            std::to_string(device->cc_major) + std::to_string(device->cc_minor);
+                            std::to_string(*device_arch);
   } else {
     cubin.error = main.error.empty() && main.cubin.empty() ? "NVRTC produced no cubin" : main.error;
     cubin.image = main.cubin;
@@ -380,8 +380,13 @@ std::shared_ptr<const JitPreparation> prepare_jit(const WorkerConfig& config, co
 }
 
 TestResult run_jit(const TestContext& context) {
+  std::optional<int> device_arch;
+  if (context.device) {
+    device_arch = context.device->cc_major * 10 + context.device->cc_minor;
+  }
   const auto prepared = context.jit_preparation.valid() ? context.jit_preparation.get()
-                                                        : prepare_jit(context.config, context.device);
+                                                        : prepare_jit(context.config, device_arch);
+
   if (!prepared->skip.empty()) {
     return skipped(context, prepared->skip);
   }

@@ -108,6 +108,20 @@ DriverView driver_view(const verify::Verification& verification, const std::stri
   return view;
 }
 
+// The compute capability verification reported for a device, as 10 x major + minor.
+std::optional<int> device_arch(const json& devices, int ordinal) {
+  for (const auto& device : devices) {
+    if (device.is_object() && json_fields::integer(device, "ordinal") == ordinal) {
+      const auto cc = json_fields::string_or(device, "compute_capability");
+      const auto dot = cc.find('.');
+      if (dot != std::string::npos && dot > 0 && dot + 1 < cc.size()) {
+        return std::stoi(cc.substr(0, dot)) * 10 + std::stoi(cc.substr(dot + 1));
+      }
+    }
+  }
+  return std::nullopt;
+}
+
 std::size_t catalog_index(std::string_view key) {
   const auto& catalog = test_catalog();
   const auto found = std::find_if(catalog.begin(), catalog.end(), [key](const TestInfo& info) { return info.key == key; });
@@ -268,6 +282,11 @@ SelfTestRun run_selftest(const discovery::DiscoveryResult& discovery, const veri
         auto config = base;
         config.device = ordinal;
         configs.push_back(std::move(config));
+      }
+    }
+    for (auto& config : configs) {
+      if (config.device) {
+        config.device_arch = device_arch(verification.devices, *config.device);
       }
     }
 

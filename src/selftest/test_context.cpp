@@ -17,7 +17,8 @@ json config_to_json(const WorkerConfig& config) {
           {"cccl_include", config.cccl_include},
           {"module_path", config.module_path},
           {"module_missing_reason", config.module_missing_reason},
-          {"executable", config.executable}};
+          {"executable", config.executable},
+          {"device_arch", config.device_arch ? json(*config.device_arch) : json(nullptr)}};
 }
 
 WorkerConfig config_from_json(const json& object) {
@@ -41,6 +42,9 @@ WorkerConfig config_from_json(const json& object) {
   config.module_path = json_fields::string_or(object, "module_path", "");
   config.module_missing_reason = json_fields::string_or(object, "module_missing_reason", "");
   config.executable = json_fields::string_or(object, "executable", "");
+  if (object.contains("device_arch") && object["device_arch"].is_number_integer()) {
+    config.device_arch = object["device_arch"].get<int>();
+  }
   return config;
 }
 

@@ -32,6 +32,7 @@ struct WorkerConfig {
   std::string module_path;  // libcudadiag_cub_selftest.so; "" = not built
   std::string module_missing_reason;
   std::string executable;   // the cudadiag binary (the ipc test starts its peer with it)
+  std::optional<int> device_arch; // the device's compute capability (10 x major + minor) as verification saw it
 };
 nlohmann::json config_to_json(const WorkerConfig& config);
 WorkerConfig config_from_json(const nlohmann::json& object);
@@ -62,7 +63,8 @@ const LevelSizes& sizes_for(Level level);
 // The jit test's CPU half (the NVRTC compiles and the nvJitLink link), which the worker starts
 // before the GPU tests so that it overlaps them (see jit_test.cpp).
 struct JitPreparation;
-std::shared_ptr<const JitPreparation> prepare_jit(const WorkerConfig& config, const std::optional<DeviceFacts>& device);
+// `device_arch` is the device's compute capability as 10 x major + minor (nullopt: no device).
+std::shared_ptr<const JitPreparation> prepare_jit(const WorkerConfig& config, std::optional<int> device_arch);
 
 struct TestContext {
   const WorkerConfig& config;

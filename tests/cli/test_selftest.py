@@ -128,3 +128,15 @@ def test_the_text_output_lists_every_test_with_its_status():
     for key in ("ptx", "sort"):
         assert f"  {key}" in text
     assert "skip" in text
+
+
+def test_selftest_takes_the_ci_gates(tmp_path):
+    junit = tmp_path / "selftest.xml"
+    result = run(["selftest", "--json", "--only", "ptx,sort", "--require", "selftest.sort>=30Gkeys", "--junit", str(junit)],
+                 env=clean_env(), timeout=60)
+    doc = parse_report(result)
+    assert result.returncode == 1
+    unmet = [f for f in doc["findings"] if f["id"] == "policy.unmet"]
+    assert [f["evidence"]["requirement"] for f in unmet] == ["selftest.sort>=30Gkeys"]
+    xml = junit.read_text()
+    assert "cudadiag.selftest" in xml and "sort" in xml
