@@ -21,6 +21,7 @@
 #include <charconv>
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <iostream>
 
 namespace cudadiag::cli {
@@ -162,22 +163,27 @@ report::ReportOptions full_report_settings(const GlobalOptions& options, const p
   return settings;
 }
 
+// Gates a finished report and prints it: policy findings join it before the summary and exit code
+// are final; --junit/--html/--markdown files are written from the same document --json prints.
+int gate_and_print(report::Report& report, const GlobalOptions& options, const CiOptions& ci, const policy::Policy& policy,
+                   report::FailOn fail_on, const std::function<std::string(const report::Report&)>& render) {
+  const auto document = gate_and_write(report, policy, fail_on, ci);
+  if (!document) {
+    spdlog::error("{}", document.error().message);
+    return k_exit_usage;
+  }
+  write_stdout(options.json ? document->dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n" : render(report));
+  return report.summary.exit_code;
+}
+
 int run_report(const GlobalOptions& options, const CiOptions& ci, const policy::Policy& policy, const Environment& env) {
   const auto start = std::chrono::steady_clock::now();
   const auto settings = full_report_settings(options, policy, env);
   auto report = report::make_report(env, settings);
   spdlog::info("report took {:.2f} ms",
                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
-  // Policy findings join the report before the summary and exit code are final; --junit/--html/--markdown
-  // files are written from the same document --json prints.
-  const auto document = gate_and_write(report, policy, settings.fail_on, ci);
-  if (!document) {
-    spdlog::error("{}", document.error().message);
-    return k_exit_usage;
-  }
-  write_stdout(options.json ? document->dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"
-                            : report::render_text(report, text_style(options, env)));
-  return report.summary.exit_code;
+  return gate_and_print(report, options, ci, policy, settings.fail_on,
+                        [&](const report::Report& done) { return report::render_text(done, text_style(options, env)); });
 }
 
 int run_selftest_command(const GlobalOptions& options, const SelftestCommandOptions& command, const CiOptions& ci,
@@ -208,14 +214,9 @@ int run_selftest_command(const GlobalOptions& options, const SelftestCommandOpti
   settings.fail_on = policy::stricter(settings.fail_on, policy.fail_on);
   auto report = report::make_report(env, settings);
   // The same CI gates as the report: `selftest --require selftest.sort>=30Gkeys --junit FILE`.
-  const auto document = gate_and_write(report, policy, settings.fail_on, ci);
-  if (!document) {
-    spdlog::error("{}", document.error().message);
-    return k_exit_usage;
-  }
-  write_stdout(options.json ? document->dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"
-                            : report::render_selftest_text(report, text_style(options, env)));
-  return report.summary.exit_code;
+  return gate_and_print(report, options, ci, policy, settings.fail_on, [&](const report::Report& done) {
+    return report::render_selftest_text(done, text_style(options, env));
+  });
 }
 
 int run_find(const GlobalOptions& options, const FindOptions& find, const Environment& env) {

@@ -4,7 +4,7 @@
 # runs built (libcudadiag and the core, the cudadiag worker, the test fixtures):
 #
 #   scripts/sanitizers.sh asan   AddressSanitizer + UndefinedBehaviorSanitizer, every API test (build-asan)
-#   scripts/sanitizers.sh tsan   ThreadSanitizer, the 8-thread test (build-tsan)
+#   scripts/sanitizers.sh tsan   ThreadSanitizer, every API test, the 8-thread one included (build-tsan)
 #   scripts/sanitizers.sh        both
 #
 # Any report fails the run (-fno-sanitize-recover, halt_on_error). CI runs `asan` (scripts/check.sh).
@@ -40,7 +40,7 @@ tsan() {
   # ThreadSanitizer's shadow memory needs the classic address-space layout: run without ASLR
   # (newer kernels' mmap randomisation otherwise makes gcc 12's libtsan abort at start).
   TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1} \
-    setarch "$(uname -m)" -R "$tests" --test-case="*8 threads*"
+    setarch "$(uname -m)" -R "$tests"
 }
 
 case ${1:-all} in

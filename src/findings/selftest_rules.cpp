@@ -15,10 +15,14 @@ std::vector<Finding> evaluate_selftest(const selftest::SelfTestRun& run) {
     }
     const std::string where = test.device ? " on GPU " + std::to_string(*test.device) : std::string();
     out.push_back(make_finding("selftest.failed",
-                               "self-test '" + test.key + "'" + where + " " + (test.status == "error" ? "broke" : "failed") +
-                                   ": " + test.reason,
-                               {}, {{"test", test.key}, {"device", test.device ? json(*test.device) : json(nullptr)},
-                                    {"status", test.status}, {"reason", test.reason}, {"details", test.details}}));
+                               "self-test '" + test.key + "'" + where + " " +
+                                   (test.status == "error" ? "broke" : "failed") + ": " + test.reason,
+                               {},
+                               {{"test", test.key},
+                                {"device", test.device ? json(*test.device) : json(nullptr)},
+                                {"status", test.status},
+                                {"reason", test.reason},
+                                {"details", test.details}}));
   }
   for (const auto& component : run.score.components) {
     const double ratio = component.value("ratio", 1.0);
@@ -26,11 +30,12 @@ std::vector<Finding> evaluate_selftest(const selftest::SelfTestRun& run) {
       continue;
     }
     char figures[160];
-    std::snprintf(figures, sizeof figures, "%.1f measured, %.1f expected (%.0f%%)", component.value("measured", 0.0),
-                  component.value("expected", 0.0), 100.0 * ratio);
+    std::snprintf(figures, sizeof figures, "%.1f measured, %.1f expected (%.0f%%)",
+                  component.value("measured", 0.0), component.value("expected", 0.0), 100.0 * ratio);
     out.push_back(make_finding("selftest.slow",
-                               "self-test benchmark " + component.value("benchmark", std::string("?")) + " on GPU " +
-                                   std::to_string(component.value("device", -1)) + ": " + figures,
+                               "self-test benchmark " + component.value("benchmark", std::string("?")) +
+                                   " on GPU " + std::to_string(component.value("device", -1)) + ": " +
+                                   figures,
                                {}, component));
   }
   return out;

@@ -14,18 +14,20 @@ namespace nvrtc = verify::nvrtc;
 namespace nvjitlink = verify::nvjitlink;
 
 namespace nvrtc_more {
-using GetSizeFn = nvrtc::Result (*)(nvrtc::Program, std::size_t*); // nvrtcGetPTXSize, GetCUBINSize, GetLTOIRSize
-using GetDataFn = nvrtc::Result (*)(nvrtc::Program, char*);        // nvrtcGetPTX, GetCUBIN, GetLTOIR
+using GetSizeFn = nvrtc::Result (*)(nvrtc::Program,
+                                    std::size_t*);          // nvrtcGetPTXSize, GetCUBINSize, GetLTOIRSize
+using GetDataFn = nvrtc::Result (*)(nvrtc::Program, char*); // nvrtcGetPTX, GetCUBIN, GetLTOIR
 } // namespace nvrtc_more
 
 namespace nvjitlink_more {
 constexpr int k_input_ltoir = 3; // NVJITLINK_INPUT_LTOIR
 using AddDataFn = nvjitlink::Result (*)(nvjitlink::Handle, int, const void*, std::size_t,
-                                        const char*);                         // nvJitLinkAddData
-using CompleteFn = nvjitlink::Result (*)(nvjitlink::Handle);                  // nvJitLinkComplete
-using GetSizeFn = nvjitlink::Result (*)(nvjitlink::Handle, std::size_t*);     // GetLinkedCubinSize, GetErrorLogSize
-using GetDataFn = nvjitlink::Result (*)(nvjitlink::Handle, void*);            // nvJitLinkGetLinkedCubin
-using GetLogFn = nvjitlink::Result (*)(nvjitlink::Handle, char*);             // nvJitLinkGetErrorLog
+                                        const char*);        // nvJitLinkAddData
+using CompleteFn = nvjitlink::Result (*)(nvjitlink::Handle); // nvJitLinkComplete
+using GetSizeFn = nvjitlink::Result (*)(nvjitlink::Handle,
+                                        std::size_t*);             // GetLinkedCubinSize, GetErrorLogSize
+using GetDataFn = nvjitlink::Result (*)(nvjitlink::Handle, void*); // nvJitLinkGetLinkedCubin
+using GetLogFn = nvjitlink::Result (*)(nvjitlink::Handle, char*);  // nvJitLinkGetErrorLog
 } // namespace nvjitlink_more
 
 } // namespace cudadiag::selftest

@@ -36,7 +36,7 @@ struct CubModule {
 std::string module_problem(const TestContext& context, const CubModule* module) {
   if (module == nullptr) {
     return context.config.module_missing_reason.empty() ? "the CUB self-test module was not built"
-                                                         : context.config.module_missing_reason;
+                                                        : context.config.module_missing_reason;
   }
   if (!module->missing.empty()) {
     return "cannot use " + context.config.module_path + ": " +
@@ -56,8 +56,8 @@ struct CaseSpec {
 
 // Runs one case; adds metrics; returns "" or a failure. Sets `skip` for an out-of-memory.
 std::string run_case(const CubModule& module, const TestContext& context, const CaseSpec& spec,
-                     std::uint64_t count, int repetitions, cu::CUstream stream, TestResult& result, bool primary,
-                     std::string& skip) {
+                     std::uint64_t count, int repetitions, cu::CUstream stream, TestResult& result,
+                     bool primary, std::string& skip) {
   cudadiag_cub_params params{};
   params.which = spec.which;
   params.count = count;
@@ -93,7 +93,8 @@ std::string run_case(const CubModule& module, const TestContext& context, const 
       entry["gbps"] = gbps;
       add_metric(result, std::string(spec.name) + "_gbps", gbps, "GB/s", primary);
       if (context.device && context.device->peak_gbps > 0) {
-        add_metric(result, std::string(spec.name) + "_fraction_of_peak", gbps / context.device->peak_gbps, "fraction");
+        add_metric(result, std::string(spec.name) + "_fraction_of_peak", gbps / context.device->peak_gbps,
+                   "fraction");
       }
     }
     if (out.keys_per_run > 0) {
@@ -134,7 +135,8 @@ TestResult run_cases(const TestContext& context, const std::vector<CaseSpec>& ca
   bool primary = true;
   for (const auto& spec : cases) {
     std::string skip;
-    if (auto problem = run_case(*module, context, spec, count, repetitions, stream.get(), result, primary, skip);
+    if (auto problem =
+            run_case(*module, context, spec, count, repetitions, stream.get(), result, primary, skip);
         !problem.empty()) {
       failures.push_back(problem);
     }

@@ -26,7 +26,8 @@ public:
   }
   [[nodiscard]] bool usable() const { return m_v2 != nullptr || m_legacy != nullptr; }
 
-  template <class Fn> void resolve(Fn& slot, const char* name, std::initializer_list<int> versions = {k_base_version}) {
+  template <class Fn>
+  void resolve(Fn& slot, const char* name, std::initializer_list<int> versions = {k_base_version}) {
     for (const int version : versions) {
       if (void* address = lookup(name, version); address != nullptr) {
         slot = reinterpret_cast<Fn>(address);
@@ -138,7 +139,8 @@ std::unique_ptr<Gpu> Gpu::load(const std::string& libcuda_path, std::string& err
   const auto result = gpu->m_api.init(0);
   init_result = result;
   if (result != cu::CUDA_SUCCESS) {
-    error = "cuInit failed: " + gpu->error_name(result) + " (" + std::to_string(static_cast<int>(result)) + ")";
+    error =
+        "cuInit failed: " + gpu->error_name(result) + " (" + std::to_string(static_cast<int>(result)) + ")";
     return nullptr;
   }
   if (gpu->m_api.driver_get_version != nullptr) {
@@ -237,7 +239,8 @@ double EventTimer::stop(cu::CUstream stream) const {
 Module::Module(const Gpu& gpu, const void* image) : m_gpu(gpu) {
   gpu.require(gpu.api().module_load_data_ex, "cuModuleLoadDataEx");
   std::array<char, 4096> log{};
-  std::array<cu::CUjit_option, 2> options{cu::CU_JIT_ERROR_LOG_BUFFER, cu::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+  std::array<cu::CUjit_option, 2> options{cu::CU_JIT_ERROR_LOG_BUFFER,
+                                          cu::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
   std::array<void*, 2> values{log.data(), reinterpret_cast<void*>(log.size() - 1)};
   const auto result = gpu.api().module_load_data_ex(&m_module, image, 2, options.data(), values.data());
   if (result != cu::CUDA_SUCCESS) {

@@ -16,7 +16,8 @@
 
 namespace cudadiag::selftest {
 
-// A driver call that did not return CUDA_SUCCESS: "cuMemAlloc (1073741824 bytes): CUDA_ERROR_OUT_OF_MEMORY (2)".
+// A driver call that did not return CUDA_SUCCESS: "cuMemAlloc (1073741824 bytes): CUDA_ERROR_OUT_OF_MEMORY
+// (2)".
 class CudaFailure : public std::runtime_error {
 public:
   CudaFailure(cu::CUresult code, std::string call, std::string name)
@@ -145,7 +146,7 @@ private:
 
 class Stream {
 public:
-  explicit Stream(const Gpu& gpu); // a non-blocking stream of the current context
+  explicit Stream(const Gpu& gpu);              // a non-blocking stream of the current context
   Stream(const Gpu& gpu, cu::CUstream adopted); // takes ownership of an existing stream
   ~Stream();
   Stream(const Stream&) = delete;

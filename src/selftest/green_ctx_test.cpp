@@ -17,7 +17,7 @@ namespace {
 using json = nlohmann::json;
 
 constexpr std::size_t k_partitions = 2;
-constexpr std::uint64_t k_latency_spin_ns = 20'000;  // the latency-sensitive kernel: 20 us per block
+constexpr std::uint64_t k_latency_spin_ns = 20'000; // the latency-sensitive kernel: 20 us per block
 constexpr std::uint64_t k_load_elements = std::uint64_t{1} << 26U; // 1 GiB per buffer for the load
 constexpr int k_load_launches = 40;
 
@@ -35,7 +35,8 @@ public:
   GreenPartition(const Gpu& gpu, cu::CUdevice device, cu::CUdevResource& resource) : m_gpu(gpu) {
     cu::CUdevResourceDesc desc = nullptr;
     gpu.check(gpu.api().dev_resource_generate_desc(&desc, &resource, 1), "cuDevResourceGenerateDesc");
-    gpu.check(gpu.api().green_ctx_create(&m_green, desc, device, cu::k_green_ctx_default_stream), "cuGreenCtxCreate");
+    gpu.check(gpu.api().green_ctx_create(&m_green, desc, device, cu::k_green_ctx_default_stream),
+              "cuGreenCtxCreate");
     gpu.check(gpu.api().ctx_from_green_ctx(&m_context, m_green), "cuCtxFromGreenCtx");
     gpu.check(gpu.api().green_ctx_stream_create(&m_stream, m_green, cu::k_stream_non_blocking, 0),
               "cuGreenCtxStreamCreate");
@@ -67,7 +68,9 @@ private:
   unsigned m_sm_count = 0;
 };
 
-json sm_list(const std::vector<int>& sms) { return json(sms); }
+json sm_list(const std::vector<int>& sms) {
+  return json(sms);
+}
 
 } // namespace
 
@@ -111,7 +114,8 @@ TestResult run_green_ctx(const TestContext& context) {
                              {"remaining_sms", remaining.sm.smCount}};
   if (group_count < k_partitions) {
     return skipped(context, "the device's " + std::to_string(all.sm.smCount) + " SMs give only " +
-                                std::to_string(group_count) + " partition(s) of " + std::to_string(min_count));
+                                std::to_string(group_count) + " partition(s) of " +
+                                std::to_string(min_count));
   }
 
   const GreenPartition first(gpu, device.handle, groups[0]);
@@ -176,8 +180,9 @@ TestResult run_green_ctx(const TestContext& context) {
 
   result.details["partitions"] = json::array();
   for (std::size_t i = 0; i < k_partitions; ++i) {
-    result.details["partitions"].push_back(
-        {{"granted_sms", partitions[i]->sm_count()}, {"sms_touched", touched[i].size()}, {"sm_ids", sm_list(touched[i])}});
+    result.details["partitions"].push_back({{"granted_sms", partitions[i]->sm_count()},
+                                            {"sms_touched", touched[i].size()},
+                                            {"sm_ids", sm_list(touched[i])}});
   }
   result.details["overlap_sm_ids"] = sm_list(overlap);
 
@@ -189,14 +194,16 @@ TestResult run_green_ctx(const TestContext& context) {
   static_cast<void>(api.primary_ctx_release(device.handle)); // the worker still holds its own retain
   const Module control_module(gpu, k_smid_ptx);
   const Stream control_stream(gpu);
-  const auto control = sms_touched(gpu, control_module, control_stream.get(), blocks, context.sizes.probe_spin_ns);
+  const auto control =
+      sms_touched(gpu, control_module, control_stream.get(), blocks, context.sizes.probe_spin_ns);
   result.details["control_sms_touched"] = control.size();
 
   std::vector<std::string> failures;
   for (std::size_t i = 0; i < k_partitions; ++i) {
     if (touched[i].empty() || touched[i].size() > partitions[i]->sm_count()) {
-      failures.push_back("partition " + std::to_string(i) + " was granted " + std::to_string(partitions[i]->sm_count()) +
-                         " SMs but its launch touched " + std::to_string(touched[i].size()));
+      failures.push_back("partition " + std::to_string(i) + " was granted " +
+                         std::to_string(partitions[i]->sm_count()) + " SMs but its launch touched " +
+                         std::to_string(touched[i].size()));
     }
   }
   if (!overlap.empty()) {

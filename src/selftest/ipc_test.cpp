@@ -18,13 +18,13 @@
 #include "verify/worker.hpp"
 
 #include <poll.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <array>
 #include <chrono>
 #include <cstring>
 #include <future>
+#include <sys/socket.h>
 
 namespace cudadiag::selftest {
 namespace {
@@ -114,7 +114,8 @@ json receive_message(int socket, int& received_fd) {
   header.msg_controllen = control.size();
   const auto got = ::recvmsg(socket, &header, MSG_CMSG_CLOEXEC);
   if (got <= 0) {
-    throw std::runtime_error(got == 0 ? "the other process closed the socket" : std::string("recvmsg: ") + std::strerror(errno));
+    throw std::runtime_error(got == 0 ? "the other process closed the socket"
+                                      : std::string("recvmsg: ") + std::strerror(errno));
   }
   for (cmsghdr* cmsg = CMSG_FIRSTHDR(&header); cmsg != nullptr; cmsg = CMSG_NXTHDR(&header, cmsg)) {
     if (cmsg->cmsg_level == SOL_SOCKET && cmsg->cmsg_type == SCM_RIGHTS) {
@@ -216,7 +217,9 @@ cu::CUmemAllocationProp posix_fd_prop(cu::CUdevice device) {
 
 json failure_json(const std::exception& error) {
   const auto* cuda = dynamic_cast<const CudaFailure*>(&error);
-  return {{"ok", false}, {"error", error.what()}, {"code", cuda != nullptr ? json(static_cast<int>(cuda->code())) : json(nullptr)}};
+  return {{"ok", false},
+          {"error", error.what()},
+          {"code", cuda != nullptr ? json(static_cast<int>(cuda->code())) : json(nullptr)}};
 }
 
 // ---- exporter ---------------------------------------------------------------------------------
@@ -231,18 +234,27 @@ json exchange_legacy(const Gpu& gpu, int socket, const std::string& uuid, std::s
   write_pattern(gpu, buffer.get(), bytes, 1);
   cu::CUipcMemHandle handle{};
   if (const auto got = api.ipc_get_mem_handle(&handle, buffer.get()); got != cu::CUDA_SUCCESS) {
-    return {{"status", got == cu::CUDA_ERROR_NOT_SUPPORTED || got == cu::CUDA_ERROR_NOT_PERMITTED ? "skip" : "fail"},
-            {"reason", "cuIpcGetMemHandle: " + gpu.error_name(got) + " (" + std::to_string(static_cast<int>(got)) + ")"},
+    return {{"status",
+             got == cu::CUDA_ERROR_NOT_SUPPORTED || got == cu::CUDA_ERROR_NOT_PERMITTED ? "skip" : "fail"},
+            {"reason", "cuIpcGetMemHandle: " + gpu.error_name(got) + " (" +
+                           std::to_string(static_cast<int>(got)) + ")"},
             {"code", static_cast<int>(got)}};
   }
-  send_message(socket, {{"op", "legacy"}, {"handle", hex(handle.reserved, sizeof handle.reserved)}, {"bytes", bytes}, {"seed", 1}, {"uuid", uuid}});
+  send_message(socket, {{"op", "legacy"},
+                        {"handle", hex(handle.reserved, sizeof handle.reserved)},
+                        {"bytes", bytes},
+                        {"seed", 1},
+                        {"uuid", uuid}});
   int unused = -1;
   const auto reply = receive_message(socket, unused);
   if (!reply.value("ok", false)) {
-    const auto code = reply.contains("code") && reply["code"].is_number_integer() ? reply["code"].get<int>() : 0;
+    const auto code =
+        reply.contains("code") && reply["code"].is_number_integer() ? reply["code"].get<int>() : 0;
     const bool unsupported = code == cu::CUDA_ERROR_NOT_SUPPORTED || code == cu::CUDA_ERROR_NOT_PERMITTED ||
                              code == cu::CUDA_ERROR_OPERATING_SYSTEM;
-    return {{"status", unsupported ? "skip" : "fail"}, {"reason", "peer: " + reply.value("error", std::string("failed"))}, {"code", reply.value("code", json(nullptr))}};
+    return {{"status", unsupported ? "skip" : "fail"},
+            {"reason", "peer: " + reply.value("error", std::string("failed"))},
+            {"code", reply.value("code", json(nullptr))}};
   }
   if (auto wrong = check_pattern(gpu, buffer.get(), bytes, 2); !wrong.empty()) {
     return {{"status", "fail"}, {"reason", "the peer's write did not arrive: " + wrong}};
@@ -250,7 +262,8 @@ json exchange_legacy(const Gpu& gpu, int socket, const std::string& uuid, std::s
   return {{"status", "pass"}, {"bytes", bytes}};
 }
 
-json exchange_vmm(const Gpu& gpu, int socket, const std::string& uuid, cu::CUdevice device, std::size_t bytes) {
+json exchange_vmm(const Gpu& gpu, int socket, const std::string& uuid, cu::CUdevice device,
+                  std::size_t bytes) {
   const auto& api = gpu.api();
   if (api.mem_create == nullptr || api.mem_export_to_shareable_handle == nullptr || api.mem_map == nullptr) {
     return {{"status", "skip"}, {"reason", "the driver lacks the virtual memory management calls"}};
@@ -272,10 +285,13 @@ json exchange_vmm(const Gpu& gpu, int socket, const std::string& uuid, cu::CUdev
   gpu.check(api.mem_create(&raw, bytes, &prop, 0), "cuMemCreate(POSIX fd)");
   const VmmAllocation allocation(gpu, raw);
   int exported = -1;
-  if (const auto got = api.mem_export_to_shareable_handle(&exported, allocation.get(), cu::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
+  if (const auto got = api.mem_export_to_shareable_handle(&exported, allocation.get(),
+                                                          cu::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
       got != cu::CUDA_SUCCESS) {
-    return {{"status", got == cu::CUDA_ERROR_NOT_SUPPORTED || got == cu::CUDA_ERROR_NOT_PERMITTED ? "skip" : "fail"},
-            {"reason", "cuMemExportToShareableHandle: " + gpu.error_name(got)}, {"code", static_cast<int>(got)}};
+    return {{"status",
+             got == cu::CUDA_ERROR_NOT_SUPPORTED || got == cu::CUDA_ERROR_NOT_PERMITTED ? "skip" : "fail"},
+            {"reason", "cuMemExportToShareableHandle: " + gpu.error_name(got)},
+            {"code", static_cast<int>(got)}};
   }
   const Fd fd(exported);
   const VmmMapping mapping(gpu, allocation.get(), bytes, device);
@@ -284,7 +300,9 @@ json exchange_vmm(const Gpu& gpu, int socket, const std::string& uuid, cu::CUdev
   int unused = -1;
   const auto reply = receive_message(socket, unused);
   if (!reply.value("ok", false)) {
-    return {{"status", "fail"}, {"reason", "peer: " + reply.value("error", std::string("failed"))}, {"code", reply.value("code", json(nullptr))}};
+    return {{"status", "fail"},
+            {"reason", "peer: " + reply.value("error", std::string("failed"))},
+            {"code", reply.value("code", json(nullptr))}};
   }
   if (auto wrong = check_pattern(gpu, mapping.get(), bytes, 4); !wrong.empty()) {
     return {{"status", "fail"}, {"reason", "the peer's write did not arrive: " + wrong}};
@@ -373,7 +391,8 @@ TestResult run_ipc(const TestContext& context) {
   const auto env = Environment::capture();
   auto peer = std::async(std::launch::async, [&] { return verify::run_steps({step}, options, env); });
 
-  const std::size_t bytes = context.config.level == Level::full ? std::size_t{256} << 20U : std::size_t{32} << 20U;
+  const std::size_t bytes =
+      context.config.level == Level::full ? std::size_t{256} << 20U : std::size_t{32} << 20U;
   const auto uuid = device_uuid(gpu, device.handle);
   json legacy;
   json vmm;
@@ -395,7 +414,10 @@ TestResult run_ipc(const TestContext& context) {
   theirs.reset();
   const auto outcomes = peer.get();
   const auto& outcome = outcomes.front();
-  result.details["peer"] = {{"status", outcome.status}, {"detail", outcome.detail}, {"elapsed_ms", outcome.elapsed_ms}, {"result", outcome.result}};
+  result.details["peer"] = {{"status", outcome.status},
+                            {"detail", outcome.detail},
+                            {"elapsed_ms", outcome.elapsed_ms},
+                            {"result", outcome.result}};
   result.details["legacy"] = legacy;
   result.details["bytes"] = bytes;
   result.details["vmm"] = vmm.is_null() ? json{{"status", "skip"}, {"reason", "not reached"}} : vmm;
@@ -405,7 +427,8 @@ TestResult run_ipc(const TestContext& context) {
   std::vector<std::string> failures;
   std::vector<std::string> skips;
   for (const auto& [name, part] : {std::pair<const char*, const json*>{"legacy", &result.details["legacy"]},
-                                   {"vmm", &result.details["vmm"]}, {"peer_access", &result.details["peer_access"]}}) {
+                                   {"vmm", &result.details["vmm"]},
+                                   {"peer_access", &result.details["peer_access"]}}) {
     const auto status = part->value("status", std::string("fail"));
     const auto reason = part->value("reason", std::string());
     if (status == "fail") {
@@ -468,7 +491,8 @@ json run_ipc_peer(const std::string& libcuda_path) {
           have_device = device_uuid(*gpu, device) == wanted;
         }
         if (!have_device) {
-          throw std::runtime_error("the exporter's GPU is not visible to the peer process (CUDA_VISIBLE_DEVICES?)");
+          throw std::runtime_error(
+              "the exporter's GPU is not visible to the peer process (CUDA_VISIBLE_DEVICES?)");
         }
         context.emplace(*gpu, device);
       }
@@ -481,7 +505,8 @@ json run_ipc_peer(const std::string& libcuda_path) {
           throw std::runtime_error("a malformed IPC handle");
         }
         cu::CUdeviceptr pointer = 0;
-        gpu->check(api.ipc_open_mem_handle(&pointer, handle, cu::k_ipc_lazy_enable_peer), "cuIpcOpenMemHandle");
+        gpu->check(api.ipc_open_mem_handle(&pointer, handle, cu::k_ipc_lazy_enable_peer),
+                   "cuIpcOpenMemHandle");
         std::string wrong = check_pattern(*gpu, pointer, bytes, seed);
         if (wrong.empty()) {
           write_pattern(*gpu, pointer, bytes, seed + 1);
@@ -495,8 +520,9 @@ json run_ipc_peer(const std::string& libcuda_path) {
           throw std::runtime_error("no file descriptor arrived with the message");
         }
         cu::CUmemGenericAllocationHandle raw = 0;
-        gpu->check(api.mem_import_from_shareable_handle(&raw, reinterpret_cast<void*>(static_cast<std::intptr_t>(received.get())),
-                                                        cu::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR),
+        gpu->check(api.mem_import_from_shareable_handle(
+                       &raw, reinterpret_cast<void*>(static_cast<std::intptr_t>(received.get())),
+                       cu::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR),
                    "cuMemImportFromShareableHandle");
         const VmmAllocation allocation(*gpu, raw);
         const VmmMapping mapping(*gpu, allocation.get(), bytes, device);

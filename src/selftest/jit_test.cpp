@@ -36,7 +36,9 @@ extern "C" __global__ void cudadiag_block_sum(const int* in, int* out) {
 }
 )";
 
-int input_value(unsigned i) { return static_cast<int>((i * 7U) % 13U) - 6; }
+int input_value(unsigned i) {
+  return static_cast<int>((i * 7U) % 13U) - 6;
+}
 
 struct Nvrtc {
   verify::DlHandle handle;
@@ -131,9 +133,9 @@ const char* route_name(Route route) {
 // One route's image, ready for the driver, or why there is none.
 struct Build {
   Route route = Route::ptx;
-  std::string image;  // PTX text or a cubin
-  std::string error;  // "" when built
-  std::string skip;   // a route that cannot be built here (no nvJitLink, arch unknown to NVRTC)
+  std::string image;       // PTX text or a cubin
+  std::string error;       // "" when built
+  std::string skip;        // a route that cannot be built here (no nvJitLink, arch unknown to NVRTC)
   std::string ptx_version; // the PTX's ".version" (ptx route)
 };
 
@@ -165,7 +167,8 @@ std::string read_output(nvrtc::Program program, nvrtc_more::GetSizeFn get_size,
 
 // Compiles the kernel with `arch_option` (-arch=sm_XX gives PTX and a cubin from one compile;
 // -arch=compute_XX gives PTX only), plus -dlto for LTO-IR.
-Compilation compile(const Nvrtc& nvrtc, const std::string& cccl_include, const std::string& arch_option, bool lto) {
+Compilation compile(const Nvrtc& nvrtc, const std::string& cccl_include, const std::string& arch_option,
+                    bool lto) {
   Compilation out;
   const auto started = Clock::now();
   nvrtc::Program program = nullptr;
@@ -210,7 +213,8 @@ double link(const JitLink& linker, const std::string& ltoir, int arch, Build& bu
   nvjitlink::Handle handle = nullptr;
   if (const auto created = linker.create(&handle, static_cast<std::uint32_t>(options.size()), options.data());
       created != nvjitlink::k_success) {
-    build.error = "nvJitLinkCreate: " + std::string(nvjitlink::result_name(created)) + " (" + std::to_string(created) + ")";
+    build.error = "nvJitLinkCreate: " + std::string(nvjitlink::result_name(created)) + " (" +
+                  std::to_string(created) + ")";
     return 0;
   }
   auto fail = [&](const char* call, nvjitlink::Result code) {
@@ -222,11 +226,12 @@ double link(const JitLink& linker, const std::string& ltoir, int arch, Build& bu
         log.resize(std::min<std::size_t>(::strnlen(log.data(), size), 1500));
       }
     }
-    build.error = std::string(call) + ": " + std::string(nvjitlink::result_name(code)) + " (" + std::to_string(code) + ")" +
-                  (log.empty() ? "" : ": " + log);
+    build.error = std::string(call) + ": " + std::string(nvjitlink::result_name(code)) + " (" +
+                  std::to_string(code) + ")" + (log.empty() ? "" : ": " + log);
   };
   std::string cubin;
-  if (const auto added = linker.add_data(handle, nvjitlink_more::k_input_ltoir, ltoir.data(), ltoir.size(), "cudadiag_jit.ltoir");
+  if (const auto added = linker.add_data(handle, nvjitlink_more::k_input_ltoir, ltoir.data(), ltoir.size(),
+                                         "cudadiag_jit.ltoir");
       added != nvjitlink::k_success) {
     fail("nvJitLinkAddData", added);
   } else if (const auto completed = linker.complete(handle); completed != nvjitlink::k_success) {
@@ -276,8 +281,8 @@ std::string run_image(const TestContext& context, const Build& build) {
         expected += input_value(block * k_block_threads + t);
       }
       if (sums[block] != expected) {
-        return "block " + std::to_string(block) + " summed to " + std::to_string(sums[block]) + ", expected " +
-               std::to_string(expected);
+        return "block " + std::to_string(block) + " summed to " + std::to_string(sums[block]) +
+               ", expected " + std::to_string(expected);
       }
     }
     return {};
@@ -295,16 +300,17 @@ std::string run_image(const TestContext& context, const Build& build) {
 } // namespace
 
 struct JitPreparation {
-  std::string skip;           // the test cannot run at all (no NVRTC, no CCCL)
-  std::string fail;           // NVRTC unusable
-  std::vector<Build> builds;  // ptx, cubin, lto (each built, failed or skipped)
+  std::string skip;          // the test cannot run at all (no NVRTC, no CCCL)
+  std::string fail;          // NVRTC unusable
+  std::vector<Build> builds; // ptx, cubin, lto (each built, failed or skipped)
   int arch = 0;
-  bool arch_native = false;   // NVRTC targets the device's own architecture
+  bool arch_native = false; // NVRTC targets the device's own architecture
   std::string nvrtc_version;
   std::vector<Metric> metrics;
 };
 
-std::shared_ptr<const JitPreparation> prepare_jit(const WorkerConfig& config, std::optional<int> device_arch) {
+std::shared_ptr<const JitPreparation> prepare_jit(const WorkerConfig& config,
+                                                  std::optional<int> device_arch) {
   auto prepared = std::make_shared<JitPreparation>();
   if (config.nvrtc.empty()) {
     prepared->skip = "no NVRTC was found";
@@ -316,7 +322,8 @@ std::shared_ptr<const JitPreparation> prepare_jit(const WorkerConfig& config, st
   }
   const Nvrtc nvrtc(config.nvrtc);
   if (!nvrtc.usable()) {
-    prepared->fail = nvrtc.handle.loaded() ? "NVRTC lacks " + nvrtc.missing.front() : "cannot load NVRTC: " + nvrtc.handle.error();
+    prepared->fail = nvrtc.handle.loaded() ? "NVRTC lacks " + nvrtc.missing.front()
+                                           : "cannot load NVRTC: " + nvrtc.handle.error();
     return prepared;
   }
   int major = 0;
@@ -341,7 +348,8 @@ std::shared_ptr<const JitPreparation> prepare_jit(const WorkerConfig& config, st
   const bool cubins = prepared->arch_native || !device_arch;
   // Two compiles at once: sm_XX (PTX and a cubin from one compile) and sm_XX -dlto (LTO-IR).
   auto main_compile = std::async(std::launch::async, [&] {
-    return compile(nvrtc, config.cccl_include, (cubins ? "-arch=sm_" : "-arch=compute_") + std::to_string(arch), false);
+    return compile(nvrtc, config.cccl_include,
+                   (cubins ? "-arch=sm_" : "-arch=compute_") + std::to_string(arch), false);
   });
   std::optional<Compilation> lto_compile;
   if (cubins) {
@@ -370,7 +378,8 @@ std::shared_ptr<const JitPreparation> prepare_jit(const WorkerConfig& config, st
     } else if (config.nvjitlink.empty()) {
       lto.skip = "no nvJitLink was found";
     } else if (const JitLink linker(config.nvjitlink); !linker.usable()) {
-      lto.error = linker.handle.loaded() ? "nvJitLink lacks " + linker.missing.front() : "cannot load nvJitLink: " + linker.handle.error();
+      lto.error = linker.handle.loaded() ? "nvJitLink lacks " + linker.missing.front()
+                                         : "cannot load nvJitLink: " + linker.handle.error();
     } else {
       prepared->metrics.push_back({"nvjitlink_ms", link(linker, lto_compile->ltoir, arch, lto), "ms"});
     }

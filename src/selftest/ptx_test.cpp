@@ -122,8 +122,10 @@ TestResult run_ptx(const TestContext& context) {
   const auto sm = static_cast<unsigned>(device.sm_count);
   // A few launch shapes, each tried twice; the fastest is the one timed. "flat": one pass of four
   // elements per thread, no grid-stride loop (what streaming copies usually prefer).
-  const auto flat = static_cast<unsigned>(std::min<std::uint64_t>((sizes.copy_elements + 1023) / 1024, 0x7fffffffULL));
-  const std::array<LaunchShape, 6> shapes{{{sm * 4, 512}, {sm * 8, 256}, {sm * 16, 256}, {sm * 32, 256}, {sm * 8, 1024}, {flat, 256}}};
+  const auto flat =
+      static_cast<unsigned>(std::min<std::uint64_t>((sizes.copy_elements + 1023) / 1024, 0x7fffffffULL));
+  const std::array<LaunchShape, 6> shapes{
+      {{sm * 4, 512}, {sm * 8, 256}, {sm * 16, 256}, {sm * 32, 256}, {sm * 8, 1024}, {flat, 256}}};
   LaunchShape best = shapes[0];
   double best_ms = 0;
   for (const auto& shape : shapes) {
@@ -144,7 +146,8 @@ TestResult run_ptx(const TestContext& context) {
     gpu.launch(copy, best.blocks, best.threads, stream.get(), {&dst, &src, &count});
     kernel_ms.push_back(timer.stop(stream.get()));
     timer.start(stream.get());
-    gpu.check(gpu.api().memcpy_dtod_async(target.get(), source.get(), bytes, stream.get()), "cuMemcpyDtoDAsync");
+    gpu.check(gpu.api().memcpy_dtod_async(target.get(), source.get(), bytes, stream.get()),
+              "cuMemcpyDtoDAsync");
     memcpy_ms.push_back(timer.stop(stream.get()));
   }
   // The last operation was the memcpy; copy once more with the kernel alone and verify that.
@@ -162,15 +165,13 @@ TestResult run_ptx(const TestContext& context) {
   if (device.peak_gbps > 0) {
     add_metric(result, "copy_fraction_of_peak", copy_gbps / device.peak_gbps, "fraction");
   }
-  result.details["copy"] = {{"bytes_per_buffer", bytes},
-                            {"repetitions", sizes.copy_repetitions},
-                            {"blocks", best.blocks},
-                            {"threads", best.threads},
-                            {"median_ms", median(kernel_ms)},
-                            {"memcpy_median_ms", median(memcpy_ms)}};
+  result.details["copy"] = {{"bytes_per_buffer", bytes},      {"repetitions", sizes.copy_repetitions},
+                            {"blocks", best.blocks},          {"threads", best.threads},
+                            {"median_ms", median(kernel_ms)}, {"memcpy_median_ms", median(memcpy_ms)}};
 
   const auto sms = sms_touched(gpu, smid_module, stream.get(), 4 * sm, sizes.probe_spin_ns);
-  result.details["smid_probe"] = {{"blocks", 4 * sm}, {"sms_touched", sms.size()}, {"sm_count", device.sm_count}};
+  result.details["smid_probe"] = {
+      {"blocks", 4 * sm}, {"sms_touched", sms.size()}, {"sm_count", device.sm_count}};
   add_metric(result, "sms_reached", static_cast<double>(sms.size()), "count");
 
   if (!copy_error.empty()) {

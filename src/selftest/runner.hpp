@@ -14,7 +14,7 @@ namespace cudadiag::selftest {
 
 // Results in the order the workers reported them (jit last). `progress_lock` serialises
 // options.progress between devices. Never throws for a worker that misbehaves.
-std::vector<TestResult> run_in_workers(WorkerConfig config, const SelfTestOptions& options, const Environment& env,
-                                       std::mutex& progress_lock);
+std::vector<TestResult> run_in_workers(WorkerConfig config, const SelfTestOptions& options,
+                                       const Environment& env, std::mutex& progress_lock);
 
 } // namespace cudadiag::selftest

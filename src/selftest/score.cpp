@@ -27,8 +27,8 @@ namespace {
 double device_peak(const json& devices, int ordinal) {
   if (devices.is_array()) {
     for (const auto& device : devices) {
-      if (device.is_object() && device.value("ordinal", json()) == json(ordinal) && device.contains("peak_bandwidth_gbps") &&
-          device["peak_bandwidth_gbps"].is_number()) {
+      if (device.is_object() && device.value("ordinal", json()) == json(ordinal) &&
+          device.contains("peak_bandwidth_gbps") && device["peak_bandwidth_gbps"].is_number()) {
         return device["peak_bandwidth_gbps"].get<double>();
       }
     }
@@ -64,14 +64,16 @@ Score score(const std::vector<TestResult>& tests, const json& devices, Level lev
       if (metric == nullptr || peak <= 0) {
         continue;
       }
-      const double expected = (level == Level::full ? reference.full : reference.quick) * peak / k_reference_peak_gbps;
+      const double expected =
+          (level == Level::full ? reference.full : reference.quick) * peak / k_reference_peak_gbps;
       const double ratio = metric->value / expected;
       ratios[*test.device].push_back(std::min(1.0, ratio));
-      result.components.push_back({{"device", *test.device},
-                                   {"benchmark", std::string(reference.test) + "." + std::string(reference.metric)},
-                                   {"measured", metric->value},
-                                   {"expected", expected},
-                                   {"ratio", ratio}});
+      result.components.push_back(
+          {{"device", *test.device},
+           {"benchmark", std::string(reference.test) + "." + std::string(reference.metric)},
+           {"measured", metric->value},
+           {"expected", expected},
+           {"ratio", ratio}});
     }
   }
   std::optional<double> lowest;

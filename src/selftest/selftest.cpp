@@ -56,7 +56,8 @@ std::string find_module(const SelfTestOptions& options, std::string& reason) {
   }
   const auto exe = fs::real_path(options.executable);
   const std::string dir = fs::parent(exe ? *exe : options.executable);
-  for (const auto& candidate : {dir + "/" + std::string(k_module_file), dir + "/../lib/cudadiag/" + std::string(k_module_file)}) {
+  for (const auto& candidate :
+       {dir + "/" + std::string(k_module_file), dir + "/../lib/cudadiag/" + std::string(k_module_file)}) {
     if (fs::is_regular_file(candidate)) {
       const auto real = fs::real_path(candidate);
       return real ? *real : candidate;
@@ -85,7 +86,8 @@ DriverView driver_view(const verify::Verification& verification, const std::stri
     return view;
   }
   if (step->status != "ok") {
-    view.no_device_reason = "no GPU: loading the driver " + step->status + (step->detail.empty() ? "" : ": " + step->detail);
+    view.no_device_reason =
+        "no GPU: loading the driver " + step->status + (step->detail.empty() ? "" : ": " + step->detail);
     return view;
   }
   const auto& result = step->result;
@@ -97,8 +99,8 @@ DriverView driver_view(const verify::Verification& verification, const std::stri
     return view;
   }
   if (*code != 0) {
-    view.no_device_reason = "no GPU: cuInit returned " + json_fields::string_or(init, "name", "error") + " (" +
-                            std::to_string(*code) + ")";
+    view.no_device_reason = "no GPU: cuInit returned " + json_fields::string_or(init, "name", "error") +
+                            " (" + std::to_string(*code) + ")";
     return view;
   }
   view.device_count = static_cast<int>(json_fields::integer(result, "device_count").value_or(0));
@@ -124,7 +126,8 @@ std::optional<int> device_arch(const json& devices, int ordinal) {
 
 std::size_t catalog_index(std::string_view key) {
   const auto& catalog = test_catalog();
-  const auto found = std::find_if(catalog.begin(), catalog.end(), [key](const TestInfo& info) { return info.key == key; });
+  const auto found =
+      std::find_if(catalog.begin(), catalog.end(), [key](const TestInfo& info) { return info.key == key; });
   return static_cast<std::size_t>(found - catalog.begin());
 }
 
@@ -144,8 +147,8 @@ TestResult error_result(const std::string& key, std::optional<int> device, std::
 
 } // namespace
 
-std::vector<TestResult> run_in_workers(WorkerConfig config, const SelfTestOptions& options, const Environment& env,
-                                       std::mutex& progress_lock) {
+std::vector<TestResult> run_in_workers(WorkerConfig config, const SelfTestOptions& options,
+                                       const Environment& env, std::mutex& progress_lock) {
   std::vector<TestResult> results;
   std::vector<std::string> remaining = config.tests;
   while (!remaining.empty()) {
@@ -158,8 +161,8 @@ std::vector<TestResult> run_in_workers(WorkerConfig config, const SelfTestOption
       worker.on_record = [&](const verify::StepOutcome&, const json& record) {
         const auto result = result_from_json(record);
         const std::lock_guard lock(progress_lock);
-        options.progress(result.key + (result.device ? " (GPU " + std::to_string(*result.device) + ")" : "") + ": " +
-                         result.status + (result.reason.empty() ? "" : " — " + result.reason));
+        options.progress(result.key + (result.device ? " (GPU " + std::to_string(*result.device) + ")" : "") +
+                         ": " + result.status + (result.reason.empty() ? "" : " — " + result.reason));
       };
     }
     const auto outcomes = verify::run_steps({step}, worker, env);
@@ -182,20 +185,26 @@ std::vector<TestResult> run_in_workers(WorkerConfig config, const SelfTestOption
                                                            : outcome.detail;
     if (current.empty() || std::find(remaining.begin(), remaining.end(), current) == remaining.end()) {
       for (const auto& key : remaining) {
-        results.push_back(error_result(key, config.device, "the self-test worker failed before this test: " + what));
+        results.push_back(
+            error_result(key, config.device, "the self-test worker failed before this test: " + what));
       }
       break;
     }
-    auto broken = error_result(current, config.device, outcome.status == "timeout"
-                                                           ? "timed out after " + std::to_string(test_timeout(current, config.level).count() / 1000) + " s (the worker was killed)"
-                                                           : what);
+    auto broken = error_result(current, config.device,
+                               outcome.status == "timeout"
+                                   ? "timed out after " +
+                                         std::to_string(test_timeout(current, config.level).count() / 1000) +
+                                         " s (the worker was killed)"
+                                   : what);
     remaining.erase(std::remove(remaining.begin(), remaining.end(), current), remaining.end());
     results.push_back(std::move(broken));
   }
   return results;
 }
 
-std::string_view level_name(Level level) { return level == Level::full ? "full" : "quick"; }
+std::string_view level_name(Level level) {
+  return level == Level::full ? "full" : "quick";
+}
 
 const std::vector<TestInfo>& test_catalog() {
   // clang-format off
@@ -221,12 +230,14 @@ std::string SelfTestRun::status() const {
   if (broken) {
     return "fail";
   }
-  const bool passed = std::any_of(tests.begin(), tests.end(), [](const TestResult& t) { return t.status == "pass"; });
+  const bool passed =
+      std::any_of(tests.begin(), tests.end(), [](const TestResult& t) { return t.status == "pass"; });
   return passed ? "pass" : "skip";
 }
 
-SelfTestRun run_selftest(const discovery::DiscoveryResult& discovery, const verify::Verification& verification,
-                         const SelfTestOptions& options, const Environment& env) {
+SelfTestRun run_selftest(const discovery::DiscoveryResult& discovery,
+                         const verify::Verification& verification, const SelfTestOptions& options,
+                         const Environment& env) {
   SelfTestRun run;
   run.level = options.level;
   if (!options.enabled) {
@@ -238,7 +249,8 @@ SelfTestRun run_selftest(const discovery::DiscoveryResult& discovery, const veri
     WorkerConfig base;
     base.level = options.level;
     for (const auto& info : test_catalog()) {
-      if (options.only.empty() || std::find(options.only.begin(), options.only.end(), info.key) != options.only.end()) {
+      if (options.only.empty() ||
+          std::find(options.only.begin(), options.only.end(), info.key) != options.only.end()) {
         base.tests.emplace_back(info.key);
       }
     }
@@ -248,9 +260,10 @@ SelfTestRun run_selftest(const discovery::DiscoveryResult& discovery, const veri
     base.cccl_include = cccl_include(discovery);
     base.module_path = find_module(options, base.module_missing_reason);
     base.executable = options.executable;
-    run.module = {{"path", base.module_path.empty() ? json(nullptr) : json(base.module_path)},
-                  {"built", !base.module_path.empty()},
-                  {"reason", base.module_missing_reason.empty() ? json(nullptr) : json(base.module_missing_reason)}};
+    run.module = {
+        {"path", base.module_path.empty() ? json(nullptr) : json(base.module_path)},
+        {"built", !base.module_path.empty()},
+        {"reason", base.module_missing_reason.empty() ? json(nullptr) : json(base.module_missing_reason)}};
 
     const auto view = driver_view(verification, base.libcuda);
     if (options.require_gpu && view.device_count == 0) {
@@ -266,9 +279,10 @@ SelfTestRun run_selftest(const discovery::DiscoveryResult& discovery, const veri
       if (*options.device < 0 || *options.device >= view.device_count) {
         run.ran = true;
         for (const auto& key : base.tests) {
-          run.tests.push_back(error_result(key, options.device, "device " + std::to_string(*options.device) +
-                                                                    " does not exist (" + std::to_string(view.device_count) +
-                                                                    " visible; CUDA_VISIBLE_DEVICES applies)"));
+          run.tests.push_back(error_result(key, options.device,
+                                           "device " + std::to_string(*options.device) + " does not exist (" +
+                                               std::to_string(view.device_count) +
+                                               " visible; CUDA_VISIBLE_DEVICES applies)"));
         }
         run.wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - started).count();
         run.score = score(run.tests, verification.devices, options.level);
@@ -293,7 +307,8 @@ SelfTestRun run_selftest(const discovery::DiscoveryResult& discovery, const veri
     std::mutex progress_lock;
     std::vector<std::future<std::vector<TestResult>>> workers;
     for (const auto& config : configs) {
-      workers.push_back(std::async(std::launch::async, [&, config] { return run_in_workers(config, options, env, progress_lock); }));
+      workers.push_back(std::async(
+          std::launch::async, [&, config] { return run_in_workers(config, options, env, progress_lock); }));
     }
     for (auto& worker : workers) {
       auto results = worker.get();

@@ -44,15 +44,15 @@ struct TestInfo {
 const std::vector<TestInfo>& test_catalog();
 
 struct SelfTestOptions {
-  bool enabled = false;                  // off: the report's "selftest" is null
+  bool enabled = false; // off: the report's "selftest" is null
   Level level = Level::quick;
-  std::vector<std::string> only;         // test keys to run; empty = all (unknown keys: usage error upstream)
-  std::optional<int> device;             // a CUDA ordinal (after CUDA_VISIBLE_DEVICES); nullopt = every device
-  std::string executable;                // the cudadiag binary to re-execute as the worker
-  std::string module_path;               // libcudadiag_cub_selftest.so; "" = look next to the executable
-  std::string kernels_dir;               // the bundled PTX; "" = look next to the executable / in share/
+  std::vector<std::string> only; // test keys to run; empty = all (unknown keys: usage error upstream)
+  std::optional<int> device;     // a CUDA ordinal (after CUDA_VISIBLE_DEVICES); nullopt = every device
+  std::string executable;        // the cudadiag binary to re-execute as the worker
+  std::string module_path;       // libcudadiag_cub_selftest.so; "" = look next to the executable
+  std::string kernels_dir;       // the bundled PTX; "" = look next to the executable / in share/
   std::chrono::milliseconds startup_timeout{15000}; // a worker's cuInit + context, before its first test
-  bool require_gpu = false;              // true: run nothing (skipped_reason says why) when no GPU is usable
+  bool require_gpu = false; // true: run nothing (skipped_reason says why) when no GPU is usable
   std::function<void(std::string_view line)> progress; // optional: one line per finished test
 };
 
@@ -67,8 +67,8 @@ struct TestResult {
   std::string key;
   std::optional<int> device; // nullopt for a run with no device (jit compile-only)
   std::string description;
-  std::string status;        // "pass" | "fail" | "skip" | "error"
-  std::string reason;        // why, for everything but a plain pass ("" then)
+  std::string status; // "pass" | "fail" | "skip" | "error"
+  std::string reason; // why, for everything but a plain pass ("" then)
   double wall_ms = 0;
   std::vector<Metric> metrics;
   std::optional<Metric> primary; // the headline figure (copy GB/s, reduce f32 GB/s, sort u32 Gkeys/s, ...)
@@ -80,14 +80,14 @@ struct TestResult {
 // benchmarks that ran of min(1, measured / expected), where expected is what CUB reaches on an H200
 // scaled by this device's attribute peak bandwidth.
 struct Score {
-  std::optional<double> value;   // nullopt when no benchmark ran (no GPU)
+  std::optional<double> value; // nullopt when no benchmark ran (no GPU)
   bool correctness_passed = true;
   nlohmann::json components = nlohmann::json::array(); // [{device, benchmark, measured, expected, ratio}]
 };
 
 struct SelfTestRun {
   bool ran = false;
-  std::string skipped_reason;   // when !ran
+  std::string skipped_reason; // when !ran
   Level level = Level::quick;
   nlohmann::json module = nullptr; // the nvcc-built module: {path, built, reason, archs, cccl_version, ...}
   std::vector<TestResult> tests;
@@ -99,8 +99,9 @@ struct SelfTestRun {
 
 // Runs the self-test for the components discovery selected (the driver the loader resolves, the
 // NVRTC/nvJitLink/CCCL CUDA Python would use) on the devices verification found. Never throws.
-SelfTestRun run_selftest(const discovery::DiscoveryResult& discovery, const verify::Verification& verification,
-                         const SelfTestOptions& options, const Environment& env);
+SelfTestRun run_selftest(const discovery::DiscoveryResult& discovery,
+                         const verify::Verification& verification, const SelfTestOptions& options,
+                         const Environment& env);
 
 // The report's "selftest" object (see docs/schema/report.schema.json); null when !run.ran and no reason.
 nlohmann::json selftest_to_json(const SelfTestRun& run);

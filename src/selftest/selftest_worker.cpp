@@ -127,7 +127,8 @@ json run_selftest_worker(const std::string& libcuda_path, const std::string& con
   // itself (the launches) runs last.
   std::shared_future<std::shared_ptr<const JitPreparation>> jit_preparation;
   if (wanted("jit")) {
-    jit_preparation = std::async(std::launch::async, [&config] { return prepare_jit(config, config.device_arch); }).share();
+    jit_preparation =
+        std::async(std::launch::async, [&config] { return prepare_jit(config, config.device_arch); }).share();
   }
 
   std::unique_ptr<Gpu> gpu;
@@ -154,7 +155,8 @@ json run_selftest_worker(const std::string& libcuda_path, const std::string& con
           summary["device"] = facts_json(*device);
         }
       } catch (const CudaFailure& failure) {
-        no_gpu_reason = std::string("cannot use device ") + std::to_string(*config.device) + ": " + failure.what();
+        no_gpu_reason =
+            std::string("cannot use device ") + std::to_string(*config.device) + ": " + failure.what();
         device_broken = true;
         device.reset();
       }
@@ -166,13 +168,15 @@ json run_selftest_worker(const std::string& libcuda_path, const std::string& con
   }
   int run = 0;
   std::vector<TestEntry> order(std::begin(k_tests), std::end(k_tests));
-  std::stable_partition(order.begin(), order.end(), [](const TestEntry& entry) { return entry.key != "jit"; });
+  std::stable_partition(order.begin(), order.end(),
+                        [](const TestEntry& entry) { return entry.key != "jit"; });
   for (const auto& entry : order) {
     if (!wanted(entry.key)) {
       continue;
     }
-    const TestContext test_context{config, info_for(entry.key), device ? gpu.get() : nullptr, device,
-                                   no_gpu_reason, device_broken, sizes_for(config.level), jit_preparation};
+    const TestContext test_context{
+        config,        info_for(entry.key), device ? gpu.get() : nullptr, device,
+        no_gpu_reason, device_broken,       sizes_for(config.level),      jit_preparation};
     verify::report_phase("test:" + std::string(entry.key), test_timeout(entry.key, config.level));
     auto result = run_guarded(entry, test_context);
     verify::report_record(result_to_json(result));

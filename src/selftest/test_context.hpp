@@ -31,8 +31,9 @@ struct WorkerConfig {
   std::string cccl_include; // the directory holding cub/ and cuda/std; "" = not found
   std::string module_path;  // libcudadiag_cub_selftest.so; "" = not built
   std::string module_missing_reason;
-  std::string executable;   // the cudadiag binary (the ipc test starts its peer with it)
-  std::optional<int> device_arch; // the device's compute capability (10 x major + minor) as verification saw it
+  std::string executable; // the cudadiag binary (the ipc test starts its peer with it)
+  std::optional<int>
+      device_arch; // the device's compute capability (10 x major + minor) as verification saw it
 };
 nlohmann::json config_to_json(const WorkerConfig& config);
 WorkerConfig config_from_json(const nlohmann::json& object);
@@ -48,15 +49,15 @@ struct DeviceFacts {
 
 // Problem sizes per level (elements, repetitions).
 struct LevelSizes {
-  std::uint64_t copy_elements;  // 16-byte elements per copy buffer
+  std::uint64_t copy_elements; // 16-byte elements per copy buffer
   int copy_repetitions;
-  int cub_warmup;                // untimed CUB runs first (clocks ramp up, caches and allocations settle)
+  int cub_warmup; // untimed CUB runs first (clocks ramp up, caches and allocations settle)
   std::uint64_t reduce_count;
   int reduce_repetitions;
   std::uint64_t sort_count;
   int sort_repetitions;
-  std::uint64_t probe_spin_ns;  // how long each %smid probe block stays resident
-  int latency_repetitions;      // green_ctx isolation samples
+  std::uint64_t probe_spin_ns; // how long each %smid probe block stays resident
+  int latency_repetitions;     // green_ctx isolation samples
 };
 const LevelSizes& sizes_for(Level level);
 
@@ -69,10 +70,10 @@ std::shared_ptr<const JitPreparation> prepare_jit(const WorkerConfig& config, st
 struct TestContext {
   const WorkerConfig& config;
   const TestInfo& info;
-  const Gpu* gpu = nullptr;            // null: no usable driver (see no_gpu_reason)
-  std::optional<DeviceFacts> device;   // null: no device
+  const Gpu* gpu = nullptr;          // null: no usable driver (see no_gpu_reason)
+  std::optional<DeviceFacts> device; // null: no device
   std::string no_gpu_reason;
-  bool device_broken = false;          // the device exists but could not be used (no_gpu_reason says why)
+  bool device_broken = false; // the device exists but could not be used (no_gpu_reason says why)
   const LevelSizes& sizes;
   // The jit test's compiles, started early; not valid() = run_jit compiles itself.
   std::shared_future<std::shared_ptr<const JitPreparation>> jit_preparation;

@@ -85,22 +85,28 @@ static_assert(abi_compatible<cudadiag::selftest::nvrtc_more::GetDataFn, decltype
 static_assert(sizeof(cu::CUipcMemHandle) == sizeof(::CUipcMemHandle));
 static_assert(sizeof(cu::CUmemAllocationProp) == sizeof(::CUmemAllocationProp));
 static_assert(offsetof(cu::CUmemAllocationProp, location) == offsetof(::CUmemAllocationProp, location));
-static_assert(offsetof(cu::CUmemAllocationProp, win32HandleMetaData) == offsetof(::CUmemAllocationProp, win32HandleMetaData));
+static_assert(offsetof(cu::CUmemAllocationProp, win32HandleMetaData) ==
+              offsetof(::CUmemAllocationProp, win32HandleMetaData));
 static_assert(offsetof(cu::CUmemAllocationProp, allocFlags) == offsetof(::CUmemAllocationProp, allocFlags));
 static_assert(sizeof(cu::CUmemAccessDesc) == sizeof(::CUmemAccessDesc));
 static_assert(offsetof(cu::CUmemAccessDesc, flags) == offsetof(::CUmemAccessDesc, flags));
 static_assert(sizeof(cu::CUdevResource) == sizeof(::CUdevResource));
 static_assert(offsetof(cu::CUdevResource, sm) == offsetof(::CUdevResource, sm));
-static_assert(offsetof(cu::CUdevSmResource, minSmPartitionSize) == offsetof(::CUdevSmResource, minSmPartitionSize));
-static_assert(offsetof(cu::CUdevSmResource, smCoscheduledAlignment) == offsetof(::CUdevSmResource, smCoscheduledAlignment));
+static_assert(offsetof(cu::CUdevSmResource, minSmPartitionSize) ==
+              offsetof(::CUdevSmResource, minSmPartitionSize));
+static_assert(offsetof(cu::CUdevSmResource, smCoscheduledAlignment) ==
+              offsetof(::CUdevSmResource, smCoscheduledAlignment));
 
 // Enumerators and flags.
 static_assert(static_cast<int>(cu::CU_JIT_ERROR_LOG_BUFFER) == static_cast<int>(::CU_JIT_ERROR_LOG_BUFFER));
-static_assert(static_cast<int>(cu::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES) == static_cast<int>(::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES));
+static_assert(static_cast<int>(cu::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES) ==
+              static_cast<int>(::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES));
 static_assert(cu::CU_MEM_ALLOCATION_TYPE_PINNED == static_cast<int>(::CU_MEM_ALLOCATION_TYPE_PINNED));
-static_assert(cu::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR == static_cast<int>(::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
+static_assert(cu::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR ==
+              static_cast<int>(::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
 static_assert(cu::CU_MEM_LOCATION_TYPE_DEVICE == static_cast<int>(::CU_MEM_LOCATION_TYPE_DEVICE));
-static_assert(cu::CU_MEM_ACCESS_FLAGS_PROT_READWRITE == static_cast<int>(::CU_MEM_ACCESS_FLAGS_PROT_READWRITE));
+static_assert(cu::CU_MEM_ACCESS_FLAGS_PROT_READWRITE ==
+              static_cast<int>(::CU_MEM_ACCESS_FLAGS_PROT_READWRITE));
 static_assert(cu::CU_DEV_RESOURCE_TYPE_SM == static_cast<int>(::CU_DEV_RESOURCE_TYPE_SM));
 static_assert(cu::k_stream_non_blocking == ::CU_STREAM_NON_BLOCKING);
 static_assert(cu::k_green_ctx_default_stream == ::CU_GREEN_CTX_DEFAULT_STREAM);

@@ -29,34 +29,42 @@ TestResult passed(const std::string& key, int device, std::vector<selftest::Metr
 }
 
 // A device list like the report's, with one H200-like GPU of the given peak.
-json devices_with_peak(double peak) { return json::array({{{"ordinal", 0}, {"peak_bandwidth_gbps", peak}}}); }
+json devices_with_peak(double peak) {
+  return json::array({{{"ordinal", 0}, {"peak_bandwidth_gbps", peak}}});
+}
 
 std::vector<TestResult> h200_full_run(double factor) {
-  return {passed("ptx", 0, {{"copy_gbps", 4260.0 * factor, "GB/s"}}),
-          passed("reduce", 0, {{"f32_gbps", 4620.0 * factor, "GB/s"}}),
-          passed("sort", 0, {{"u32_gkeys_per_s", 42.4 * factor, "Gkeys/s"}, {"u64_gkeys_per_s", 16.3 * factor, "Gkeys/s"}}),
-          passed("ipc", 0, {}), passed("green_ctx", 0, {})};
+  return {
+      passed("ptx", 0, {{"copy_gbps", 4260.0 * factor, "GB/s"}}),
+      passed("reduce", 0, {{"f32_gbps", 4620.0 * factor, "GB/s"}}),
+      passed("sort", 0,
+             {{"u32_gkeys_per_s", 42.4 * factor, "Gkeys/s"}, {"u64_gkeys_per_s", 16.3 * factor, "Gkeys/s"}}),
+      passed("ipc", 0, {}), passed("green_ctx", 0, {})};
 }
 
 } // namespace
 
 TEST_CASE("selftest score: the reference figures score 100, slower ones proportionally less") {
-  const auto at_reference = selftest::score(h200_full_run(1.0), devices_with_peak(selftest::k_reference_peak_gbps), Level::full);
+  const auto at_reference =
+      selftest::score(h200_full_run(1.0), devices_with_peak(selftest::k_reference_peak_gbps), Level::full);
   REQUIRE(at_reference.value);
   CHECK(*at_reference.value == doctest::Approx(100.0));
   CHECK(at_reference.correctness_passed);
   CHECK(at_reference.components.size() == 4);
 
-  const auto faster = selftest::score(h200_full_run(1.2), devices_with_peak(selftest::k_reference_peak_gbps), Level::full);
+  const auto faster =
+      selftest::score(h200_full_run(1.2), devices_with_peak(selftest::k_reference_peak_gbps), Level::full);
   CHECK(*faster.value == doctest::Approx(100.0)); // capped at 1 per benchmark
 
-  const auto half = selftest::score(h200_full_run(0.5), devices_with_peak(selftest::k_reference_peak_gbps), Level::full);
+  const auto half =
+      selftest::score(h200_full_run(0.5), devices_with_peak(selftest::k_reference_peak_gbps), Level::full);
   CHECK(*half.value == doctest::Approx(50.0));
 }
 
 TEST_CASE("selftest score: expectations scale with the device's peak bandwidth") {
   // A GPU with half the H200's bandwidth that reaches half the H200's figures is healthy.
-  const auto scaled = selftest::score(h200_full_run(0.5), devices_with_peak(selftest::k_reference_peak_gbps / 2), Level::full);
+  const auto scaled = selftest::score(h200_full_run(0.5),
+                                      devices_with_peak(selftest::k_reference_peak_gbps / 2), Level::full);
   CHECK(*scaled.value == doctest::Approx(100.0));
   // Without a known peak nothing can be scored.
   const auto unknown = selftest::score(h200_full_run(1.0), json::array(), Level::full);
@@ -67,7 +75,8 @@ TEST_CASE("selftest score: a failed or broken test is a correctness gate: the de
   for (const char* status : {"fail", "error"}) {
     auto tests = h200_full_run(1.0);
     tests[3].status = status;
-    const auto gated = selftest::score(tests, devices_with_peak(selftest::k_reference_peak_gbps), Level::full);
+    const auto gated =
+        selftest::score(tests, devices_with_peak(selftest::k_reference_peak_gbps), Level::full);
     CHECK_FALSE(gated.correctness_passed);
     REQUIRE(gated.value);
     CHECK(*gated.value == 0.0);
@@ -75,7 +84,8 @@ TEST_CASE("selftest score: a failed or broken test is a correctness gate: the de
   // Skips are not failures.
   auto tests = h200_full_run(1.0);
   tests[3].status = "skip";
-  CHECK(selftest::score(tests, devices_with_peak(selftest::k_reference_peak_gbps), Level::full).correctness_passed);
+  CHECK(selftest::score(tests, devices_with_peak(selftest::k_reference_peak_gbps), Level::full)
+            .correctness_passed);
 }
 
 TEST_CASE("selftest findings: failures become selftest.failed, benchmarks under half become selftest.slow") {
@@ -85,13 +95,17 @@ TEST_CASE("selftest findings: failures become selftest.failed, benchmarks under 
   run.tests = h200_full_run(0.4);
   run.tests[4].status = "fail";
   run.tests[4].reason = "the two partitions shared 8 SM(s)";
-  run.score = selftest::score(h200_full_run(0.4), devices_with_peak(selftest::k_reference_peak_gbps), Level::full);
+  run.score =
+      selftest::score(h200_full_run(0.4), devices_with_peak(selftest::k_reference_peak_gbps), Level::full);
   const auto found = findings::evaluate_selftest(run);
-  const auto failed = std::count_if(found.begin(), found.end(), [](const auto& f) { return f.id == "selftest.failed"; });
-  const auto slow = std::count_if(found.begin(), found.end(), [](const auto& f) { return f.id == "selftest.slow"; });
+  const auto failed =
+      std::count_if(found.begin(), found.end(), [](const auto& f) { return f.id == "selftest.failed"; });
+  const auto slow =
+      std::count_if(found.begin(), found.end(), [](const auto& f) { return f.id == "selftest.slow"; });
   CHECK(failed == 1);
   CHECK(slow == 4);
-  const auto it = std::find_if(found.begin(), found.end(), [](const auto& f) { return f.id == "selftest.failed"; });
+  const auto it =
+      std::find_if(found.begin(), found.end(), [](const auto& f) { return f.id == "selftest.failed"; });
   CHECK(it->severity == findings::Severity::error);
   CHECK(it->message.find("green_ctx") != std::string::npos);
   CHECK(it->message.find("shared 8 SM") != std::string::npos);
@@ -100,12 +114,14 @@ TEST_CASE("selftest findings: failures become selftest.failed, benchmarks under 
   selftest::SelfTestRun healthy;
   healthy.ran = true;
   healthy.tests = h200_full_run(0.9);
-  healthy.score = selftest::score(healthy.tests, devices_with_peak(selftest::k_reference_peak_gbps), Level::full);
+  healthy.score =
+      selftest::score(healthy.tests, devices_with_peak(selftest::k_reference_peak_gbps), Level::full);
   CHECK(findings::evaluate_selftest(healthy).empty());
 }
 
 TEST_CASE("selftest records: a test result survives the worker protocol unchanged") {
-  TestResult result = passed("sort", 1, {{"u32_gkeys_per_s", 41.5, "Gkeys/s"}, {"u64_gkeys_per_s", 16.0, "Gkeys/s"}});
+  TestResult result =
+      passed("sort", 1, {{"u32_gkeys_per_s", 41.5, "Gkeys/s"}, {"u64_gkeys_per_s", 16.0, "Gkeys/s"}});
   result.primary = result.metrics.front();
   result.description = "radix sort";
   result.reason = "partly skipped: u64 needs more memory";
