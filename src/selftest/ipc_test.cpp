@@ -14,6 +14,7 @@
 //   peer -> exporter  {"ok": true, "seed": S2} | {"ok": false, "error": TEXT, "code": CUresult|null}
 
 #include "core/environment.hpp"
+#include "core/text.hpp"
 #include "selftest/test_context.hpp"
 #include "verify/worker.hpp"
 
@@ -52,28 +53,6 @@ public:
 private:
   int m_fd;
 };
-
-std::string hex(const char* data, std::size_t size) {
-  static constexpr char k_digits[] = "0123456789abcdef";
-  std::string out;
-  for (std::size_t i = 0; i < size; ++i) {
-    const auto byte = static_cast<unsigned char>(data[i]);
-    out += k_digits[byte >> 4U];
-    out += k_digits[byte & 0xFU];
-  }
-  return out;
-}
-
-bool unhex(const std::string& text, char* out, std::size_t size) {
-  if (text.size() != 2 * size) {
-    return false;
-  }
-  auto nibble = [](char c) { return c >= 'a' ? c - 'a' + 10 : c - '0'; };
-  for (std::size_t i = 0; i < size; ++i) {
-    out[i] = static_cast<char>(nibble(text[2 * i]) << 4 | nibble(text[2 * i + 1]));
-  }
-  return true;
-}
 
 void send_message(int socket, const json& message, int pass_fd = -1) {
   const std::string text = message.dump();
@@ -158,7 +137,7 @@ std::string check_pattern(const Gpu& gpu, cu::CUdeviceptr pointer, std::size_t b
 std::string device_uuid(const Gpu& gpu, cu::CUdevice device) {
   cu::CUuuid uuid{};
   gpu.check(gpu.api().device_get_uuid(&uuid, device), "cuDeviceGetUuid");
-  return hex(uuid.bytes, sizeof uuid.bytes);
+  return hex_encode(std::string_view(uuid.bytes, sizeof uuid.bytes));
 }
 
 // VMM memory mapped into this process: reserve + map + read/write access, released in reverse.
@@ -241,7 +220,7 @@ json exchange_legacy(const Gpu& gpu, int socket, const std::string& uuid, std::s
             {"code", static_cast<int>(got)}};
   }
   send_message(socket, {{"op", "legacy"},
-                        {"handle", hex(handle.reserved, sizeof handle.reserved)},
+                        {"handle", hex_encode(std::string_view(handle.reserved, sizeof handle.reserved))},
                         {"bytes", bytes},
                         {"seed", 1},
                         {"uuid", uuid}});
@@ -501,9 +480,11 @@ json run_ipc_peer(const std::string& libcuda_path) {
       const auto& api = gpu->api();
       if (op == "legacy") {
         cu::CUipcMemHandle handle{};
-        if (!unhex(message.value("handle", std::string()), handle.reserved, sizeof handle.reserved)) {
+        const auto bytes_of_handle = hex_decode(message.value("handle", std::string()));
+        if (!bytes_of_handle || bytes_of_handle->size() != sizeof handle.reserved) {
           throw std::runtime_error("a malformed IPC handle");
         }
+        std::memcpy(handle.reserved, bytes_of_handle->data(), sizeof handle.reserved);
         cu::CUdeviceptr pointer = 0;
         gpu->check(api.ipc_open_mem_handle(&pointer, handle, cu::k_ipc_lazy_enable_peer),
                    "cuIpcOpenMemHandle");

@@ -3,9 +3,13 @@
 // cubin); the driver loads and runs each and the sums are checked. Without a GPU the three
 // compiles (and the link) still run and are reported; only the launches are skipped.
 
+#include "core/environment.hpp"
+#include "core/json_fields.hpp"
+#include "core/text.hpp"
 #include "selftest/compiler_api.hpp"
 #include "selftest/test_context.hpp"
 #include "verify/dl_handle.hpp"
+#include "verify/worker.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -205,6 +209,36 @@ Compilation compile(const Nvrtc& nvrtc, const std::string& cccl_include, const s
   return out;
 }
 
+// The LTO-IR compile, in `cudadiag __worker jit_lto NVRTC ARCH CCCL_INCLUDE` (see
+// run_jit_lto_compile); in this process when there is no executable to start.
+Compilation compile_lto_elsewhere(const WorkerConfig& config, const Nvrtc& nvrtc, int arch) {
+  if (config.executable.empty()) {
+    return compile(nvrtc, config.cccl_include, "-arch=sm_" + std::to_string(arch), true);
+  }
+  verify::WorkerOptions options;
+  options.executable = config.executable;
+  options.step_timeout = std::chrono::seconds(120);
+  const auto outcomes = verify::run_steps(
+      {verify::WorkerStep("jit_lto", "jit_lto", config.nvrtc, {std::to_string(arch), config.cccl_include})}, options,
+      Environment::capture());
+  const auto& outcome = outcomes.front();
+  Compilation out;
+  if (outcome.status != "ok") {
+    out.error = "the LTO-IR compile process: " + outcome.detail;
+    return out;
+  }
+  out.error = json_fields::string_or(outcome.result, "error");
+  if (outcome.result.contains("ms") && outcome.result["ms"].is_number()) {
+    out.ms = outcome.result["ms"].get<double>();
+  }
+  if (const auto ltoir = hex_decode(json_fields::string_or(outcome.result, "ltoir_hex"))) {
+    out.ltoir = *ltoir;
+  } else if (out.error.empty()) {
+    out.error = "the LTO-IR compile process sent malformed LTO-IR";
+  }
+  return out;
+}
+
 // Links LTO-IR into a cubin; fills `build` (image or error) and returns the milliseconds it took.
 double link(const JitLink& linker, const std::string& ltoir, int arch, Build& build) {
   const auto started = Clock::now();
@@ -299,6 +333,17 @@ std::string run_image(const TestContext& context, const Build& build) {
 
 } // namespace
 
+nlohmann::json run_jit_lto_compile(const std::string& nvrtc_path, const std::string& arch_text,
+                                   const std::string& cccl_include) {
+  const Nvrtc nvrtc(nvrtc_path);
+  if (!nvrtc.usable()) {
+    return {{"error", nvrtc.handle.loaded() ? "NVRTC lacks " + nvrtc.missing.front()
+                                            : "cannot load NVRTC: " + nvrtc.handle.error()}};
+  }
+  const auto compiled = compile(nvrtc, cccl_include, "-arch=sm_" + arch_text, true);
+  return {{"error", compiled.error}, {"ms", compiled.ms}, {"ltoir_hex", hex_encode(compiled.ltoir)}};
+}
+
 struct JitPreparation {
   std::string skip;          // the test cannot run at all (no NVRTC, no CCCL)
   std::string fail;          // NVRTC unusable
@@ -346,16 +391,15 @@ std::shared_ptr<const JitPreparation> prepare_jit(const WorkerConfig& config,
   }
   prepared->arch = arch;
   const bool cubins = prepared->arch_native || !device_arch;
-  // Two compiles at once: sm_XX (PTX and a cubin from one compile) and sm_XX -dlto (LTO-IR).
-  auto main_compile = std::async(std::launch::async, [&] {
-    return compile(nvrtc, config.cccl_include,
-                   (cubins ? "-arch=sm_" : "-arch=compute_") + std::to_string(arch), false);
-  });
-  std::optional<Compilation> lto_compile;
+  // Two compiles: sm_XX (PTX and a cubin from one compile) and sm_XX -dlto (LTO-IR). NVRTC runs one
+  // compile at a time per process, so the LTO-IR one runs in a worker process of its own.
+  std::future<Compilation> lto_compile;
   if (cubins) {
-    lto_compile = compile(nvrtc, config.cccl_include, "-arch=sm_" + std::to_string(arch), true);
+    lto_compile = std::async(std::launch::async,
+                             [&config, &nvrtc, arch] { return compile_lto_elsewhere(config, nvrtc, arch); });
   }
-  const auto main = main_compile.get();
+  const auto main =
+      compile(nvrtc, config.cccl_include, (cubins ? "-arch=sm_" : "-arch=compute_") + std::to_string(arch), false);
   prepared->metrics.push_back({"nvrtc_compile_ms", main.ms, "ms"});
 
   Build ptx;
@@ -372,16 +416,17 @@ std::shared_ptr<const JitPreparation> prepare_jit(const WorkerConfig& config,
   } else {
     cubin.error = main.error.empty() && main.cubin.empty() ? "NVRTC produced no cubin" : main.error;
     cubin.image = main.cubin;
-    prepared->metrics.push_back({"nvrtc_lto_compile_ms", lto_compile->ms, "ms"});
-    if (!lto_compile->error.empty() || lto_compile->ltoir.empty()) {
-      lto.error = lto_compile->error.empty() ? "NVRTC produced no LTO-IR" : lto_compile->error;
+    const auto lto_output = lto_compile.get();
+    prepared->metrics.push_back({"nvrtc_lto_compile_ms", lto_output.ms, "ms"});
+    if (!lto_output.error.empty() || lto_output.ltoir.empty()) {
+      lto.error = lto_output.error.empty() ? "NVRTC produced no LTO-IR" : lto_output.error;
     } else if (config.nvjitlink.empty()) {
       lto.skip = "no nvJitLink was found";
     } else if (const JitLink linker(config.nvjitlink); !linker.usable()) {
       lto.error = linker.handle.loaded() ? "nvJitLink lacks " + linker.missing.front()
                                          : "cannot load nvJitLink: " + linker.handle.error();
     } else {
-      prepared->metrics.push_back({"nvjitlink_ms", link(linker, lto_compile->ltoir, arch, lto), "ms"});
+      prepared->metrics.push_back({"nvjitlink_ms", link(linker, lto_output.ltoir, arch, lto), "ms"});
     }
   }
   prepared->builds = {std::move(ptx), std::move(cubin), std::move(lto)};

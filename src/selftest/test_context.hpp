@@ -102,6 +102,11 @@ TestResult run_sort(const TestContext& context);
 TestResult run_ipc(const TestContext& context);
 TestResult run_green_ctx(const TestContext& context);
 
+// The jit test's LTO-IR compile in a process of its own (NVRTC compiles one program at a time per
+// process): `cudadiag __worker jit_lto NVRTC ARCH CCCL_INCLUDE`. Returns {"error", "ms", "ltoir_hex"}.
+nlohmann::json run_jit_lto_compile(const std::string& nvrtc_path, const std::string& arch_text,
+                                   const std::string& cccl_include);
+
 // The ipc test's second process: `cudadiag __worker ipc_peer LIBCUDA` with the exporter's socket
 // on file descriptor 4. Returns the peer's JSON result.
 nlohmann::json run_ipc_peer(const std::string& libcuda_path);

@@ -97,6 +97,10 @@ int run_worker(int argc, char** argv) {
     write_line({{"result", selftest::run_selftest_worker(argv[3], argv[4])}});
     return 0;
   }
+  if (first == "jit_lto" && argc == 6) {
+    write_line({{"result", selftest::run_jit_lto_compile(argv[3], argv[4], argv[5])}});
+    return 0;
+  }
   if (first == "ipc_peer" && argc == 4) {
     write_line({{"result", selftest::run_ipc_peer(argv[3])}});
     return 0;
