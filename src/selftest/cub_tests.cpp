@@ -61,9 +61,7 @@ std::string run_case(const CubModule& module, const TestContext& context, const 
   cudadiag_cub_params params{};
   params.which = spec.which;
   params.count = count;
-  params.warmup = spec.which == CUDADIAG_CUB_REDUCE_F32 || spec.which == CUDADIAG_CUB_REDUCE_I32
-                      ? context.sizes.reduce_warmup
-                      : context.sizes.sort_warmup;
+  params.warmup = context.sizes.cub_warmup;
   params.repetitions = repetitions;
   params.stream = stream;
   cudadiag_cub_result out{};

@@ -54,8 +54,7 @@ const LevelSizes& sizes_for(Level level) {
   static const LevelSizes quick{
       .copy_elements = std::uint64_t{1} << 24U, // 256 MiB per buffer
       .copy_repetitions = 10,
-      .reduce_warmup = 100, // 2^26 f32: ~60 us each
-      .sort_warmup = 3,
+      .cub_warmup = 3,
       .reduce_count = std::uint64_t{1} << 26U,
       .reduce_repetitions = 10,
       .sort_count = std::uint64_t{1} << 24U,
@@ -66,8 +65,7 @@ const LevelSizes& sizes_for(Level level) {
   static const LevelSizes full{
       .copy_elements = std::uint64_t{1} << 28U, // 4 GiB per buffer
       .copy_repetitions = 20,
-      .reduce_warmup = 100, // 2^30 f32: ~0.9 ms each
-      .sort_warmup = 5,     // 2^28 u64: ~16 ms each
+      .cub_warmup = 5,
       .reduce_count = std::uint64_t{1} << 30U,
       .reduce_repetitions = 20,
       .sort_count = std::uint64_t{1} << 28U,

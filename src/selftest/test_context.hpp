@@ -51,8 +51,7 @@ struct DeviceFacts {
 struct LevelSizes {
   std::uint64_t copy_elements; // 16-byte elements per copy buffer
   int copy_repetitions;
-  int reduce_warmup; // untimed runs first: a GPU idle for a moment (host-side checks) clocks down and
-  int sort_warmup;   // needs tens of milliseconds of work to clock back up
+  int cub_warmup; // untimed CUB runs first (clocks ramp up, caches and allocations settle)
   std::uint64_t reduce_count;
   int reduce_repetitions;
   std::uint64_t sort_count;
