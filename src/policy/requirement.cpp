@@ -1,6 +1,7 @@
 #include "policy/requirement.hpp"
 
 #include "probes/catalog.hpp"
+#include "selftest/selftest.hpp"
 #include "versions/version_sources.hpp"
 
 #include <algorithm>
@@ -108,10 +109,14 @@ std::optional<Error> parse_subject(std::string_view spec, std::string_view subje
     out.subject = Subject::selftest_test;
     out.name = std::string(rest.substr(0, dot));
     out.metric = dot == std::string_view::npos ? "" : std::string(rest.substr(dot + 1));
-    if (std::find(std::begin(k_selftest_keys), std::end(k_selftest_keys), out.name) ==
-        std::end(k_selftest_keys)) {
-      return bad(spec,
-                 "unknown self-test '" + out.name + "' (tests: jit, ptx, reduce, sort, ipc, green_ctx)");
+    // The keys a requirement may name are those of the self-test's catalog.
+    const auto& catalog = selftest::test_catalog();
+    if (std::none_of(catalog.begin(), catalog.end(), [&out](const auto& info) { return info.key == out.name; })) {
+      std::string known;
+      for (const auto& info : catalog) {
+        known += (known.empty() ? "" : ", ") + std::string(info.key);
+      }
+      return bad(spec, "unknown self-test '" + out.name + "' (tests: " + known + ")");
     }
     if (dot != std::string_view::npos && out.metric.empty()) {
       return bad(spec, "empty metric name after 'selftest." + out.name + ".'");

@@ -53,7 +53,4 @@ bool number_satisfies(double observed, Op op, double wanted);
 // "Gkeys/s" and "Gkeys" are the same unit for a requirement; comparison ignores case.
 bool same_unit(std::string_view metric_unit, std::string_view wanted_unit);
 
-// The self-test keys a requirement may name (those of selftest.hpp's test catalog).
-inline constexpr std::string_view k_selftest_keys[] = {"jit", "ptx", "reduce", "sort", "ipc", "green_ctx"};
-
 } // namespace cudadiag::policy
