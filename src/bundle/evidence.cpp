@@ -1,6 +1,6 @@
 #include "bundle/evidence.hpp"
 
-#include "bundle/command_capture.hpp"
+#include "core/command_capture.hpp"
 #include "core/filesystem.hpp"
 #include "core/json_fields.hpp"
 #include "loader/ld_so_cache.hpp"

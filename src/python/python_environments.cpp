@@ -1,6 +1,8 @@
 #include "python/python_environments.hpp"
 
+#include "core/command_capture.hpp"
 #include "core/filesystem.hpp"
+#include "core/text.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -1152,209 +1154,6 @@ w('end')
 sys.stdout.flush()
 )PY";
 
-struct ChildResult {
-  int status = 0;
-  bool timed_out = false;
-  std::string out;
-  std::string err;
-};
-
-class Fd {
-public:
-  Fd() = default;
-  explicit Fd(int fd) : m_fd(fd) {}
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() { reset(); }
-  void reset() {
-    if (m_fd >= 0) {
-      ::close(m_fd);
-    }
-    m_fd = -1;
-  }
-  [[nodiscard]] int get() const { return m_fd; }
-  int* out() { return &m_fd; }
-
-private:
-  int m_fd = -1;
-};
-
-class SpawnSetup {
-public:
-  SpawnSetup() {
-    m_ok = ::posix_spawn_file_actions_init(&m_actions) == 0;
-    m_ok = ::posix_spawnattr_init(&m_attr) == 0 && m_ok;
-  }
-  SpawnSetup(const SpawnSetup&) = delete;
-  SpawnSetup& operator=(const SpawnSetup&) = delete;
-  ~SpawnSetup() {
-    ::posix_spawn_file_actions_destroy(&m_actions);
-    ::posix_spawnattr_destroy(&m_attr);
-  }
-  [[nodiscard]] bool ok() const { return m_ok; }
-  posix_spawn_file_actions_t* actions() { return &m_actions; }
-  posix_spawnattr_t* attr() { return &m_attr; }
-
-private:
-  posix_spawn_file_actions_t m_actions{};
-  posix_spawnattr_t m_attr{};
-  bool m_ok = false;
-};
-
-std::vector<char*> c_strings(std::vector<std::string>& strings) {
-  std::vector<char*> out;
-  out.reserve(strings.size() + 1);
-  for (auto& s : strings) {
-    out.push_back(s.data());
-  }
-  out.push_back(nullptr);
-  return out;
-}
-
-int remaining_ms(std::chrono::steady_clock::time_point deadline) {
-  const auto left =
-      std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-  return static_cast<int>(std::clamp<std::chrono::milliseconds::rep>(left.count(), 0, 3600000));
-}
-
-// Runs `argv` with the snapshot's variables and working directory, stdin on /dev/null, in a new
-// process group; collects stdout and stderr until both close and the child exits, or until the
-// deadline, when the group is killed.
-Expected<ChildResult> run_child(const Environment& env, std::vector<std::string> argv,
-                                std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  std::array<int, 2> out_pipe{-1, -1};
-  std::array<int, 2> err_pipe{-1, -1};
-  if (::pipe2(out_pipe.data(), O_CLOEXEC) != 0) {
-    return Error{std::string("pipe: ") + std::strerror(errno)};
-  }
-  Fd out_read(out_pipe[0]);
-  Fd out_write(out_pipe[1]);
-  if (::pipe2(err_pipe.data(), O_CLOEXEC) != 0) {
-    return Error{std::string("pipe: ") + std::strerror(errno)};
-  }
-  Fd err_read(err_pipe[0]);
-  Fd err_write(err_pipe[1]);
-
-  SpawnSetup setup;
-  if (!setup.ok()) {
-    return Error{"posix_spawn setup failed"};
-  }
-  ::posix_spawn_file_actions_addopen(setup.actions(), 0, "/dev/null", O_RDONLY, 0);
-  ::posix_spawn_file_actions_adddup2(setup.actions(), out_write.get(), 1);
-  ::posix_spawn_file_actions_adddup2(setup.actions(), err_write.get(), 2);
-  if (!env.cwd.empty() && fs::is_directory(env.cwd)) {
-    ::posix_spawn_file_actions_addchdir_np(setup.actions(), env.cwd.c_str());
-  }
-  sigset_t no_signals;
-  sigemptyset(&no_signals);
-  sigset_t defaults;
-  sigemptyset(&defaults);
-  sigaddset(&defaults, SIGPIPE);
-  sigaddset(&defaults, SIGINT);
-  sigaddset(&defaults, SIGTERM);
-  ::posix_spawnattr_setsigmask(setup.attr(), &no_signals);
-  ::posix_spawnattr_setsigdefault(setup.attr(), &defaults);
-  ::posix_spawnattr_setpgroup(setup.attr(), 0);
-  ::posix_spawnattr_setflags(setup.attr(), static_cast<short>(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
-                                                              POSIX_SPAWN_SETSIGDEF));
-
-  std::vector<std::string> env_strings;
-  for (const auto& [name, value] : env.variables()) {
-    env_strings.push_back(name + "=" + value);
-  }
-  auto argv_c = c_strings(argv);
-  auto envp_c = c_strings(env_strings);
-  pid_t pid = -1;
-  const int rc =
-      ::posix_spawn(&pid, argv.front().c_str(), setup.actions(), setup.attr(), argv_c.data(), envp_c.data());
-  out_write.reset();
-  err_write.reset();
-  if (rc != 0) {
-    return Error{"cannot start " + argv.front() + ": " + std::strerror(rc)};
-  }
-
-  ChildResult result;
-  std::array<pollfd, 2> fds{pollfd{out_read.get(), POLLIN, 0}, pollfd{err_read.get(), POLLIN, 0}};
-  std::array<std::string*, 2> sinks{&result.out, &result.err};
-  const std::array<size_t, 2> caps{k_max_child_stdout, k_max_child_stderr};
-  std::array<char, 16384> buffer{};
-  while (fds[0].fd >= 0 || fds[1].fd >= 0) {
-    const int wait_ms = remaining_ms(deadline);
-    if (wait_ms <= 0) {
-      result.timed_out = true;
-      break;
-    }
-    const int ready = ::poll(fds.data(), fds.size(), wait_ms);
-    if (ready < 0 && errno == EINTR) {
-      continue;
-    }
-    if (ready < 0) {
-      break;
-    }
-    for (size_t i = 0; i < fds.size(); ++i) {
-      if (fds[i].fd < 0 || fds[i].revents == 0) {
-        continue;
-      }
-      const ssize_t got = ::read(fds[i].fd, buffer.data(), buffer.size());
-      if (got > 0) {
-        const auto room = caps[i] - std::min(caps[i], sinks[i]->size());
-        sinks[i]->append(buffer.data(), std::min(room, static_cast<size_t>(got)));
-      } else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
-        fds[i].fd = -1;
-      }
-    }
-  }
-  bool reaped = false;
-  while (!result.timed_out) {
-    const pid_t done = ::waitpid(pid, &result.status, WNOHANG);
-    if (done == pid) {
-      reaped = true;
-      break;
-    }
-    if (done < 0 && errno != EINTR) {
-      return Error{std::string("waitpid: ") + std::strerror(errno)};
-    }
-    if (remaining_ms(deadline) <= 0) {
-      result.timed_out = true;
-      break;
-    }
-    ::poll(nullptr, 0, 5);
-  }
-  if (!reaped) {
-    ::kill(-pid, SIGKILL);
-    ::kill(pid, SIGKILL);
-    while (::waitpid(pid, &result.status, 0) < 0 && errno == EINTR) {
-    }
-  }
-  return result;
-}
-
-std::optional<std::string> unhex(std::string_view hex) {
-  const auto nibble = [](char c) -> int {
-    if (c >= '0' && c <= '9') {
-      return c - '0';
-    }
-    if (c >= 'a' && c <= 'f') {
-      return c - 'a' + 10;
-    }
-    return -1;
-  };
-  if (hex.size() % 2 != 0) {
-    return std::nullopt;
-  }
-  std::string out;
-  out.reserve(hex.size() / 2);
-  for (size_t i = 0; i < hex.size(); i += 2) {
-    const int high = nibble(hex[i]);
-    const int low = nibble(hex[i + 1]);
-    if (high < 0 || low < 0) {
-      return std::nullopt;
-    }
-    out.push_back(static_cast<char>(high * 16 + low));
-  }
-  return out;
-}
 
 struct ProbeOutput {
   std::string prefix;
@@ -1381,7 +1180,7 @@ ProbeOutput parse_probe_output(std::string_view text) {
       continue;
     }
     const auto key = rest.substr(0, colon);
-    auto value = unhex(trim(rest.substr(colon + 1)));
+    auto value = hex_decode(trim(rest.substr(colon + 1)));
     if (!value) {
       continue;
     }
@@ -1493,7 +1292,7 @@ Expected<PythonDiscovery> discover_python_environments_with(const Environment& e
     return Error{"--python " + printable(exe) + ": not an executable file"};
   }
 
-  auto run = run_child(env, {exe, "-c", std::string(k_probe_script)}, timeout);
+  auto run = capture_command(env, {exe, "-c", std::string(k_probe_script)}, timeout);
   if (!run) {
     return Error{"--python " + printable(exe) + ": " + run.error().message};
   }
@@ -1503,13 +1302,12 @@ Expected<PythonDiscovery> discover_python_environments_with(const Environment& e
   }
   const std::string stderr_tail = last_line(run->err);
   const std::string stderr_note = stderr_tail.empty() ? "" : ": " + stderr_tail;
-  if (WIFSIGNALED(run->status)) {
-    return Error{"--python " + printable(exe) + ": killed by signal " +
-                 std::to_string(WTERMSIG(run->status)) + stderr_note};
+  if (run->signal) {
+    return Error{"--python " + printable(exe) + ": killed by signal " + std::to_string(*run->signal) + stderr_note};
   }
-  if (WIFEXITED(run->status) && WEXITSTATUS(run->status) != 0) {
-    return Error{"--python " + printable(exe) + ": exited with status " +
-                 std::to_string(WEXITSTATUS(run->status)) + stderr_note};
+  if (run->exit_code.value_or(0) != 0) {
+    return Error{"--python " + printable(exe) + ": exited with status " + std::to_string(*run->exit_code) +
+                 stderr_note};
   }
   const auto probe = parse_probe_output(run->out);
   if (!probe.complete || probe.prefix.empty()) {

@@ -1,4 +1,4 @@
-#include "bundle/command_capture.hpp"
+#include "core/command_capture.hpp"
 
 #include "core/filesystem.hpp"
 
@@ -15,7 +15,7 @@
 #include <cstring>
 #include <sys/wait.h>
 
-namespace cudadiag::bundle {
+namespace cudadiag {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -224,4 +224,4 @@ std::optional<std::string> find_on_path(const Environment& env, std::string_view
   return std::nullopt;
 }
 
-} // namespace cudadiag::bundle
+} // namespace cudadiag

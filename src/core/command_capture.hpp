@@ -1,6 +1,6 @@
 #pragma once
-// Runs one external command for the bundle's raw evidence (`nvidia-smi -q`) and captures what it
-// prints. The command runs with the snapshot's variables and working directory, stdin on
+// Runs one external command and captures what it prints: the bundle's raw evidence (`nvidia-smi
+// -q`) and discovery's `--python` interpreter probe. The command runs with the snapshot's variables and working directory, stdin on
 // /dev/null, no shell, in its own process group; at the deadline the whole group is killed.
 
 #include "core/environment.hpp"
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-namespace cudadiag::bundle {
+namespace cudadiag {
 
 // Output beyond these sizes is dropped (and the capture says it was truncated).
 inline constexpr std::size_t k_max_command_stdout = std::size_t{8} << 20U;
@@ -38,4 +38,4 @@ Expected<CommandCapture> capture_command(const Environment& env, const std::vect
 // relative to env.cwd; empty entries are skipped); nullopt when there is none.
 std::optional<std::string> find_on_path(const Environment& env, std::string_view name);
 
-} // namespace cudadiag::bundle
+} // namespace cudadiag

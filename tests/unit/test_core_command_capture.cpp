@@ -1,5 +1,5 @@
 // Capturing a command's output for the bundle: exit status, stderr, and the kill at the deadline.
-#include "bundle/command_capture.hpp"
+#include "core/command_capture.hpp"
 #include "temp_tree.hpp"
 
 #include <doctest/doctest.h>
@@ -7,8 +7,8 @@
 #include <chrono>
 
 using cudadiag::Environment;
-using cudadiag::bundle::capture_command;
-using cudadiag::bundle::find_on_path;
+using cudadiag::capture_command;
+using cudadiag::find_on_path;
 
 TEST_CASE("command capture: stdout, stderr and the exit status") {
   Environment env;
