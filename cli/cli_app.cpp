@@ -320,7 +320,7 @@ int run(int argc, char** argv) {
     SelftestCommandOptions selftest_options;
     auto* selftest_command = app.add_subcommand(
         "selftest", "Run the GPU self-test: JIT chain, bundled PTX, CUB reduce/sort, IPC, green contexts (exit 1 on a failure)");
-    selftest_command->add_option("--level", selftest_options.level, "quick (default; about a second) or full (2^28+ elements; under a minute)")
+    selftest_command->add_option("--level", selftest_options.level, "quick (default; a few seconds) or full (2^28+ elements; under a minute)")
         ->check(CLI::IsMember({"quick", "full"}));
     selftest_command->add_option("--only", selftest_options.only, "Comma-separated tests: jit, ptx, reduce, sort, ipc, green_ctx");
     selftest_command->add_option("--device", selftest_options.device, "A CUDA device ordinal, or 'all' (default; one worker per GPU)");
