@@ -341,3 +341,23 @@ def register_plugins(config):
 
 if __name__ == "__main__":
     sys.exit("this is a helper module for pytest")
+
+
+FIXTURES = Path(os.environ.get("CUDADIAG_FIXTURES_DIR") or SOURCE_DIR / "build" / "tests" / "fixtures")
+
+
+def fake_driver_env(directory: Path, file_name: str = "libcuda.so.1") -> dict:
+    """A clean environment whose loader finds the fake driver (tests/fixtures/fake_libcuda.c, mode "ok")
+    copied into `directory` as `file_name` (with a libcuda.so.1 link to it when the name differs), and
+    the system toolkit as CUDA_HOME. Skips the test when the fixture is not built."""
+    import pytest
+
+    source = FIXTURES / "fake-driver" / "libcuda.so.1"
+    if not source.is_file():
+        pytest.skip(f"fixture not built: {source}")
+    directory.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(source, directory / file_name)
+    if file_name != "libcuda.so.1":
+        (directory / "libcuda.so.1").symlink_to(file_name)
+    return clean_env(CUDA_HOME=str(SYSTEM_CTK), LD_LIBRARY_PATH=str(directory), CUDADIAG_FAKE_CUDA="ok")
+

@@ -14,9 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from cudadiag_harness import SOURCE_DIR, SYSTEM_CTK, clean_env, describe, run
+from cudadiag_harness import describe, fake_driver_env, run
 
-FIXTURES = Path(os.environ.get("CUDADIAG_FIXTURES_DIR") or SOURCE_DIR / "build" / "tests" / "fixtures")
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 WIDTH, HEIGHT = 1280, 1400
 
@@ -90,13 +89,7 @@ def close(a, b, tolerance=6) -> bool:
 
 @pytest.fixture
 def env(tmp_path) -> dict:
-    source = FIXTURES / "fake-driver" / "libcuda.so.1"
-    if not source.is_file():
-        pytest.skip(f"fixture not built: {source}")
-    driver = tmp_path / "driver"
-    driver.mkdir()
-    shutil.copy2(source, driver / "libcuda.so.1")
-    return clean_env(CUDA_HOME=str(SYSTEM_CTK), LD_LIBRARY_PATH=str(driver), CUDADIAG_FAKE_CUDA="ok")
+    return fake_driver_env(tmp_path / "driver")
 
 
 @pytest.mark.parametrize("requirements, verdict", [([], "ok"), (["--require", "driver>=999"], "error")])

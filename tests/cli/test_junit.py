@@ -3,28 +3,19 @@ testcase per component, finding, self-test result and requirement."""
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 
 import pytest
 
-from cudadiag_harness import SOURCE_DIR, SYSTEM_CTK, clean_env, describe, parse_report, run
+from cudadiag_harness import describe, fake_driver_env, parse_report, run
 
 junitparser = pytest.importorskip("junitparser")
 
-FIXTURES = Path(os.environ.get("CUDADIAG_FIXTURES_DIR") or SOURCE_DIR / "build" / "tests" / "fixtures")
 
 
 @pytest.fixture
 def env(tmp_path) -> dict:
-    source = FIXTURES / "fake-driver" / "libcuda.so.1"
-    if not source.is_file():
-        pytest.skip(f"fixture not built: {source}")
-    driver = tmp_path / "driver"
-    driver.mkdir()
-    shutil.copy2(source, driver / "libcuda.so.1")
-    return clean_env(CUDA_HOME=str(SYSTEM_CTK), LD_LIBRARY_PATH=str(driver), CUDADIAG_FAKE_CUDA="ok")
+    return fake_driver_env(tmp_path / "driver")
 
 
 def suites(path: Path) -> dict:

@@ -5,30 +5,20 @@ malformed specs and policy files are usage errors naming the bad token."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from pathlib import Path
 
 import pytest
 
-from cudadiag_harness import SOURCE_DIR, SYSTEM_CTK, clean_env, describe, parse_report, run
+from cudadiag_harness import describe, fake_driver_env, parse_report, run, SYSTEM_CTK
 
-FIXTURES = Path(os.environ.get("CUDADIAG_FIXTURES_DIR") or SOURCE_DIR / "build" / "tests" / "fixtures")
 
 
 @pytest.fixture
 def env(tmp_path) -> dict:
     """A machine with the fake driver (as driver 580.95.05, CUDA 13.0) and the system toolkit: no findings."""
-    source = FIXTURES / "fake-driver" / "libcuda.so.1"
-    if not source.is_file():
-        pytest.skip(f"fixture not built: {source}")
-    driver = tmp_path / "driver"
-    driver.mkdir()
-    shutil.copy2(source, driver / "libcuda.so.580.95.05")
-    (driver / "libcuda.so.1").symlink_to("libcuda.so.580.95.05")
     if not (SYSTEM_CTK / "include" / "cccl").is_dir() and not (SYSTEM_CTK / "include" / "cuda" / "std").is_dir():
         pytest.skip(f"no CCCL headers under {SYSTEM_CTK}")
-    return clean_env(CUDA_HOME=str(SYSTEM_CTK), LD_LIBRARY_PATH=str(driver), CUDADIAG_FAKE_CUDA="ok")
+    return fake_driver_env(tmp_path / "driver", "libcuda.so.580.95.05")
 
 
 def report(env: dict, *args: str, allowed=(0, 1)) -> tuple[dict, int]:
