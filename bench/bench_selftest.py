@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Self-test benchmarks against CUB called directly, side by side in one run (issue 4 targets).
+"""Self-test benchmarks against CUB called directly, side by side in one run (the targets in docs/performance.md).
 
     python3 bench/bench_selftest.py build/cli/cudadiag [--cub-direct PATH] [--nvcc PATH] [--arch native]
 

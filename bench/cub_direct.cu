@@ -1,5 +1,5 @@
 // CUB called directly, the plainest way: the reference figures for the self-test's reduce and sort
-// benchmarks (issue 4), and cudaMemcpy device-to-device for the copy benchmark.
+// benchmarks, and cudaMemcpy device-to-device for the copy benchmark.
 //
 //   nvcc -O3 -std=c++17 -arch=native -o cub_direct bench/cub_direct.cu
 //   ./cub_direct [--device N] [--reps N] [--warmup N] [--copy-bytes B]

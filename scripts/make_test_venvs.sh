@@ -8,9 +8,10 @@
 # Usage: scripts/make_test_venvs.sh DEST
 #
 # A venv that is already complete (its marker file matches the requested package set) is reused,
-# so a second run costs a second. Exit status: 0 ready; 77 PyPI unreachable (callers treat it as a
-# skip); 1 anything else (the message says what). Environment: PYTHON (default python3) picks the
-# base interpreter; PIP_CACHE_DIR, when set, is passed to pip as --cache-dir.
+# so a second run costs a second. Exit status: 0 ready; 77 pip's package index does not answer
+# (callers treat it as a skip); 1 anything else (the message says what). Environment: PYTHON
+# (default python3) picks the base interpreter; PIP_CACHE_DIR, when set, is passed to pip as
+# --cache-dir; pip's own configuration (pip.conf, PIP_INDEX_URL, ...) says where packages come from.
 set -euo pipefail
 
 readonly k_marker=".cudadiag-test-venv-complete"
@@ -34,20 +35,16 @@ if [[ -n "${PIP_CACHE_DIR:-}" ]]; then
   pip_args+=(--cache-dir "$PIP_CACHE_DIR")
 fi
 
-# Returns 0 when the package index pip uses (PIP_INDEX_URL, else PyPI) answers within 10 seconds.
-index_reachable() {
-  local py=$1
-  "$py" - <<'PY'
-import os, sys, urllib.request
-index = os.environ.get("PIP_INDEX_URL") or "https://pypi.org/simple"
-url = index.rstrip("/") + "/cuda-pathfinder/"
-try:
-    with urllib.request.urlopen(url, timeout=10) as response:
-        sys.exit(0 if response.status < 500 else 1)
-except Exception as error:  # any network, DNS, TLS or HTTP failure means "unreachable"
-    print(f"{url}: {error}", file=sys.stderr)
-    sys.exit(1)
-PY
+# Returns 0 when pip, as configured here (pip.conf, PIP_INDEX_URL, PIP_FIND_LINKS, ...), fetches one
+# small package (cuda-pathfinder, no dependencies, bypassing pip's cache) within 60 seconds. The
+# script names no index of its own: whatever pip would install from is what is asked.
+pip_index_answers() {
+  local py=$1 probe status=0
+  probe=$(mktemp -d)
+  timeout 60 "$py" -m pip download --quiet --disable-pip-version-check --no-input --no-cache-dir --no-deps \
+    --timeout 10 --retries 0 --dest "$probe" cuda-pathfinder >/dev/null 2>&1 || status=1
+  rm -rf "$probe"
+  return $status
 }
 
 # The marker records what was asked for, so a changed package list or base interpreter rebuilds.
@@ -79,8 +76,8 @@ make_venv() {
     exit 1
   fi
   if ! "$dir/bin/python" -m pip install "${pip_args[@]}" "$@" 2>"$dest/pip-error.log"; then
-    if ! index_reachable "$dir/bin/python" 2>/dev/null; then
-      echo "SKIP: PyPI unreachable (could not install $* into $dir)"
+    if ! pip_index_answers "$dir/bin/python"; then
+      echo "SKIP: pip's package index does not answer (could not install $* into $dir)"
       rm -rf "$dir"
       exit 77
     fi

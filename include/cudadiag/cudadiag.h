@@ -16,7 +16,7 @@
  *    the same type happens to get the same address, the stale pointer reaches the new handle.
  *  - Strings returned as `const char*` stay valid until the handle they came from is freed.
  *
- * Compatibility: see README "Versioning policy". Within one major version, existing functions,
+ * Compatibility: see docs/api.md "Versioning policy". Within one major version, existing functions,
  * enum values and the meaning of the options JSON keys do not change; new ones may be added. */
 #ifndef CUDADIAG_H
 #define CUDADIAG_H

@@ -5,7 +5,7 @@
 // Every function is safe to call from many threads at once and prints nothing (see set_log_handler).
 // Functions throw cudadiag::Exception for what the caller can act on (an unknown component name, a
 // process that cannot be read); std::bad_alloc passes through. The C API (cudadiag.h) is the
-// ABI-stable surface; this header is source-compatible within a minor release (README "Versioning
+// ABI-stable surface; this header is source-compatible within a minor release (docs/api.md "Versioning
 // policy"): new fields and functions may be added, nothing is renamed or removed without a
 // deprecation period.
 

@@ -7,7 +7,7 @@
 #if defined(__GNUC__) || defined(__clang__)
 #define CUDADIAG_API __attribute__((visibility("default")))
 /* Marks an API that will be removed: it stays for at least one minor release after being marked
- * (README "Versioning policy"), and compilers warn at every use with `message`. */
+ * (docs/api.md "Versioning policy"), and compilers warn at every use with `message`. */
 #define CUDADIAG_DEPRECATED(message) __attribute__((deprecated(message)))
 #else
 #define CUDADIAG_API

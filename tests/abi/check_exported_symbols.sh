@@ -2,7 +2,7 @@
 # The ABI check: the dynamic symbols libcudadiag.so defines must be exactly those listed in
 # tests/abi/exported_symbols.txt (mangled names with their version node, one per line; '#' starts a
 # comment). A symbol added to the API is added to the list in the same change; a symbol that
-# disappears breaks the ABI and needs a new SOVERSION (README "Versioning policy").
+# disappears breaks the ABI and needs a new SOVERSION (docs/api.md "Versioning policy").
 #
 #   check_exported_symbols.sh LIBRARY LIST            compare; print the difference, demangled
 #   check_exported_symbols.sh LIBRARY LIST --update   rewrite LIST from LIBRARY (keeps its header)

@@ -1,4 +1,4 @@
-// The catalog's invariants: the components the issue names exist, names are unique per kind,
+// The catalog's invariants: the components cudadiag promises exist, names are unique per kind,
 // SONAMEs are declared newest major first and wheel dirs list CUDA 13 before CUDA 12.
 #include "probes/catalog.hpp"
 
@@ -25,7 +25,7 @@ int soname_major(std::string_view soname) {
 
 } // namespace
 
-TEST_CASE("catalog: every component the discovery issue requires is present with the right kind") {
+TEST_CASE("catalog: every component cudadiag promises is present with the right kind") {
   for (const char* name : {"cuda", "nvml", "cudart", "nvrtc", "nvJitLink", "nvvm", "nvfatbin", "cupti", "cublas",
                            "cublasLt", "cufft", "curand", "cusolver", "cusparse", "nccl", "cudnn"}) {
     CAPTURE(name);
