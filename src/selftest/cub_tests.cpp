@@ -6,7 +6,7 @@
 
 #include "kernels/cub_selftest.h"
 #include "selftest/test_context.hpp"
-#include "verify/dl_handle.hpp"
+#include "cuda_api/library.hpp"
 
 #include <cstring>
 
@@ -16,14 +16,14 @@ namespace {
 using json = nlohmann::json;
 
 struct CubModule {
-  verify::DlHandle handle;
-  std::vector<std::string> missing;
+  cuda_api::DlHandle handle;
+  cuda_api::MissingSymbols missing;
   decltype(&cudadiag_cub_selftest_abi) abi = nullptr;
   decltype(&cudadiag_cub_selftest_info) info = nullptr;
   decltype(&cudadiag_cub_selftest_run) run = nullptr;
 
   explicit CubModule(const std::string& path) : handle(path) {
-    const verify::SymbolResolver sym(handle, missing);
+    const cuda_api::SymbolResolver sym(handle, missing);
     abi = sym.require<decltype(abi)>("cudadiag_cub_selftest_abi");
     info = sym.require<decltype(info)>("cudadiag_cub_selftest_info");
     run = sym.require<decltype(run)>("cudadiag_cub_selftest_run");
@@ -40,7 +40,7 @@ std::string module_problem(const TestContext& context, const CubModule* module) 
   }
   if (!module->missing.empty()) {
     return "cannot use " + context.config.module_path + ": " +
-           (module->handle.error().empty() ? "it lacks " + module->missing.front() : module->handle.error());
+           (module->handle.error().empty() ? "it lacks " + module->missing.names().front() : module->handle.error());
   }
   if (const auto abi = module->abi(); abi != CUDADIAG_CUB_SELFTEST_ABI) {
     return context.config.module_path + " has ABI " + std::to_string(abi) + ", this cudadiag needs " +

@@ -1,62 +1,24 @@
 #include "selftest/gpu.hpp"
 
-#include "verify/cuda_errors.hpp"
+#include "cuda_api/cuda_errors.hpp"
+#include "cuda_api/driver_resolver.hpp"
 
 #include <dlfcn.h>
 
 #include <algorithm>
 #include <array>
-#include <initializer_list>
 
 namespace cudadiag::selftest {
 namespace {
 
 // The version passed to cuGetProcAddress for everything but the green-context calls: the
-// prototypes in gpu_api.hpp are the ones CUDA 12.0 through 13.0 declare.
+// prototypes in cuda_api/driver.hpp are the ones CUDA 12.0 through 13.0 declare.
 constexpr int k_base_version = cu::k_proc_address_base_version;
 // Green contexts: ask for the 13.0 ABI first (CUdevSmResource with the partition fields), then
 // the versions that introduced the calls, for older drivers.
 constexpr std::array<int, 3> k_green_versions{13000, 12050, 12040};
 
-class EntryPointResolver {
-public:
-  EntryPointResolver(void* handle, std::vector<std::string>& missing) : m_handle(handle), m_missing(missing) {
-    m_v2 = reinterpret_cast<cu::PfnGetProcAddress>(::dlsym(handle, "cuGetProcAddress_v2"));
-    m_legacy = reinterpret_cast<cu::PfnGetProcAddressLegacy>(::dlsym(handle, "cuGetProcAddress"));
-  }
-  [[nodiscard]] bool usable() const { return m_v2 != nullptr || m_legacy != nullptr; }
-
-  template <class Fn>
-  void resolve(Fn& slot, const char* name, std::initializer_list<int> versions = {k_base_version}) {
-    for (const int version : versions) {
-      if (void* address = lookup(name, version); address != nullptr) {
-        slot = reinterpret_cast<Fn>(address);
-        return;
-      }
-    }
-    slot = nullptr;
-    m_missing.emplace_back(name);
-  }
-
-private:
-  void* lookup(const char* name, int version) const {
-    void* address = nullptr;
-    if (m_v2 != nullptr) {
-      cu::CUdriverProcAddressQueryResult query = cu::CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
-      const auto status = m_v2(name, &address, version, cu::CU_GET_PROC_ADDRESS_DEFAULT, &query);
-      return status == cu::CUDA_SUCCESS && query == cu::CU_GET_PROC_ADDRESS_SUCCESS ? address : nullptr;
-    }
-    const auto status = m_legacy(name, &address, version, cu::CU_GET_PROC_ADDRESS_DEFAULT);
-    return status == cu::CUDA_SUCCESS ? address : nullptr;
-  }
-
-  void* m_handle;
-  std::vector<std::string>& m_missing;
-  cu::PfnGetProcAddress m_v2 = nullptr;
-  cu::PfnGetProcAddressLegacy m_legacy = nullptr;
-};
-
-void resolve_all(EntryPointResolver& r, DriverEntryPoints& a) {
+void resolve_all(cuda_api::DriverResolver& r, DriverEntryPoints& a) {
   r.resolve(a.get_error_name, "cuGetErrorName");
   r.resolve(a.init, "cuInit");
   r.resolve(a.driver_get_version, "cuDriverGetVersion");
@@ -126,7 +88,7 @@ std::unique_ptr<Gpu> Gpu::load(const std::string& libcuda_path, std::string& err
     return nullptr;
   }
   std::unique_ptr<Gpu> gpu(new Gpu());
-  EntryPointResolver resolver(handle, gpu->m_missing);
+  cuda_api::DriverResolver resolver(handle, gpu->m_missing);
   if (!resolver.usable()) {
     error = libcuda_path + " has no cuGetProcAddress (a driver older than CUDA 11.3, or not a driver)";
     return nullptr;
@@ -155,7 +117,7 @@ std::string Gpu::error_name(cu::CUresult code) const {
       text != nullptr) {
     return text;
   }
-  if (const auto* known = verify::find_cuda_error(code); known != nullptr) {
+  if (const auto* known = cuda_api::find_cuda_error(code); known != nullptr) {
     return std::string(known->name);
   }
   return "CUresult " + std::to_string(static_cast<int>(code));

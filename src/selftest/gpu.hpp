@@ -5,7 +5,8 @@
 // the tests allocate. A failing driver call throws CudaFailure; the test runner turns it into the
 // test's status. Nothing here prints.
 
-#include "selftest/gpu_api.hpp"
+#include "cuda_api/driver.hpp"
+#include "cuda_api/library.hpp"
 
 #include <cstddef>
 #include <memory>
@@ -15,6 +16,8 @@
 #include <vector>
 
 namespace cudadiag::selftest {
+
+namespace cu = cuda_api::cu;
 
 // A driver call that did not return CUDA_SUCCESS: "cuMemAlloc (1073741824 bytes): CUDA_ERROR_OUT_OF_MEMORY
 // (2)".
@@ -101,7 +104,7 @@ public:
 
   const DriverEntryPoints& api() const { return m_api; }
   [[nodiscard]] int driver_version() const { return m_driver_version; }
-  [[nodiscard]] const std::vector<std::string>& missing() const { return m_missing; }
+  [[nodiscard]] const cuda_api::MissingSymbols& missing() const { return m_missing; }
 
   // The driver's name for a code ("CUDA_ERROR_OUT_OF_MEMORY"), else cudadiag's, else "CUresult N".
   [[nodiscard]] std::string error_name(cu::CUresult code) const;
@@ -125,7 +128,7 @@ private:
   Gpu() = default;
   DriverEntryPoints m_api;
   int m_driver_version = 0;
-  std::vector<std::string> m_missing;
+  cuda_api::MissingSymbols m_missing;
 };
 
 // Device memory from cuMemAlloc, freed on destruction.

@@ -6,9 +6,10 @@
 #include "core/environment.hpp"
 #include "core/json_fields.hpp"
 #include "core/text.hpp"
-#include "selftest/compiler_api.hpp"
+#include "cuda_api/library.hpp"
+#include "cuda_api/nvjitlink.hpp"
+#include "cuda_api/nvrtc.hpp"
 #include "selftest/test_context.hpp"
-#include "verify/dl_handle.hpp"
 #include "verify/worker.hpp"
 
 #include <algorithm>
@@ -20,6 +21,8 @@
 namespace cudadiag::selftest {
 namespace {
 
+namespace nvrtc = cuda_api::nvrtc;
+namespace nvjitlink = cuda_api::nvjitlink;
 using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
@@ -45,8 +48,8 @@ int input_value(unsigned i) {
 }
 
 struct Nvrtc {
-  verify::DlHandle handle;
-  std::vector<std::string> missing;
+  cuda_api::DlHandle handle;
+  cuda_api::MissingSymbols missing;
   nvrtc::GetErrorStringFn error_string = nullptr;
   nvrtc::VersionFn version = nullptr;
   nvrtc::GetNumSupportedArchsFn num_archs = nullptr;
@@ -56,11 +59,11 @@ struct Nvrtc {
   nvrtc::GetProgramLogSizeFn log_size = nullptr;
   nvrtc::GetProgramLogFn log = nullptr;
   nvrtc::DestroyProgramFn destroy = nullptr;
-  nvrtc_more::GetSizeFn ptx_size = nullptr, cubin_size = nullptr, ltoir_size = nullptr;
-  nvrtc_more::GetDataFn ptx = nullptr, cubin = nullptr, ltoir = nullptr;
+  nvrtc::GetSizeFn ptx_size = nullptr, cubin_size = nullptr, ltoir_size = nullptr;
+  nvrtc::GetDataFn ptx = nullptr, cubin = nullptr, ltoir = nullptr;
 
   explicit Nvrtc(const std::string& path) : handle(path) {
-    const verify::SymbolResolver sym(handle, missing);
+    const cuda_api::SymbolResolver sym(handle, missing);
     error_string = sym.require<nvrtc::GetErrorStringFn>("nvrtcGetErrorString");
     version = sym.require<nvrtc::VersionFn>("nvrtcVersion");
     num_archs = sym.require<nvrtc::GetNumSupportedArchsFn>("nvrtcGetNumSupportedArchs");
@@ -70,12 +73,12 @@ struct Nvrtc {
     log_size = sym.require<nvrtc::GetProgramLogSizeFn>("nvrtcGetProgramLogSize");
     log = sym.require<nvrtc::GetProgramLogFn>("nvrtcGetProgramLog");
     destroy = sym.require<nvrtc::DestroyProgramFn>("nvrtcDestroyProgram");
-    ptx_size = sym.require<nvrtc_more::GetSizeFn>("nvrtcGetPTXSize");
-    ptx = sym.require<nvrtc_more::GetDataFn>("nvrtcGetPTX");
-    cubin_size = sym.require<nvrtc_more::GetSizeFn>("nvrtcGetCUBINSize");
-    cubin = sym.require<nvrtc_more::GetDataFn>("nvrtcGetCUBIN");
-    ltoir_size = sym.require<nvrtc_more::GetSizeFn>("nvrtcGetLTOIRSize");
-    ltoir = sym.require<nvrtc_more::GetDataFn>("nvrtcGetLTOIR");
+    ptx_size = sym.require<nvrtc::GetSizeFn>("nvrtcGetPTXSize");
+    ptx = sym.require<nvrtc::GetDataFn>("nvrtcGetPTX");
+    cubin_size = sym.require<nvrtc::GetSizeFn>("nvrtcGetCUBINSize");
+    cubin = sym.require<nvrtc::GetDataFn>("nvrtcGetCUBIN");
+    ltoir_size = sym.require<nvrtc::GetSizeFn>("nvrtcGetLTOIRSize");
+    ltoir = sym.require<nvrtc::GetDataFn>("nvrtcGetLTOIR");
   }
   [[nodiscard]] bool usable() const { return handle.loaded() && missing.empty(); }
   [[nodiscard]] std::string text(nvrtc::Result code) const {
@@ -98,29 +101,29 @@ struct Nvrtc {
 // nvJitLink by plain name (12.3+) or, for older libraries, by the versioned names the header
 // wrappers call.
 struct JitLink {
-  verify::DlHandle handle;
-  std::vector<std::string> missing;
+  cuda_api::DlHandle handle;
+  cuda_api::MissingSymbols missing;
   nvjitlink::CreateFn create = nullptr;
   nvjitlink::DestroyFn destroy = nullptr;
-  nvjitlink_more::AddDataFn add_data = nullptr;
-  nvjitlink_more::CompleteFn complete = nullptr;
-  nvjitlink_more::GetSizeFn cubin_size = nullptr, error_log_size = nullptr;
-  nvjitlink_more::GetDataFn cubin = nullptr;
-  nvjitlink_more::GetLogFn error_log = nullptr;
+  nvjitlink::AddDataFn add_data = nullptr;
+  nvjitlink::CompleteFn complete = nullptr;
+  nvjitlink::GetSizeFn cubin_size = nullptr, error_log_size = nullptr;
+  nvjitlink::GetDataFn cubin = nullptr;
+  nvjitlink::GetLogFn error_log = nullptr;
 
   explicit JitLink(const std::string& path) : handle(path) {
     for (const char* suffix : {"", "_13_0", "_12_0"}) {
       missing.clear();
       const std::string prefix = suffix[0] == '\0' ? "nvJitLink" : "__nvJitLink";
-      const verify::SymbolResolver sym(handle, missing);
+      const cuda_api::SymbolResolver sym(handle, missing);
       create = sym.require<nvjitlink::CreateFn>((prefix + "Create" + suffix).c_str());
       destroy = sym.require<nvjitlink::DestroyFn>((prefix + "Destroy" + suffix).c_str());
-      add_data = sym.require<nvjitlink_more::AddDataFn>((prefix + "AddData" + suffix).c_str());
-      complete = sym.require<nvjitlink_more::CompleteFn>((prefix + "Complete" + suffix).c_str());
-      cubin_size = sym.require<nvjitlink_more::GetSizeFn>((prefix + "GetLinkedCubinSize" + suffix).c_str());
-      cubin = sym.require<nvjitlink_more::GetDataFn>((prefix + "GetLinkedCubin" + suffix).c_str());
-      error_log_size = sym.require<nvjitlink_more::GetSizeFn>((prefix + "GetErrorLogSize" + suffix).c_str());
-      error_log = sym.require<nvjitlink_more::GetLogFn>((prefix + "GetErrorLog" + suffix).c_str());
+      add_data = sym.require<nvjitlink::AddDataFn>((prefix + "AddData" + suffix).c_str());
+      complete = sym.require<nvjitlink::CompleteFn>((prefix + "Complete" + suffix).c_str());
+      cubin_size = sym.require<nvjitlink::GetSizeFn>((prefix + "GetLinkedCubinSize" + suffix).c_str());
+      cubin = sym.require<nvjitlink::GetDataFn>((prefix + "GetLinkedCubin" + suffix).c_str());
+      error_log_size = sym.require<nvjitlink::GetSizeFn>((prefix + "GetErrorLogSize" + suffix).c_str());
+      error_log = sym.require<nvjitlink::GetLogFn>((prefix + "GetErrorLog" + suffix).c_str());
       if (missing.empty()) {
         return;
       }
@@ -159,8 +162,8 @@ struct Compilation {
   double ms = 0;
 };
 
-std::string read_output(nvrtc::Program program, nvrtc_more::GetSizeFn get_size,
-                        nvrtc_more::GetDataFn get_data) {
+std::string read_output(nvrtc::Program program, nvrtc::GetSizeFn get_size,
+                        nvrtc::GetDataFn get_data) {
   std::size_t size = 0;
   if (get_size(program, &size) != nvrtc::k_success || size <= 1) {
     return {};
@@ -264,7 +267,7 @@ double link(const JitLink& linker, const std::string& ltoir, int arch, Build& bu
                   std::to_string(code) + ")" + (log.empty() ? "" : ": " + log);
   };
   std::string cubin;
-  if (const auto added = linker.add_data(handle, nvjitlink_more::k_input_ltoir, ltoir.data(), ltoir.size(),
+  if (const auto added = linker.add_data(handle, nvjitlink::k_input_ltoir, ltoir.data(), ltoir.size(),
                                          "cudadiag_jit.ltoir");
       added != nvjitlink::k_success) {
     fail("nvJitLinkAddData", added);
@@ -337,7 +340,7 @@ nlohmann::json run_jit_lto_compile(const std::string& nvrtc_path, const std::str
                                    const std::string& cccl_include) {
   const Nvrtc nvrtc(nvrtc_path);
   if (!nvrtc.usable()) {
-    return {{"error", nvrtc.handle.loaded() ? "NVRTC lacks " + nvrtc.missing.front()
+    return {{"error", nvrtc.handle.loaded() ? "NVRTC lacks " + nvrtc.missing.names().front()
                                             : "cannot load NVRTC: " + nvrtc.handle.error()}};
   }
   const auto compiled = compile(nvrtc, cccl_include, "-arch=sm_" + arch_text, true);
@@ -367,7 +370,7 @@ std::shared_ptr<const JitPreparation> prepare_jit(const WorkerConfig& config,
   }
   const Nvrtc nvrtc(config.nvrtc);
   if (!nvrtc.usable()) {
-    prepared->fail = nvrtc.handle.loaded() ? "NVRTC lacks " + nvrtc.missing.front()
+    prepared->fail = nvrtc.handle.loaded() ? "NVRTC lacks " + nvrtc.missing.names().front()
                                            : "cannot load NVRTC: " + nvrtc.handle.error();
     return prepared;
   }
@@ -423,7 +426,7 @@ std::shared_ptr<const JitPreparation> prepare_jit(const WorkerConfig& config,
     } else if (config.nvjitlink.empty()) {
       lto.skip = "no nvJitLink was found";
     } else if (const JitLink linker(config.nvjitlink); !linker.usable()) {
-      lto.error = linker.handle.loaded() ? "nvJitLink lacks " + linker.missing.front()
+      lto.error = linker.handle.loaded() ? "nvJitLink lacks " + linker.missing.names().front()
                                          : "cannot load nvJitLink: " + linker.handle.error();
     } else {
       prepared->metrics.push_back({"nvjitlink_ms", link(linker, lto_output.ltoir, arch, lto), "ms"});

@@ -1,7 +1,8 @@
 // probe_driver: loads one libcuda by path and asks it about itself (see probes.hpp for the contract).
 
-#include "verify/cuda_driver_api.hpp"
-#include "verify/cuda_errors.hpp"
+#include "cuda_api/cuda_errors.hpp"
+#include "cuda_api/driver.hpp"
+#include "cuda_api/driver_resolver.hpp"
 #include "verify/probes.hpp"
 #include "verify/worker.hpp"
 
@@ -9,6 +10,7 @@
 
 #include <array>
 #include <cmath>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -16,6 +18,8 @@
 namespace cudadiag::verify {
 namespace {
 
+namespace cu = cuda_api::cu;
+using cuda_api::find_cuda_error;
 using json = nlohmann::json;
 
 // The entry points the probe calls, resolved through cuGetProcAddress; null when unresolved.
@@ -33,80 +37,22 @@ struct DriverApi {
   cu::PfnDeviceGetPCIBusId device_get_pci_bus_id = nullptr;
 };
 
-// Resolves driver entry points through cuGetProcAddress (either signature). When cuGetProcAddress
-// itself fails (the toolkit's stub answers CUDA_ERROR_STUB_LIBRARY to every name) the versioned
-// export is looked up with dlsym instead, so the stub's cuInit can still say what it is; a name the
-// driver reports as not found is missing, full stop.
-class Resolver {
-public:
-  Resolver(void* handle, cu::PfnGetProcAddress v2, cu::PfnGetProcAddressLegacy legacy)
-      : m_handle(handle), m_v2(v2), m_legacy(legacy) {}
-
-  // `symbol` is the unversioned cuda.h name; `exported` the symbol with the prototype of Fn.
-  template <class Fn> Fn resolve(const char* symbol, const char* exported, json& missing) {
-    void* address = lookup(symbol, exported);
-    if (address == nullptr) {
-      missing.push_back(symbol);
-      return nullptr;
-    }
-    return reinterpret_cast<Fn>(address);
-  }
-
-  // The first error cuGetProcAddress returned for itself (not for a name it does not know).
-  [[nodiscard]] std::optional<cu::CUresult> failure() const { return m_failure; }
-
-private:
-  void* lookup(const char* symbol, const char* exported) {
-    void* address = nullptr;
-    cu::CUresult status = cu::CUDA_ERROR_NOT_FOUND;
-    bool found = false;
-    if (m_v2 != nullptr) {
-      cu::CUdriverProcAddressQueryResult query = cu::CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
-      status =
-          m_v2(symbol, &address, cu::k_proc_address_base_version, cu::CU_GET_PROC_ADDRESS_DEFAULT, &query);
-      found = status == cu::CUDA_SUCCESS && query == cu::CU_GET_PROC_ADDRESS_SUCCESS && address != nullptr;
-    } else if (m_legacy != nullptr) {
-      status = m_legacy(symbol, &address, cu::k_proc_address_base_version, cu::CU_GET_PROC_ADDRESS_DEFAULT);
-      found = status == cu::CUDA_SUCCESS && address != nullptr;
-    }
-    if (found) {
-      return address;
-    }
-    if (status != cu::CUDA_SUCCESS && status != cu::CUDA_ERROR_NOT_FOUND) {
-      if (!m_failure) {
-        m_failure = status;
-      }
-      return ::dlsym(m_handle, exported);
-    }
-    return nullptr;
-  }
-
-  void* m_handle;
-  cu::PfnGetProcAddress m_v2;
-  cu::PfnGetProcAddressLegacy m_legacy;
-  std::optional<cu::CUresult> m_failure;
-};
-
-DriverApi resolve_all(Resolver& resolver, json& missing) {
+// Every entry point but the first two has one prototype since CUDA 12.0 (k_proc_address_base_version);
+// the second name is the versioned export with that prototype, the stub's fallback.
+DriverApi resolve_all(cuda_api::DriverResolver& resolver) {
+  const std::initializer_list<int> base = {cu::k_proc_address_base_version};
   DriverApi api;
-  api.get_error_name = resolver.resolve<cu::PfnGetErrorName>("cuGetErrorName", "cuGetErrorName", missing);
-  api.get_error_string =
-      resolver.resolve<cu::PfnGetErrorString>("cuGetErrorString", "cuGetErrorString", missing);
-  api.init = resolver.resolve<cu::PfnInit>("cuInit", "cuInit", missing);
-  api.driver_get_version =
-      resolver.resolve<cu::PfnDriverGetVersion>("cuDriverGetVersion", "cuDriverGetVersion", missing);
-  api.device_get_count =
-      resolver.resolve<cu::PfnDeviceGetCount>("cuDeviceGetCount", "cuDeviceGetCount", missing);
-  api.device_get = resolver.resolve<cu::PfnDeviceGet>("cuDeviceGet", "cuDeviceGet", missing);
-  api.device_get_name = resolver.resolve<cu::PfnDeviceGetName>("cuDeviceGetName", "cuDeviceGetName", missing);
-  api.device_get_uuid =
-      resolver.resolve<cu::PfnDeviceGetUuid>("cuDeviceGetUuid", "cuDeviceGetUuid_v2", missing);
-  api.device_get_attribute =
-      resolver.resolve<cu::PfnDeviceGetAttribute>("cuDeviceGetAttribute", "cuDeviceGetAttribute", missing);
-  api.device_total_mem =
-      resolver.resolve<cu::PfnDeviceTotalMem>("cuDeviceTotalMem", "cuDeviceTotalMem_v2", missing);
-  api.device_get_pci_bus_id =
-      resolver.resolve<cu::PfnDeviceGetPCIBusId>("cuDeviceGetPCIBusId", "cuDeviceGetPCIBusId", missing);
+  resolver.resolve(api.get_error_name, "cuGetErrorName", base, "cuGetErrorName");
+  resolver.resolve(api.get_error_string, "cuGetErrorString", base, "cuGetErrorString");
+  resolver.resolve(api.init, "cuInit", base, "cuInit");
+  resolver.resolve(api.driver_get_version, "cuDriverGetVersion", base, "cuDriverGetVersion");
+  resolver.resolve(api.device_get_count, "cuDeviceGetCount", base, "cuDeviceGetCount");
+  resolver.resolve(api.device_get, "cuDeviceGet", base, "cuDeviceGet");
+  resolver.resolve(api.device_get_name, "cuDeviceGetName", base, "cuDeviceGetName");
+  resolver.resolve(api.device_get_uuid, "cuDeviceGetUuid", base, "cuDeviceGetUuid_v2");
+  resolver.resolve(api.device_get_attribute, "cuDeviceGetAttribute", base, "cuDeviceGetAttribute");
+  resolver.resolve(api.device_total_mem, "cuDeviceTotalMem", base, "cuDeviceTotalMem_v2");
+  resolver.resolve(api.device_get_pci_bus_id, "cuDeviceGetPCIBusId", base, "cuDeviceGetPCIBusId");
   return api;
 }
 
@@ -317,28 +263,24 @@ json probe(const std::string& path) {
   out["loaded"] = true;
 
   report_phase("cuGetProcAddress");
-  json missing = json::array();
-  const auto v2 = reinterpret_cast<cu::PfnGetProcAddress>(::dlsym(handle, "cuGetProcAddress_v2"));
-  const auto legacy =
-      v2 != nullptr ? nullptr
-                    : reinterpret_cast<cu::PfnGetProcAddressLegacy>(::dlsym(handle, "cuGetProcAddress"));
+  cuda_api::MissingSymbols missing;
+  cuda_api::DriverResolver resolver(handle, missing);
   DriverApi api;
-  if (v2 == nullptr && legacy == nullptr) {
+  if (!resolver.usable()) {
     // A driver older than 11.3, or not a driver. cuDriverGetVersion has had one ABI since 2.2, so
     // the version (the reason, usually) can still be read by its plain symbol.
-    missing.push_back("cuGetProcAddress_v2");
+    missing.add("cuGetProcAddress_v2");
     api.driver_get_version = reinterpret_cast<cu::PfnDriverGetVersion>(::dlsym(handle, "cuDriverGetVersion"));
   } else {
-    out["get_proc_address"] = v2 != nullptr ? "cuGetProcAddress_v2" : "cuGetProcAddress";
-    Resolver resolver(handle, v2, legacy);
-    api = resolve_all(resolver, missing);
+    out["get_proc_address"] = resolver.get_proc_address_name();
+    api = resolve_all(resolver);
     if (const auto failure = resolver.failure()) {
       out["get_proc_address_error"] = describe(api, *failure);
       out["is_stub"] = *failure == cu::CUDA_ERROR_STUB_LIBRARY;
     }
   }
 
-  out["missing_symbols"] = missing;
+  out["missing_symbols"] = missing.names();
 
   // Works without (and before) cuInit; the stub fails it with 34.
   if (api.driver_get_version != nullptr) {

@@ -3,8 +3,10 @@
 // builtins library loads, and nvJitLink creates and destroys a linker.
 
 #include "core/filesystem.hpp"
-#include "verify/dl_handle.hpp"
-#include "verify/library_api.hpp"
+#include "cuda_api/cudart.hpp"
+#include "cuda_api/library.hpp"
+#include "cuda_api/nvjitlink.hpp"
+#include "cuda_api/nvrtc.hpp"
 #include "verify/probe_support.hpp"
 #include "verify/probes.hpp"
 #include "verify/worker.hpp"
@@ -18,41 +20,14 @@
 
 namespace cudadiag::verify {
 
-namespace nvjitlink {
-
-std::string_view result_name(Result code) {
-  // nvJitLinkResult in nvJitLink.h (CUDA 13.0): consecutive from 0.
-  static constexpr std::array<std::string_view, 19> k_names{
-      "NVJITLINK_SUCCESS",
-      "NVJITLINK_ERROR_UNRECOGNIZED_OPTION",
-      "NVJITLINK_ERROR_MISSING_ARCH",
-      "NVJITLINK_ERROR_INVALID_INPUT",
-      "NVJITLINK_ERROR_PTX_COMPILE",
-      "NVJITLINK_ERROR_NVVM_COMPILE",
-      "NVJITLINK_ERROR_INTERNAL",
-      "NVJITLINK_ERROR_THREADPOOL",
-      "NVJITLINK_ERROR_UNRECOGNIZED_INPUT",
-      "NVJITLINK_ERROR_FINALIZE",
-      "NVJITLINK_ERROR_NULL_INPUT",
-      "NVJITLINK_ERROR_INCOMPATIBLE_OPTIONS",
-      "NVJITLINK_ERROR_INCORRECT_INPUT_TYPE",
-      "NVJITLINK_ERROR_ARCH_MISMATCH",
-      "NVJITLINK_ERROR_OUTDATED_LIBRARY",
-      "NVJITLINK_ERROR_MISSING_FATBIN",
-      "NVJITLINK_ERROR_UNRECOGNIZED_ARCH",
-      "NVJITLINK_ERROR_UNSUPPORTED_ARCH",
-      "NVJITLINK_ERROR_LTO_NOT_ENABLED",
-  };
-  if (code < 0 || static_cast<std::size_t>(code) >= k_names.size()) {
-    return "";
-  }
-  return k_names[static_cast<std::size_t>(code)];
-}
-
-} // namespace nvjitlink
-
 namespace {
 
+namespace nvrtc = cuda_api::nvrtc;
+namespace nvjitlink = cuda_api::nvjitlink;
+namespace cudart = cuda_api::cudart;
+using cuda_api::DlHandle;
+using cuda_api::MissingSymbols;
+using cuda_api::SymbolResolver;
 using nlohmann::json;
 
 constexpr std::size_t k_max_log_chars = 2000; // compile logs are cut to this many characters
@@ -87,7 +62,7 @@ struct NvrtcApi {
   nvrtc::DestroyProgramFn destroy_program = nullptr;
 };
 
-NvrtcApi resolve_nvrtc(const DlHandle& handle, std::vector<std::string>& missing) {
+NvrtcApi resolve_nvrtc(const DlHandle& handle, MissingSymbols& missing) {
   const SymbolResolver sym(handle, missing);
   NvrtcApi api;
   api.get_error_string = sym.require<nvrtc::GetErrorStringFn>("nvrtcGetErrorString");
@@ -205,7 +180,7 @@ void nvrtc_probe(const std::string& path, json& result) {
   if (!open_library(path, handle, result)) {
     return;
   }
-  std::vector<std::string> missing;
+  MissingSymbols missing;
   const NvrtcApi api = resolve_nvrtc(handle, missing);
   result["missing_symbols"] = missing_symbols_json(missing);
 
@@ -255,7 +230,7 @@ void nvjitlink_probe(const std::string& path, json& result) {
   if (!open_library(path, handle, result)) {
     return;
   }
-  std::vector<std::string> missing;
+  MissingSymbols missing;
   int major_seen = 13;
 
   // Entry-point names are "nvJitLink<EP>" (12.3+) or "__nvJitLink<EP>_<major>_<minor>".
@@ -288,7 +263,7 @@ void nvjitlink_probe(const std::string& path, json& result) {
       }
     }
     if (suffix.empty()) {
-      missing.emplace_back("nvJitLinkVersion");
+      missing.add("nvJitLinkVersion");
     }
   }
 
@@ -354,7 +329,7 @@ void cudart_probe(const std::string& path, json& result) {
     ~Release() { handle.release(); }
   } release{handle};
 
-  std::vector<std::string> missing;
+  MissingSymbols missing;
   const SymbolResolver sym(handle, missing);
   const auto runtime_get_version = sym.require<cudart::RuntimeGetVersionFn>("cudaRuntimeGetVersion");
   const auto driver_get_version = sym.require<cudart::DriverGetVersionFn>("cudaDriverGetVersion");

@@ -2,6 +2,8 @@
 // Pieces every verify probe shares: the common result skeleton of probes.hpp, turning text a
 // library wrote into something JSON can always serialise, and the never-throw wrapper.
 
+#include "cuda_api/library.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -74,10 +76,8 @@ nlohmann::json run_probe(const std::string& path, Body&& body) noexcept { // NOL
 }
 
 // The missing names as the JSON array of the skeleton, sorted, without duplicates.
-inline nlohmann::json missing_symbols_json(std::vector<std::string> missing) {
-  std::sort(missing.begin(), missing.end());
-  missing.erase(std::unique(missing.begin(), missing.end()), missing.end());
-  return nlohmann::json(missing);
+inline nlohmann::json missing_symbols_json(const cuda_api::MissingSymbols& missing) {
+  return nlohmann::json(missing.sorted());
 }
 
 } // namespace cudadiag::verify

@@ -1,10 +1,11 @@
-// The self-test's mirrored driver, NVRTC and nvJitLink prototypes and structs (selftest/gpu_api.hpp,
-// selftest/compiler_api.hpp) against the real CUDA 13.0 headers, when they are present. The PFN
+// The self-test's mirrored driver, NVRTC and nvJitLink prototypes and structs (cuda_api/driver.hpp,
+// cuda_api/nvrtc.hpp, cuda_api/nvjitlink.hpp) against the real CUDA 13.0 headers, when they are present. The PFN
 // types of cudaTypedefs.h carry the version each mirror asks cuGetProcAddress for.
 
-#include "selftest/compiler_api.hpp"
-#include "selftest/gpu_api.hpp"
-#include "verify/dl_handle.hpp"
+#include "cuda_api/driver.hpp"
+#include "cuda_api/library.hpp"
+#include "cuda_api/nvjitlink.hpp"
+#include "cuda_api/nvrtc.hpp"
 
 #include <doctest/doctest.h>
 
@@ -21,8 +22,8 @@
 #if defined(CUDADIAG_TEST_HAVE_CUDA_H)
 namespace {
 
-namespace cu = cudadiag::selftest::cu;
-using cudadiag::verify::abi_compatible;
+namespace cu = cudadiag::cuda_api::cu;
+using cudadiag::cuda_api::abi_compatible;
 
 // clang-format off
 static_assert(abi_compatible<cu::PfnCtxSetCurrent, PFN_cuCtxSetCurrent_v4000>());
@@ -75,10 +76,10 @@ static_assert(abi_compatible<cu::PfnCtxFromGreenCtx, PFN_cuCtxFromGreenCtx_v1204
 static_assert(abi_compatible<cu::PfnGreenCtxGetDevResource, PFN_cuGreenCtxGetDevResource_v12040>());
 static_assert(abi_compatible<cu::PfnGreenCtxStreamCreate, PFN_cuGreenCtxStreamCreate_v12050>());
 
-static_assert(abi_compatible<cudadiag::selftest::nvrtc_more::GetSizeFn, decltype(&::nvrtcGetCUBINSize)>());
-static_assert(abi_compatible<cudadiag::selftest::nvrtc_more::GetSizeFn, decltype(&::nvrtcGetLTOIRSize)>());
-static_assert(abi_compatible<cudadiag::selftest::nvrtc_more::GetDataFn, decltype(&::nvrtcGetCUBIN)>());
-static_assert(abi_compatible<cudadiag::selftest::nvrtc_more::GetDataFn, decltype(&::nvrtcGetPTX)>());
+static_assert(abi_compatible<cudadiag::cuda_api::nvrtc::GetSizeFn, decltype(&::nvrtcGetCUBINSize)>());
+static_assert(abi_compatible<cudadiag::cuda_api::nvrtc::GetSizeFn, decltype(&::nvrtcGetLTOIRSize)>());
+static_assert(abi_compatible<cudadiag::cuda_api::nvrtc::GetDataFn, decltype(&::nvrtcGetCUBIN)>());
+static_assert(abi_compatible<cudadiag::cuda_api::nvrtc::GetDataFn, decltype(&::nvrtcGetPTX)>());
 // clang-format on
 
 // Struct layouts the driver reads or writes.

@@ -1,11 +1,11 @@
-// The driver probe: cuda_driver_api.hpp against the real cuda.h (when a toolkit is present), the
+// The driver probe: cuda_api/driver.hpp against the real cuda.h (when a toolkit is present), the
 // error table, and probe_driver run through the worker against the fake drivers of tests/fixtures.
 
 #include "core/environment.hpp"
 #include "fake_driver.hpp"
 #include "core/filesystem.hpp"
-#include "verify/cuda_driver_api.hpp"
-#include "verify/cuda_errors.hpp"
+#include "cuda_api/cuda_errors.hpp"
+#include "cuda_api/driver.hpp"
 #include "verify/worker.hpp"
 
 #include <doctest/doctest.h>
@@ -28,7 +28,7 @@
 #endif
 #endif
 
-namespace cu = cudadiag::verify::cu;
+namespace cu = cudadiag::cuda_api::cu;
 using cudadiag::verify::StepOutcome;
 
 #if defined(CUDADIAG_TEST_HAVE_CUDA_H)
@@ -201,12 +201,12 @@ TEST_CASE("driver probe: the error table's names are cuda.h's") {
 #undef CUDADIAG_HEADER_ERROR
   for (const auto& [code, name] : header) {
     CAPTURE(name);
-    const auto* entry = cudadiag::verify::find_cuda_error(code);
+    const auto* entry = cudadiag::cuda_api::find_cuda_error(code);
     REQUIRE(entry != nullptr);
     CHECK(entry->name == name);
   }
   // Every row of the table is in the list above (35 is the runtime's, not the driver's).
-  for (const auto& entry : cudadiag::verify::cuda_error_table()) {
+  for (const auto& entry : cudadiag::cuda_api::cuda_error_table()) {
     CAPTURE(entry.name);
     const bool listed =
         std::any_of(header.begin(), header.end(), [&](const auto& row) { return row.first == entry.code; });
@@ -239,14 +239,14 @@ nlohmann::json probe_ok(const std::string& library, const cudadiag::Environment&
 } // namespace
 
 TEST_CASE("driver probe: the error table answers by code") {
-  CHECK(cudadiag::verify::find_cuda_error(34)->name == "CUDA_ERROR_STUB_LIBRARY");
-  CHECK(cudadiag::verify::find_cuda_error(35)->name == "cudaErrorInsufficientDriver");
-  CHECK(cudadiag::verify::find_cuda_error(803)->name == "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH");
-  CHECK(cudadiag::verify::find_cuda_error(12345) == nullptr);
+  CHECK(cudadiag::cuda_api::find_cuda_error(34)->name == "CUDA_ERROR_STUB_LIBRARY");
+  CHECK(cudadiag::cuda_api::find_cuda_error(35)->name == "cudaErrorInsufficientDriver");
+  CHECK(cudadiag::cuda_api::find_cuda_error(803)->name == "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH");
+  CHECK(cudadiag::cuda_api::find_cuda_error(12345) == nullptr);
   for (const int code :
        {0, 1, 2, 3, 4, 34, 35, 46, 100, 101, 200, 209, 218, 222, 304, 500, 801, 803, 804, 999}) {
     CAPTURE(code);
-    const auto* entry = cudadiag::verify::find_cuda_error(code);
+    const auto* entry = cudadiag::cuda_api::find_cuda_error(code);
     REQUIRE(entry != nullptr);
     CHECK_FALSE(entry->description.empty());
   }

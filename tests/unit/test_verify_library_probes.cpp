@@ -1,7 +1,9 @@
 #include "core/filesystem.hpp"
 #include "temp_tree.hpp"
-#include "verify/dl_handle.hpp"
-#include "verify/library_api.hpp"
+#include "cuda_api/cudart.hpp"
+#include "cuda_api/library.hpp"
+#include "cuda_api/nvjitlink.hpp"
+#include "cuda_api/nvrtc.hpp"
 #include "verify/probe_support.hpp"
 #include "verify/probes.hpp"
 #include "versions/version_sources.hpp"
@@ -26,6 +28,7 @@
 using cudadiag::testing::TempTree;
 using nlohmann::json;
 namespace verify = cudadiag::verify;
+namespace cuda_api = cudadiag::cuda_api;
 namespace fs = cudadiag::fs;
 
 namespace {
@@ -123,52 +126,52 @@ enum Small : unsigned { small_zero };
 } // namespace
 
 // The checker itself: what it must accept and refuse.
-static_assert(verify::abi_compatible<int (*)(int*, const char*), int (*)(int*, const char*)>());
-static_assert(verify::abi_compatible<int (*)(Small*), Small (*)(unsigned*)>());
-static_assert(verify::abi_compatible<int (*)(OpaqueA*), int (*)(OpaqueB*)>());
-static_assert(verify::abi_compatible<int (*)(OpaqueA**), int (*)(OpaqueB**)>());
-static_assert(!verify::abi_compatible<int (*)(Pair*), int (*)(Triple*)>());
-static_assert(!verify::abi_compatible<int (*)(Pair*), int (*)(OpaqueA*)>());
-static_assert(!verify::abi_compatible<int (*)(int*), int (*)(long long*)>());
-static_assert(!verify::abi_compatible<int (*)(const char* const*), int (*)(const char**)>());
-static_assert(!verify::abi_compatible<int (*)(int), int (*)(int, int)>());
-static_assert(!verify::abi_compatible<const char* (*)(int), int (*)(int)>());
+static_assert(cuda_api::abi_compatible<int (*)(int*, const char*), int (*)(int*, const char*)>());
+static_assert(cuda_api::abi_compatible<int (*)(Small*), Small (*)(unsigned*)>());
+static_assert(cuda_api::abi_compatible<int (*)(OpaqueA*), int (*)(OpaqueB*)>());
+static_assert(cuda_api::abi_compatible<int (*)(OpaqueA**), int (*)(OpaqueB**)>());
+static_assert(!cuda_api::abi_compatible<int (*)(Pair*), int (*)(Triple*)>());
+static_assert(!cuda_api::abi_compatible<int (*)(Pair*), int (*)(OpaqueA*)>());
+static_assert(!cuda_api::abi_compatible<int (*)(int*), int (*)(long long*)>());
+static_assert(!cuda_api::abi_compatible<int (*)(const char* const*), int (*)(const char**)>());
+static_assert(!cuda_api::abi_compatible<int (*)(int), int (*)(int, int)>());
+static_assert(!cuda_api::abi_compatible<const char* (*)(int), int (*)(int)>());
 
 #ifdef CUDADIAG_TEST_HAVE_CUDA_HEADERS
-static_assert(verify::abi_compatible<verify::nvrtc::GetErrorStringFn, decltype(&::nvrtcGetErrorString)>());
-static_assert(verify::abi_compatible<verify::nvrtc::VersionFn, decltype(&::nvrtcVersion)>());
+static_assert(cuda_api::abi_compatible<cuda_api::nvrtc::GetErrorStringFn, decltype(&::nvrtcGetErrorString)>());
+static_assert(cuda_api::abi_compatible<cuda_api::nvrtc::VersionFn, decltype(&::nvrtcVersion)>());
 static_assert(
-    verify::abi_compatible<verify::nvrtc::GetNumSupportedArchsFn, decltype(&::nvrtcGetNumSupportedArchs)>());
+    cuda_api::abi_compatible<cuda_api::nvrtc::GetNumSupportedArchsFn, decltype(&::nvrtcGetNumSupportedArchs)>());
 static_assert(
-    verify::abi_compatible<verify::nvrtc::GetSupportedArchsFn, decltype(&::nvrtcGetSupportedArchs)>());
-static_assert(verify::abi_compatible<verify::nvrtc::CreateProgramFn, decltype(&::nvrtcCreateProgram)>());
-static_assert(verify::abi_compatible<verify::nvrtc::CompileProgramFn, decltype(&::nvrtcCompileProgram)>());
+    cuda_api::abi_compatible<cuda_api::nvrtc::GetSupportedArchsFn, decltype(&::nvrtcGetSupportedArchs)>());
+static_assert(cuda_api::abi_compatible<cuda_api::nvrtc::CreateProgramFn, decltype(&::nvrtcCreateProgram)>());
+static_assert(cuda_api::abi_compatible<cuda_api::nvrtc::CompileProgramFn, decltype(&::nvrtcCompileProgram)>());
 static_assert(
-    verify::abi_compatible<verify::nvrtc::GetProgramLogSizeFn, decltype(&::nvrtcGetProgramLogSize)>());
-static_assert(verify::abi_compatible<verify::nvrtc::GetProgramLogFn, decltype(&::nvrtcGetProgramLog)>());
-static_assert(verify::abi_compatible<verify::nvrtc::DestroyProgramFn, decltype(&::nvrtcDestroyProgram)>());
-static_assert(verify::nvrtc::k_success == NVRTC_SUCCESS);
-static_assert(verify::nvrtc::k_error_compilation == NVRTC_ERROR_COMPILATION);
-static_assert(verify::nvrtc::k_error_builtin_operation_failure == NVRTC_ERROR_BUILTIN_OPERATION_FAILURE);
+    cuda_api::abi_compatible<cuda_api::nvrtc::GetProgramLogSizeFn, decltype(&::nvrtcGetProgramLogSize)>());
+static_assert(cuda_api::abi_compatible<cuda_api::nvrtc::GetProgramLogFn, decltype(&::nvrtcGetProgramLog)>());
+static_assert(cuda_api::abi_compatible<cuda_api::nvrtc::DestroyProgramFn, decltype(&::nvrtcDestroyProgram)>());
+static_assert(cuda_api::nvrtc::k_success == NVRTC_SUCCESS);
+static_assert(cuda_api::nvrtc::k_error_compilation == NVRTC_ERROR_COMPILATION);
+static_assert(cuda_api::nvrtc::k_error_builtin_operation_failure == NVRTC_ERROR_BUILTIN_OPERATION_FAILURE);
 
-static_assert(verify::abi_compatible<verify::nvjitlink::VersionFn, decltype(&::nvJitLinkVersion)>());
+static_assert(cuda_api::abi_compatible<cuda_api::nvjitlink::VersionFn, decltype(&::nvJitLinkVersion)>());
 #if CUDART_VERSION >= 13000
-static_assert(verify::abi_compatible<verify::nvjitlink::CreateFn, decltype(&::__nvJitLinkCreate_13_0)>());
-static_assert(verify::abi_compatible<verify::nvjitlink::DestroyFn, decltype(&::__nvJitLinkDestroy_13_0)>());
+static_assert(cuda_api::abi_compatible<cuda_api::nvjitlink::CreateFn, decltype(&::__nvJitLinkCreate_13_0)>());
+static_assert(cuda_api::abi_compatible<cuda_api::nvjitlink::DestroyFn, decltype(&::__nvJitLinkDestroy_13_0)>());
 #endif
-static_assert(verify::nvjitlink::k_success == NVJITLINK_SUCCESS);
+static_assert(cuda_api::nvjitlink::k_success == NVJITLINK_SUCCESS);
 
-static_assert(verify::abi_compatible<verify::cudart::GetErrorNameFn, decltype(&::cudaGetErrorName)>());
+static_assert(cuda_api::abi_compatible<cuda_api::cudart::GetErrorNameFn, decltype(&::cudaGetErrorName)>());
 static_assert(
-    verify::abi_compatible<verify::cudart::RuntimeGetVersionFn, decltype(&::cudaRuntimeGetVersion)>());
+    cuda_api::abi_compatible<cuda_api::cudart::RuntimeGetVersionFn, decltype(&::cudaRuntimeGetVersion)>());
 static_assert(
-    verify::abi_compatible<verify::cudart::DriverGetVersionFn, decltype(&::cudaDriverGetVersion)>());
-static_assert(verify::cudart::k_success == cudaSuccess);
+    cuda_api::abi_compatible<cuda_api::cudart::DriverGetVersionFn, decltype(&::cudaDriverGetVersion)>());
+static_assert(cuda_api::cudart::k_success == cudaSuccess);
 #endif
 
 TEST_CASE("library probes: nvJitLink result names follow the header's enumeration") {
 #ifdef CUDADIAG_TEST_HAVE_CUDA_HEADERS
-#define CUDADIAG_CHECK_NAME(code) CHECK(verify::nvjitlink::result_name(code) == #code)
+#define CUDADIAG_CHECK_NAME(code) CHECK(cuda_api::nvjitlink::result_name(code) == #code)
   CUDADIAG_CHECK_NAME(NVJITLINK_SUCCESS);
   CUDADIAG_CHECK_NAME(NVJITLINK_ERROR_UNRECOGNIZED_OPTION);
   CUDADIAG_CHECK_NAME(NVJITLINK_ERROR_MISSING_ARCH);
@@ -192,8 +195,8 @@ TEST_CASE("library probes: nvJitLink result names follow the header's enumeratio
 #else
   MESSAGE("CUDA headers not found: the mirrored prototypes are not checked against them");
 #endif
-  CHECK(verify::nvjitlink::result_name(-1).empty());
-  CHECK(verify::nvjitlink::result_name(1000).empty());
+  CHECK(cuda_api::nvjitlink::result_name(-1).empty());
+  CHECK(cuda_api::nvjitlink::result_name(1000).empty());
 }
 
 TEST_CASE("library probes: library text is bounded and printable") {
@@ -277,7 +280,7 @@ TEST_CASE("library probes: nvrtc without its builtins beside it") {
     const json& compile = result.at("compile_check");
     CHECK(compile.at("ok") == builtins.at("used").is_string());
     if (builtins.at("used").is_null()) {
-      CHECK(compile.at("code") == verify::nvrtc::k_error_builtin_operation_failure);
+      CHECK(compile.at("code") == cuda_api::nvrtc::k_error_builtin_operation_failure);
       CHECK(compile.at("name") == "NVRTC_ERROR_BUILTIN_OPERATION_FAILURE");
     }
     MESSAGE("wheel nvrtc without builtins beside it: compile=" << compile.dump());
@@ -379,7 +382,7 @@ TEST_CASE("library probes: a library without the entry points records them as mi
   CHECK(jitlink.at("entry_point_versions").empty());
   CHECK(jitlink.at("create_check").is_null());
   const json& missing = jitlink.at("missing_symbols");
-  CHECK(missing.size() == verify::nvjitlink::k_entry_points.size() + 1);
+  CHECK(missing.size() == cuda_api::nvjitlink::k_entry_points.size() + 1);
   CHECK(std::find(missing.begin(), missing.end(), "nvJitLinkVersion") != missing.end());
   CHECK(std::find(missing.begin(), missing.end(), "nvJitLinkCreate") != missing.end());
 

@@ -1,7 +1,7 @@
 #include "loader/ld_so_cache.hpp"
 #include "temp_tree.hpp"
-#include "verify/dl_handle.hpp"
-#include "verify/nvml_api.hpp"
+#include "cuda_api/library.hpp"
+#include "cuda_api/nvml.hpp"
 #include "verify/probes.hpp"
 
 #include <doctest/doctest.h>
@@ -18,44 +18,44 @@
 using cudadiag::testing::TempTree;
 using nlohmann::json;
 namespace verify = cudadiag::verify;
-namespace nvml = cudadiag::verify::nvml;
+namespace nvml = cudadiag::cuda_api::nvml;
 
 #ifdef CUDADIAG_TEST_HAVE_NVML_HEADER
 // Prototypes: each mirrored type against the header's declaration of the versioned symbol.
-static_assert(verify::abi_compatible<nvml::InitFn, decltype(&::nvmlInit_v2)>());
-static_assert(verify::abi_compatible<nvml::ShutdownFn, decltype(&::nvmlShutdown)>());
-static_assert(verify::abi_compatible<nvml::ErrorStringFn, decltype(&::nvmlErrorString)>());
-static_assert(verify::abi_compatible<nvml::SystemGetStringFn, decltype(&::nvmlSystemGetDriverVersion)>());
-static_assert(verify::abi_compatible<nvml::SystemGetStringFn, decltype(&::nvmlSystemGetNVMLVersion)>());
-static_assert(verify::abi_compatible<nvml::SystemGetCudaDriverVersionFn,
+static_assert(cudadiag::cuda_api::abi_compatible<nvml::InitFn, decltype(&::nvmlInit_v2)>());
+static_assert(cudadiag::cuda_api::abi_compatible<nvml::ShutdownFn, decltype(&::nvmlShutdown)>());
+static_assert(cudadiag::cuda_api::abi_compatible<nvml::ErrorStringFn, decltype(&::nvmlErrorString)>());
+static_assert(cudadiag::cuda_api::abi_compatible<nvml::SystemGetStringFn, decltype(&::nvmlSystemGetDriverVersion)>());
+static_assert(cudadiag::cuda_api::abi_compatible<nvml::SystemGetStringFn, decltype(&::nvmlSystemGetNVMLVersion)>());
+static_assert(cudadiag::cuda_api::abi_compatible<nvml::SystemGetCudaDriverVersionFn,
                                      decltype(&::nvmlSystemGetCudaDriverVersion)>());
-static_assert(verify::abi_compatible<nvml::SystemGetCudaDriverVersionFn,
+static_assert(cudadiag::cuda_api::abi_compatible<nvml::SystemGetCudaDriverVersionFn,
                                      decltype(&::nvmlSystemGetCudaDriverVersion_v2)>());
-static_assert(verify::abi_compatible<nvml::DeviceGetCountFn, decltype(&::nvmlDeviceGetCount_v2)>());
+static_assert(cudadiag::cuda_api::abi_compatible<nvml::DeviceGetCountFn, decltype(&::nvmlDeviceGetCount_v2)>());
 static_assert(
-    verify::abi_compatible<nvml::DeviceGetHandleByIndexFn, decltype(&::nvmlDeviceGetHandleByIndex_v2)>());
-static_assert(verify::abi_compatible<nvml::DeviceGetStringFn, decltype(&::nvmlDeviceGetName)>());
-static_assert(verify::abi_compatible<nvml::DeviceGetStringFn, decltype(&::nvmlDeviceGetUUID)>());
-static_assert(verify::abi_compatible<nvml::DeviceGetPciInfoFn, decltype(&::nvmlDeviceGetPciInfo_v3)>());
+    cudadiag::cuda_api::abi_compatible<nvml::DeviceGetHandleByIndexFn, decltype(&::nvmlDeviceGetHandleByIndex_v2)>());
+static_assert(cudadiag::cuda_api::abi_compatible<nvml::DeviceGetStringFn, decltype(&::nvmlDeviceGetName)>());
+static_assert(cudadiag::cuda_api::abi_compatible<nvml::DeviceGetStringFn, decltype(&::nvmlDeviceGetUUID)>());
+static_assert(cudadiag::cuda_api::abi_compatible<nvml::DeviceGetPciInfoFn, decltype(&::nvmlDeviceGetPciInfo_v3)>());
 static_assert(
-    verify::abi_compatible<nvml::DeviceGetUintFn, decltype(&::nvmlDeviceGetCurrPcieLinkGeneration)>());
+    cudadiag::cuda_api::abi_compatible<nvml::DeviceGetUintFn, decltype(&::nvmlDeviceGetCurrPcieLinkGeneration)>());
 static_assert(
-    verify::abi_compatible<nvml::DeviceGetUintFn, decltype(&::nvmlDeviceGetMaxPcieLinkGeneration)>());
-static_assert(verify::abi_compatible<nvml::DeviceGetUintFn, decltype(&::nvmlDeviceGetCurrPcieLinkWidth)>());
-static_assert(verify::abi_compatible<nvml::DeviceGetUintFn, decltype(&::nvmlDeviceGetMaxPcieLinkWidth)>());
-static_assert(verify::abi_compatible<nvml::DeviceGetEccModeFn, decltype(&::nvmlDeviceGetEccMode)>());
+    cudadiag::cuda_api::abi_compatible<nvml::DeviceGetUintFn, decltype(&::nvmlDeviceGetMaxPcieLinkGeneration)>());
+static_assert(cudadiag::cuda_api::abi_compatible<nvml::DeviceGetUintFn, decltype(&::nvmlDeviceGetCurrPcieLinkWidth)>());
+static_assert(cudadiag::cuda_api::abi_compatible<nvml::DeviceGetUintFn, decltype(&::nvmlDeviceGetMaxPcieLinkWidth)>());
+static_assert(cudadiag::cuda_api::abi_compatible<nvml::DeviceGetEccModeFn, decltype(&::nvmlDeviceGetEccMode)>());
 static_assert(
-    verify::abi_compatible<nvml::DeviceGetTotalEccErrorsFn, decltype(&::nvmlDeviceGetTotalEccErrors)>());
+    cudadiag::cuda_api::abi_compatible<nvml::DeviceGetTotalEccErrorsFn, decltype(&::nvmlDeviceGetTotalEccErrors)>());
 static_assert(
-    verify::abi_compatible<nvml::DeviceGetRemappedRowsFn, decltype(&::nvmlDeviceGetRemappedRows)>());
+    cudadiag::cuda_api::abi_compatible<nvml::DeviceGetRemappedRowsFn, decltype(&::nvmlDeviceGetRemappedRows)>());
 static_assert(
-    verify::abi_compatible<nvml::DeviceGetPersistenceModeFn, decltype(&::nvmlDeviceGetPersistenceMode)>());
-static_assert(verify::abi_compatible<nvml::DeviceGetMigModeFn, decltype(&::nvmlDeviceGetMigMode)>());
-static_assert(verify::abi_compatible<nvml::DeviceGetClocksEventReasonsFn,
+    cudadiag::cuda_api::abi_compatible<nvml::DeviceGetPersistenceModeFn, decltype(&::nvmlDeviceGetPersistenceMode)>());
+static_assert(cudadiag::cuda_api::abi_compatible<nvml::DeviceGetMigModeFn, decltype(&::nvmlDeviceGetMigMode)>());
+static_assert(cudadiag::cuda_api::abi_compatible<nvml::DeviceGetClocksEventReasonsFn,
                                      decltype(&::nvmlDeviceGetCurrentClocksEventReasons)>());
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-static_assert(verify::abi_compatible<nvml::DeviceGetClocksEventReasonsFn,
+static_assert(cudadiag::cuda_api::abi_compatible<nvml::DeviceGetClocksEventReasonsFn,
                                      decltype(&::nvmlDeviceGetCurrentClocksThrottleReasons)>());
 #pragma GCC diagnostic pop
 
@@ -134,7 +134,7 @@ private:
   using SetModeFn = void (*)(const char*);
   using InitCountFn = int (*)();
   std::string m_path;
-  verify::DlHandle m_handle;
+  cudadiag::cuda_api::DlHandle m_handle;
   SetModeFn m_set_mode = nullptr;
   InitCountFn m_init_count = nullptr;
 };

@@ -1,5 +1,5 @@
 #pragma once
-// The slice of NVML (libnvidia-ml.so.1) that probe_nvml calls, mirrored from nvml.h (NVML API
+// The slice of NVML (libnvidia-ml.so.1) that the NVML probe calls, mirrored from nvml.h (NVML API
 // version 13, read from the nvidia-nvml-dev 13.5.37 wheel's header) so that nothing here needs the
 // header at build time. Symbol names are the versioned ones the header's #defines map to
 // (nvmlInit -> nvmlInit_v2, nvmlDeviceGetCount -> _v2, nvmlDeviceGetHandleByIndex -> _v2,
@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <string_view>
 
-namespace cudadiag::verify::nvml {
+namespace cudadiag::cuda_api::nvml {
 
 using Return = unsigned int;      // nvmlReturn_t (a C enum of non-negative values)
 using EnableState = unsigned int; // nvmlEnableState_t
@@ -107,4 +107,4 @@ using DeviceGetMigModeFn = Return (*)(Device, unsigned int*, unsigned int*);
 // nvmlDeviceGetCurrentClocksEventReasons, nvmlDeviceGetCurrentClocksThrottleReasons (DEPRECATED(13.0))
 using DeviceGetClocksEventReasonsFn = Return (*)(Device, unsigned long long*);
 
-} // namespace cudadiag::verify::nvml
+} // namespace cudadiag::cuda_api::nvml

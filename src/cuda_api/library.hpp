@@ -1,18 +1,21 @@
 #pragma once
-// A dlopen handle that closes itself, and typed symbol lookup for the verify probes. Every
-// dlopen'd API goes through a table of function-pointer types that mirror the real header's
-// prototypes (the tests check the mirror against the header with abi_compatible() when the header
-// is available); a symbol that is absent is recorded by name, never fatal. Nothing here throws.
+// A dlopen handle that closes itself, typed symbol lookup with dlsym (every library but the
+// driver, whose entry points come from cuGetProcAddress: driver_resolver.hpp), and the one record of
+// absent symbols. Every dlopen'd API goes through function-pointer types that mirror the real
+// header's prototypes (the tests check each mirror against the header with abi_compatible() when
+// the header is available); a symbol that is absent is recorded by name, never fatal. Nothing here
+// throws but the allocations of MissingSymbols.
 
 #include <dlfcn.h>
 #include <link.h>
 
+#include <algorithm>
 #include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
-namespace cudadiag::verify {
+namespace cudadiag::cuda_api {
 
 class DlHandle {
 public:
@@ -74,24 +77,43 @@ private:
   std::string m_error;
 };
 
-// Resolves symbols from one handle, appending the name of every absent one to `missing`.
+// The entry points a library lacks, by the name they were looked up under, in lookup order.
+class MissingSymbols {
+public:
+  void add(std::string name) { m_names.push_back(std::move(name)); }
+  void clear() { m_names.clear(); }
+  [[nodiscard]] bool empty() const { return m_names.empty(); }
+  // In the order they were recorded (duplicates kept).
+  [[nodiscard]] const std::vector<std::string>& names() const { return m_names; }
+  // Sorted, without duplicates.
+  [[nodiscard]] std::vector<std::string> sorted() const {
+    std::vector<std::string> names = m_names;
+    std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
+    return names;
+  }
+
+private:
+  std::vector<std::string> m_names;
+};
+
+// Resolves symbols from one handle with dlsym, recording every absent one in `missing`.
 class SymbolResolver {
 public:
-  SymbolResolver(const DlHandle& handle, std::vector<std::string>& missing)
-      : m_handle(handle), m_missing(missing) {}
+  SymbolResolver(const DlHandle& handle, MissingSymbols& missing) : m_handle(handle), m_missing(missing) {}
 
   // The symbol, or nullptr (and `name` recorded as missing).
   template <class Fn> Fn require(const char* name) const {
     Fn fn = m_handle.template symbol<Fn>(name);
     if (fn == nullptr) {
-      m_missing.emplace_back(name);
+      m_missing.add(name);
     }
     return fn;
   }
 
 private:
   const DlHandle& m_handle;
-  std::vector<std::string>& m_missing;
+  MissingSymbols& m_missing;
 };
 
 inline std::string DlHandle::mapped_path() const {
@@ -158,4 +180,4 @@ template <class Mirror, class Real> consteval bool abi_compatible() {
   return detail::AbiCompatible<Mirror, Real>::value;
 }
 
-} // namespace cudadiag::verify
+} // namespace cudadiag::cuda_api

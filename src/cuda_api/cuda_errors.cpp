@@ -1,8 +1,8 @@
-#include "verify/cuda_errors.hpp"
+#include "cuda_api/cuda_errors.hpp"
 
 #include <algorithm>
 
-namespace cudadiag::verify {
+namespace cudadiag::cuda_api {
 namespace {
 
 // Sorted by code; the names are checked against cuda.h by tests/unit/test_verify_driver_probe.cpp.
@@ -70,4 +70,4 @@ const CudaErrorInfo* find_cuda_error(int code) {
   return it != std::end(k_cuda_errors) && it->code == code ? it : nullptr;
 }
 
-} // namespace cudadiag::verify
+} // namespace cudadiag::cuda_api

@@ -7,7 +7,7 @@
 #include <span>
 #include <string_view>
 
-namespace cudadiag::verify {
+namespace cudadiag::cuda_api {
 
 struct CudaErrorInfo {
   int code;
@@ -21,4 +21,4 @@ std::span<const CudaErrorInfo> cuda_error_table();
 // The entry for `code`, or nullptr when the table does not know it.
 const CudaErrorInfo* find_cuda_error(int code);
 
-} // namespace cudadiag::verify
+} // namespace cudadiag::cuda_api
