@@ -1,6 +1,6 @@
 #pragma once
 // The catalog: one data row per CUDA component cudadiag knows how to find. Adding a component is
-// a one-row change in catalog.cpp. Names follow cuda-pathfinder's, so `cudadiag find nvrtc` and
+// a one-row change in catalog.cpp (and, when it is verified, a probe in the worker). Names follow cuda-pathfinder's, so `cudadiag find nvrtc` and
 // `load_nvidia_dynamic_lib("nvrtc")` talk about the same thing.
 
 #include <optional>
@@ -19,34 +19,52 @@ enum class Packaging {
   other,   // separately shipped NVIDIA libraries (cuDNN, NCCL): wheels, conda, the loader, product roots
 };
 
+// Which of a component's two answers verification loads; the other one when that found nothing.
+enum class LoadFirst {
+  python, // what CUDA Python (cuda-pathfinder) selects
+  loader, // what the native loader resolves (the driver libraries: cuda-pathfinder finds them so too)
+};
+
+struct VerifyWith {
+  std::string_view probe = {}; // the worker's probe kind: "driver", "nvml", "cudart", "nvrtc", "nvjitlink"
+  LoadFirst first = LoadFirst::python;
+};
+
+// How much a component matters when two reports differ: core components rank first (in catalog
+// order), the others after them.
+enum class Importance { core, other };
+
 struct ComponentSpec {
-  std::string_view name;        // cuda-pathfinder's name ("nvrtc", "cccl", "nvcc")
-  ComponentKind kind;
-  Packaging packaging;
-  std::string_view description; // what it is and who loads it
+  std::string_view name = {};        // cuda-pathfinder's name ("nvrtc", "cccl", "nvcc")
+  ComponentKind kind = ComponentKind::dynamic_lib;
+  Packaging packaging = Packaging::toolkit;
+  std::string_view description = {}; // what it is and who loads it
   // dynamic_lib: the declared SONAMEs, newest CUDA major first (cuda-pathfinder >= 1.8 accepts only these).
   // headers: the anchor file whose directory is the answer ("cuda/std/version").
   // binary: the executable's file name.
-  std::vector<std::string_view> file_names;
+  std::vector<std::string_view> file_names = {};
   // Wheel directories under a site-packages dir, in cuda-pathfinder's order: CUDA 13's
   // "nvidia/cu13/..." first, then the CUDA 12 per-component directory.
-  std::vector<std::string_view> wheel_dirs;
+  std::vector<std::string_view> wheel_dirs = {};
   // Directories under a toolkit root (CUDA_PATH, conda prefix, /usr/local/cuda), in priority order;
   // "{triple}" stands for SystemLayout::target_triple.
   // The first ones are cuda-pathfinder's anchors; later ones are searched for candidates only.
-  std::vector<std::string_view> toolkit_dirs;
+  std::vector<std::string_view> toolkit_dirs = {};
   // How many leading entries of toolkit_dirs cuda-pathfinder itself searches.
   std::size_t pathfinder_toolkit_dirs = 0;
   // Product-root variables cuda-pathfinder honours before CUDA_PATH (CUDNN_PATH, NCCL_HOME) and their sub-dirs.
-  std::vector<std::string_view> product_root_vars;
-  std::vector<std::string_view> product_root_dirs;
+  std::vector<std::string_view> product_root_vars = {};
+  std::vector<std::string_view> product_root_dirs = {};
   // Version sources that apply: wheel distributions (cu13 name first), conda package names and
   // toolkit version.json keys.
-  std::vector<std::string_view> wheel_distributions;
-  std::vector<std::string_view> conda_packages;
-  std::vector<std::string_view> toolkit_json_keys;
+  std::vector<std::string_view> wheel_distributions = {};
+  std::vector<std::string_view> conda_packages = {};
+  std::vector<std::string_view> toolkit_json_keys = {};
   // cuda-pathfinder's last resort: derive a toolkit root from where the loader finds cudart.
   bool uses_ctk_root_canary = false;
+  // Verification loads it in a worker with this probe; nullopt: it is found, never loaded.
+  std::optional<VerifyWith> verify = std::nullopt;
+  Importance importance = Importance::other;
 };
 
 // Every component, libraries first, then headers, then binaries.

@@ -1,6 +1,7 @@
 #include "diff/report_diff.hpp"
 
 #include "core/json_fields.hpp"
+#include "probes/catalog.hpp"
 #include "report/report_document.hpp"
 
 #include <algorithm>
@@ -18,9 +19,6 @@ using report::display;
 
 using Value = std::optional<std::string>;
 
-// Components in order of how often they explain a broken stack; the rest follow in report order.
-constexpr std::array<std::string_view, 7> k_core_components = {"cuda",      "nvml", "cudart", "nvrtc",
-                                                               "nvJitLink", "nvvm", "cccl"};
 // Variables that steer where libraries come from weigh more than the rest.
 constexpr std::array<std::string_view, 9> k_search_variables = {
     "LD_LIBRARY_PATH", "LD_PRELOAD",           "CUDA_PATH",
@@ -64,14 +62,23 @@ private:
   std::vector<Difference>& m_out;
 };
 
-// Core components rank by their place in k_core_components; the others come after, in report
-// order, and one weight step lower (a missing cuDNN matters less than a different NVRTC).
+// Core components (the catalog's `.importance = core` rows) rank by their place among them in the
+// catalog; the others come after, in report order, and one weight step lower (a missing cuDNN
+// matters less than a different NVRTC). Reports name components, so the first row of a name decides.
 constexpr int k_other_components = 100;
 
 int component_priority(std::string_view name, std::size_t position) {
-  const auto it = std::find(k_core_components.begin(), k_core_components.end(), name);
-  return it != k_core_components.end() ? static_cast<int>(it - k_core_components.begin())
-                                       : k_other_components + static_cast<int>(position);
+  int rank = 0;
+  for (const auto& spec : probes::catalog()) {
+    if (spec.importance != probes::Importance::core) {
+      continue;
+    }
+    if (spec.name == name) {
+      return rank;
+    }
+    ++rank;
+  }
+  return k_other_components + static_cast<int>(position);
 }
 
 void compare_driver(Collector& c, const json& a, const json& b) {

@@ -71,12 +71,6 @@ const std::vector<std::string_view>& reported_variables() {
 
 namespace {
 
-// The components verification loads. Discovering them first lets the workers start while the
-// rest of the catalog is still being searched.
-bool verified_component(std::string_view name) {
-  return name == "cuda" || name == "nvml" || name == "cudart" || name == "nvrtc" || name == "nvJitLink";
-}
-
 void discover_and_verify(const Environment& env, const ReportOptions& options, Report& report) {
   if (!options.verify.enabled) {
     report.discovery = discovery::discover(env, options.discovery);
@@ -93,7 +87,10 @@ void discover_and_verify(const Environment& env, const ReportOptions& options, R
   rest_options.only.clear();
   for (const auto& spec : probes::catalog()) {
     if (wanted(spec.name)) {
-      (verified_component(spec.name) ? core_options : rest_options).only.emplace_back(spec.name);
+      // The components verification loads come first, so the workers start while the rest of
+      // the catalog is still being searched (`only` takes names: a header set goes with its library).
+      const auto* library = probes::find_component(spec.name, probes::ComponentKind::dynamic_lib);
+      (library != nullptr && library->verify ? core_options : rest_options).only.emplace_back(spec.name);
     }
   }
   auto core = discovery::discover(env, core_options);

@@ -20,43 +20,19 @@ const nlohmann::json* Verification::result(std::string_view component) const {
   return &outcome->result;
 }
 
-namespace {
-
-struct PlannedComponent {
-  std::string_view name;
-  std::string_view kind;      // the worker's probe kind
-  bool prefer_python;         // the CUDA Python selection first, else the native loader's
-};
-
-// The core set every CUDA program depends on; the math libraries are not loaded.
-constexpr PlannedComponent k_plan[] = {
-    {"cuda", "driver", false},   {"nvml", "nvml", false},           {"cudart", "cudart", true},
-    {"nvrtc", "nvrtc", true},    {"nvJitLink", "nvjitlink", true},
-};
-
-const discovery::ComponentResult* library(const discovery::DiscoveryResult& discovery, std::string_view name) {
-  for (const auto& component : discovery.components) {
-    if (component.spec->name == name && component.spec->kind == probes::ComponentKind::dynamic_lib) {
-      return &component;
-    }
-  }
-  return nullptr;
-}
-
-} // namespace
-
 std::vector<WorkerStep> plan_steps(const discovery::DiscoveryResult& discovery) {
   std::vector<WorkerStep> steps;
-  for (const auto& planned : k_plan) {
-    const auto* component = library(discovery, planned.name);
-    if (component == nullptr) {
+  for (const auto& component : discovery.components) {
+    const auto& verify_with = component.spec->verify;
+    if (!verify_with) {
       continue;
     }
-    const auto& first = planned.prefer_python ? component->selected : component->loader;
-    const auto& second = planned.prefer_python ? component->loader : component->selected;
+    const bool python_first = verify_with->first == probes::LoadFirst::python;
+    const auto& first = python_first ? component.selected : component.loader;
+    const auto& second = python_first ? component.loader : component.selected;
     const auto& choice = first ? first : second;
     if (choice) {
-      steps.push_back(WorkerStep{std::string(planned.name), std::string(planned.kind), choice->via.path, {}, -1});
+      steps.push_back(WorkerStep{std::string(component.spec->name), std::string(verify_with->probe), choice->via.path, {}, -1});
     }
   }
   return steps;
@@ -96,7 +72,13 @@ Verification verify(const discovery::DiscoveryResult& discovery, const VerifyOpt
   }
   const auto steps = plan_steps(discovery);
   if (steps.empty()) {
-    verification.skipped_reason = "nothing to load: none of cuda, nvml, cudart, nvrtc, nvJitLink was found";
+    std::string verified;
+    for (const auto& spec : probes::catalog()) {
+      if (spec.verify) {
+        verified += (verified.empty() ? "" : ", ") + std::string(spec.name);
+      }
+    }
+    verification.skipped_reason = "nothing to load: none of " + verified + " was found";
     return verification;
   }
   WorkerOptions worker;

@@ -34,9 +34,8 @@ struct Verification {
   [[nodiscard]] const nlohmann::json* result(std::string_view component) const;
 };
 
-// The libraries to load: the driver and NVML the native loader resolves (cuda-pathfinder finds
-// them the same way), and the cudart, nvrtc and nvJitLink that CUDA Python would load (else the
-// native loader's).
+// The libraries to load, in `discovery`'s (catalog) order: every component whose catalog row has
+// `.verify`, at the answer the row names first (else the other one).
 std::vector<WorkerStep> plan_steps(const discovery::DiscoveryResult& discovery);
 
 Verification verify(const discovery::DiscoveryResult& discovery, const VerifyOptions& options, const Environment& env);
