@@ -3,6 +3,7 @@
 #include "core/command_capture.hpp"
 #include "core/filesystem.hpp"
 #include "core/json_fields.hpp"
+#include "core/text.hpp"
 #include "loader/ld_so_cache.hpp"
 #include "probes/catalog.hpp"
 #include "report/json_report.hpp"
@@ -50,13 +51,6 @@ std::string upper(std::string_view text) {
   std::string out(text);
   std::transform(out.begin(), out.end(), out.begin(),
                  [](char c) { return static_cast<char>(std::toupper(static_cast<unsigned char>(c))); });
-  return out;
-}
-
-std::string lower(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); });
   return out;
 }
 
@@ -191,7 +185,7 @@ void list_matching(std::string& content, const std::string& dir, std::string_vie
   }
   std::string listed;
   for (const auto& entry : *entries) {
-    const auto name = lower(entry);
+    const auto name = to_lower(entry);
     const bool right_suffix = name.size() > suffix.size() && name.ends_with(suffix);
     if (right_suffix && (starts_with_any(name, k_package_prefixes) ||
                          (conda && starts_with_any(name, k_conda_only_prefixes)))) {
@@ -287,7 +281,7 @@ void add_os(Evidence& evidence, const json& report, const Environment& env, cons
     content += path + ": " + first_line(path) + "\n";
   }
   const auto version = first_line(sources.proc_version);
-  const bool wsl = lower(version).find("microsoft") != std::string::npos;
+  const bool wsl = to_lower(version).find("microsoft") != std::string::npos;
   content += sources.proc_version + ": " + version + (wsl ? "  (WSL)" : "") + "\n";
   content += present(fs::join(sources.dev_dir, "dxg"));
 

@@ -1,10 +1,11 @@
 #pragma once
-// Small text formatting helpers shared by the readers' error messages.
+// Small text helpers shared by the readers, their trace lines and their error messages.
 
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace cudadiag {
 
@@ -15,5 +16,18 @@ std::string hex_number(std::uint64_t value);
 std::string hex_encode(std::string_view bytes);
 // The inverse; nullopt for an odd length or a character that is not a hexadecimal digit.
 std::optional<std::string> hex_decode(std::string_view text);
+
+// `text` without leading and trailing ASCII white space (space, \t, \n, \v, \f, \r).
+std::string_view trim(std::string_view text);
+// `text` with ASCII upper-case letters lowered; other bytes unchanged (no locale).
+std::string to_lower(std::string_view text);
+// The lines of `text`, split at '\n' (a '\r' stays); no empty last line for a final newline.
+std::vector<std::string_view> split_lines(std::string_view text);
+
+// Whether `text` is well-formed UTF-8 (no overlong forms, surrogates or code points past U+10FFFF).
+bool is_valid_utf8(std::string_view text);
+// `text` with control characters and bytes that are not part of well-formed UTF-8 written as \xNN:
+// safe to put on one trace line.
+std::string printable(std::string_view text);
 
 } // namespace cudadiag

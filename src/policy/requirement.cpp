@@ -1,5 +1,6 @@
 #include "policy/requirement.hpp"
 
+#include "core/text.hpp"
 #include "probes/catalog.hpp"
 #include "selftest/selftest.hpp"
 #include "versions/version_sources.hpp"
@@ -15,16 +16,6 @@ namespace {
 
 constexpr std::string_view k_operator_chars = "<>=!";
 constexpr std::string_view k_units[] = {"GB/s", "GB", "Gkeys/s", "Gkeys", "ms", "us", "fraction", "count"};
-
-std::string_view trim(std::string_view text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())) != 0) {
-    text.remove_prefix(1);
-  }
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())) != 0) {
-    text.remove_suffix(1);
-  }
-  return text;
-}
 
 Error bad(std::string_view spec, const std::string& why) {
   return Error{"bad requirement '" + std::string(spec) + "': " + why};

@@ -1,6 +1,7 @@
 #include "versions/version_sources.hpp"
 
 #include "core/filesystem.hpp"
+#include "core/text.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -29,19 +30,6 @@ char to_lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A
 bool equals_ignoring_case(std::string_view a, std::string_view b) {
   return a.size() == b.size() &&
          std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) { return to_lower(x) == to_lower(y); });
-}
-
-std::string_view trim(std::string_view text) {
-  const auto is_space = [](char c) {
-    return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v';
-  };
-  while (!text.empty() && is_space(text.front())) {
-    text.remove_prefix(1);
-  }
-  while (!text.empty() && is_space(text.back())) {
-    text.remove_suffix(1);
-  }
-  return text;
 }
 
 } // namespace
