@@ -35,7 +35,7 @@ TEST_CASE("command capture: a command that hangs is killed at the deadline, with
   CHECK(capture->outcome(std::chrono::milliseconds(300)) == "timed out after 0.3 s (killed)");
 }
 
-TEST_CASE("command capture: a missing executable is an error; PATH lookup uses the snapshot") {
+TEST_CASE("command capture: a missing executable is an error, PATH lookup uses the snapshot") {
   Environment env;
   CHECK_FALSE(capture_command(env, {"/no/such/tool", "-q"}, std::chrono::seconds(1)));
   cudadiag::testing::TempTree tree;

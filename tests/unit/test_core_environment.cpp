@@ -5,7 +5,7 @@
 using cudadiag::Environment;
 using cudadiag::split_search_path;
 
-TEST_CASE("environment: empty values are set but not non_empty; unset is nullopt") {
+TEST_CASE("environment: empty values are set but not non_empty, unset is nullopt") {
   Environment env;
   env.set("CUDA_PATH", "");
   CHECK(env.get("CUDA_PATH") == std::optional<std::string>(""));
@@ -17,7 +17,7 @@ TEST_CASE("environment: empty values are set but not non_empty; unset is nullopt
   CHECK_FALSE(env.get("CUDA_HOME").has_value());
 }
 
-TEST_CASE("environment: capture reads this process once; home falls back to the passwd entry") {
+TEST_CASE("environment: capture reads this process once, home falls back to the passwd entry") {
   const auto env = Environment::capture();
   CHECK_FALSE(env.cwd.empty());
   Environment copy = env;

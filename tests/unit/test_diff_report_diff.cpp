@@ -213,7 +213,7 @@ TEST_CASE("diff: a component found on one side only is one line naming the file"
   CHECK_FALSE(has(d, Area::components, "cudnn", "found (CUDA Python)"));
 }
 
-TEST_CASE("diff: a missing GPU ranks before component differences; core components before the rest") {
+TEST_CASE("diff: a missing GPU ranks before component differences, core components before the rest") {
   const auto a = h200_report();
   auto b = a;
   b["devices"] = json::array();

@@ -74,7 +74,7 @@ TEST_CASE("selection: pip wheels beat conda, conda beats the loader, the loader 
   }
 }
 
-TEST_CASE("selection: CUDA_PATH wins over CUDA_HOME; an empty value counts as unset") {
+TEST_CASE("selection: CUDA_PATH wins over CUDA_HOME, an empty value counts as unset") {
   SyntheticWorld world;
   const auto from_path = world.library("tk-path/lib64/libcudart.so.13");
   const auto from_home = world.library("tk-home/lib/libcudart.so.13");
@@ -201,7 +201,7 @@ TEST_CASE("selection: conda headers use the single targets/<triple>/include, CCC
   CHECK(headers.candidates.size() == 2);
 }
 
-TEST_CASE("selection: the driver is found only by the loader; a toolkit stub is listed but never chosen") {
+TEST_CASE("selection: the driver is found only by the loader, a toolkit stub is listed but never chosen") {
   SyntheticWorld world;
   world.library("usr/local/cuda-13.0/lib64/stubs/libcuda.so");
   world.env.set("CUDA_HOME", world.tree.path("usr/local/cuda-13.0"));

@@ -1,5 +1,6 @@
 #include "elf/elf_file.hpp"
 
+#include "skip.hpp"
 #include "temp_tree.hpp"
 
 #include <doctest/doctest.h>
@@ -193,8 +194,7 @@ std::string head_of_file(const char* path, std::size_t length) {
 
 TEST_CASE("elf: real CUDA libraries") {
   if (!present(k_nvrtc)) {
-    MESSAGE("skipped: " << k_nvrtc << " not present");
-    return;
+    CUDADIAG_SKIP(k_nvrtc << " not present");
   }
   const auto nvrtc = read_elf_info(k_nvrtc);
   REQUIRE_MESSAGE(nvrtc.has_value(), error_of(nvrtc));
@@ -212,19 +212,20 @@ TEST_CASE("elf: real CUDA libraries") {
     REQUIRE_MESSAGE(cudart.has_value(), error_of(cudart));
     CHECK(cudart->soname == std::optional<std::string>("libcudart.so.13"));
   }
-  if (present(k_cuda_stub)) {
-    const auto stub = read_elf_info(k_cuda_stub);
-    REQUIRE_MESSAGE(stub.has_value(), error_of(stub));
-    CHECK(stub->soname == std::optional<std::string>("libcuda.so.1"));
-  } else {
-    MESSAGE("skipped: " << k_cuda_stub << " not present");
+}
+
+TEST_CASE("elf: the toolkit's stub libcuda") {
+  if (!present(k_cuda_stub)) {
+    CUDADIAG_SKIP(k_cuda_stub << " not present");
   }
+  const auto stub = read_elf_info(k_cuda_stub);
+  REQUIRE_MESSAGE(stub.has_value(), error_of(stub));
+  CHECK(stub->soname == std::optional<std::string>("libcuda.so.1"));
 }
 
 TEST_CASE("elf: system libc") {
   if (!present(k_libc)) {
-    MESSAGE("skipped: " << k_libc << " not present");
-    return;
+    CUDADIAG_SKIP(k_libc << " not present");
   }
   const auto libc = read_elf_info(k_libc);
   REQUIRE_MESSAGE(libc.has_value(), error_of(libc));
@@ -461,8 +462,7 @@ TEST_CASE("elf: corrupt headers and dynamic sections") {
 
 TEST_CASE("elf: truncated copies of a real library") {
   if (!present(k_nvrtc)) {
-    MESSAGE("skipped: " << k_nvrtc << " not present");
-    return;
+    CUDADIAG_SKIP(k_nvrtc << " not present");
   }
   TempTree tree;
   CHECK(error_of(read_elf_info(tree.write("head100.so", head_of_file(k_nvrtc, 100)))) == "truncated program headers");

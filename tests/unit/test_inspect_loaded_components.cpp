@@ -2,6 +2,7 @@
 // mappings, a live fixture process with two copies of one library or the driver stub mapped, and
 // this test process itself.
 #include "inspect/loaded_components.hpp"
+#include "skip.hpp"
 #include "temp_tree.hpp"
 
 #include <doctest/doctest.h>
@@ -389,8 +390,7 @@ TEST_CASE("inspect: this test process maps no CUDA library until it loads one") 
 
   const std::string nvjitlink = "/usr/local/cuda/lib64/libnvJitLink.so.13";
   if (::access(nvjitlink.c_str(), R_OK) != 0) {
-    MESSAGE(nvjitlink << " not present; the loaded case is skipped");
-    return;
+    CUDADIAG_SKIP(nvjitlink << " is not present: the loaded case is not checked");
   }
   void* handle = ::dlopen(nvjitlink.c_str(), RTLD_LAZY | RTLD_LOCAL);
   REQUIRE_MESSAGE(handle != nullptr, ::dlerror());

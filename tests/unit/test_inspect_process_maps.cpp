@@ -2,6 +2,8 @@
 // this process, a missing PID, a process that dies while it is read and one we may not read.
 #include "inspect/process_maps.hpp"
 
+#include "skip.hpp"
+
 #include <doctest/doctest.h>
 
 #include <grp.h>
@@ -166,8 +168,7 @@ TEST_CASE("inspect: read_process_maps says permission denied for another user's 
     // Without root we cannot become another user; PID 1 then belongs to another user unless we own it.
     const auto result = read_process_maps(1);
     if (result.has_value()) {
-      MESSAGE("PID 1 is readable by this user; nothing to check");
-      return;
+      CUDADIAG_SKIP("PID 1 is readable by this user; there is no other user's process to check");
     }
     CHECK(contains(result.error().message, "permission denied"));
     return;
@@ -199,8 +200,7 @@ TEST_CASE("inspect: read_process_maps says permission denied for another user's 
   REQUIRE(::waitpid(child, &status, 0) == child);
   REQUIRE(WIFEXITED(status));
   if (WEXITSTATUS(status) == 77) {
-    MESSAGE("cannot switch to user nobody here; skipped");
-    return;
+    CUDADIAG_SKIP("cannot switch to user nobody here");
   }
   CHECK(WEXITSTATUS(status) == 0);
   CHECK(message == "permission denied reading /proc/1/maps (the process belongs to another user; run as that "

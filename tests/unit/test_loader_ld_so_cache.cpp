@@ -1,5 +1,6 @@
 #include "loader/ld_so_cache.hpp"
 
+#include "skip.hpp"
 #include "temp_tree.hpp"
 
 #include <doctest/doctest.h>
@@ -127,16 +128,14 @@ std::optional<std::vector<std::pair<std::string, std::string>>> ldconfig_listing
 TEST_CASE("ld.so.cache: this machine's cache agrees with ldconfig -p") {
   const std::string path(cudadiag::loader::k_default_ld_so_cache_path);
   if (::access(path.c_str(), R_OK) != 0) {
-    MESSAGE("skipped: " << path << " not present");
-    return;
+    CUDADIAG_SKIP(path << " not present");
   }
   const auto cache = read_ld_so_cache(path);
   REQUIRE_MESSAGE(cache.has_value(), error_of(cache));
   CHECK_FALSE(cache->entries().empty());
   const auto expected = ldconfig_listing();
   if (!expected) {
-    MESSAGE("skipped comparison: ldconfig -p unavailable");
-    return;
+    CUDADIAG_SKIP("ldconfig -p is unavailable: the cache is not compared with it");
   }
   std::vector<std::pair<std::string, std::string>> parsed;
   for (const auto& entry : cache->entries()) {

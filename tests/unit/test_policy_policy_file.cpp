@@ -47,7 +47,7 @@ TEST_CASE("policy file: errors name the file and the problem") {
   }
 }
 
-TEST_CASE("policy: --require specs are added; the stricter fail-on level wins") {
+TEST_CASE("policy: --require specs are added, the stricter fail-on level wins") {
   Policy policy;
   REQUIRE_FALSE(add_requirements(policy, {"cccl", "nvrtc>=12.4"}));
   CHECK(policy.requirements.size() == 2);

@@ -1,6 +1,7 @@
 #include "python/python_environments.hpp"
 
 #include "core/filesystem.hpp"
+#include "skip.hpp"
 #include "temp_tree.hpp"
 
 #include <doctest/doctest.h>
@@ -267,7 +268,7 @@ TEST_CASE("python: a venv's python3 on PATH is recognised before its symlink is 
   CHECK(pe.site_dirs == Dirs{site_of(venv, "3.12")});
 }
 
-TEST_CASE("python: VIRTUAL_ENV and the same venv on PATH are listed once; VIRTUAL_ENV wins") {
+TEST_CASE("python: VIRTUAL_ENV and the same venv on PATH are listed once, VIRTUAL_ENV wins") {
   TempTree tree;
   const auto base = make_install(tree, "base", "3.12");
   const auto venv = make_venv(tree, "venv", base, "3.12", "false");
@@ -605,10 +606,8 @@ TEST_CASE("python: discovery on this machine finds the pyenv 3.11.7 site-package
   if (!global || global->rfind("3.11.7", 0) != 0 || env.non_empty("VIRTUAL_ENV") ||
       env.non_empty("CONDA_PREFIX") || env.non_empty("PYENV_VERSION") || found.environments.empty() ||
       found.environments.front().how.find("from " + root + "/version") == std::string::npos) {
-    const std::string why =
-        "skipped: this machine's python3 is not the pyenv shim selecting 3.11.7 from " + root + "/version";
-    MESSAGE(why);
-    return;
+    CUDADIAG_SKIP("this machine's python3 is not the pyenv shim selecting 3.11.7 from " << root
+                                                                                         << "/version");
   }
   const auto& pe = found.environments.front();
   CHECK(pe.primary);
@@ -623,8 +622,7 @@ TEST_CASE("python: --python agrees with the snapshot for the real python3 on PAT
   const auto snapshot = discover_python_environments(env);
   const auto* on_path = find_label(snapshot, "python3 on PATH");
   if (on_path == nullptr) {
-    MESSAGE("skipped: the snapshot has no python3 on PATH (it may equal $VIRTUAL_ENV or $CONDA_PREFIX)");
-    return;
+    CUDADIAG_SKIP("the snapshot has no python3 on PATH (it may equal $VIRTUAL_ENV or $CONDA_PREFIX)");
   }
   const auto ran = discover_python_environments_with(env, "python3", std::chrono::seconds(20));
   REQUIRE_MESSAGE(ran.has_value(), (ran ? std::string() : ran.error().message));

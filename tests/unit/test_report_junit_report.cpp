@@ -37,7 +37,7 @@ std::string attribute(const std::string& xml, const std::string& element_start, 
 
 } // namespace
 
-TEST_CASE("junit: one testcase per component, finding and self-test result; warnings pass unless --fail-on "
+TEST_CASE("junit: one testcase per component, finding and self-test result, warnings pass unless --fail-on "
           "warning") {
   const auto report = h200_report(); // 21 components, 14 findings (0 errors, 5 warnings), no self-test
   const auto xml = render_junit(report, FailOn::error);
@@ -58,7 +58,7 @@ TEST_CASE("junit: one testcase per component, finding and self-test result; warn
                        std::stoi(attribute(strict, "<testsuite name=\"cudadiag.components\"", "failures"))));
 }
 
-TEST_CASE("junit: errors fail their finding and the components they name; self-test and policy map to JUnit "
+TEST_CASE("junit: errors fail their finding and the components they name, self-test and policy map to JUnit "
           "states") {
   auto report = h200_report();
   report["findings"].push_back({{"id", "driver.stub"},

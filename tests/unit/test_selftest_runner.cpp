@@ -56,7 +56,7 @@ TEST_CASE("selftest runner: a healthy worker reports every test once, from one p
   CHECK(pids.size() == 1);
 }
 
-TEST_CASE("selftest runner: a test that hangs or crashes costs that test; the others still run") {
+TEST_CASE("selftest runner: a test that hangs or crashes costs that test, the others still run") {
   double seconds = 0;
   const auto results = run_with("hang:ptx,crash:sort", {"ptx", "reduce", "sort", "ipc"}, seconds);
   const auto found = by_key(results);

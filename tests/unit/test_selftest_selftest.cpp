@@ -173,7 +173,7 @@ TEST_CASE("selftest catalog and deadlines: every test has a key, a description a
   }
 }
 
-TEST_CASE("selftest json: null when not asked for; the reason when it could not run; the status otherwise") {
+TEST_CASE("selftest json: null when not asked for, the reason when it could not run, the status otherwise") {
   selftest::SelfTestRun off;
   CHECK(selftest::selftest_to_json(off).is_null());
 

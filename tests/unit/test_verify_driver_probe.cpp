@@ -3,6 +3,7 @@
 
 #include "core/environment.hpp"
 #include "fake_driver.hpp"
+#include "skip.hpp"
 #include "core/filesystem.hpp"
 #include "cuda_api/cuda_errors.hpp"
 #include "cuda_api/driver.hpp"
@@ -373,8 +374,7 @@ TEST_CASE("driver probe: the toolkit's own stub libcuda is recognised") {
     }
   }
   if (stub.empty()) {
-    MESSAGE("no toolkit stub libcuda under /usr/local/cuda: skipped");
-    return;
+    CUDADIAG_SKIP("no toolkit stub libcuda under /usr/local/cuda");
   }
   const auto result = probe_ok(stub, cudadiag::testing::fake_driver_env());
   CHECK(result["loaded"] == true);

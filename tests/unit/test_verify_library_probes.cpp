@@ -1,4 +1,5 @@
 #include "core/filesystem.hpp"
+#include "skip.hpp"
 #include "temp_tree.hpp"
 #include "cuda_api/cudart.hpp"
 #include "cuda_api/library.hpp"
@@ -35,8 +36,22 @@ namespace {
 
 constexpr const char* k_toolkit_lib = "/usr/local/cuda/lib64";
 constexpr const char* k_toolkit_dist_info = "/usr/local/cuda/dist-info";
-const std::string k_wheel_site_packages =
-    std::string(CUDADIAG_SOURCE_DIR) + "/build-venvs/wheels/lib/python3.11/site-packages";
+// The site-packages of the "wheels" test venv (CUDA 13 pip wheels) that scripts/make_test_venvs.sh
+// builds for ctest's cli.venvs fixture, which the cases named "(test venv" require (when it is absent,
+// a path naming what is missing, for their skip message).
+std::string wheel_site_packages() {
+  const std::string lib = std::string(CUDADIAG_TEST_VENVS) + "/wheels/lib";
+  const auto entries = fs::list_directory(lib);
+  if (entries) {
+    for (const auto& name : *entries) {
+      if (name.rfind("python", 0) == 0 && fs::is_directory(lib + "/" + name + "/site-packages")) {
+        return lib + "/" + name + "/site-packages";
+      }
+    }
+  }
+  return lib + "/python3.X/site-packages";
+}
+const std::string k_wheel_site_packages = wheel_site_packages();
 const std::string k_wheel_lib = k_wheel_site_packages + "/nvidia/cu13/lib";
 
 bool present(const std::string& path) {
@@ -213,22 +228,19 @@ TEST_CASE("library probes: library text is bounded and printable") {
 TEST_CASE("library probes: nvrtc from the toolkit reports its version, archs and working builtins") {
   const std::string path = std::string(k_toolkit_lib) + "/libnvrtc.so.13";
   if (!present(path)) {
-    MESSAGE("skipped: " << path << " is absent");
-    return;
+    CUDADIAG_SKIP(path << " is absent");
   }
   const std::string expected = dist_major_minor(k_toolkit_dist_info, "nvidia-cuda-nvrtc");
   if (expected.empty()) {
-    MESSAGE("skipped: no nvidia_cuda_nvrtc dist-info in " << k_toolkit_dist_info << " to compare with");
-    return;
+    CUDADIAG_SKIP("no nvidia_cuda_nvrtc dist-info in " << k_toolkit_dist_info << " to compare with");
   }
   check_real_nvrtc(path, expected);
 }
 
-TEST_CASE("library probes: nvrtc from the pip wheels finds the builtins beside it") {
+TEST_CASE("library probes: nvrtc from the pip wheels (test venv) finds the builtins beside it") {
   const std::string path = k_wheel_lib + "/libnvrtc.so.13";
   if (!present(path)) {
-    MESSAGE("skipped: " << path << " is absent");
-    return;
+    CUDADIAG_SKIP(path << " is absent");
   }
   const std::string expected = dist_major_minor(k_wheel_site_packages, "nvidia-cuda-nvrtc");
   REQUIRE_FALSE(expected.empty());
@@ -238,91 +250,101 @@ TEST_CASE("library probes: nvrtc from the pip wheels finds the builtins beside i
   CHECK(result.at("builtins").at("used") == result.at("builtins").at("path"));
 }
 
-TEST_CASE("library probes: nvrtc without its builtins beside it") {
+TEST_CASE("library probes: nvrtc without its builtins beside it, the toolkit's (no RPATH: NVRTC searches "
+          "for the builtins by name)") {
   TempTree tree;
-  SUBCASE("the toolkit's (no RPATH: NVRTC searches for the builtins by name)") {
-    const std::string source = std::string(k_toolkit_lib) + "/libnvrtc.so.13";
-    if (!present(source)) {
-      MESSAGE("skipped: " << source << " is absent");
-      return;
-    }
-    const std::string path = place_library(tree, source, "libnvrtc.so.13", false);
-    const json result = verify::probe_nvrtc(path);
-    INFO(result.dump(2));
-    check_skeleton(result, path);
-    REQUIRE(result.at("loaded") == true);
-    const json& builtins = result.at("builtins");
-    CHECK(builtins.at("path").is_null());
-    CHECK(builtins.at("loadable") == false);
-    CHECK(builtins.at("error") == "not found next to libnvrtc");
-    // Whether the compile still works depends on the loader's search (ld.so.cache,
-    // LD_LIBRARY_PATH): it works exactly when NVRTC found a builtins library somewhere.
-    const json& compile = result.at("compile_check");
-    CHECK(compile.at("ok") == builtins.at("used").is_string());
-    MESSAGE("toolkit nvrtc without builtins beside it: compile ok=" << compile.at("ok") << ", builtins used="
-                                                                    << builtins.at("used"));
+  const std::string source = std::string(k_toolkit_lib) + "/libnvrtc.so.13";
+  if (!present(source)) {
+    CUDADIAG_SKIP(source << " is absent");
   }
-  SUBCASE("the wheel's (RPATH $ORIGIN: nothing beside it, and 13.5 builtins are nowhere else)") {
-    const std::string source = k_wheel_lib + "/libnvrtc.so.13";
-    if (!present(source)) {
-      MESSAGE("skipped: " << source << " is absent");
-      return;
-    }
-    // A copy, not a hard link: the loader would take a hard link to an already-loaded file for
-    // that file itself (same inode), whose $ORIGIN is the wheel's folder.
-    const std::string path = place_library(tree, source, "libnvrtc.so.13", true);
-    const json result = verify::probe_nvrtc(path);
-    INFO(result.dump(2));
-    REQUIRE(result.at("loaded") == true);
-    const json& builtins = result.at("builtins");
-    CHECK(builtins.at("path").is_null());
-    CHECK(builtins.at("loadable") == false);
-    const json& compile = result.at("compile_check");
-    CHECK(compile.at("ok") == builtins.at("used").is_string());
-    if (builtins.at("used").is_null()) {
-      CHECK(compile.at("code") == cuda_api::nvrtc::k_error_builtin_operation_failure);
-      CHECK(compile.at("name") == "NVRTC_ERROR_BUILTIN_OPERATION_FAILURE");
-    }
-    MESSAGE("wheel nvrtc without builtins beside it: compile=" << compile.dump());
-  }
+  const std::string path = place_library(tree, source, "libnvrtc.so.13", false);
+  const json result = verify::probe_nvrtc(path);
+  INFO(result.dump(2));
+  check_skeleton(result, path);
+  REQUIRE(result.at("loaded") == true);
+  const json& builtins = result.at("builtins");
+  CHECK(builtins.at("path").is_null());
+  CHECK(builtins.at("loadable") == false);
+  CHECK(builtins.at("error") == "not found next to libnvrtc");
+  // Whether the compile still works depends on the loader's search (ld.so.cache,
+  // LD_LIBRARY_PATH): it works exactly when NVRTC found a builtins library somewhere.
+  const json& compile = result.at("compile_check");
+  CHECK(compile.at("ok") == builtins.at("used").is_string());
+  MESSAGE("toolkit nvrtc without builtins beside it: compile ok=" << compile.at("ok") << ", builtins used="
+                                                                  << builtins.at("used"));
 }
 
-TEST_CASE("library probes: nvJitLink reports its version through nvJitLinkVersion") {
-  struct Case {
-    std::string path, dist_dir;
-  };
-  const std::array<Case, 2> cases{{{std::string(k_toolkit_lib) + "/libnvJitLink.so.13", k_toolkit_dist_info},
-                                   {k_wheel_lib + "/libnvJitLink.so.13", k_wheel_site_packages}}};
-  for (const auto& c : cases) {
-    if (!present(c.path)) {
-      MESSAGE("skipped: " << c.path << " is absent");
-      continue;
-    }
-    const std::string expected = dist_major_minor(c.dist_dir, "nvidia-nvjitlink");
-    const json result = verify::probe_nvjitlink(c.path);
-    INFO(result.dump(2));
-    check_skeleton(result, c.path);
-    REQUIRE(result.at("loaded") == true);
-    if (!expected.empty()) {
-      CHECK(result.at("version") == expected);
-    }
-    CHECK(result.at("version_api") == "nvJitLinkVersion");
-    CHECK(result.at("versioned_symbol").is_null());
-    CHECK(result.at("missing_symbols").empty());
-    // One versioned entry point per header version the library accepts, 13.0 up to its own.
-    const json& versions = result.at("entry_point_versions");
-    REQUIRE_FALSE(versions.empty());
-    CHECK(versions.front() == "13.0");
-    CHECK(versions.back() == result.at("version"));
-    CHECK(result.at("create_check").at("ok") == true);
+TEST_CASE("library probes: nvrtc without its builtins beside it, the pip wheel's (test venv, RPATH $ORIGIN: "
+          "nothing beside it, and 13.5 builtins are nowhere else)") {
+  TempTree tree;
+  const std::string source = k_wheel_lib + "/libnvrtc.so.13";
+  if (!present(source)) {
+    CUDADIAG_SKIP(source << " is absent");
   }
+  // A copy, not a hard link: the loader would take a hard link to an already-loaded file for
+  // that file itself (same inode), whose $ORIGIN is the wheel's folder.
+  const std::string path = place_library(tree, source, "libnvrtc.so.13", true);
+  const json result = verify::probe_nvrtc(path);
+  INFO(result.dump(2));
+  REQUIRE(result.at("loaded") == true);
+  const json& builtins = result.at("builtins");
+  CHECK(builtins.at("path").is_null());
+  CHECK(builtins.at("loadable") == false);
+  const json& compile = result.at("compile_check");
+  CHECK(compile.at("ok") == builtins.at("used").is_string());
+  if (builtins.at("used").is_null()) {
+    CHECK(compile.at("code") == cuda_api::nvrtc::k_error_builtin_operation_failure);
+    CHECK(compile.at("name") == "NVRTC_ERROR_BUILTIN_OPERATION_FAILURE");
+  }
+  MESSAGE("wheel nvrtc without builtins beside it: compile=" << compile.dump());
+}
+
+namespace {
+
+// A real libnvJitLink.so.13 answers through nvJitLinkVersion, with the version its dist-info states.
+void check_real_nvjitlink(const std::string& path, const std::string& dist_dir) {
+  const std::string expected = dist_major_minor(dist_dir, "nvidia-nvjitlink");
+  const json result = verify::probe_nvjitlink(path);
+  INFO(result.dump(2));
+  check_skeleton(result, path);
+  REQUIRE(result.at("loaded") == true);
+  if (!expected.empty()) {
+    CHECK(result.at("version") == expected);
+  }
+  CHECK(result.at("version_api") == "nvJitLinkVersion");
+  CHECK(result.at("versioned_symbol").is_null());
+  CHECK(result.at("missing_symbols").empty());
+  // One versioned entry point per header version the library accepts, 13.0 up to its own.
+  const json& versions = result.at("entry_point_versions");
+  REQUIRE_FALSE(versions.empty());
+  CHECK(versions.front() == "13.0");
+  CHECK(versions.back() == result.at("version"));
+  CHECK(result.at("create_check").at("ok") == true);
+}
+
+} // namespace
+
+TEST_CASE("library probes: nvJitLink from the toolkit reports its version through nvJitLinkVersion") {
+  const std::string path = std::string(k_toolkit_lib) + "/libnvJitLink.so.13";
+  if (!present(path)) {
+    CUDADIAG_SKIP(path << " is absent");
+  }
+  check_real_nvjitlink(path, k_toolkit_dist_info);
+}
+
+TEST_CASE("library probes: nvJitLink from the pip wheels (test venv) reports its version through "
+          "nvJitLinkVersion") {
+  const std::string path = k_wheel_lib + "/libnvJitLink.so.13";
+  if (!present(path)) {
+    CUDADIAG_SKIP(path << " is absent");
+  }
+  check_real_nvjitlink(path, k_wheel_site_packages);
 }
 
 TEST_CASE("library probes: cudart reports its runtime version") {
   const std::string path = std::string(k_toolkit_lib) + "/libcudart.so.13";
   if (!present(path)) {
-    MESSAGE("skipped: " << path << " is absent");
-    return;
+    CUDADIAG_SKIP(path << " is absent");
   }
   const json result = verify::probe_cudart(path);
   INFO(result.dump(2));

@@ -1,4 +1,5 @@
 #include "loader/ld_so_cache.hpp"
+#include "skip.hpp"
 #include "temp_tree.hpp"
 #include "cuda_api/library.hpp"
 #include "cuda_api/nvml.hpp"
@@ -300,8 +301,7 @@ TEST_CASE("nvml probe: the system's libnvidia-ml.so.1, when there is one") {
   const auto cache = cudadiag::loader::read_ld_so_cache();
   const cudadiag::loader::LdCacheEntry* entry = cache ? cache->resolve("libnvidia-ml.so.1") : nullptr;
   if (entry == nullptr) {
-    MESSAGE("skipped: no libnvidia-ml.so.1 in ld.so.cache on this machine");
-    return;
+    CUDADIAG_SKIP("no libnvidia-ml.so.1 in ld.so.cache on this machine");
   }
   const std::string path = entry->path;
   const json result = verify::probe_nvml(path);
@@ -310,8 +310,7 @@ TEST_CASE("nvml probe: the system's libnvidia-ml.so.1, when there is one") {
   CHECK_FALSE(result.contains("probe_error"));
   REQUIRE(result.at("init").is_object());
   if (result.at("init").at("code") != 0) {
-    MESSAGE("nvmlInit_v2 failed here: " << result.at("init").dump());
-    return;
+    CUDADIAG_SKIP("nvmlInit_v2 failed here: " << result.at("init").dump());
   }
   CHECK(result.at("driver_version").is_string());
   CHECK(result.at("cuda_driver_version").is_number_integer());

@@ -1,6 +1,7 @@
 #include "versions/version_sources.hpp"
 
 #include "core/filesystem.hpp"
+#include "skip.hpp"
 #include "temp_tree.hpp"
 
 #include <doctest/doctest.h>
@@ -503,8 +504,7 @@ TEST_CASE("versions of the real toolkit at /usr/local/cuda") {
   const std::string root = "/usr/local/cuda";
   const auto cuda_h = cuda_version_from_header(fs::join(root, "include"), "cuda.h", "CUDA_VERSION");
   if (!cuda_h) {
-    MESSAGE("skipped: no /usr/local/cuda/include/cuda.h");
-    return;
+    CUDADIAG_SKIP("no /usr/local/cuda/include/cuda.h");
   }
   const auto cuda_mm = major_minor(cuda_h->version);
   REQUIRE(cuda_mm);
@@ -529,8 +529,7 @@ TEST_CASE("versions of the real toolkit at /usr/local/cuda") {
 
   const auto dist_info = fs::join(root, "dist-info");
   if (!fs::is_directory(dist_info)) {
-    MESSAGE("skipped: /usr/local/cuda has no dist-info folder");
-    return;
+    CUDADIAG_SKIP("/usr/local/cuda has no dist-info folder");
   }
   const std::string_view nvrtc_names[] = {"nvidia-cuda-nvrtc", "nvidia-cuda-nvrtc-cu12"};
   const auto nvrtc = version_from_dist_info(dist_info, nvrtc_names);
@@ -548,8 +547,7 @@ TEST_CASE("versions of the real toolkit at /usr/local/cuda") {
   }
 
   if (!fs::is_directory(fs::join(dist_info, "nvidia_cuda_nvrtc-13.0.88.dist-info"))) {
-    MESSAGE("exact checks skipped: not the CUDA 13.0 wheel-assembled toolkit");
-    return;
+    CUDADIAG_SKIP("not the CUDA 13.0 wheel-assembled toolkit: the exact checks are not made");
   }
   CHECK(cuda_h->version == "13.0");
   CHECK(nvrtc->version == "13.0.88");
