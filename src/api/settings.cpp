@@ -1,5 +1,6 @@
 #include "api/settings.hpp"
 
+#include "core/bounded_json.hpp"
 #include "probes/catalog.hpp"
 #include "selftest/selftest.hpp"
 
@@ -15,6 +16,9 @@ namespace {
 using nlohmann::json;
 
 constexpr double k_max_timeout_seconds = 3600;
+// Options are a flat object with a few lists and one map: refuse anything far bigger or deeper.
+constexpr std::size_t k_max_options_depth = 16;
+constexpr std::size_t k_max_options_bytes = std::size_t{16} << 20U;
 
 // Reads one key's value into `settings`; returns what is wrong with the value, or "" when accepted.
 using Apply = std::function<std::string(const json& value, Settings& settings)>;
@@ -176,12 +180,20 @@ std::optional<std::string> validate(const Options& options) {
 }
 
 Expected<Settings> apply_json(const Settings& base, std::string_view text) {
-  json parsed;
-  try {
-    parsed = json::parse(text);
-  } catch (const json::parse_error& error) {
-    return Error{std::string("options are not valid JSON: ") + error.what()};
+  auto document = bounded_json::parse(text, {.max_depth = k_max_options_depth, .max_bytes = k_max_options_bytes});
+  if (const auto* failure = std::get_if<bounded_json::Failure>(&document)) {
+    using bounded_json::Problem;
+    switch (failure->problem) {
+    case Problem::empty: return Error{"options are not valid JSON: no text"};
+    case Problem::syntax:
+    case Problem::truncated: return Error{"options are not valid JSON: " + failure->detail};
+    case Problem::too_deep:
+    case Problem::too_large:
+    case Problem::number_out_of_range: break;
+    }
+    return Error{"options JSON " + failure->message()};
   }
+  const json parsed = std::move(std::get<json>(document));
   if (!parsed.is_object()) {
     return Error{"options must be a JSON object, not " + std::string(parsed.type_name())};
   }

@@ -31,7 +31,11 @@ constexpr std::size_t k_max_members = 10000;
 using Header = std::array<char, k_tar_block>;
 
 void put_text(Header& header, Field field, std::string_view text) {
-  std::memcpy(header.data() + field.offset, text.data(), std::min(text.size(), field.size));
+  // An empty view may have a null data() (the empty prefix of a short name): memcpy from null is
+  // undefined even for 0 bytes.
+  if (!text.empty()) {
+    std::memcpy(header.data() + field.offset, text.data(), std::min(text.size(), field.size));
+  }
 }
 
 // An octal number right-aligned in the field, zero-padded, NUL-terminated.
@@ -60,6 +64,10 @@ std::size_t padded(std::size_t size) {
 std::optional<Error> check_name(std::string_view name) {
   if (name.empty() || name.front() == '/') {
     return Error{"tar member name must be relative and non-empty: '" + std::string(name) + "'"};
+  }
+  // ustar fields end at the first NUL: such a name would read back as another one.
+  if (name.find('\0') != std::string_view::npos) {
+    return Error{"tar member name must not contain a NUL byte"};
   }
   std::string_view rest = name;
   while (!rest.empty()) {

@@ -3,6 +3,7 @@
 #include "bundle/bundle.hpp"
 #include "bundle/gzip.hpp"
 #include "bundle/tar_archive.hpp"
+#include "core/bounded_json.hpp"
 #include "core/filesystem.hpp"
 #include "core/json_fields.hpp"
 #include "report/json_report.hpp"
@@ -38,17 +39,21 @@ Expected<std::string> report_from_bundle(const std::string& bytes, const std::st
   return Error{name + " is an archive without a report.json: not a cudadiag bundle"};
 }
 
-std::string parse_failure(const std::string& name, const json::parse_error& error, std::size_t size) {
-  // A document cut off ends inside a value: the parser runs out of input (fails past the last byte).
-  if (size > 0 && error.byte > size) {
+std::string parse_failure(const std::string& name, const bounded_json::Failure& failure, std::size_t size) {
+  using bounded_json::Problem;
+  switch (failure.problem) {
+  case Problem::truncated:
     return name + " is truncated JSON: it ends after " + std::to_string(size) +
            " bytes, before the document is complete (was the file cut off while being written or copied?)";
+  case Problem::empty: return name + " is empty: expected a cudadiag report (cudadiag --json > FILE) or bundle";
+  case Problem::syntax:
+    return name + " is not JSON (syntax error at byte " + std::to_string(failure.byte) +
+           "): expected a cudadiag report (cudadiag --json > FILE) or bundle (cudadiag bundle)";
+  case Problem::too_deep:
+  case Problem::too_large:
+  case Problem::number_out_of_range: break;
   }
-  if (size == 0) {
-    return name + " is empty: expected a cudadiag report (cudadiag --json > FILE) or bundle";
-  }
-  return name + " is not JSON (syntax error at byte " + std::to_string(error.byte) +
-         "): expected a cudadiag report (cudadiag --json > FILE) or bundle (cudadiag bundle)";
+  return name + " " + failure.message() + ": not a cudadiag report";
 }
 
 } // namespace
@@ -62,14 +67,18 @@ Expected<LoadedReport> load_report(const std::string& path, std::string_view sid
   if (!bytes) {
     return Error{"cannot read " + name + ": " + bytes.error().message};
   }
-  if (bytes->size() > k_max_input_bytes) {
+  return report_from_bytes(std::move(*bytes), path, side);
+}
+
+Expected<LoadedReport> report_from_bytes(std::string text, const std::string& path, std::string_view side) {
+  const auto name = who(side, path);
+  if (text.size() > k_max_input_bytes) {
     return Error{name + " is larger than " + std::to_string(k_max_input_bytes >> 20U) +
                  " MiB: not a cudadiag report"};
   }
   LoadedReport loaded;
   loaded.label = path;
   loaded.kind = "report";
-  std::string text = std::move(*bytes);
   if (bundle::looks_like_gzip(text)) {
     auto inner = report_from_bundle(text, name);
     if (!inner) {
@@ -78,11 +87,11 @@ Expected<LoadedReport> load_report(const std::string& path, std::string_view sid
     text = std::move(*inner);
     loaded.kind = "bundle";
   }
-  try {
-    loaded.document = json::parse(text);
-  } catch (const json::parse_error& error) {
-    return Error{parse_failure(loaded.kind == "bundle" ? name + "'s report.json" : name, error, text.size())};
+  auto parsed = bounded_json::parse(text, {.max_depth = k_max_report_depth, .max_bytes = k_max_input_bytes});
+  if (const auto* failure = std::get_if<bounded_json::Failure>(&parsed)) {
+    return Error{parse_failure(loaded.kind == "bundle" ? name + "'s report.json" : name, *failure, text.size())};
   }
+  loaded.document = std::move(std::get<json>(parsed));
   const auto& document = loaded.document;
   const auto version = json_fields::integer(document, "schema_version");
   const bool ours = document.is_object() && document.contains("tool") &&

@@ -16,6 +16,8 @@ namespace cudadiag::diff {
 
 // Inputs larger than this are refused (reports are a few hundred KiB; bundles a few MiB).
 inline constexpr std::size_t k_max_input_bytes = std::size_t{256} << 20U;
+// Reports nest about 8 levels deep; a document nested deeper than this is refused, not parsed.
+inline constexpr std::size_t k_max_report_depth = 128;
 
 struct LoadedReport {
   std::string label;       // the path as given
@@ -25,8 +27,12 @@ struct LoadedReport {
 };
 
 // Reads `path`. Errors read like "B (/tmp/x.json) is truncated JSON: it ends after 1200 bytes,
-// inside a value" or "A (notes.txt) is not JSON (syntax error at byte 1)"; `side` is "A" or "B".
+// inside a value", "A (notes.txt) is not JSON (syntax error at byte 1)", "A (x.json) is JSON nested
+// deeper than 128 levels" or "... holds a number out of range at byte 9"; `side` is "A" or "B".
 Expected<LoadedReport> load_report(const std::string& path, std::string_view side);
+
+// load_report for bytes already read from `path` (a report's JSON or a bundle's gzip bytes).
+Expected<LoadedReport> report_from_bytes(std::string bytes, const std::string& path, std::string_view side);
 
 // nullopt when the two can be compared; else why not: both must carry the schema_version this
 // cudadiag reads (report::k_schema_version).

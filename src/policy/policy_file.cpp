@@ -1,5 +1,6 @@
 #include "policy/policy_file.hpp"
 
+#include "core/bounded_json.hpp"
 #include "core/filesystem.hpp"
 #include "policy/toml_subset.hpp"
 
@@ -9,6 +10,8 @@ namespace cudadiag::policy {
 namespace {
 
 constexpr std::size_t k_max_policy_bytes = 1U << 20U;
+// A policy nests two levels ({"require": [...]}); anything much deeper is refused at parse time.
+constexpr std::size_t k_max_policy_depth = 16;
 
 bool is_toml(const std::string& path, std::string_view text) {
   if (path.ends_with(".toml")) {
@@ -63,23 +66,36 @@ Expected<Policy> policy_from_document(const nlohmann::json& document, const std:
 
 Expected<Policy> load_policy_file(const std::string& path) {
   const std::string origin = "policy file " + path;
-  auto text = fs::read_file_prefix(path, k_max_policy_bytes);
+  auto text = fs::read_file_prefix(path, k_max_policy_bytes + 1);
   if (!text) {
     return Error{origin + ": " + text.error().message};
   }
+  return policy_from_text(path, *text);
+}
+
+Expected<Policy> policy_from_text(const std::string& path, std::string_view text) {
+  const std::string origin = "policy file " + path;
+  if (text.size() > k_max_policy_bytes) {
+    return Error{origin + ": larger than " + std::to_string(k_max_policy_bytes >> 20U) + " MiB: not a policy"};
+  }
   nlohmann::json document;
-  if (is_toml(path, *text)) {
-    auto parsed = parse_toml_subset(*text);
+  if (is_toml(path, text)) {
+    auto parsed = parse_toml_subset(text);
     if (!parsed) {
       return Error{origin + ": " + parsed.error().message};
     }
     document = std::move(*parsed);
   } else {
-    try {
-      document = nlohmann::json::parse(*text);
-    } catch (const nlohmann::json::parse_error& error) {
-      return Error{origin + ": not valid JSON (byte " + std::to_string(error.byte) + ")"};
+    auto parsed = bounded_json::parse(text, {.max_depth = k_max_policy_depth, .max_bytes = k_max_policy_bytes});
+    if (const auto* failure = std::get_if<bounded_json::Failure>(&parsed)) {
+      return Error{origin + ": " +
+                   (failure->problem == bounded_json::Problem::syntax ||
+                            failure->problem == bounded_json::Problem::truncated ||
+                            failure->problem == bounded_json::Problem::empty
+                        ? "not valid JSON (byte " + std::to_string(failure->byte) + ")"
+                        : "not a valid policy: it " + failure->message())};
     }
+    document = std::move(std::get<nlohmann::json>(parsed));
   }
   return policy_from_document(document, origin);
 }

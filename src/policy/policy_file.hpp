@@ -36,6 +36,9 @@ Expected<Policy> policy_from_document(const nlohmann::json& document, const std:
 // JSON if the first non-blank character is '{', else TOML. Errors start with "policy file PATH: ".
 Expected<Policy> load_policy_file(const std::string& path);
 
+// load_policy_file for the text already read from `path` (which picks the format and names errors).
+Expected<Policy> policy_from_text(const std::string& path, std::string_view text);
+
 // Adds the --require specs to `policy` (parsing each; the first bad one is the error).
 std::optional<Error> add_requirements(Policy& policy, const std::vector<std::string>& specs);
 

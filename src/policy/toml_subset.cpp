@@ -1,16 +1,28 @@
 #include "policy/toml_subset.hpp"
 
+#include "core/text.hpp"
+#include "core/utf8.hpp"
+
+#include <algorithm>
 #include <cctype>
 #include <string>
 
 namespace cudadiag::policy {
 namespace {
 
+// Arrays nest at most this deep (a policy needs one level); deeper input is an error, not recursion.
+constexpr int k_max_array_depth = 32;
+
 class Parser {
 public:
   explicit Parser(std::string_view text) : m_text(text) {}
 
   Expected<nlohmann::json> document() {
+    if (const auto bad = utf8::first_invalid(m_text); bad != std::string_view::npos) {
+      const auto line = 1 + std::count(m_text.begin(), m_text.begin() + static_cast<std::ptrdiff_t>(bad), '\n');
+      return Error{"line " + std::to_string(line) + ": invalid UTF-8 (byte " + std::to_string(bad + 1) +
+                   "); a TOML file must be UTF-8"};
+    }
     nlohmann::json out = nlohmann::json::object();
     while (true) {
       skip_blank_lines();
@@ -141,6 +153,10 @@ private:
       if (c == '\n') {
         return fail("unterminated string");
       }
+      const auto byte = static_cast<unsigned char>(c);
+      if ((byte < 0x20U && c != '\t') || byte == 0x7fU) {
+        return fail("control character " + hex_number(byte) + " in a string (write it as \\uXXXX)");
+      }
       ++m_pos;
       if (c != '\\' || quote == '\'') {
         out += c;
@@ -213,7 +229,11 @@ private:
 
   Expected<nlohmann::json> array() {
     const auto start_line = m_line;
+    if (m_depth >= k_max_array_depth) {
+      return fail("arrays nested deeper than " + std::to_string(k_max_array_depth) + " levels");
+    }
     ++m_pos; // '['
+    const DepthGuard guard(m_depth);
     nlohmann::json out = nlohmann::json::array();
     while (true) {
       skip_blank_lines();
@@ -241,9 +261,18 @@ private:
     }
   }
 
+  struct DepthGuard {
+    explicit DepthGuard(int& depth) : m_depth(depth) { ++m_depth; }
+    DepthGuard(const DepthGuard&) = delete;
+    DepthGuard& operator=(const DepthGuard&) = delete;
+    ~DepthGuard() { --m_depth; }
+    int& m_depth;
+  };
+
   std::string_view m_text;
   std::size_t m_pos = 0;
   int m_line = 1;
+  int m_depth = 0; // arrays open
 };
 
 } // namespace

@@ -3,7 +3,9 @@
 // basic string ("..." with \" \\ \n \t \uXXXX escapes), a literal string ('...'), true/false, an
 // integer, or an array of those (which may span lines and end with a trailing comma); comments
 // (#) and blank lines. Anything else — tables ([section]), dotted or quoted keys, floats, dates,
-// inline tables, multi-line strings — is rejected with the line number, never misread.
+// inline tables, multi-line strings — is rejected with the line number, never misread. The text
+// must be valid UTF-8 and strings hold no control characters but tab (as TOML requires); arrays
+// nest at most 32 deep. Never throws.
 
 #include "core/expected.hpp"
 

@@ -1,5 +1,6 @@
 #include "versions/version_sources.hpp"
 
+#include "core/bounded_json.hpp"
 #include "core/filesystem.hpp"
 #include "core/text.hpp"
 
@@ -166,11 +167,11 @@ nlohmann::json read_json_file(const std::string& path, std::uint64_t max_bytes) 
   if (!content) {
     return nlohmann::json::value_t::discarded;
   }
-  try {
-    return nlohmann::json::parse(*content, nullptr, /*allow_exceptions=*/false);
-  } catch (const std::exception&) { // allocation failure; parse errors are reported as discarded
-    return nlohmann::json::value_t::discarded;
+  auto parsed = bounded_json::parse(*content, {.max_depth = 32, .max_bytes = static_cast<std::size_t>(max_bytes)});
+  if (auto* document = std::get_if<nlohmann::json>(&parsed)) {
+    return std::move(*document);
   }
+  return nlohmann::json::value_t::discarded;
 }
 
 // The string member `key` of a JSON object, if there is one.

@@ -77,3 +77,19 @@ TEST_CASE("diff input: reports of different or unknown schema versions are refus
   REQUIRE(both_new);
   CHECK(both_new->find("reads schema_version 1") != std::string::npos);
 }
+
+// Issue 17: hostile inputs are input errors naming the file (exit 2), never an exception (exit 3).
+TEST_CASE("diff input: numbers out of range and deep nesting are refused with the file named") {
+  cudadiag::testing::TempTree tree;
+  auto text = example_text();
+  const auto at = text.find("\"schema_version\": 1");
+  REQUIRE(at != std::string::npos);
+  text.replace(at, std::string_view("\"schema_version\": 1").size(), "\"schema_version\": 1e400");
+  const auto huge = error_for(tree.write("huge.json", text));
+  CHECK_MESSAGE(huge.find("A (") == 0, huge);
+  CHECK_MESSAGE(huge.find("holds a number out of range") != std::string::npos, huge);
+  const auto deep = error_for(tree.write("deep.json", std::string(200000, '[') + std::string(200000, ']')));
+  CHECK_MESSAGE(deep.find("nested deeper than 128 levels") != std::string::npos, deep);
+  const auto bad_utf8 = error_for(tree.write("utf8.json", "{\"tool\": \"\xff\"}"));
+  CHECK_MESSAGE(bad_utf8.find("is not JSON") != std::string::npos, bad_utf8);
+}

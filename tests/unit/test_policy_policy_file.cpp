@@ -59,3 +59,23 @@ TEST_CASE("policy: --require specs are added, the stricter fail-on level wins") 
   CHECK(stricter(FailOn::error, FailOn::warning) == FailOn::warning);
   CHECK(stricter(FailOn::warning, FailOn::error) == FailOn::warning);
 }
+
+// Issue 17: hostile policy files are input errors (exit 2 in the CLI), never an exception.
+TEST_CASE("policy file: deep nesting, numbers out of range and bad UTF-8 are errors naming the file") {
+  cudadiag::testing::TempTree tree;
+  const std::pair<std::string, std::string> cases[] = {
+      {tree.write("deep.json", "{\"require\": " + std::string(200000, '[') + std::string(200000, ']') + "}"),
+       "nested deeper than 16 levels"},
+      {tree.write("huge.json", R"({"require": ["nvrtc"], "fail_on": 1e400})"), "number out of range"},
+      {tree.write("deep.toml", "require = " + std::string(200000, '[') + std::string(200000, ']')),
+       "arrays nested deeper"},
+      {tree.write("utf8.toml", "require = [\"cccl\xfe\"]\n"), "invalid UTF-8"},
+      {tree.write("big.json", std::string((1U << 20U) + 10, ' ')), "larger than 1 MiB"},
+  };
+  for (const auto& [path, expected] : cases) {
+    const auto policy = load_policy_file(path);
+    REQUIRE_FALSE_MESSAGE(policy, path);
+    CHECK_MESSAGE(policy.error().message.find("policy file " + path) == 0, policy.error().message);
+    CHECK_MESSAGE(policy.error().message.find(expected) != std::string::npos, policy.error().message);
+  }
+}

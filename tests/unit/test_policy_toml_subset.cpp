@@ -53,3 +53,23 @@ TEST_CASE("toml subset: what it does not support is refused with the line number
                   text << " -> " << parsed.error().message);
   }
 }
+
+// Issue 17: hostile policy files are errors with the line, never a crash or an exception later.
+TEST_CASE("toml subset: deep nesting, invalid UTF-8 and control characters are refused") {
+  const std::string deep = "x = " + std::string(200000, '[') + std::string(200000, ']');
+  const auto nested = parse_toml_subset(deep);
+  REQUIRE_FALSE(nested);
+  CHECK(nested.error().message.find("line 1: arrays nested deeper than 32 levels") == 0);
+  CHECK(parse_toml_subset("x = " + std::string(32, '[') + std::string(32, ']')));
+
+  const auto bad_utf8 = parse_toml_subset("a = 1\nrequire = [\"nvrtc\xff\"]\n");
+  REQUIRE_FALSE(bad_utf8);
+  CHECK(bad_utf8.error().message.find("line 2: invalid UTF-8") == 0);
+  CHECK_FALSE(parse_toml_subset("x = \"\xed\xa0\x80\"")); // an encoded surrogate
+  CHECK_FALSE(parse_toml_subset("x = \"\xc0\xaf\""));     // overlong
+  CHECK(parse_toml_subset("x = \"\xe2\x9c\x93 \xf0\x9f\x9a\x80\""));
+
+  const auto escape = parse_toml_subset("x = \"\x1b[2J\"");
+  REQUIRE_FALSE(escape);
+  CHECK(escape.error().message.find("control character 0x1b") != std::string::npos);
+}
