@@ -1,5 +1,7 @@
 #include "bundle_command.hpp"
 
+#include "output.hpp"
+
 #include "bundle/bundle.hpp"
 
 #include <spdlog/spdlog.h>
@@ -13,12 +15,6 @@ namespace cudadiag::cli {
 namespace {
 
 constexpr int k_exit_usage = 2;
-
-void write_stdout(const std::string& text) {
-  // Like the report: a closed or full stdout is not an error cudadiag can report anywhere.
-  static_cast<void>(std::fwrite(text.data(), 1, text.size(), stdout));
-  static_cast<void>(std::fflush(stdout));
-}
 
 } // namespace
 

@@ -3,6 +3,7 @@
 #include "bundle_command.hpp"
 #include "ci_options.hpp"
 #include "diff_command.hpp"
+#include "output.hpp"
 #include "core/environment.hpp"
 #include "core/filesystem.hpp"
 #include "inspect/loaded_components.hpp"
@@ -64,6 +65,7 @@ struct FindOptions {
 void configure_logging(const GlobalOptions& options, const Environment& env) {
   const bool color = !options.no_color && !env.get("NO_COLOR");
   auto logger = spdlog::stderr_color_mt("cudadiag", color ? spdlog::color_mode::automatic : spdlog::color_mode::never);
+  logger->sinks().push_back(error_recorder()); // for the JSON error document (output.hpp)
   spdlog::set_default_logger(logger);
   spdlog::set_pattern("cudadiag: %^%l%$: %v");
   auto level = options.verbosity >= 2 ? spdlog::level::debug
@@ -109,7 +111,10 @@ void enable_selftest(report::ReportOptions& settings, const GlobalOptions& optio
   settings.selftest.executable = settings.verify.executable;
   settings.selftest.startup_timeout = settings.verify.step_timeout;
   if (::isatty(STDERR_FILENO) == 1 && !options.json && env.get("CI").value_or("").empty()) {
-    settings.selftest.progress = [](std::string_view line) { std::fprintf(stderr, "cudadiag: self-test: %.*s\n", static_cast<int>(line.size()), line.data()); };
+    settings.selftest.progress = [](std::string_view line) {
+      const auto safe = report::escape_controls(line, {}); // device names come from the driver
+      std::fprintf(stderr, "cudadiag: self-test: %s\n", safe.c_str());
+    };
   }
 }
 
@@ -136,11 +141,6 @@ std::string parse_test_keys(const std::string& list, std::vector<std::string>& k
     start = comma + 1;
   }
   return {};
-}
-
-void write_stdout(const std::string& text) {
-  std::fwrite(text.data(), 1, text.size(), stdout);
-  std::fflush(stdout);
 }
 
 std::string known_names(std::optional<probes::ComponentKind> kind) {
@@ -250,7 +250,7 @@ int run_find(const GlobalOptions& options, const FindOptions& find, const Enviro
   } else if (find.all) {
     write_stdout(report::render_candidates(component, style));
   } else if (!path.empty()) {
-    write_stdout(report::to_valid_utf8(path) + "\n");
+    write_stdout(report::escape_controls(report::to_valid_utf8(path), {}) + "\n");
   }
   if (path.empty()) {
     spdlog::warn("{} not found (run `cudadiag find --explain {}` for the search trace)", find.name, find.name);
@@ -276,12 +276,7 @@ int run_inspect(const GlobalOptions& options, const InspectOptions& inspect, con
   return errors ? 1 : 0;
 }
 
-} // namespace
-
-int run(int argc, char** argv) {
-  if (argc >= 2 && std::string_view(argv[1]) == "__worker") {
-    return verify::worker_main(argc, argv);  // the isolated child of verification; see verify/worker.hpp
-  }
+int run_command(int argc, char** argv) {
   try {
     CLI::App app{"cudadiag: which CUDA components will this process load, and do they agree?", "cudadiag"};
     app.set_version_flag("--version", std::string("cudadiag ") + CUDADIAG_VERSION);
@@ -337,7 +332,12 @@ int run(int argc, char** argv) {
       app.parse(argc, argv);
     } catch (const CLI::ParseError& error) {
       const int code = app.exit(error);
-      return code == 0 ? 0 : k_exit_usage;
+      if (code == 0) {
+        note_stdout_written(); // --help, --version
+        return 0;
+      }
+      record_error(error.what());
+      return k_exit_usage;
     }
     const auto env = Environment::capture();
     configure_logging(options, env);
@@ -368,11 +368,23 @@ int run(int argc, char** argv) {
     return run_report(options, ci, *policy, env);
   } catch (const std::exception& error) {
     std::fprintf(stderr, "cudadiag: internal error: %s\n", error.what());
+    record_error(std::string("internal error: ") + error.what());
     return k_exit_internal;
   } catch (...) {
     std::fprintf(stderr, "cudadiag: internal error\n");
+    record_error("internal error");
     return k_exit_internal;
   }
+}
+
+} // namespace
+
+int run(int argc, char** argv) {
+  if (argc >= 2 && std::string_view(argv[1]) == "__worker") {
+    return verify::worker_main(argc, argv);  // the isolated child of verification; see verify/worker.hpp
+  }
+  ignore_sigpipe();
+  return finish_output(run_command(argc, argv), json_requested(argc, argv));
 }
 
 } // namespace cudadiag::cli

@@ -1,5 +1,7 @@
 #include "diff_command.hpp"
 
+#include "output.hpp"
+
 #include "diff/diff_render.hpp"
 #include "diff/report_input.hpp"
 
@@ -12,12 +14,6 @@ namespace {
 
 constexpr int k_exit_different = 1;
 constexpr int k_exit_usage = 2;
-
-void write_stdout(const std::string& text) {
-  // Like the report: a closed or full stdout is not an error cudadiag can report anywhere.
-  static_cast<void>(std::fwrite(text.data(), 1, text.size(), stdout));
-  static_cast<void>(std::fflush(stdout));
-}
 
 } // namespace
 

@@ -40,9 +40,7 @@ json side_json(const SideSummary& side) {
           {"warnings", side.warnings}};
 }
 
-} // namespace
-
-std::string render_diff_text(const ReportDiff& diff, report::TextStyle style) {
+std::string unescaped_diff_text(const ReportDiff& diff, report::TextStyle style) {
   std::string out = side_line("A", diff.a, style) + side_line("B", diff.b, style) + "\n";
   const auto tolerance = report::format_number(diff.metric_tolerance * 100) + "%";
   if (diff.equivalent()) {
@@ -74,6 +72,12 @@ std::string render_diff_text(const ReportDiff& diff, report::TextStyle style) {
   out += "\nSelf-test figures within " + tolerance +
          " of each other, hostnames, timings and search traces are not compared.\n";
   return out;
+}
+
+} // namespace
+
+std::string render_diff_text(const ReportDiff& diff, report::TextStyle style) {
+  return report::escape_controls(unescaped_diff_text(diff, style), style);
 }
 
 json diff_to_json(const ReportDiff& diff) {

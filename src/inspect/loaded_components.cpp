@@ -326,7 +326,7 @@ std::string render_inspection_text(const ProcessInspection& inspection, report::
            paint(style, k_bold, finding.id) + "\n    " + text(finding.message) +
            "\n    remedy: " + text(finding.remedy) + "\n";
   }
-  return out;
+  return report::escape_controls(out, style);
 }
 
 } // namespace cudadiag::inspect

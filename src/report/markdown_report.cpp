@@ -1,6 +1,7 @@
 #include "report/markdown_report.hpp"
 
 #include "report/report_layout.hpp"
+#include "report/terminal_style.hpp"
 
 #include <algorithm>
 
@@ -143,7 +144,7 @@ std::string render_markdown(const nlohmann::json& report) {
     }
   }
   out += "---\nMade by " + markdown_escape(layout.tool) + ".\n";
-  return out;
+  return escape_controls(out, TextStyle{});
 }
 
 } // namespace cudadiag::report

@@ -25,6 +25,12 @@ std::string paint(TextStyle style, std::string_view code, std::string_view text)
 // `text` padded with spaces to `width`; a text that fills the column gets one space, so columns
 // never run together.
 std::string pad(std::string_view text, std::size_t width);
+// `text` made safe for a terminal: no string from a library, a file or the environment can move
+// the cursor, clear the screen, retitle the window or ring the bell. C0 control characters other
+// than newline and tab, DEL and bytes that are not UTF-8 become \xNN; C1 controls (U+0080-U+009F)
+// become \u00NN. With style.color the colour codes above (as paint() emits them) are kept; every
+// other escape sequence is escaped. Every text and Markdown renderer passes its output through it.
+std::string escape_controls(std::string_view text, TextStyle style);
 // The colour of a severity label.
 std::string_view severity_color(findings::Severity severity);
 

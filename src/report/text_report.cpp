@@ -254,14 +254,16 @@ std::string markers(const discovery::ComponentResult& component, std::size_t ind
 } // namespace
 
 std::string render_text(const Report& report, TextStyle style) {
-  return verdict(report, style) + components_table(report, style) + verification_section(report, style) +
-         devices_section(report, style) + selftest_section(report, style) + python_section(report, style) +
-         findings_section(report, style);
+  return escape_controls(verdict(report, style) + components_table(report, style) + verification_section(report, style) +
+                             devices_section(report, style) + selftest_section(report, style) +
+                             python_section(report, style) + findings_section(report, style),
+                         style);
 }
 
 std::string render_selftest_text(const Report& report, TextStyle style) {
-  return verdict(report, style) + devices_section(report, style) + selftest_section(report, style) +
-         findings_section(report, style);
+  return escape_controls(verdict(report, style) + devices_section(report, style) + selftest_section(report, style) +
+                             findings_section(report, style),
+                         style);
 }
 
 std::string chosen_path(const discovery::ComponentResult& component) {
@@ -293,7 +295,7 @@ std::string render_candidates(const discovery::ComponentResult& component, TextS
     }
     out += line + "\n";
   }
-  return out;
+  return escape_controls(out, style);
 }
 
 std::string render_explanation(const discovery::ComponentResult& component, TextStyle style) {
@@ -321,7 +323,7 @@ std::string render_explanation(const discovery::ComponentResult& component, Text
                              : std::string("none")) +
            "\n";
   }
-  return out;
+  return escape_controls(out, style);
 }
 
 } // namespace cudadiag::report

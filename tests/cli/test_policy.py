@@ -107,8 +107,10 @@ def test_fail_on_warning_from_a_policy_file(env, tmp_path):
 def test_malformed_specs_are_usage_errors_naming_the_token(spec, token, env):
     result = run(["--json", "--require", spec], env=env, timeout=30)
     assert result.returncode == 2, describe(result)
-    assert result.stdout == b""
     assert token.encode() in result.stderr, result.stderr
+    # --json: the error document (docs/schema/error.schema.json) instead of a report.
+    error = json.loads(result.stdout)["error"]
+    assert error["kind"] == "usage" and error["exit_code"] == 2 and token in error["message"], error
 
 
 @pytest.mark.parametrize("content, message", [

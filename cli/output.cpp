@@ -1,0 +1,116 @@
+#include "output.hpp"
+
+#include "report/error_document.hpp"
+
+#include <spdlog/sinks/base_sink.h>
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <sys/stat.h>
+#include <vector>
+
+namespace cudadiag::cli {
+namespace {
+
+constexpr int k_exit_internal = 3;
+
+// What this process did with stdout; one program, one stdout.
+struct StdoutState {
+  bool written = false;
+  int write_errno = 0; // the first failed write's errno; 0 while every write succeeded
+  std::vector<std::string> errors;
+  std::mutex mutex;
+};
+
+StdoutState& state() {
+  static StdoutState instance;
+  return instance;
+}
+
+void on_sigpipe(int /*signal*/) {}
+
+class ErrorRecorder final : public spdlog::sinks::base_sink<std::mutex> {
+protected:
+  void sink_it_(const spdlog::details::log_msg& message) override {
+    record_error(std::string_view(message.payload.data(), message.payload.size()));
+  }
+  void flush_() override {}
+};
+
+} // namespace
+
+void ignore_sigpipe() {
+  struct sigaction action {};
+  action.sa_handler = on_sigpipe;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESTART;
+  ::sigaction(SIGPIPE, &action, nullptr);
+}
+
+void write_stdout(std::string_view text) {
+  auto& out = state();
+  if (out.write_errno != 0) {
+    return;
+  }
+  errno = 0;
+  const bool ok = std::fwrite(text.data(), 1, text.size(), stdout) == text.size() && std::fflush(stdout) == 0;
+  if (!ok) {
+    out.write_errno = errno != 0 ? errno : EIO;
+    return;
+  }
+  out.written = out.written || !text.empty();
+}
+
+void note_stdout_written() {
+  state().written = true;
+}
+
+void record_error(std::string_view message) {
+  auto& out = state();
+  const std::lock_guard lock(out.mutex);
+  out.errors.emplace_back(message);
+}
+
+std::shared_ptr<spdlog::sinks::sink> error_recorder() {
+  auto sink = std::make_shared<ErrorRecorder>();
+  sink->set_level(spdlog::level::err);
+  return sink;
+}
+
+bool json_requested(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--") {
+      return false;
+    }
+    if (arg == "--json") {
+      return true;
+    }
+  }
+  return false;
+}
+
+int finish_output(int code, bool json) {
+  auto& out = state();
+  if (json && code != 0 && !out.written && out.write_errno == 0) {
+    const auto message =
+        out.errors.empty() ? "cudadiag failed with exit code " + std::to_string(code) : out.errors.front();
+    write_stdout(report::error_document(message, code).dump(2) + "\n");
+  }
+  if (out.write_errno == 0) {
+    std::fflush(stdout);
+    return code;
+  }
+  if (out.write_errno == EPIPE) {
+    return code; // the reader went away: nothing to report, and no one to report it to
+  }
+  std::fprintf(stderr, "cudadiag: error: cannot write to stdout: %s\n", std::strerror(out.write_errno));
+  return k_exit_internal;
+}
+
+} // namespace cudadiag::cli
