@@ -1,11 +1,18 @@
 #!/usr/bin/env bash
 # Installs what cudadiag needs to build and test, from the distribution's packages, when missing.
 # Debian 12 and Ubuntu 24.04. Prints nothing when everything is already there.
+#   scripts/install_dependencies.sh        the build and the test suite
+#   scripts/install_dependencies.sh fuzz   also clang and its libFuzzer runtime, for scripts/fuzz.sh
+#                                          (the distribution's default clang: 14 on Debian 12, 18 on
+#                                          Ubuntu 24.04; libclang-rt-dev holds libFuzzer)
 set -euo pipefail
 
 # dpkg-dev and file: CPack computes the .deb's Depends with dpkg-shlibdeps (packaging/).
 packages=(cmake g++ make pkg-config libcli11-dev nlohmann-json3-dev libspdlog-dev doctest-dev
           zlib1g-dev python3 python3-venv strace dpkg-dev file)
+if [[ ${1:-} == fuzz ]]; then
+  packages+=(clang libclang-rt-dev)
+fi
 
 missing=()
 for package in "${packages[@]}"; do

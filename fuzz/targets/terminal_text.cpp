@@ -1,0 +1,28 @@
+// escape_controls, what every text and Markdown renderer ends with: whatever the input, the output
+// holds no control character but newline and tab (and, with colour, only cudadiag's own codes).
+#include "report/terminal_style.hpp"
+#include "targets.hpp"
+
+namespace cudadiag::fuzz {
+
+int terminal_text(const std::uint8_t* data, std::size_t size) {
+  const std::string_view text(reinterpret_cast<const char*>(data), size);
+  const auto plain = report::escape_controls(text, report::TextStyle{false});
+  for (const char c : plain) {
+    const auto byte = static_cast<unsigned char>(c);
+    check(byte == '\n' || byte == '\t' || (byte >= 0x20U && byte != 0x7fU),
+          "no control character in plain output");
+  }
+  check(plain.find("\xc2\x9b") == std::string::npos, "no C1 CSI in plain output");
+  const auto coloured = report::escape_controls(text, report::TextStyle{true});
+  for (std::size_t at = coloured.find('\x1b'); at != std::string::npos; at = coloured.find('\x1b', at + 1)) {
+    const auto rest = std::string_view(coloured).substr(at);
+    check(rest.starts_with(report::k_red) || rest.starts_with(report::k_yellow) ||
+              rest.starts_with(report::k_green) || rest.starts_with(report::k_dim) ||
+              rest.starts_with(report::k_bold) || rest.starts_with(report::k_reset),
+          "only cudadiag's own colour codes in coloured output");
+  }
+  return 0;
+}
+
+} // namespace cudadiag::fuzz

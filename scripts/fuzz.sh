@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# The libFuzzer targets of fuzz/ (fuzz/README.md), built with clang in a build directory of their own.
+#
+#   scripts/fuzz.sh build                  configure and build BUILD (default build-fuzz) with the newest
+#                                          clang-18 ... clang-14 (or clang) that can link libFuzzer
+#   scripts/fuzz.sh smoke                  build, then the CI smoke run: ctest -L fuzz (each target
+#                                          CUDADIAG_FUZZ_SMOKE_SECONDS, default 10, two at a time)
+#   scripts/fuzz.sh run SECONDS [JOBS] [OUT]
+#                                          build, then every target at once for SECONDS (JOBS libFuzzer
+#                                          workers per target, default 1), each in OUT/<target>/
+#                                          (default build-fuzz/runs): corpus/, artifacts/, log; then
+#                                          OUT/summary.tsv and OUT/summary.md (execs, exec/s, crashes)
+#   scripts/fuzz.sh targets                the target names
+#
+# Exits 77 (skipped) when no clang with the libFuzzer runtime is installed, saying what to install;
+# `run` exits 1 when any target found a crash, leak, timeout or out-of-memory input (its artifact is
+# in OUT/<target>/artifacts/; copy it to tests/fuzz/<target>/ with the fix).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build_dir=${CUDADIAG_FUZZ_BUILD_DIR:-build-fuzz}
+targets=(elf ld_so_cache proc_maps dist_info version_json conda_meta header_macros python_files
+         report_input tar_gzip policy requirement options_json bounded_json terminal_text)
+
+# The newest clang that links -fsanitize=fuzzer; sets cc and cxx.
+find_clang() {
+  local probe
+  probe=$(mktemp -d)
+  trap 'rm -rf "$probe"' RETURN
+  printf '#include <cstddef>\n#include <cstdint>\nextern "C" int LLVMFuzzerTestOneInput(const std::uint8_t*, std::size_t) { return 0; }\n' >"$probe/t.cpp"
+  for version in 18 17 16 15 14 ""; do
+    local candidate=clang++${version:+-$version}
+    command -v "$candidate" >/dev/null || continue
+    if "$candidate" -fsanitize=fuzzer,address,undefined "$probe/t.cpp" -o "$probe/t" 2>/dev/null; then
+      cxx=$candidate
+      cc=clang${version:+-$version}
+      return 0
+    fi
+    echo "fuzz.sh: $candidate is installed but cannot link -fsanitize=fuzzer (its libFuzzer runtime is missing)" >&2
+  done
+  echo "fuzz.sh: skipped: no clang (14-18) with the libFuzzer runtime; install it with" \
+       "scripts/install_dependencies.sh fuzz (Debian/Ubuntu: clang libclang-rt-dev)" >&2
+  return 1
+}
+
+build() {
+  find_clang || exit 77
+  echo "fuzz.sh: building $build_dir with $cxx ($("$cxx" --version | head -1))" >&2
+  CC=$cc CXX=$cxx cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=None -DCUDADIAG_FUZZ=ON -DCUDADIAG_WERROR=OFF \
+        -DCUDADIAG_INSTALL=OFF -DCMAKE_C_FLAGS=-O1 -DCMAKE_CXX_FLAGS=-O1 \
+        ${CUDADIAG_FUZZ_SMOKE_SECONDS:+-DCUDADIAG_FUZZ_SMOKE_SECONDS=$CUDADIAG_FUZZ_SMOKE_SECONDS} >/dev/null
+  cmake --build "$build_dir" --parallel "$(nproc)" --target cudadiag_fuzzers
+}
+
+# The last value of a libFuzzer final stat ("stat::number_of_executed_units: 123") in a log.
+stat_of() { grep -ho "^stat::$1: *[0-9]*" "$2" 2>/dev/null | tail -1 | awk '{print $2}'; }
+
+run() {
+  local seconds=${1:?usage: scripts/fuzz.sh run SECONDS [JOBS] [OUT]} jobs=${2:-1} out=${3:-$build_dir/runs}
+  build
+  mkdir -p "$out"
+  out=$(cd "$out" && pwd)
+  local pids=()
+  for target in "${targets[@]}"; do
+    local dir=$out/$target
+    mkdir -p "$dir/corpus" "$dir/artifacts"
+    local args=(-max_total_time="$seconds" -timeout=25 -rss_limit_mb=4096 -print_final_stats=1
+                -artifact_prefix="$dir/artifacts/" "$dir/corpus" "fuzz/corpus/$target")
+    [[ -d tests/fuzz/$target ]] && args+=("tests/fuzz/$target")
+    # With several jobs, libFuzzer's fork mode runs them and keeps going after a crash.
+    [[ $jobs -gt 1 ]] && args=(-fork="$jobs" -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 "${args[@]}")
+    ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+      "$build_dir/fuzz/cudadiag_fuzz_$target" "${args[@]}" >"$dir/log" 2>&1 &
+    pids+=($!)
+  done
+  local failed=0
+  for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
+  printf 'target\texecs\texec_per_s\tcorpus_files\tcrashes\tleaks\ttimeouts\tooms\n' >"$out/summary.tsv"
+  for target in "${targets[@]}"; do
+    local dir=$out/$target execs rate
+    execs=$(stat_of number_of_executed_units "$dir/log")
+    rate=$(stat_of average_exec_per_sec "$dir/log")
+    if [[ -z $execs ]]; then # fork mode prints "#N ... exec/s: R" progress lines instead
+      execs=$(grep -o '^#[0-9]*' "$dir/log" | tail -1 | tr -d '#')
+      rate=$(grep -o 'exec/s: [0-9]*' "$dir/log" | tail -1 | awk '{print $2}')
+    fi
+    count() { find "$dir/artifacts" -name "$1-*" -type f | wc -l; }
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$target" "${execs:-?}" "${rate:-?}" \
+      "$(find "$dir/corpus" -type f | wc -l)" "$(count crash)" "$(count leak)" "$(count timeout)" "$(count oom)" >>"$out/summary.tsv"
+  done
+  {
+    echo "# cudadiag fuzz run: $seconds s per target, $jobs job(s) each, $(date -u +%Y-%m-%dT%H:%MZ), $("$cxx" --version | head -1)"
+    echo
+    awk -F'\t' 'NR==1 {print "| " $1 " | " $2 " | " $3 " | " $4 " | " $5 " | " $6 " | " $7 " | " $8 " |"; print "|---|---:|---:|---:|---:|---:|---:|---:|"; next}
+                {print "| " $1 " | " $2 " | " $3 " | " $4 " | " $5 " | " $6 " | " $7 " | " $8 " |"}' "$out/summary.tsv"
+  } >"$out/summary.md"
+  cat "$out/summary.md"
+  if awk -F'\t' 'NR > 1 && ($5 + $6 + $7 + $8) > 0 {found = 1} END {exit !found}' "$out/summary.tsv"; then
+    failed=1
+  fi
+  return $failed
+}
+
+case ${1:-} in
+build) build ;;
+smoke) build && (cd "$build_dir" && ctest -L fuzz --output-on-failure -j 2) ;;
+run) shift && run "$@" ;;
+targets) printf '%s\n' "${targets[@]}" ;;
+*) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+esac
