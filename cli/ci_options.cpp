@@ -4,13 +4,17 @@
 #include "policy/policy_gate.hpp"
 #include "report/html_report.hpp"
 #include "report/junit_report.hpp"
+#include "report/exit_style.hpp"
 #include "report/markdown_report.hpp"
+#include "report/prometheus_textfile.hpp"
+
+#include <chrono>
 
 namespace cudadiag::cli {
 
 bool CiOptions::any() const {
   return !requirements.empty() || !policy_file.empty() || !junit.empty() || !html.empty() ||
-         !markdown.empty();
+         !markdown.empty() || !prometheus.empty() || exit_style != "cudadiag";
 }
 
 void add_ci_options(CLI::App& app, CiOptions& options) {
@@ -33,6 +37,14 @@ void add_ci_options(CLI::App& app, CiOptions& options) {
   app.add_option("--html", options.html, "Also write the report as one self-contained HTML page")
       ->type_name("FILE");
   app.add_option("--markdown", options.markdown, "Also write the report as Markdown")->type_name("FILE");
+  app.add_option("--prometheus", options.prometheus,
+                 "Also write the report as Prometheus metrics for node_exporter's textfile collector "
+                 "(written to a temporary file, then renamed)")
+      ->type_name("FILE");
+  app.add_option("--exit-style", options.exit_style,
+                 "Exit codes for a health framework: cudadiag (default), npd (0 ok, 1 problem, 2 unknown) or "
+                 "nagios (0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN); npd and nagios print one status line")
+      ->check(CLI::IsMember({"cudadiag", "npd", "nagios"}));
 }
 
 Expected<policy::Policy> load_policy(const CiOptions& options) {
@@ -70,7 +82,25 @@ Expected<nlohmann::json> gate_and_write(report::Report& report, const policy::Po
       return *error;
     }
   }
+  if (!options.prometheus.empty()) {
+    const auto now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    if (auto error = bundle::write_file_atomically(options.prometheus, report::render_prometheus(document, now))) {
+      return *error;
+    }
+  }
   return document;
+}
+
+StyledResult styled_result(const nlohmann::json& document, int exit_code, bool json, const CiOptions& options) {
+  const auto style = report::parse_exit_style(options.exit_style).value_or(report::ExitStyle::cudadiag);
+  const auto& counts = document.contains("summary") ? document["summary"].value("counts", nlohmann::json::object())
+                                                    : nlohmann::json::object();
+  StyledResult result;
+  result.exit_code = report::styled_exit_code(style, exit_code, counts.value("error", 0LL), counts.value("warning", 0LL));
+  if (style != report::ExitStyle::cudadiag && !json) {
+    result.status_line = report::status_line(style, document, result.exit_code);
+  }
+  return result;
 }
 
 } // namespace cudadiag::cli

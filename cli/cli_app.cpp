@@ -3,6 +3,7 @@
 #include "bundle_command.hpp"
 #include "ci_options.hpp"
 #include "diff_command.hpp"
+#include "fleet_command.hpp"
 #include "output.hpp"
 #include "core/environment.hpp"
 #include "core/filesystem.hpp"
@@ -172,8 +173,11 @@ int gate_and_print(report::Report& report, const GlobalOptions& options, const C
     spdlog::error("{}", document.error().message);
     return k_exit_usage;
   }
-  write_stdout(options.json ? document->dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n" : render(report));
-  return report.summary.exit_code;
+  const auto styled = styled_result(*document, report.summary.exit_code, options.json, ci);
+  write_stdout(styled.status_line ? *styled.status_line
+               : options.json     ? document->dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"
+                                  : render(report));
+  return styled.exit_code;
 }
 
 int run_report(const GlobalOptions& options, const CiOptions& ci, const policy::Policy& policy, const Environment& env) {
@@ -326,6 +330,8 @@ int run_command(int argc, char** argv) {
     auto* bundle_command = add_bundle_command(app, bundle_options);
     DiffCommandOptions diff_options;
     auto* diff_command = add_diff_command(app, diff_options);
+    FleetCommandOptions fleet_options;
+    auto* fleet_command = add_fleet_command(app, fleet_options);
     app.require_subcommand(0, 1);
 
     try {
@@ -347,8 +353,11 @@ int run_command(int argc, char** argv) {
       return k_exit_usage;
     }
     if (ci.any() && !bundle_command->parsed() && !selftest_command->parsed() && app.get_subcommands().size() == 1) {
-      spdlog::error("--require, --policy, --junit, --html and --markdown apply to the report, `bundle` and `selftest` only");
+      spdlog::error("--require, --policy, --junit, --html, --markdown, --prometheus and --exit-style apply to the report, `bundle` and `selftest` only");
       return k_exit_usage;
+    }
+    if (fleet_command->parsed()) {
+      return run_fleet(fleet_options, options.json, text_style(options, env));
     }
     if (diff_command->parsed()) {
       return run_diff(diff_options, options.json, text_style(options, env));

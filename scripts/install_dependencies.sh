@@ -8,8 +8,9 @@
 set -euo pipefail
 
 # dpkg-dev and file: CPack computes the .deb's Depends with dpkg-shlibdeps (packaging/).
+# libsimdjson-dev: `cudadiag fleet` parses thousands of node reports with it (optional in CMake).
 packages=(cmake g++ make pkg-config libcli11-dev nlohmann-json3-dev libspdlog-dev doctest-dev
-          zlib1g-dev python3 python3-venv strace dpkg-dev file)
+          zlib1g-dev python3 python3-venv strace dpkg-dev file libsimdjson-dev)
 if [[ ${1:-} == fuzz ]]; then
   packages+=(clang libclang-rt-dev)
 fi
@@ -34,6 +35,14 @@ optional=()
 if grep -qx 'ID=debian' /etc/os-release 2>/dev/null && ! command -v chromium >/dev/null; then
   optional+=(chromium)
 fi
+# Optional: the fleet tests start real daemons — Slurm (slurmctld, slurmd, srun: slurm-wlm) with
+# munge, and prometheus-node-exporter — and skip, saying what is missing, without them; shellcheck
+# lints the Slurm and Kubernetes scripts.
+for package in slurm-wlm munge prometheus-node-exporter shellcheck; do
+  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+    optional+=("$package")
+  fi
+done
 [[ ${#wanted[@]} -eq 0 && ${#optional[@]} -eq 0 ]] && exit 0
 
 sudo=()
@@ -45,5 +54,5 @@ if [[ ${#wanted[@]} -gt 0 ]]; then
 fi
 if [[ ${#optional[@]} -gt 0 ]] &&
    ! DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${optional[@]}" >/dev/null; then
-  echo "note: could not install ${optional[*]}; the HTML screenshot test will be skipped" >&2
+  echo "note: could not install ${optional[*]}; the tests that need them will be skipped" >&2
 fi

@@ -2,7 +2,8 @@
 # Creates the two Python virtual environments the CLI and real-layout tests run in:
 #
 #   DEST/wheels  cuda-pathfinder + the CUDA 13 pip wheels (nvrtc, nvJitLink, CCCL) + pytest, jsonschema
-#   DEST/bare    cuda-pathfinder + pytest, jsonschema, junitparser (CUDA comes from the system toolkit)
+#   DEST/bare    cuda-pathfinder + pytest, jsonschema, junitparser, prometheus_client,
+#                kubernetes-validate, dockerfile (CUDA comes from the system toolkit)
 #   DEST/mismatch  NVRTC 13 with a CUDA 12 nvJitLink wheel: the nvjitlink.version_mismatch situation
 #
 # Usage: scripts/make_test_venvs.sh DEST
@@ -16,8 +17,10 @@ set -euo pipefail
 
 readonly k_marker=".cudadiag-test-venv-complete"
 readonly k_common_packages=(cuda-pathfinder pytest jsonschema)
-# The bare venv also runs the JUnit test, whose consumer is junitparser.
-readonly k_bare_packages=(junitparser)
+# The bare venv also runs the JUnit test, whose consumer is junitparser, and the fleet tests:
+# prometheus_client parses node_exporter's scrape, kubernetes-validate checks packaging/kubernetes/,
+# dockerfile (Docker's own parser) reads packaging/Containerfile.
+readonly k_bare_packages=(junitparser prometheus_client kubernetes-validate dockerfile)
 readonly k_wheel_packages=(nvidia-cuda-nvrtc nvidia-nvjitlink nvidia-cuda-cccl)
 readonly k_mismatch_packages=(nvidia-cuda-nvrtc nvidia-nvjitlink-cu12)
 

@@ -17,8 +17,10 @@ std::string who(std::string_view side, const std::string& path) {
   return std::string(side) + " (" + report::to_valid_utf8(path) + ")";
 }
 
+} // namespace
+
 // The report inside a bundle: the member named report.json at the top or one directory down.
-Expected<std::string> report_from_bundle(const std::string& bytes, const std::string& name) {
+Expected<std::string> report_text_from_bundle(const std::string& bytes, const std::string& name) {
   auto tar = bundle::gzip_decompress(bytes, k_max_input_bytes);
   if (!tar) {
     return Error{name + " is a damaged gzip file: " + tar.error().message};
@@ -38,6 +40,8 @@ Expected<std::string> report_from_bundle(const std::string& bytes, const std::st
   }
   return Error{name + " is an archive without a report.json: not a cudadiag bundle"};
 }
+
+namespace {
 
 std::string parse_failure(const std::string& name, const bounded_json::Failure& failure, std::size_t size) {
   using bounded_json::Problem;
@@ -80,7 +84,7 @@ Expected<LoadedReport> report_from_bytes(std::string text, const std::string& pa
   loaded.label = path;
   loaded.kind = "report";
   if (bundle::looks_like_gzip(text)) {
-    auto inner = report_from_bundle(text, name);
+    auto inner = report_text_from_bundle(text, name);
     if (!inner) {
       return inner.error();
     }

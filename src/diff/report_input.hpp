@@ -34,6 +34,10 @@ Expected<LoadedReport> load_report(const std::string& path, std::string_view sid
 // load_report for bytes already read from `path` (a report's JSON or a bundle's gzip bytes).
 Expected<LoadedReport> report_from_bytes(std::string bytes, const std::string& path, std::string_view side);
 
+// The text of the report.json inside a bundle's gzip-compressed bytes; `name` says which file in
+// the Error ("NAME is a damaged gzip file: ...", "... an archive without a report.json").
+Expected<std::string> report_text_from_bundle(const std::string& bytes, const std::string& name);
+
 // nullopt when the two can be compared; else why not: both must carry the schema_version this
 // cudadiag reads (report::k_schema_version).
 std::optional<std::string> incomparable(const LoadedReport& a, const LoadedReport& b);

@@ -1,0 +1,224 @@
+#include "fleet/fleet_input.hpp"
+
+#include "bundle/gzip.hpp"
+#include "core/filesystem.hpp"
+#include "diff/report_input.hpp"
+#include "fleet/json_stream.hpp"
+#include "fleet/report_reader.hpp"
+#include "report/json_report.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <thread>
+
+namespace cudadiag::fleet {
+namespace {
+
+constexpr std::size_t k_chunk_bytes = std::size_t{1} << 20U;
+constexpr std::array<std::string_view, 7> k_report_suffixes = {".json", ".jsonl", ".ndjson", ".log",
+                                                               ".txt",  ".tar.gz", ".tgz"};
+
+struct Pending {
+  std::string source;
+  std::size_t line = 0;
+  std::string text;
+};
+
+// Parses documents in batches on several threads and hands the results to the builder in input order.
+class BatchParser {
+public:
+  BatchParser(FleetBuilder& builder, const InputOptions& options) : m_builder(builder), m_options(options) {
+    m_threads = options.threads != 0 ? options.threads : std::clamp(std::thread::hardware_concurrency(), 1U, 8U);
+  }
+
+  void add(Pending document) {
+    m_bytes += document.text.size();
+    m_batch.push_back(std::move(document));
+    if (m_bytes >= m_options.batch_bytes) {
+      flush();
+    }
+  }
+
+  void flush() {
+    std::vector<std::optional<Expected<NodeFacts>>> results(m_batch.size());
+    auto work = [this, &results](std::size_t first) {
+      for (std::size_t i = first; i < m_batch.size(); i += m_threads) {
+        auto pruned = read_pruned_report(m_batch[i].text);
+        if (!pruned) {
+          results[i].emplace(pruned.error());
+        } else {
+          results[i].emplace(node_facts(*pruned, m_batch[i].source));
+        }
+      }
+    };
+    const auto helpers = std::min<std::size_t>(m_threads, m_batch.size());
+    std::vector<std::thread> threads;
+    for (std::size_t t = 1; t < helpers; ++t) {
+      threads.emplace_back(work, t);
+    }
+    work(0);
+    for (auto& thread : threads) {
+      thread.join();
+    }
+    for (std::size_t i = 0; i < m_batch.size(); ++i) {
+      auto& result = *results[i];
+      if (result) {
+        m_builder.add(std::move(*result), m_batch[i].text);
+      } else {
+        m_builder.add_problem({m_batch[i].source, m_batch[i].line, result.error().message});
+      }
+    }
+    m_batch.clear();
+    m_bytes = 0;
+  }
+
+private:
+  FleetBuilder& m_builder;
+  const InputOptions& m_options;
+  unsigned m_threads = 1;
+  std::vector<Pending> m_batch;
+  std::size_t m_bytes = 0;
+};
+
+void add_stray(FleetBuilder& builder, std::vector<StrayText>& stray) {
+  for (auto& text : stray) {
+    builder.add_problem({std::move(text.source), text.line, "not a report: \"" + report::to_valid_utf8(text.text) + "\""});
+  }
+  stray.clear();
+}
+
+// Feeds `stream` to a splitter chunk by chunk; documents go to the parser as they complete.
+void read_stream(std::FILE* stream, const std::string& name, std::string already_read, BatchParser& parser,
+                 FleetBuilder& builder) {
+  StreamSplitter splitter(name);
+  std::vector<StreamDocument> done;
+  std::vector<StrayText> stray;
+  std::string carry = std::move(already_read);
+  auto drain = [&](bool final) {
+    std::size_t start = 0;
+    while (true) {
+      const auto end = carry.find('\n', start);
+      if (end == std::string::npos) {
+        break;
+      }
+      splitter.add_line(std::string_view(carry).substr(start, end - start), done, stray);
+      start = end + 1;
+    }
+    carry.erase(0, start);
+    if (final && !carry.empty()) {
+      splitter.add_line(carry, done, stray);
+      carry.clear();
+    }
+    for (auto& document : done) {
+      parser.add({std::move(document.source), document.first_line, std::move(document.text)});
+    }
+    done.clear();
+    add_stray(builder, stray);
+  };
+  drain(false);
+  std::unique_ptr<char[]> buffer(new char[k_chunk_bytes]);
+  while (true) {
+    const auto got = std::fread(buffer.get(), 1, k_chunk_bytes, stream);
+    if (got == 0) {
+      if (std::ferror(stream) != 0) {
+        builder.add_problem({name, splitter.lines(), std::string("read error: ") + std::strerror(errno)});
+      }
+      break;
+    }
+    carry.append(buffer.get(), got);
+    drain(false);
+  }
+  drain(true);
+  splitter.finish(stray);
+  add_stray(builder, stray);
+}
+
+void read_file(const std::string& path, BatchParser& parser, FleetBuilder& builder) {
+  std::unique_ptr<std::FILE, decltype(&std::fclose)> file(std::fopen(path.c_str(), "rb"), &std::fclose);
+  if (!file) {
+    builder.add_problem({path, 0, std::string("cannot read: ") + std::strerror(errno)});
+    return;
+  }
+  std::string head(2, '\0');
+  head.resize(std::fread(head.data(), 1, head.size(), file.get()));
+  if (!bundle::looks_like_gzip(head)) {
+    read_stream(file.get(), path, std::move(head), parser, builder);
+    return;
+  }
+  file.reset();
+  auto bytes = fs::read_file_prefix(path, diff::k_max_input_bytes + 1);
+  if (!bytes || bytes->size() > diff::k_max_input_bytes) {
+    builder.add_problem({path, 0, bytes ? "larger than a cudadiag bundle can be" : bytes.error().message});
+    return;
+  }
+  auto report = diff::report_text_from_bundle(*bytes, path);
+  if (!report) {
+    builder.add_problem({path, 0, report.error().message});
+    return;
+  }
+  parser.add({path + " (bundle)", 0, std::move(*report)});
+}
+
+bool looks_like_report_file(const std::filesystem::path& path) {
+  const auto name = path.filename().string();
+  return std::any_of(k_report_suffixes.begin(), k_report_suffixes.end(), [&name](std::string_view suffix) {
+    return name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+  });
+}
+
+std::optional<Error> read_directory(const std::string& path, BatchParser& parser, FleetBuilder& builder) {
+  std::vector<std::string> files;
+  std::error_code error;
+  std::filesystem::recursive_directory_iterator it(path, std::filesystem::directory_options::skip_permission_denied,
+                                                   error);
+  if (error) {
+    return Error{"cannot read the directory " + path + ": " + error.message()};
+  }
+  for (const std::filesystem::recursive_directory_iterator end; it != end; it.increment(error)) {
+    if (error) {
+      builder.add_problem({path, 0, "stopped listing the directory: " + error.message()});
+      break;
+    }
+    if (it->is_regular_file(error) && looks_like_report_file(it->path())) {
+      files.push_back(it->path().string());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  for (const auto& file : files) {
+    read_file(file, parser, builder);
+  }
+  return std::nullopt;
+}
+
+} // namespace
+
+std::optional<Error> read_inputs(const std::vector<std::string>& inputs, std::FILE* standard_input,
+                                 FleetBuilder& builder, const InputOptions& options) {
+  BatchParser parser(builder, options);
+  bool stdin_read = false;
+  for (const auto& input : inputs) {
+    if (input == "-") {
+      if (stdin_read) {
+        return Error{"'-' (standard input) is given more than once"};
+      }
+      stdin_read = true;
+      read_stream(standard_input, "stdin", {}, parser, builder);
+    } else if (fs::is_directory(input)) {
+      if (auto error = read_directory(input, parser, builder)) {
+        return error;
+      }
+    } else if (fs::exists(input)) {
+      read_file(input, parser, builder);
+    } else {
+      return Error{"no such file or directory: " + input};
+    }
+  }
+  parser.flush();
+  return std::nullopt;
+}
+
+} // namespace cudadiag::fleet

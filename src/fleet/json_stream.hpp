@@ -1,0 +1,76 @@
+#pragma once
+// Splitting a text stream of cudadiag reports into one JSON document per node. The stream is what
+// `srun … cudadiag --json`, `kubectl logs` or a saved .jsonl file holds: JSON documents one after
+// another (one per line, or pretty-printed over many lines), where each line may carry the
+// launcher's prefix and lines of different nodes may interleave:
+//   srun --label            "12: {…"                      -> source "task 12"
+//   kubectl logs --prefix   "[pod/cudadiag-x7f2k/cudadiag] {…"  -> source "pod/cudadiag-x7f2k/cudadiag"
+// Lines are demultiplexed by prefix first, so interleaved documents come apart (srun also splits a
+// long line into pieces of about 1 KiB, each labelled on a line of its own: a source's lines are
+// joined without a separator); unprefixed lines form one source, which only works when the
+// launcher did not interleave them (srun does: use --label). Text outside a document (a node's "command not found") is
+// kept as stray text for the caller to report; nothing is dropped silently.
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace cudadiag::fleet {
+
+struct StreamDocument {
+  std::string source;     // "stdin", "stdin: task 3", "fleet.jsonl: pod/cudadiag-x7f2k/cudadiag"
+  std::size_t first_line; // 1-based line of the stream where the document starts
+  std::string text;       // the document's JSON text (not yet parsed)
+};
+
+struct StrayText {
+  std::string source;
+  std::size_t line = 0; // 1-based
+  std::string text;     // the line (at most k_stray_text_bytes of it), or what was cut off
+};
+
+inline constexpr std::size_t k_stray_text_bytes = 200;
+
+// Feed it lines (without the newline); complete documents come out as soon as they end.
+class StreamSplitter {
+public:
+  explicit StreamSplitter(std::string name) : m_name(std::move(name)) {}
+
+  // Adds one line; appends each document it completes to `done` and stray text to `stray`.
+  void add_line(std::string_view line, std::vector<StreamDocument>& done, std::vector<StrayText>& stray);
+
+  // The end of the stream: a document still open is reported as stray text ("ends inside a
+  // JSON document"), since a node whose output was cut off must not vanish.
+  void finish(std::vector<StrayText>& stray);
+
+  [[nodiscard]] std::size_t lines() const { return m_line; }
+
+private:
+  struct Source {
+    std::string label;
+    std::string text;
+    std::size_t first_line = 0;
+    int depth = 0;
+    bool in_string = false;
+    bool escaped = false;
+  };
+  Source& source_for(std::string_view prefix_label);
+  void scan(Source& source, std::string_view rest, std::vector<StreamDocument>& done, std::vector<StrayText>& stray);
+
+  std::string m_name;
+  std::size_t m_line = 0;
+  std::unordered_map<std::string, Source> m_sources;
+  std::vector<std::string> m_order; // prefixes in order of appearance (for finish())
+};
+
+// The launcher prefix of a line, if any: {label, rest of the line}. The label is "task N" for
+// srun --label and "pod/NAME/CONTAINER" for kubectl --prefix; "" when the line has no prefix.
+struct PrefixedLine {
+  std::string label;
+  std::string_view rest;
+};
+PrefixedLine split_prefix(std::string_view line);
+
+} // namespace cudadiag::fleet

@@ -1,0 +1,27 @@
+#pragma once
+// Parsing one node's report for the fleet, fast and small: 10,000 reports of ~100 KiB each must be
+// read in seconds, so the parser (simdjson when the build found it, else nlohmann) keeps only what
+// the fleet reads — identity, devices, verification results, components' chosen answers, finding
+// ids and severities, self-test statuses and headline figures — and drops search traces, candidate
+// lists, paths, evidence, messages, remedies and the environment. `cudadiag diff` of whole reports is done separately,
+// from the original text, for the few group representatives.
+
+#include "core/expected.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <string_view>
+
+namespace cudadiag::fleet {
+
+// The report in `text`, pruned as above. An Error says why it is not a cudadiag report ("not
+// JSON (…)", "JSON but not a cudadiag report", "schema_version 2; this cudadiag reads 1").
+Expected<nlohmann::json> read_pruned_report(std::string_view text);
+
+// Whether a key is among those the pruned form drops (at any depth).
+bool is_pruned_key(std::string_view key);
+
+// The name of the parser in use: "simdjson" or "nlohmann" (the benchmark prints it).
+std::string_view parser_name();
+
+} // namespace cudadiag::fleet
