@@ -88,7 +88,11 @@ std::vector<std::string> order_site_dirs(const Context& ctx, const std::string& 
   std::string summary = who + ": getsitepackages() " + join_list(site_packages);
   if (!user_site.empty()) {
     const size_t index = std::min<size_t>(is_venv ? 1 : 0, site_packages.size());
-    site_packages.insert(site_packages.begin() + static_cast<std::ptrdiff_t>(index), user_site);
+    // push_back + rotate rather than insert(): g++ 13 -O2 reports a false -Warray-bounds on
+    // vector<string>::insert here.
+    site_packages.push_back(user_site);
+    std::rotate(site_packages.begin() + static_cast<std::ptrdiff_t>(index), site_packages.end() - 1,
+                site_packages.end());
     summary += "; user site " + user_site + " at index " + std::to_string(index);
   } else {
     summary += "; no user site";
