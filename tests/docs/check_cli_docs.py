@@ -17,6 +17,10 @@ import sys
 from pathlib import Path
 
 OPTION = re.compile(r"(?<![\w-])(--?[A-Za-z][\w-]*)")
+# Another program's command line within a line: a launcher's (srun, sbatch) up to the cudadiag it
+# runs; kubectl's and scontrol's up to a pipe or the line's end.
+FOREIGN_COMMAND = re.compile(r"\b(?:srun|sbatch)\b[^|\n]*?(?=\bcudadiag\b|\||$)|\b(?:kubectl|scontrol)\b[^|\n]*",
+                             re.MULTILINE)
 
 
 def run_help(binary, *args):
@@ -105,8 +109,10 @@ def main():
             if not has_command(text, command):
                 problems.append(f"{name}: subcommand `cudadiag {command}` is not documented")
 
-    # The other direction: what the documents name must exist.
-    man_options = {m.group(1) for m in re.finditer(r"(?<![\w-])(--[A-Za-z][\w-]*)", documents["docs/cudadiag.1"])}
+    # The other direction: what the documents name must exist (options of the other programs in a
+    # recipe — `srun --label ... cudadiag --json`, `kubectl logs --prefix | cudadiag fleet -` — are theirs).
+    man_own = FOREIGN_COMMAND.sub("", documents["docs/cudadiag.1"])
+    man_options = {m.group(1) for m in re.finditer(r"(?<![\w-])(--[A-Za-z][\w-]*)", man_own)}
     for option in sorted(man_options - set(options)):
         problems.append(f"docs/cudadiag.1: names {option}, which no `cudadiag ... --help` lists")
     for option in sorted(manual_table_options(documents["docs/manual.md"]) - set(options)):
