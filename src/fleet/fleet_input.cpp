@@ -137,8 +137,14 @@ void read_stream(std::FILE* stream, const std::string& name, std::string already
   add_stray(builder, stray);
 }
 
+// A deleter type rather than decltype(&std::fclose): g++ 13 warns that fclose's attributes are
+// ignored on the template argument (-Wignored-attributes).
+struct FileCloser {
+  void operator()(std::FILE* file) const { std::fclose(file); }
+};
+
 void read_file(const std::string& path, BatchParser& parser, FleetBuilder& builder) {
-  std::unique_ptr<std::FILE, decltype(&std::fclose)> file(std::fopen(path.c_str(), "rb"), &std::fclose);
+  std::unique_ptr<std::FILE, FileCloser> file(std::fopen(path.c_str(), "rb"));
   if (!file) {
     builder.add_problem({path, 0, std::string("cannot read: ") + std::strerror(errno)});
     return;
