@@ -7,6 +7,7 @@
 #   run_consumer.sh add-subdirectory SOURCE_DIR WORK_DIR  add_subdirectory(SOURCE_DIR) from a parent project
 #
 # WORK_DIR is emptied first. Exits non-zero, with the failing step's output, on any failure.
+# CUDADIAG_COMPILER_LAUNCHER (the parent build's compiler launcher, e.g. ccache) wraps the compilers.
 set -euo pipefail
 mode=$1 input=$(realpath "$2") work=$3
 here=$(cd "$(dirname "$0")" && pwd)
@@ -14,6 +15,9 @@ jobs=$(nproc)
 rm -rf "$work"
 mkdir -p "$work"
 work=$(realpath "$work")
+
+launcher=(-DCMAKE_C_COMPILER_LAUNCHER="${CUDADIAG_COMPILER_LAUNCHER:-}"
+          -DCMAKE_CXX_COMPILER_LAUNCHER="${CUDADIAG_COMPILER_LAUNCHER:-}")
 
 quiet() { # runs a command, showing its output only when it fails
   local log
@@ -37,7 +41,7 @@ install)
   prefix=$work/prefix
   quiet cmake --install "$input" --prefix "$prefix"
   "$prefix/bin/cudadiag" --version
-  quiet cmake -S "$here/find_package" -B "$work/build" -DCMAKE_PREFIX_PATH="$prefix"
+  quiet cmake -S "$here/find_package" -B "$work/build" -DCMAKE_PREFIX_PATH="$prefix" "${launcher[@]}"
   quiet cmake --build "$work/build" --parallel "$jobs"
   # The installed library finds the worker at ../bin/cudadiag relative to itself.
   run_consumers --expect-worker
@@ -54,12 +58,12 @@ install)
   "$work/consumer_pkgconfig"
   ;;
 build-tree)
-  quiet cmake -S "$here/find_package" -B "$work/build" -Dcudadiag_DIR="$input/packaging"
+  quiet cmake -S "$here/find_package" -B "$work/build" -Dcudadiag_DIR="$input/packaging" "${launcher[@]}"
   quiet cmake --build "$work/build" --parallel "$jobs"
   run_consumers
   ;;
 add-subdirectory)
-  quiet cmake -S "$here/add_subdirectory" -B "$work/build" -DCUDADIAG_SOURCE_DIR="$input"
+  quiet cmake -S "$here/add_subdirectory" -B "$work/build" -DCUDADIAG_SOURCE_DIR="$input" "${launcher[@]}"
   quiet cmake --build "$work/build" --parallel "$jobs" --target consumer_cpp consumer_c
   run_consumers
   # A sub-project gets no tests, no CPack and no install rules of cudadiag's own.
