@@ -79,7 +79,9 @@ int main(int argc, char** argv) {
     return result;
   }
   if (ledger().cases_run == 0) {
-    std::printf("[cudadiag] no test case matches the filters given\n");
+    // The usual cause under ctest: a test case name with ';', which CMake splits into two entries.
+    std::printf(
+        "[cudadiag] no test case matches the filters given (is there a ';' in the test case's name?)\n");
     return 1;
   }
   if (ledger().skipped.empty()) {

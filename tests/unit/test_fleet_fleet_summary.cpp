@@ -81,7 +81,7 @@ TEST_CASE("fleet: majority, the odd node and what differs") {
   CHECK(doc["summary"]["exit_code"] == 1);
 }
 
-TEST_CASE("fleet: a uniform healthy fleet exits 0; one slow GPU is flagged") {
+TEST_CASE("fleet: a uniform healthy fleet exits 0, one slow GPU is flagged") {
   FleetBuilder builder;
   for (int i = 0; i < 5; ++i) {
     auto report = example();
