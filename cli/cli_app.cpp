@@ -68,7 +68,7 @@ void configure_logging(const GlobalOptions& options, const Environment& env) {
   auto logger = spdlog::stderr_color_mt("cudadiag", color ? spdlog::color_mode::automatic : spdlog::color_mode::never);
   logger->sinks().push_back(error_recorder()); // for the JSON error document (output.hpp)
   spdlog::set_default_logger(logger);
-  spdlog::set_pattern("cudadiag: %^%l%$: %v");
+  spdlog::set_formatter(safe_log_formatter()); // "cudadiag: LEVEL: message", escapes escaped
   auto level = options.verbosity >= 2 ? spdlog::level::debug
                : options.verbosity == 1 ? spdlog::level::info
                                         : spdlog::level::warn;

@@ -1,7 +1,9 @@
 #include "output.hpp"
 
 #include "report/error_document.hpp"
+#include "report/terminal_style.hpp"
 
+#include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/base_sink.h>
 
 #include <unistd.h>
@@ -42,7 +44,27 @@ protected:
   void flush_() override {}
 };
 
+// %* in the log pattern: the message, control characters escaped.
+class SafeMessage final : public spdlog::custom_flag_formatter {
+public:
+  void format(const spdlog::details::log_msg& message, const std::tm& /*time*/,
+              spdlog::memory_buf_t& destination) override {
+    const auto safe =
+        report::escape_controls(std::string_view(message.payload.data(), message.payload.size()), {});
+    destination.append(safe.data(), safe.data() + safe.size());
+  }
+  [[nodiscard]] std::unique_ptr<custom_flag_formatter> clone() const override {
+    return std::make_unique<SafeMessage>();
+  }
+};
+
 } // namespace
+
+std::unique_ptr<spdlog::formatter> safe_log_formatter() {
+  auto formatter = std::make_unique<spdlog::pattern_formatter>();
+  formatter->add_flag<SafeMessage>('*').set_pattern("cudadiag: %^%l%$: %*");
+  return formatter;
+}
 
 void ignore_sigpipe() {
   struct sigaction action {};

@@ -8,6 +8,7 @@
 //   not kill cudadiag, nothing more is written, and the exit code is the command's own. Any other
 //   failure to write stdout (a full disk, a closed descriptor) is an error on stderr, exit 3.
 
+#include <spdlog/formatter.h>
 #include <spdlog/sinks/sink.h>
 
 #include <memory>
@@ -32,6 +33,10 @@ void record_error(std::string_view message);
 
 // A spdlog sink that calls record_error() for every message of level error or worse.
 std::shared_ptr<spdlog::sinks::sink> error_recorder();
+
+// The log format on stderr, "cudadiag: LEVEL: message", with the message passed through
+// report::escape_controls: logged paths and library strings cannot drive the terminal either.
+std::unique_ptr<spdlog::formatter> safe_log_formatter();
 
 // True when `--json` is among the arguments (before a "--"), whether or not parsing succeeds.
 bool json_requested(int argc, char** argv);

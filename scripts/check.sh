@@ -32,6 +32,17 @@ if [[ $sanitizers == 1 ]]; then
   CUDADIAG_SANITIZER_BUILD_PREFIX=$build_dir nice -n 19 scripts/sanitizers.sh asan build >"$asan_log" 2>&1 &
   asan_build=$!
 fi
+# Likewise the fuzz targets (fuzz/README.md): a clang -O0 build of their own (build-check-fuzz) at the
+# lowest priority, then, after the suite, a smoke run of each target (CUDADIAG_FUZZ_SMOKE_SECONDS, 10)
+# two at a time: 90 s on 2 cores. Without clang's libFuzzer runtime it is skipped, saying why
+# (scripts/install_dependencies.sh fuzz installs it); CUDADIAG_FUZZ=0 skips it.
+fuzz=${CUDADIAG_FUZZ:-1}
+export CUDADIAG_FUZZ_BUILD_DIR=$build_dir-fuzz CUDADIAG_FUZZ_OPT=${CUDADIAG_FUZZ_OPT:--O0}
+if [[ $fuzz == 1 ]]; then
+  fuzz_log=$build_dir/fuzz-build.log
+  nice -n 19 scripts/fuzz.sh build >"$fuzz_log" 2>&1 &
+  fuzz_build=$!
+fi
 # The tests run in parallel, one per core (CONTRIBUTING.md, "Tests run in parallel"); a test whose
 # precondition is missing here is counted as skipped, never as passed.
 status=0
@@ -44,5 +55,19 @@ if [[ $sanitizers == 1 ]]; then
   fi
   [[ $status == 0 ]] || exit "$status"
   CUDADIAG_SANITIZER_BUILD_PREFIX=$build_dir scripts/sanitizers.sh asan run
+fi
+if [[ $fuzz == 1 ]]; then
+  fuzz_status=0
+  wait "$fuzz_build" || fuzz_status=$?
+  if [[ $fuzz_status == 77 ]]; then
+    grep 'fuzz.sh' "$fuzz_log" >&2 # the reason: no clang with the libFuzzer runtime
+  elif [[ $fuzz_status != 0 ]]; then
+    cat "$fuzz_log"
+    echo "check.sh: the fuzz build failed (log: $fuzz_log)" >&2
+    exit 1
+  else
+    [[ $status == 0 ]] || exit "$status"
+    scripts/fuzz.sh smoke
+  fi
 fi
 exit "$status"

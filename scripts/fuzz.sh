@@ -3,7 +3,7 @@
 #
 #   scripts/fuzz.sh build                  configure and build BUILD (default build-fuzz) with the newest
 #                                          clang-18 ... clang-14 (or clang) that can link libFuzzer
-#   scripts/fuzz.sh smoke                  build, then the CI smoke run: ctest -L fuzz (each target
+#   scripts/fuzz.sh smoke                  build, then the CI smoke run: ctest -L '^fuzz$' (each target
 #                                          CUDADIAG_FUZZ_SMOKE_SECONDS, default 10, two at a time)
 #   scripts/fuzz.sh run SECONDS [JOBS] [OUT]
 #                                          build, then every target at once for SECONDS (JOBS libFuzzer
@@ -12,6 +12,8 @@
 #                                          OUT/summary.tsv and OUT/summary.md (execs, exec/s, crashes)
 #   scripts/fuzz.sh targets                the target names
 #
+# CUDADIAG_FUZZ_BUILD_DIR (default build-fuzz), CUDADIAG_FUZZ_OPT (default -O1),
+# CUDADIAG_FUZZ_SMOKE_SECONDS (default 10) adjust the build and the smoke run.
 # Exits 77 (skipped) when no clang with the libFuzzer runtime is installed, saying what to install;
 # `run` exits 1 when any target found a crash, leak, timeout or out-of-memory input (its artifact is
 # in OUT/<target>/artifacts/; copy it to tests/fuzz/<target>/ with the fix).
@@ -23,20 +25,21 @@ targets=(elf ld_so_cache proc_maps dist_info version_json conda_meta header_macr
 
 # The newest clang that links -fsanitize=fuzzer; sets cc and cxx.
 find_clang() {
-  local probe
+  local probe version candidate
   probe=$(mktemp -d)
-  trap 'rm -rf "$probe"' RETURN
   printf '#include <cstddef>\n#include <cstdint>\nextern "C" int LLVMFuzzerTestOneInput(const std::uint8_t*, std::size_t) { return 0; }\n' >"$probe/t.cpp"
   for version in 18 17 16 15 14 ""; do
-    local candidate=clang++${version:+-$version}
+    candidate=clang++${version:+-$version}
     command -v "$candidate" >/dev/null || continue
     if "$candidate" -fsanitize=fuzzer,address,undefined "$probe/t.cpp" -o "$probe/t" 2>/dev/null; then
       cxx=$candidate
       cc=clang${version:+-$version}
+      rm -rf "$probe"
       return 0
     fi
     echo "fuzz.sh: $candidate is installed but cannot link -fsanitize=fuzzer (its libFuzzer runtime is missing)" >&2
   done
+  rm -rf "$probe"
   echo "fuzz.sh: skipped: no clang (14-18) with the libFuzzer runtime; install it with" \
        "scripts/install_dependencies.sh fuzz (Debian/Ubuntu: clang libclang-rt-dev)" >&2
   return 1
@@ -45,8 +48,14 @@ find_clang() {
 build() {
   find_clang || exit 77
   echo "fuzz.sh: building $build_dir with $cxx ($("$cxx" --version | head -1))" >&2
-  CC=$cc CXX=$cxx cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=None -DCUDADIAG_FUZZ=ON -DCUDADIAG_WERROR=OFF \
-        -DCUDADIAG_INSTALL=OFF -DCMAKE_C_FLAGS=-O1 -DCMAKE_CXX_FLAGS=-O1 \
+  local extra=()
+  command -v ninja >/dev/null && [[ ! -f $build_dir/CMakeCache.txt ]] && extra+=(-G Ninja)
+  [[ ${CUDADIAG_CCACHE:-1} == 1 ]] && command -v ccache >/dev/null &&
+    extra+=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  # -O1 by default (libFuzzer's recommendation); CUDADIAG_FUZZ_OPT=-O0 builds faster for a smoke run.
+  local opt=${CUDADIAG_FUZZ_OPT:--O1}
+  CC=$cc CXX=$cxx cmake -S . -B "$build_dir" "${extra[@]}" -DCMAKE_BUILD_TYPE=None -DCUDADIAG_FUZZ=ON \
+        -DCUDADIAG_WERROR=OFF -DCUDADIAG_INSTALL=OFF -DCMAKE_C_FLAGS="$opt" -DCMAKE_CXX_FLAGS="$opt" \
         ${CUDADIAG_FUZZ_SMOKE_SECONDS:+-DCUDADIAG_FUZZ_SMOKE_SECONDS=$CUDADIAG_FUZZ_SMOKE_SECONDS} >/dev/null
   cmake --build "$build_dir" --parallel "$(nproc)" --target cudadiag_fuzzers
 }
@@ -102,8 +111,8 @@ run() {
 
 case ${1:-} in
 build) build ;;
-smoke) build && (cd "$build_dir" && ctest -L fuzz --output-on-failure -j 2) ;;
+smoke) build && (cd "$build_dir" && ctest -L '^fuzz$' --output-on-failure -j 2) ;;
 run) shift && run "$@" ;;
 targets) printf '%s\n' "${targets[@]}" ;;
-*) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+*) awk 'NR > 1 && /^#/ {sub(/^# ?/, ""); print; next} NR > 1 {exit}' "$0" >&2; exit 2 ;;
 esac

@@ -154,3 +154,13 @@ def test_escape_bytes_in_a_device_name_never_reach_the_terminal(tmp_path):
     assert b"\x1b[1m" in output  # cudadiag's own bold
     for raw in (b"\x1b]0;", b"\x07", b"\x1b[2J"):
         assert raw not in output, output[:2000]
+
+
+def test_log_messages_on_stderr_escape_control_characters(tmp_path):
+    # A file name is outside input too: it reaches stderr in the error message.
+    path = tmp_path / "gate\x1b]0;pwned\x07\x1b[2J.json"
+    path.write_text('{"require": 1e400}')
+    result = run(["--no-load", "--policy", path], env=clean_env())
+    assert result.returncode == 2, describe(result)
+    assert b"\x1b]0;" not in result.stderr and b"\x07" not in result.stderr, result.stderr
+    assert b"gate\\x1b]0;pwned\\x07\\x1b[2J.json" in result.stderr, result.stderr
