@@ -64,7 +64,8 @@ int run_fleet(const FleetCommandOptions& options, bool json, report::TextStyle s
   if (json) {
     write_stdout(fleet::fleet_to_json(summary).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   } else {
-    write_stdout(fleet::render_fleet_text(summary, style));
+    // Host and device names come from other machines: no escape sequence of theirs reaches the terminal.
+    write_stdout(report::escape_controls(fleet::render_fleet_text(summary, style), style));
   }
   return summary.exit_code;
 }
