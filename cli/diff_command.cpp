@@ -1,19 +1,13 @@
 #include "diff_command.hpp"
 
+#include "exit_codes.hpp"
 #include "output.hpp"
-
-#include "diff/diff_render.hpp"
-#include "diff/report_input.hpp"
-
-#include <spdlog/spdlog.h>
-
-#include <cstdio>
+#include "cli_support/cli_support.hpp"
 
 namespace cudadiag::cli {
 namespace {
 
 constexpr int k_exit_different = 1;
-constexpr int k_exit_usage = 2;
 
 } // namespace
 
@@ -31,33 +25,11 @@ CLI::App* add_diff_command(CLI::App& app, DiffCommandOptions& options) {
   return command;
 }
 
-int run_diff(const DiffCommandOptions& options, bool json, report::TextStyle style) {
-  const auto a = diff::load_report(options.a, "A");
-  if (!a) {
-    spdlog::error("{}", a.error().message);
-    return k_exit_usage;
-  }
-  const auto b = diff::load_report(options.b, "B");
-  if (!b) {
-    spdlog::error("{}", b.error().message);
-    return k_exit_usage;
-  }
-  if (const auto problem = diff::incomparable(*a, *b)) {
-    spdlog::error("{}", *problem);
-    return k_exit_usage;
-  }
-  auto result = diff::diff_reports(a->document, b->document, {options.tolerance_percent / 100.0});
-  result.a.label = a->label;
-  result.a.kind = a->kind;
-  result.b.label = b->label;
-  result.b.kind = b->kind;
-  if (json) {
-    write_stdout(diff::diff_to_json(result).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
-                 "\n");
-  } else {
-    write_stdout(diff::render_diff_text(result, style));
-  }
-  return result.equivalent() ? 0 : k_exit_different;
+int run_diff(const DiffCommandOptions& options, bool json, bool color) {
+  // An unreadable or incomparable input is a cudadiag::Exception: the caller reports it (exit 2).
+  const auto outcome = cli_support::diff({options.a, options.b, options.tolerance_percent}, json, color);
+  write_stdout(outcome.rendered);
+  return outcome.equivalent ? 0 : k_exit_different;
 }
 
 } // namespace cudadiag::cli

@@ -1,10 +1,8 @@
 #pragma once
 // `cudadiag diff A B [--tolerance PERCENT]`: what differs between two reports or bundles, most
-// likely cause first (see diff/report_diff.hpp); --json for the machine-readable form.
+// likely cause first; --json for the machine-readable form.
 // Exit status: 0 equivalent, 1 different, 2 when an input is unreadable, not a report, truncated,
 // or of another schema version (the message names the file and the problem).
-
-#include "report/terminal_style.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -20,6 +18,6 @@ struct DiffCommandOptions {
 
 CLI::App* add_diff_command(CLI::App& app, DiffCommandOptions& options);
 
-int run_diff(const DiffCommandOptions& options, bool json, report::TextStyle style);
+int run_diff(const DiffCommandOptions& options, bool json, bool color);
 
 } // namespace cudadiag::cli

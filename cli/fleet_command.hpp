@@ -5,8 +5,6 @@
 // has an error; 1 a node has an error finding, differs in a core component, or an input is not a
 // readable report; 2 usage errors (no input, a path that does not exist, no report at all).
 
-#include "report/terminal_style.hpp"
-
 #include <CLI/CLI.hpp>
 
 #include <string>
@@ -22,6 +20,6 @@ struct FleetCommandOptions {
 
 CLI::App* add_fleet_command(CLI::App& app, FleetCommandOptions& options);
 
-int run_fleet(const FleetCommandOptions& options, bool json, report::TextStyle style);
+int run_fleet(const FleetCommandOptions& options, bool json, bool color);
 
 } // namespace cudadiag::cli

@@ -1,7 +1,6 @@
 #include "output.hpp"
 
-#include "report/error_document.hpp"
-#include "report/terminal_style.hpp"
+#include "cli_support/cli_support.hpp"
 
 #include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/base_sink.h>
@@ -50,7 +49,7 @@ public:
   void format(const spdlog::details::log_msg& message, const std::tm& /*time*/,
               spdlog::memory_buf_t& destination) override {
     const auto safe =
-        report::escape_controls(std::string_view(message.payload.data(), message.payload.size()), {});
+        cli_support::escape_controls(std::string_view(message.payload.data(), message.payload.size()));
     destination.append(safe.data(), safe.data() + safe.size());
   }
   [[nodiscard]] std::unique_ptr<custom_flag_formatter> clone() const override {
@@ -122,7 +121,7 @@ int finish_output(int code, bool json) {
   if (json && code != 0 && !out.written && out.write_errno == 0) {
     const auto message =
         out.errors.empty() ? "cudadiag failed with exit code " + std::to_string(code) : out.errors.front();
-    write_stdout(report::error_document(message, code).dump(2) + "\n");
+    write_stdout(cli_support::error_document(message, code));
   }
   if (out.write_errno == 0) {
     std::fflush(stdout);

@@ -35,7 +35,7 @@ void record_error(std::string_view message);
 std::shared_ptr<spdlog::sinks::sink> error_recorder();
 
 // The log format on stderr, "cudadiag: LEVEL: message", with the message passed through
-// report::escape_controls: logged paths and library strings cannot drive the terminal either.
+// cli_support::escape_controls: logged paths and library strings cannot drive the terminal either.
 std::unique_ptr<spdlog::formatter> safe_log_formatter();
 
 // True when `--json` is among the arguments (before a "--"), whether or not parsing succeeds.

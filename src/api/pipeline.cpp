@@ -1,9 +1,10 @@
-// The entry points of the public API, run on the core (see pipeline.hpp).
+// The entry points of the public API: each builds its plan (plans.hpp) and runs it.
 
 #include "api/pipeline.hpp"
 
 #include "api/convert.hpp"
 #include "api/log.hpp"
+#include "api/plans.hpp"
 #include "api/settings.hpp"
 #include "api/worker_executable.hpp"
 #include "cudadiag/version.h"
@@ -23,17 +24,18 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double elapsed_ms(Clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
-
-void require_valid(const Options& options) {
-  if (auto problem = validate(options)) {
-    throw Exception(*problem);
+void log_run(std::string_view what, const Report& report) {
+  if (log_enabled(LogLevel::debug)) {
+    char line[256];
+    (void)std::snprintf(line, sizeof line, "%.*s: %zu components, %zu findings, %.2f ms",
+                        static_cast<int>(what.size()), what.data(), report.components.size(),
+                        report.findings.size(), report.elapsed_ms);
+    log(LogLevel::debug, line);
   }
 }
 
-// This process's environment, captured now, with the options' overrides applied.
+} // namespace
+
 Environment run_environment(const Options& options) {
   auto env = Environment::capture();
   for (const auto& [name, value] : options.environment) {
@@ -46,120 +48,96 @@ Environment run_environment(const Options& options) {
   return env;
 }
 
-report::ReportOptions report_options(const Options& options) {
-  report::ReportOptions out;
-  out.discovery.only = options.components;
+pipeline::Plan make_plan(const Options& options, Stages stages) {
+  if (auto problem = validate(options)) {
+    throw Exception(*problem);
+  }
+  pipeline::Plan plan;
+  plan.environment = run_environment(options);
+  for (const auto& name : options.components) {
+    for (const auto& spec : probes::catalog()) {
+      if (spec.name == name &&
+          std::find(plan.components.begin(), plan.components.end(), &spec) == plan.components.end()) {
+        plan.components.push_back(&spec);
+      }
+    }
+  }
+  // In catalog order, as the report lists them.
+  std::sort(plan.components.begin(), plan.components.end());
   if (!options.python.empty()) {
-    out.discovery.python_exe = options.python;
+    plan.discovery.python_exe = options.python;
   }
   if (!options.ld_so_cache.empty()) {
-    out.discovery.layout.ld_so_cache = options.ld_so_cache;
+    plan.ld_so_cache = options.ld_so_cache;
   }
-  out.fail_on = options.fail_on_warning ? report::FailOn::warning : report::FailOn::error;
-  return out;
-}
-
-void log_run(std::string_view what, const Report& report) {
-  if (log_enabled(LogLevel::debug)) {
-    char line[256];
-    (void)std::snprintf(line, sizeof line, "%.*s: %zu components, %zu findings, %.2f ms",
-                        static_cast<int>(what.size()), what.data(), report.components.size(),
-                        report.findings.size(), report.elapsed_ms);
-    log(LogLevel::debug, line);
+  plan.fail_on = options.fail_on_warning ? report::FailOn::warning : report::FailOn::error;
+  plan.not_loaded_reason = "discover(): files were inspected only; no code from them ran";
+  if (stages == Stages::discover) {
+    return plan;
   }
-}
-
-enum class Stages { discover, verify, self_test };
-
-// discover(), verify() and self_test(): the core report with the stages asked for. Loading stages
-// need the worker executable; without one they are skipped, with the reason in the report.
-Report run_report(const Options& options, Stages stages, std::string_view what) {
-  const auto start = Clock::now();
-  require_valid(options);
-  const auto env = run_environment(options);
-  auto settings = report_options(options);
-  std::string skipped = "discover(): files were inspected only; no code from them ran";
-  if (stages != Stages::discover) {
-    if (auto worker = worker_executable(options.executable, env)) {
-      settings.verify.enabled = true;
-      settings.verify.executable = *worker;
-      settings.verify.step_timeout =
-          std::chrono::milliseconds(static_cast<long long>(options.timeout_seconds * 1000.0));
-      if (stages == Stages::self_test) {
-        auto& selftest = settings.selftest;
-        selftest.enabled = true;
-        selftest.level =
-            options.self_test_level == SelfTestLevel::full ? selftest::Level::full : selftest::Level::quick;
-        selftest.only = options.self_tests;
-        selftest.device = options.device;
-        selftest.executable = *worker;
-        selftest.progress = [](std::string_view line) { log(LogLevel::info, std::string(line)); };
-      }
-    } else {
-      skipped = worker.error().message;
-      log(LogLevel::warning, "verification skipped: " + skipped);
+  auto worker = worker_executable(options.executable, plan.environment);
+  if (!worker) {
+    plan.not_loaded_reason = worker.error().message;
+    if (stages == Stages::self_test) {
+      plan.selftest_skipped = plan.not_loaded_reason;
     }
+    log(LogLevel::warning, "verification skipped: " + plan.not_loaded_reason);
+    return plan;
+  }
+  const auto timeout = std::chrono::milliseconds(static_cast<long long>(options.timeout_seconds * 1000.0));
+  plan.verify.enabled = true;
+  plan.verify.executable = *worker;
+  plan.verify.step_timeout = timeout;
+  if (stages == Stages::self_test) {
+    auto& selftest = plan.selftest;
+    selftest.enabled = true;
+    selftest.level =
+        options.self_test_level == SelfTestLevel::full ? selftest::Level::full : selftest::Level::quick;
+    selftest.only = options.self_tests;
+    selftest.device = options.device;
+    selftest.executable = *worker;
+    selftest.startup_timeout = timeout;
+    selftest.progress = [](std::string_view line) { log(LogLevel::info, std::string(line)); };
+  }
+  return plan;
+}
+
+Report run_plan(const pipeline::Plan& plan, std::string_view what) {
+  const auto start = Clock::now();
+  auto report = pipeline::run(plan);
+  if (!report) {
+    throw Exception(report.error().message);
   }
   auto data = std::make_shared<detail::ReportData>();
-  data->report = report::make_report(env, settings);
-  if (!settings.verify.enabled) {
-    data->report.verification.skipped_reason = skipped;
-    if (stages == Stages::self_test) {
-      data->report.selftest.skipped_reason = skipped;
-    }
-  }
+  data->report = std::move(*report);
   auto out = to_public(std::move(data));
-  out.elapsed_ms = elapsed_ms(start);
+  out.elapsed_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
   log_run(what, out);
   return out;
 }
 
-} // namespace
-
 Report run_discover(const Options& options) {
-  return run_report(options, Stages::discover, "discover");
+  return run_plan(make_plan(options, Stages::discover), "discover");
 }
 Report run_verify(const Options& options) {
-  return run_report(options, Stages::verify, "verify");
+  return run_plan(make_plan(options, Stages::verify), "verify");
 }
 Report run_self_test(const Options& options) {
-  return run_report(options, Stages::self_test, "self_test");
+  return run_plan(make_plan(options, Stages::self_test), "self_test");
 }
 
 Report run_quick_check(const Options& options) {
-  const auto start = Clock::now();
-  require_valid(options);
-  auto settings = report_options(options);
-  settings.discovery.python_exe.reset(); // never start a process here
-  const auto process = inspect::inspect_this_process();
-
-  auto data = std::make_shared<detail::ReportData>();
-  auto& report = data->report;
-  report.host = report::read_host_info();
-  report.environment = run_environment(options);
-  report.discovery = discovery::discover(report.environment, settings.discovery);
-  report.verification.skipped_reason = "quick_check(): files were inspected only; nothing was loaded";
+  auto plan = make_plan(options, Stages::discover);
+  plan.discovery.python_exe.reset(); // never start a process here
+  plan.not_loaded_reason = "quick_check(): files were inspected only; nothing was loaded";
   // What is mapped already is a fact, so it comes first; what discovery predicts follows. Info
-  // findings do not make CUDA fail and are left out; a stub named by both is reported once.
-  auto keep = [&report](const findings::Finding& finding) {
-    const bool repeated =
-        finding.id == "driver.stub" &&
-        std::any_of(report.findings.begin(), report.findings.end(),
-                    [](const findings::Finding& known) { return known.id == "driver.stub"; });
-    if (finding.severity != findings::Severity::info && !repeated) {
-      report.findings.push_back(finding);
-    }
-  };
-  std::for_each(process.findings.begin(), process.findings.end(), keep);
-  const auto predicted = findings::evaluate_discovery(report.discovery, report.environment);
-  std::for_each(predicted.begin(), predicted.end(), keep);
-  report.summary = report::summarize(report.findings, settings.fail_on);
-
-  auto out = to_public(std::move(data));
+  // findings do not make CUDA fail and are left out.
+  const auto process = inspect::inspect_this_process();
+  plan.observed = process.findings;
+  plan.problems_only = true;
+  auto out = run_plan(plan, "quick_check");
   std::transform(process.components.begin(), process.components.end(), std::back_inserter(out.loaded),
                  [](const auto& component) { return to_public(component); });
-  out.elapsed_ms = elapsed_ms(start);
-  log_run("quick_check", out);
   return out;
 }
 

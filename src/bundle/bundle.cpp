@@ -5,8 +5,7 @@
 #include "bundle/tar_archive.hpp"
 #include "core/filesystem.hpp"
 #include "core/json_fields.hpp"
-#include "report/html_report.hpp"
-#include "report/markdown_report.hpp"
+#include "report/output_formats.hpp"
 #include "report/report_document.hpp"
 
 #include <array>
@@ -141,8 +140,12 @@ AssembledBundle assemble_bundle(const json& report, const Environment& env, cons
        "the report as `cudadiag --json` prints it: discovery, verification in isolated workers, the "
        "self-test when it ran, findings",
        report_counts});
-  files.push_back({"report.md", report::render_markdown(redacted_report), "rendered from report.json", {}});
-  files.push_back({"report.html", report::render_html(redacted_report), "rendered from report.json", {}});
+  for (const auto& format : report::output_formats()) {
+    if (!format.bundle_file.empty()) {
+      files.push_back({std::string(format.bundle_file), format.render(redacted_report, options.fail_on),
+                       "rendered from report.json", {}});
+    }
+  }
   files.push_back(
       {"trace.txt", render_trace(redacted_report), "every component's search trace, from report.json", {}});
 

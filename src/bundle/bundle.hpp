@@ -4,8 +4,8 @@
 //   manifest.json       every file, how it was obtained and what was redacted in it; what could
 //                       not be collected and why; the redaction rules
 //   report.json         the report (schema_version 1), redacted
-//   report.md           the same as Markdown (verdict first)
-//   report.html         the same as one self-contained HTML page (verdict first)
+//   report.md, .html    the same, rendered: every output format with a bundle file
+//                       (report/output_formats.hpp: Markdown and HTML, verdict first)
 //   trace.txt           every component's search trace and candidates
 //   evidence/*.txt      raw evidence (see evidence.hpp)
 // Every file passes through the Redactor; the archive is written atomically (temporary file in
@@ -15,6 +15,7 @@
 #include "bundle/redaction.hpp"
 #include "core/environment.hpp"
 #include "core/expected.hpp"
+#include "report/report.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -31,6 +32,7 @@ struct BundleOptions {
   RedactionOptions redaction;
   EvidenceSources sources;
   std::int64_t created_unix = 0; // creation time (seconds since the epoch): manifest and tar mtimes
+  report::FailOn fail_on = report::FailOn::error; // the level of the report's summary, for its renderings
 };
 
 struct AssembledBundle {

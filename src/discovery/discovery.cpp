@@ -85,53 +85,80 @@ LdCacheStatus load_ld_cache(const SystemLayout& layout, std::optional<loader::Ld
   return status;
 }
 
-bool wanted(const DiscoveryOptions& options, const ComponentSpec& spec) {
-  return options.only.empty() ||
-         std::find(options.only.begin(), options.only.end(), std::string(spec.name)) != options.only.end();
-}
-
 } // namespace
 
-DiscoveryResult discover(const Environment& env, const DiscoveryOptions& options) {
-  DiscoveryResult result;
+DiscoveryContext prepare_discovery(const Environment& env, const DiscoveryOptions& options) {
+  DiscoveryContext context{env, options, {}, {}, {}, {}};
   if (options.python_exe) {
     auto explicit_discovery = python::discover_python_environments_with(env, *options.python_exe, std::chrono::seconds{5}, options.python_search);
     if (explicit_discovery) {
-      result.python = std::move(*explicit_discovery);
+      context.python = std::move(*explicit_discovery);
     } else {
-      result.python_error = explicit_discovery.error().message;
-      result.python = python::discover_python_environments(env, options.python_search);
+      context.python_error = explicit_discovery.error().message;
+      context.python = python::discover_python_environments(env, options.python_search);
     }
   } else {
-    result.python = python::discover_python_environments(env, options.python_search);
+    context.python = python::discover_python_environments(env, options.python_search);
   }
+  context.ld_cache = load_ld_cache(options.layout, context.cache);
+  return context;
+}
 
-  std::optional<loader::LdSoCache> cache;
-  result.ld_cache = load_ld_cache(options.layout, cache);
-
-  const probes::SearchInputs inputs{env, options.layout, result.python, cache ? &*cache : nullptr};
+std::vector<ComponentResult> resolve_components(const DiscoveryContext& context,
+                                                const std::vector<const ComponentSpec*>& specs,
+                                                const std::vector<ComponentResult>& resolved) {
+  const probes::SearchInputs inputs{context.env, context.options.layout, context.python,
+                                    context.cache ? &*context.cache : nullptr};
   const auto strategies = probes::all_strategies();
   const Searcher searcher{inputs, strategies};
 
   // cudart is resolved at most once: for its own row and for the canary's toolkit root.
   const auto* cudart_spec = probes::find_component("cudart", probes::ComponentKind::dynamic_lib);
   std::optional<ComponentResult> cudart;
-  std::optional<std::optional<std::string>> canary; // computed on first need
-  for (const auto& spec : probes::catalog()) {
-    if (!wanted(options, spec)) {
-      continue;
+  for (const auto& known : resolved) {
+    if (known.spec == cudart_spec) {
+      cudart = known;
     }
-    if ((&spec == cudart_spec || spec.uses_ctk_root_canary) && !cudart) {
+  }
+  std::optional<std::optional<std::string>> canary; // computed on first need
+  std::vector<ComponentResult> out;
+  out.reserve(specs.size());
+  for (const auto* spec : specs) {
+    if ((spec == cudart_spec || spec->uses_ctk_root_canary) && !cudart) {
       cudart = searcher.resolve(*cudart_spec, std::nullopt);
     }
-    if (spec.uses_ctk_root_canary && !canary) {
+    if (spec->uses_ctk_root_canary && !canary) {
       canary = canary_root(*cudart);
     }
-    result.components.push_back(&spec == cudart_spec ? *cudart
-                                                     : searcher.resolve(spec, spec.uses_ctk_root_canary ? *canary
-                                                                                                         : std::nullopt));
+    out.push_back(spec == cudart_spec ? *cudart
+                                      : searcher.resolve(*spec, spec->uses_ctk_root_canary ? *canary : std::nullopt));
   }
+  return out;
+}
+
+std::vector<const ComponentSpec*> wanted_components(const std::vector<std::string>& only) {
+  std::vector<const ComponentSpec*> specs;
+  for (const auto& spec : probes::catalog()) {
+    if (only.empty() || std::find(only.begin(), only.end(), std::string(spec.name)) != only.end()) {
+      specs.push_back(&spec);
+    }
+  }
+  return specs;
+}
+
+DiscoveryResult finish_discovery(DiscoveryContext&& context, std::vector<ComponentResult> components) {
+  DiscoveryResult result;
+  result.python = std::move(context.python);
+  result.python_error = std::move(context.python_error);
+  result.ld_cache = std::move(context.ld_cache);
+  result.components = std::move(components);
   return result;
+}
+
+DiscoveryResult discover(const Environment& env, const DiscoveryOptions& options) {
+  auto context = prepare_discovery(env, options);
+  auto components = resolve_components(context, wanted_components(options.only));
+  return finish_discovery(std::move(context), std::move(components));
 }
 
 } // namespace cudadiag::discovery

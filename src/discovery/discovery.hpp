@@ -5,6 +5,7 @@
 
 #include "core/environment.hpp"
 #include "discovery/candidate.hpp"
+#include "loader/ld_so_cache.hpp"
 #include "probes/catalog.hpp"
 #include "python/python_environments.hpp"
 
@@ -53,6 +54,33 @@ struct DiscoveryResult {
   std::vector<ComponentResult> components;
 };
 
+// What discovery reads once per run, before any component is resolved: the snapshot, the Python
+// environments (running options.python_exe at most once) and the loader cache (parsed once).
+// Resolving components only reads it, so several threads may resolve from one context.
+struct DiscoveryContext {
+  Environment env;
+  DiscoveryOptions options;
+  python::PythonDiscovery python;
+  std::optional<std::string> python_error; // options.python_exe failed; the no-run discovery is used
+  LdCacheStatus ld_cache;
+  std::optional<loader::LdSoCache> cache; // nullopt when ld_cache.error is set
+};
+DiscoveryContext prepare_discovery(const Environment& env, const DiscoveryOptions& options);
+
+// `specs` resolved against `context`, in the order given. Components that derive a toolkit root
+// from cudart (cuda-pathfinder's canary) take cudart from `resolved` when it is there; otherwise it
+// is resolved once for all of them.
+std::vector<ComponentResult> resolve_components(const DiscoveryContext& context,
+                                                const std::vector<const probes::ComponentSpec*>& specs,
+                                                const std::vector<ComponentResult>& resolved = {});
+
+// The catalog components `options.only` names (all when empty), in catalog order.
+std::vector<const probes::ComponentSpec*> wanted_components(const std::vector<std::string>& only);
+
+// The result of a run: `context`'s Python environments and loader-cache status with `components`.
+DiscoveryResult finish_discovery(DiscoveryContext&& context, std::vector<ComponentResult> components);
+
+// prepare_discovery, resolve_components for options.only, finish_discovery.
 DiscoveryResult discover(const Environment& env, const DiscoveryOptions& options);
 
 } // namespace cudadiag::discovery

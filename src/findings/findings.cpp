@@ -97,6 +97,9 @@ const std::vector<FindingDefinition>& finding_definitions() {
     {"path.world_writable", Severity::warning,
      "A directory the loader searches for CUDA libraries can be written by any user, who could plant a library there.",
      "Remove the other-write permission (chmod o-w) or stop searching that directory."},
+    {"python.virtual_env_inactive", Severity::warning,
+     "VIRTUAL_ENV names a virtual environment that `python3` does not run (the venv's bin is not first on PATH); Python ignores the variable, so CUDA Python searches the site-packages of the interpreter PATH finds, not the venv's.",
+     "Activate the venv (`source VENV/bin/activate` puts its bin first on PATH) or run its interpreter by path (VENV/bin/python); if you no longer use it, `deactivate` or unset VIRTUAL_ENV."},
     {"policy.unmet", Severity::error,
      "A requirement given with --require or --policy does not hold on this machine (the requirement and what was seen are named).",
      "Install or select what the requirement asks for (a newer library, the driver, a passing self-test), or change the requirement if it is wrong."},
@@ -350,12 +353,28 @@ void check_world_writable(const discovery::DiscoveryResult& result, std::vector<
   }
 }
 
+void check_virtual_env(const discovery::DiscoveryResult& result, std::vector<Finding>& out) {
+  const auto& inactive = result.python.virtual_env_inactive;
+  if (!inactive) {
+    return;
+  }
+  out.push_back(make("python.virtual_env_inactive",
+                     "VIRTUAL_ENV=" + inactive->virtual_env + ", but python3 on PATH runs " + inactive->interpreter +
+                         " (sys.prefix " + inactive->prefix + "); the venv's packages are not what CUDA Python loads",
+                     {},
+                     {{"virtual_env", inactive->virtual_env},
+                      {"python3", inactive->interpreter},
+                      {"python3_prefix", inactive->prefix},
+                      {"how", inactive->how}}));
+}
+
 } // namespace
 
 std::vector<Finding> evaluate_discovery(const discovery::DiscoveryResult& result, const Environment& env) {
   std::vector<Finding> out;
   check_cuda_path_home(env, out);
   check_search_path_entries(env, out);
+  check_virtual_env(result, out);
   for (const auto& component : result.components) {
     check_driver(component, out);
     check_unusable(component, out);

@@ -13,6 +13,7 @@ namespace cudadiag::python {
 // next to it or one level up, else a plain installation whose prefix is found from its realpath
 // (the lib/pythonX.Y/os.py landmark, else the parent of its bin directory). nullopt, traced, when
 // it is neither.
-std::optional<PythonEnvironment> interpreter_environment(const Context& ctx, std::string label, const std::string& exe);
+std::optional<PythonEnvironment> interpreter_environment(const Context& ctx, std::string label,
+                                                         const std::string& exe);
 
 } // namespace cudadiag::python

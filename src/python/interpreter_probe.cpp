@@ -34,7 +34,6 @@ w('end')
 sys.stdout.flush()
 )PY";
 
-
 struct ProbeOutput {
   std::string prefix;
   std::string base_prefix;
@@ -154,7 +153,8 @@ Expected<PythonEnvironment> ask_interpreter(const Context& ctx, const std::strin
   const std::string stderr_tail = last_line(run->err);
   const std::string stderr_note = stderr_tail.empty() ? "" : ": " + stderr_tail;
   if (run->signal) {
-    return Error{"--python " + printable(exe) + ": killed by signal " + std::to_string(*run->signal) + stderr_note};
+    return Error{"--python " + printable(exe) + ": killed by signal " + std::to_string(*run->signal) +
+                 stderr_note};
   }
   if (run->exit_code.value_or(0) != 0) {
     return Error{"--python " + printable(exe) + ": exited with status " + std::to_string(*run->exit_code) +

@@ -19,7 +19,6 @@ public:
   // taken relative to ctx.env.cwd (traced, the first k_max_path_notes of them).
   PathSearch(const Context& ctx, const std::string& value);
 
-
   [[nodiscard]] const std::vector<std::string>& dirs() const { return m_dirs; }
 
   // The first executable `name` in dirs()[from…] whose directory `skip` does not reject, with its index.

@@ -47,9 +47,28 @@ PythonDiscovery discover_python_environments(const Environment& env, const Pytho
   if (ctx.no_user_site) {
     ctx.note("PYTHONNOUSERSITE is set: the user site is disabled");
   }
-  add_unique(ctx, out.environments, from_virtual_env(ctx));
-  add_unique(ctx, out.environments, from_conda_prefix(ctx));
-  add_unique(ctx, out.environments, python3_on_path(ctx));
+  auto virtual_env = from_virtual_env(ctx);
+  auto conda = from_conda_prefix(ctx);
+  auto python3 = python3_on_path(ctx);
+  // `python3` runs what PATH finds, whatever $VIRTUAL_ENV says: that environment leads.
+  if (python3) {
+    const auto runs = real_or_same(python3->prefix);
+    if (virtual_env && real_or_same(virtual_env->prefix) != runs) {
+      out.virtual_env_inactive =
+          InactiveVirtualEnv{virtual_env->prefix, python3->interpreter, python3->prefix, python3->how};
+      ctx.note("VIRTUAL_ENV=" + virtual_env->prefix + " is not the environment python3 runs (" +
+               python3->prefix + "): Python ignores VIRTUAL_ENV; python3 on PATH leads");
+    }
+    for (auto* source : {&virtual_env, &conda}) {
+      if (*source && real_or_same((*source)->prefix) == runs) {
+        add_unique(ctx, out.environments, std::move(*source));
+        source->reset();
+      }
+    }
+    add_unique(ctx, out.environments, std::move(python3));
+  }
+  add_unique(ctx, out.environments, std::move(virtual_env));
+  add_unique(ctx, out.environments, std::move(conda));
   for (const auto& exe : options.system_interpreters) {
     add_unique(ctx, out.environments, from_system(ctx, exe));
   }
@@ -57,14 +76,6 @@ PythonDiscovery discover_python_environments(const Environment& env, const Pytho
     ctx.note("no Python environment found");
   } else {
     out.environments.front().primary = true;
-    for (const auto& pe : out.environments) {
-      if (pe.label == "python3 on PATH" && &pe != &out.environments.front()) {
-        ctx.note("note: python3 on PATH runs in " + pe.prefix + ", not in the primary " +
-                 out.environments.front().label +
-                 " environment; cuda-pathfinder searches the site "
-                 "directories of whichever interpreter imports it");
-      }
-    }
   }
   return out;
 }

@@ -12,6 +12,7 @@
 #include "core/expected.hpp"
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,9 +42,22 @@ struct PythonEnvironment {
   bool primary = false;
 };
 
+// $VIRTUAL_ENV names a venv that `python3` does not run (a shell where the venv was activated, then
+// PATH changed, or the variable was exported by hand): Python ignores the variable, so its site
+// directories are not searched by CUDA Python.
+struct InactiveVirtualEnv {
+  std::string virtual_env; // the venv the variable names (absolute)
+  std::string interpreter; // what `python3` on PATH runs
+  std::string prefix;      // that interpreter's sys.prefix
+  std::string how;         // how PATH led there (PythonEnvironment::how)
+};
+
 struct PythonDiscovery {
   // Deduplicated by prefix (compared by realpath); the primary environment, if any, first.
   std::vector<PythonEnvironment> environments;
+  // Set when $VIRTUAL_ENV and `python3` on PATH disagree (not when an interpreter was named: the
+  // answers are then for that one).
+  std::optional<InactiveVirtualEnv> virtual_env_inactive;
   // What was looked at and why it was accepted or rejected, one printable line each (bytes that
   // are not UTF-8 and control characters appear as \xNN).
   std::vector<std::string> trace;
@@ -55,8 +69,7 @@ struct PythonSearchOptions {
   std::vector<std::string> system_interpreters = {"/usr/bin/python3"};
 };
 
-// Finds the environments described by the snapshot, spawning no process. Sources, in order; the
-// first that yields an environment is primary:
+// Finds the environments described by the snapshot, spawning no process. Sources:
 //   1. $VIRTUAL_ENV holding a pyvenv.cfg;
 //   2. $CONDA_PREFIX holding a Python (lib/python3.X/site-packages or conda-meta/python-3.X*.json);
 //   3. the first `python3` on $PATH: a venv's (pyvenv.cfg next to it or one level up, checked
@@ -66,6 +79,9 @@ struct PythonSearchOptions {
 //      the shims), or a plain interpreter (realpath; prefix found by the lib/python3.X/os.py
 //      landmark above its directory);
 //   4. options.system_interpreters whose prefix is not already listed.
+// The primary environment, listed first, is the one `python3` runs (3.; listed under the label of
+// 1. or 2. when it is the same environment); the others follow in source order. Only when PATH has
+// no python3 does the first of 1., 2. and 4. lead.
 // Relative values (VIRTUAL_ENV, CONDA_PREFIX, PATH entries, an empty PATH entry) are taken
 // relative to env.cwd and the trace says so. Files are read at most 64 KiB each.
 PythonDiscovery discover_python_environments(const Environment& env, const PythonSearchOptions& options = {});

@@ -45,7 +45,9 @@ std::optional<PyVersion> version_from_exe_name(std::string_view name) {
   return parse_major_minor(name.substr(k_stem.size()), true);
 }
 
-std::string python_dir_name(const PyVersion& version) { return "python" + version.text(); }
+std::string python_dir_name(const PyVersion& version) {
+  return "python" + version.text();
+}
 
 std::optional<std::string> absolute_path(const Context& ctx, std::string_view what, const std::string& value,
                                          bool quiet) {

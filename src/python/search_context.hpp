@@ -18,8 +18,8 @@
 namespace cudadiag::python {
 
 constexpr std::size_t k_max_file_bytes = std::size_t{64} * 1024; // pyvenv.cfg, shims, version files, site.py
-constexpr std::size_t k_max_path_notes = 8;  // PATH oddities traced one by one, then counted
-constexpr std::size_t k_max_walk_up = 256;   // directory levels climbed looking for a file
+constexpr std::size_t k_max_path_notes = 8; // PATH oddities traced one by one, then counted
+constexpr std::size_t k_max_walk_up = 256;  // directory levels climbed looking for a file
 
 // The snapshot being searched, the trace being written, and whether the user site is off
 // (PYTHONNOUSERSITE). note() makes each line printable (control bytes and non-UTF-8 as \xNN).
@@ -47,8 +47,7 @@ std::optional<PyVersion> version_from_exe_name(std::string_view name);
 std::string python_dir_name(const PyVersion& version);
 
 // The newest X.Y with a <dir>/pythonX.Y entry that satisfies `accept`.
-template <class Accept>
-std::optional<PyVersion> newest_python_entry(const std::string& dir, Accept accept) {
+template <class Accept> std::optional<PyVersion> newest_python_entry(const std::string& dir, Accept accept) {
   auto names = fs::list_directory(dir);
   if (!names) {
     return std::nullopt;

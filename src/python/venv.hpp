@@ -31,8 +31,8 @@ std::string interpreter_in(const std::string& prefix);
 
 // The venv at `venv` described by `cfg_path`: its base prefix (from home), version, whether system
 // and user site packages are included, and its site directories. nullopt when the cfg is unreadable.
-std::optional<PythonEnvironment> venv_environment(const Context& ctx, std::string label, const std::string& venv,
-                                                  const std::string& cfg_path);
+std::optional<PythonEnvironment> venv_environment(const Context& ctx, std::string label,
+                                                  const std::string& venv, const std::string& cfg_path);
 
 // The venv $VIRTUAL_ENV names (label "VIRTUAL_ENV"); nullopt, traced, when unset, empty, not a
 // directory or without pyvenv.cfg. Python itself ignores the variable: see python3_on_path().

@@ -209,7 +209,7 @@ json report_to_json(const Report& report) {
     found.push_back(finding_to_json(finding));
   }
   const auto& host = report.host;
-  return {{"schema_version", k_schema_version},
+  json document = {{"schema_version", k_schema_version},
           {"tool", {{"name", "cudadiag"}, {"version", CUDADIAG_VERSION}}},
           {"host",
            {{"os", text(host.os)},
@@ -228,6 +228,11 @@ json report_to_json(const Report& report) {
             {"exit_code", report.summary.exit_code},
             {"counts",
              {{"error", report.summary.errors}, {"warning", report.summary.warnings}, {"info", report.summary.infos}}}}}};
+  if (report.policy) {
+    document["policy"] = policy::outcomes_to_json(report.policy->outcomes, report.policy->sources,
+                                                  report.summary.fail_on == FailOn::warning ? "warning" : "error");
+  }
+  return document;
 }
 
 std::string render_json(const Report& report) {

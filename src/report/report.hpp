@@ -1,13 +1,16 @@
 #pragma once
-// The report: an immutable value holding everything a run learned. Built once by make_report();
-// renderers (JSON, terminal) only read it. Probes never print; renderers never probe.
+// The report: an immutable value holding everything a run learned. Built once, by pipeline::run()
+// (src/pipeline/plan.hpp); renderers (JSON, terminal, Markdown, HTML, JUnit) only read it.
+// Probes never print; renderers never probe.
 
 #include "core/environment.hpp"
 #include "discovery/discovery.hpp"
 #include "findings/findings.hpp"
+#include "policy/evaluate.hpp"
 #include "selftest/selftest.hpp"
 #include "verify/verification.hpp"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,9 +28,16 @@ HostInfo read_host_info();
 enum class FailOn { error, warning };
 
 struct Summary {
-  int exit_code = 0;  // 0 ok, 1 a finding at or above the --fail-on level
+  int exit_code = 0;  // 0 ok, 1 a finding at or above the fail-on level
   int errors = 0, warnings = 0, infos = 0;
+  FailOn fail_on = FailOn::error; // the level exit_code was computed under
   [[nodiscard]] std::string_view status() const; // "ok", "warning", "error"
+};
+
+// The CI gates a run was given and how each fared (their unmet ones are also findings).
+struct PolicyResult {
+  std::vector<std::string> sources;      // where the requirements came from (--require, a policy file)
+  std::vector<policy::Outcome> outcomes; // one per requirement, in order
 };
 
 struct Report {
@@ -36,22 +46,12 @@ struct Report {
   discovery::DiscoveryResult discovery;
   verify::Verification verification;
   selftest::SelfTestRun selftest; // not run unless asked (selftest.enabled)
+  std::optional<PolicyResult> policy; // when the run had requirements
   std::vector<findings::Finding> findings;
   Summary summary;
 };
 
-struct ReportOptions {
-  discovery::DiscoveryOptions discovery;
-  verify::VerifyOptions verify; // off unless asked: the CLI turns it on
-  selftest::SelfTestOptions selftest; // off unless asked; runs after verification
-  FailOn fail_on = FailOn::error;
-};
-
-// Discovery, then verification (when enabled), then the self-test (when enabled), then findings,
-// then the summary.
-Report make_report(const Environment& env, const ReportOptions& options);
-
-// The summary for a set of findings under a --fail-on policy.
+// The summary for a set of findings under a fail-on level.
 Summary summarize(const std::vector<findings::Finding>& found, FailOn fail_on);
 
 // The environment variables a report shows (values as set; unset ones are shown as null).

@@ -209,6 +209,9 @@ std::string python_section(const Report& report, TextStyle style) {
   }
   if (report.discovery.python.environments.empty()) {
     out += "  none found\n";
+  } else if (const auto& primary = report.discovery.python.environments.front(); primary.primary) {
+    out += "  answers for " + to_valid_utf8(primary.interpreter.empty() ? primary.prefix : primary.interpreter) +
+           (primary.label == "--python" ? " (--python)" : " (what python3 runs here)") + "\n";
   }
   for (const auto& environment : report.discovery.python.environments) {
     out += std::string("  ") + (environment.primary ? "* " : "  ") + to_valid_utf8(environment.prefix) + "  (" +

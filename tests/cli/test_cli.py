@@ -590,7 +590,12 @@ def test_bad_python_option(kind, tmp_path):
         "hangs": lambda: write_script(tmp_path / "python", "sleep 300"),
         "not-executable": lambda: (tmp_path / "python").write_text("x") and tmp_path / "python",
     }[kind]()
-    run_report(["--python", str(python)], env=clean_env(), cwd=tmp_path, allowed_exit=(0, 1, 2))
+    # An interpreter that cannot be asked is a usage error naming it, never another environment's report.
+    result = run(["--json", "--python", str(python)], env=clean_env(), cwd=tmp_path)
+    assert result.returncode == 2, describe(result)
+    assert b"cudadiag: error: --python " in result.stderr, describe(result)
+    error = json.loads(result.stdout)["error"]  # --json: the error document, not a report
+    assert error["kind"] == "usage" and "--python " in error["message"], error
 
 
 @pytest.mark.parametrize("where", ["PATH", "VIRTUAL_ENV", "CONDA_PREFIX"])
@@ -631,8 +636,17 @@ def corrupt_cache(kind: str, tmp_path: Path) -> Path:
     return path
 
 
-@pytest.mark.parametrize("kind", ["missing", "directory", "empty", "garbage", "truncated", "magic-only",
-                                  "huge-count", "old-format-garbage"])
+@pytest.mark.parametrize("kind", ["missing", "directory"])
+def test_ld_so_cache_option_naming_no_file_is_a_usage_error(kind, tmp_path):
+    cache = corrupt_cache(kind, tmp_path)
+    result = run(["--json", "--ld-so-cache", str(cache)], cwd=tmp_path)
+    assert result.returncode == 2, describe(result)
+    assert f"cudadiag: error: --ld-so-cache {cache}".encode() in result.stderr, describe(result)
+    error = json.loads(result.stdout)["error"]  # --json: the error document, not a report
+    assert error["kind"] == "usage" and str(cache) in error["message"], error
+
+
+@pytest.mark.parametrize("kind", ["empty", "garbage", "truncated", "magic-only", "huge-count", "old-format-garbage"])
 def test_corrupt_ld_so_cache_is_an_error_status_not_a_crash(kind, tmp_path):
     cache = corrupt_cache(kind, tmp_path)
     doc = run_report(["--ld-so-cache", str(cache)], cwd=tmp_path)

@@ -288,6 +288,48 @@ TEST_CASE("python: VIRTUAL_ENV and the same venv on PATH are listed once, VIRTUA
   CHECK(trace_mentions(found, "same environment"));
 }
 
+TEST_CASE("python: a VIRTUAL_ENV that PATH does not follow is not what python3 runs") {
+  TempTree tree;
+  const auto base = make_install(tree, "base", "3.12");
+  const auto other = make_install(tree, "other", "3.11");
+  const auto venv = make_venv(tree, "venv", base, "3.12", "false");
+  auto env = make_env(tree);
+  env.set("VIRTUAL_ENV", venv);
+
+  SUBCASE("a stale shell: PATH finds another interpreter") {
+    env.set("PATH", other + "/bin");
+    const auto found = discover_python_environments(env, no_system());
+    INFO(dump(found));
+    REQUIRE(found.environments.size() == 2);
+    CHECK(found.environments[0].label == "python3 on PATH");
+    CHECK(found.environments[0].primary);
+    CHECK(found.environments[0].prefix == real(other));
+    CHECK(found.environments[1].label == "VIRTUAL_ENV");
+    CHECK_FALSE(found.environments[1].primary);
+    REQUIRE(found.virtual_env_inactive);
+    CHECK(found.virtual_env_inactive->virtual_env == venv);
+    CHECK(found.virtual_env_inactive->prefix == real(other));
+    CHECK(trace_mentions(found, "Python ignores VIRTUAL_ENV"));
+  }
+  SUBCASE("activated: the venv's bin first") {
+    env.set("PATH", venv + "/bin:" + other + "/bin");
+    const auto found = discover_python_environments(env, no_system());
+    INFO(dump(found));
+    REQUIRE_FALSE(found.environments.empty());
+    CHECK(found.environments[0].label == "VIRTUAL_ENV");
+    CHECK(found.environments[0].primary);
+    CHECK_FALSE(found.virtual_env_inactive);
+  }
+  SUBCASE("no python3 on PATH: nothing contradicts the variable") {
+    env.set("PATH", tree.mkdir("empty-bin"));
+    const auto found = discover_python_environments(env, no_system());
+    REQUIRE(found.environments.size() == 1);
+    CHECK(found.environments[0].label == "VIRTUAL_ENV");
+    CHECK(found.environments[0].primary);
+    CHECK_FALSE(found.virtual_env_inactive);
+  }
+}
+
 TEST_CASE("python: CONDA_PREFIX") {
   TempTree tree;
   auto env = make_env(tree);

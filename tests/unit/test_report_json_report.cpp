@@ -1,5 +1,6 @@
 // The JSON rendering: valid UTF-8 whatever the bytes in paths, and the contract's top-level shape.
 #include "report/json_report.hpp"
+#include "pipeline/plan.hpp"
 #include "synthetic_world.hpp"
 
 #include <doctest/doctest.h>
@@ -20,11 +21,13 @@ TEST_CASE("json report: a report over paths with non-UTF-8 bytes dumps as valid 
   cudadiag::testing::SyntheticWorld world;
   world.library("bad\xff" "dir/libnvrtc.so.13");
   world.env.set("LD_LIBRARY_PATH", world.tree.path("bad\xff" "dir") + ":\xfe");
-  cudadiag::report::ReportOptions options;
-  options.discovery.layout = world.layout;
-  options.discovery.python_search.system_interpreters = {};
-  const auto report = cudadiag::report::make_report(world.env, options);
-  const auto text = cudadiag::report::render_json(report);
+  cudadiag::pipeline::Plan plan;
+  plan.environment = world.env;
+  plan.discovery.layout = world.layout;
+  plan.discovery.python_search.system_interpreters = {};
+  const auto report = cudadiag::pipeline::run(plan);
+  REQUIRE(report);
+  const auto text = cudadiag::report::render_json(*report);
   const auto parsed = nlohmann::json::parse(text); // throws on invalid UTF-8 or syntax
   CHECK(parsed["schema_version"] == 1);
   CHECK(parsed["tool"]["name"] == "cudadiag");

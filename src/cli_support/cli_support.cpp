@@ -1,0 +1,277 @@
+#include "cli_support/cli_support.hpp"
+
+#include "api/plans.hpp"
+#include "api/report_data.hpp"
+#include "bundle/atomic_file.hpp"
+#include "bundle/bundle.hpp"
+#include "diff/diff_render.hpp"
+#include "diff/report_input.hpp"
+#include "fleet/fleet_input.hpp"
+#include "fleet/fleet_render.hpp"
+#include "inspect/loaded_components.hpp"
+#include "report/error_document.hpp"
+#include "report/exit_style.hpp"
+#include "report/json_report.hpp"
+#include "report/output_formats.hpp"
+#include "report/text_report.hpp"
+#include "verify/worker.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <ctime>
+
+namespace cudadiag::cli_support {
+namespace {
+
+const report::Report& core(const Report& report) {
+  static const report::Report empty;
+  const auto* data = detail::Access::data(report);
+  return data == nullptr ? empty : data->report;
+}
+
+policy::Policy load_policy(const RunExtras& extras) {
+  policy::Policy policy;
+  if (!extras.policy_file.empty()) {
+    auto loaded = policy::load_policy_file(extras.policy_file);
+    if (!loaded) {
+      throw Exception(loaded.error().message);
+    }
+    policy = std::move(*loaded);
+  }
+  if (auto error = policy::add_requirements(policy, extras.requirements)) {
+    throw Exception(error->message);
+  }
+  return policy;
+}
+
+api::Stages api_stages(Stages stages) {
+  switch (stages) {
+  case Stages::discover: return api::Stages::discover;
+  case Stages::verify: return api::Stages::verify;
+  case Stages::self_test: return api::Stages::self_test;
+  }
+  return api::Stages::discover;
+}
+
+} // namespace
+
+int worker_main(int argc, char** argv) {
+  return verify::worker_main(argc, argv);
+}
+
+Report run(const Options& options, const RunExtras& extras) {
+  auto policy = load_policy(extras);
+  auto plan = api::make_plan(options, api_stages(extras.stages));
+  if (extras.stages == Stages::discover) {
+    plan.not_loaded_reason.clear(); // verification's own reason: --no-load
+  }
+  if (extras.headers) {
+    std::erase_if(plan.components, [](const probes::ComponentSpec* spec) {
+      return spec->kind != probes::ComponentKind::headers;
+    });
+  }
+  if (plan.components.empty() && !options.components.empty()) {
+    throw Exception("no header set named " + options.components.front());
+  }
+  if (extras.single_component && plan.components.size() > 1) {
+    plan.components.resize(1);
+  }
+  if (extras.self_test_needs_gpu) {
+    plan.selftest.require_gpu = true;
+  }
+  plan.selftest.progress = extras.progress;
+  plan.policy = std::move(policy);
+  return api::run_plan(plan, "cli");
+}
+
+std::vector<std::string> component_names(bool headers_only) {
+  std::vector<std::string> names;
+  for (const auto& spec : probes::catalog()) {
+    if ((!headers_only || spec.kind == probes::ComponentKind::headers) &&
+        std::find(names.begin(), names.end(), spec.name) == names.end()) {
+      names.emplace_back(spec.name);
+    }
+  }
+  return names;
+}
+
+std::vector<std::string> self_test_keys() {
+  std::vector<std::string> keys;
+  for (const auto& info : selftest::test_catalog()) {
+    keys.emplace_back(info.key);
+  }
+  return keys;
+}
+
+std::string render_text(const Report& report, bool color) {
+  return report::render_text(core(report), report::TextStyle{color});
+}
+
+std::string render_selftest_text(const Report& report, bool color) {
+  return report::render_selftest_text(core(report), report::TextStyle{color});
+}
+
+std::string render_candidates(const Report& report, bool color) {
+  const auto& components = core(report).discovery.components;
+  return components.empty() ? std::string()
+                            : report::render_candidates(components.front(), report::TextStyle{color});
+}
+
+std::string render_explanation(const Report& report, bool color) {
+  const auto& components = core(report).discovery.components;
+  return components.empty() ? std::string()
+                            : report::render_explanation(components.front(), report::TextStyle{color});
+}
+
+std::string render_inspection_text(const ProcessInspection& inspection, bool color) {
+  const auto* data = detail::Access::data(inspection);
+  return data == nullptr ? std::string()
+                         : inspect::render_inspection_text(data->inspection, report::TextStyle{color});
+}
+
+std::string to_valid_utf8(std::string_view text) {
+  return report::to_valid_utf8(text);
+}
+
+std::string escape_controls(std::string_view text) {
+  return report::escape_controls(text, {});
+}
+
+std::string error_document(std::string_view message, int exit_code) {
+  return report::error_document(message, exit_code).dump(2) + "\n";
+}
+
+std::vector<OutputFormat> output_formats() {
+  std::vector<OutputFormat> out;
+  for (const auto& format : report::output_formats()) {
+    out.push_back({std::string(format.flag), std::string(format.help)});
+  }
+  return out;
+}
+
+std::optional<std::string> write_outputs(const Report& report, const std::vector<OutputFile>& files) {
+  if (files.empty()) {
+    return std::nullopt;
+  }
+  const auto& done = core(report);
+  const auto document = report::report_to_json(done);
+  for (const auto& format : report::output_formats()) {
+    for (const auto& file : files) {
+      if (file.flag != format.flag) {
+        continue;
+      }
+      if (auto error =
+              bundle::write_file_atomically(file.path, format.render(document, done.summary.fail_on))) {
+        return error->message;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+StyledExit styled_exit(const Report& report, std::string_view style, bool json) {
+  const auto exit_style = report::parse_exit_style(style).value_or(report::ExitStyle::cudadiag);
+  const auto& done = core(report);
+  StyledExit out;
+  out.exit_code = report::styled_exit_code(exit_style, done.summary.exit_code, done.summary.errors, done.summary.warnings);
+  if (exit_style != report::ExitStyle::cudadiag && !json) {
+    out.status_line = report::status_line(exit_style, report::report_to_json(done), out.exit_code);
+  }
+  return out;
+}
+
+BundleWritten write_bundle(const Report& report, const BundleRequest& request) {
+  const auto& done = core(report);
+  const auto document = report::report_to_json(done);
+  bundle::BundleOptions options;
+  options.output = request.output;
+  options.redaction.paths = request.redact_paths;
+  options.sources.nvidia_smi_timeout =
+      std::chrono::milliseconds(static_cast<long long>(request.smi_timeout_seconds * 1000.0));
+  options.created_unix = static_cast<std::int64_t>(std::time(nullptr));
+  options.fail_on = done.summary.fail_on;
+  const auto written = bundle::write_bundle(document, done.environment, options);
+  if (!written) {
+    throw Exception(written.error().message + " (nothing was written)");
+  }
+  BundleWritten out;
+  out.path = written->path;
+  nlohmann::json not_collected = nlohmann::json::array();
+  for (const auto& item : written->not_collected) {
+    not_collected.push_back({{"what", item.what}, {"why", item.why}});
+    out.notes.push_back(item.what + ": " + item.why);
+  }
+  const nlohmann::json answer = {{"bundle", written->path},        {"bytes", written->bytes},
+                                 {"files", written->files},        {"redacted", written->redacted.to_json()},
+                                 {"not_collected", not_collected}, {"summary", document["summary"]}};
+  out.json = answer.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  return out;
+}
+
+DiffOutcome diff(const DiffRequest& request, bool json, bool color) {
+  const auto a = diff::load_report(request.a, "A");
+  if (!a) {
+    throw Exception(a.error().message);
+  }
+  const auto b = diff::load_report(request.b, "B");
+  if (!b) {
+    throw Exception(b.error().message);
+  }
+  if (const auto problem = diff::incomparable(*a, *b)) {
+    throw Exception(*problem);
+  }
+  auto result = diff::diff_reports(a->document, b->document, {request.tolerance_percent / 100.0});
+  result.a.label = a->label;
+  result.a.kind = a->kind;
+  result.b.label = b->label;
+  result.b.kind = b->kind;
+  DiffOutcome out;
+  out.equivalent = result.equivalent();
+  out.rendered =
+      json ? diff::diff_to_json(result).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"
+           : diff::render_diff_text(result, report::TextStyle{color});
+  return out;
+}
+
+FleetOutcome fleet(const FleetRequest& request, bool json, bool color) {
+  constexpr int k_exit_usage = 2;
+  FleetOutcome out;
+  fleet::FleetBuilder builder;
+  if (const auto error = fleet::read_inputs(request.inputs, stdin, builder)) {
+    out.errors.push_back(error->message);
+    out.exit_code = k_exit_usage;
+    return out;
+  }
+  fleet::FleetOptions settings;
+  settings.tolerance_percent = request.tolerance_percent;
+  if (builder.node_count() == 0) {
+    const auto summary = std::move(builder).finish(settings);
+    for (const auto& problem : summary.problems) {
+      out.errors.push_back(problem.source + (problem.line > 0 ? " line " + std::to_string(problem.line) : "") + ": " +
+                           problem.message);
+    }
+    out.errors.emplace_back(
+        "no cudadiag report in the input (expected the output of cudadiag --json, report files or bundles)");
+    out.exit_code = k_exit_usage;
+    return out;
+  }
+  const auto summary = std::move(builder).finish(settings);
+  if (!request.html.empty()) {
+    if (const auto error = bundle::write_file_atomically(request.html, fleet::render_fleet_html(summary))) {
+      out.errors.push_back(error->message);
+      out.exit_code = k_exit_usage;
+      return out;
+    }
+  }
+  out.rendered = json ? fleet::fleet_to_json(summary).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"
+                      // Host and device names come from other machines: no escape sequence of theirs
+                      // reaches the terminal.
+                      : report::escape_controls(fleet::render_fleet_text(summary, report::TextStyle{color}),
+                                                report::TextStyle{color});
+  out.exit_code = summary.exit_code;
+  return out;
+}
+
+} // namespace cudadiag::cli_support

@@ -1,0 +1,131 @@
+#pragma once
+// What the `cudadiag` executable needs beyond the public API (include/cudadiag/): the runs only the
+// CLI makes, its terminal renderings, the report files it writes, bundles, diffs and the worker
+// entry point. cli/ includes the public headers and this one, nothing else of src/. Every function
+// throws cudadiag::Exception, with a one-line message naming the bad input, for a usage error.
+// (Only the public value types are included here: the core's namespace cudadiag::verify, which
+// this header's implementation sees, shares its name with the function cudadiag::verify().)
+
+#include "cudadiag/types.hpp"
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cudadiag::cli_support {
+
+// `cudadiag __worker ...`: the isolated child process of verification and the self-test.
+int worker_main(int argc, char** argv);
+
+// ---- Runs: the public API's plans (discover, verify, self_test) with what only the CLI adds.
+
+enum class Stages { discover, verify, self_test };
+
+struct RunExtras {
+  Stages stages = Stages::discover;
+  bool self_test_needs_gpu = false; // the plain report: the self-test runs only on a usable GPU
+  // `cudadiag find NAME`: only the first component of Options::components' one name (the library,
+  // when a name is both), or with `headers` its header set.
+  bool single_component = false;
+  bool headers = false;
+  std::vector<std::string> requirements;               // --require SPEC, in order
+  std::string policy_file;                             // --policy FILE
+  std::function<void(std::string_view line)> progress; // one line per finished self-test
+};
+
+// The report. Usage errors: an invalid option, an unreadable or invalid policy, a malformed
+// requirement, an unusable --python or --ld-so-cache.
+Report run(const Options& options, const RunExtras& extras);
+
+// For usage messages: the catalog's component names (header sets only, or all), each once, in
+// catalog order; the self-test keys in the order the tests run.
+std::vector<std::string> component_names(bool headers_only);
+std::vector<std::string> self_test_keys();
+
+// ---- Terminal renderings (`color`: ANSI colours on).
+
+std::string render_text(const Report& report, bool color);          // `cudadiag`
+std::string render_selftest_text(const Report& report, bool color); // `cudadiag selftest`
+// `cudadiag find NAME --all` (candidates) and `--explain` (the search trace) of the report's
+// first component; "" when the report has none.
+std::string render_candidates(const Report& report, bool color);
+std::string render_explanation(const Report& report, bool color);
+std::string render_inspection_text(const ProcessInspection& inspection, bool color);
+// `text` with bytes that are not UTF-8 written as \xNN.
+std::string to_valid_utf8(std::string_view text);
+// `text` with control characters (escape sequences from outside data) made visible, for a terminal.
+std::string escape_controls(std::string_view text);
+// The JSON document --json prints for a command that failed before it had a report
+// (docs/schema/error.schema.json), two-space indented with a trailing newline.
+std::string error_document(std::string_view message, int exit_code);
+
+// ---- Report files: one row per format (src/report/output_formats.hpp).
+
+struct OutputFormat {
+  std::string flag; // "--junit"
+  std::string help;
+};
+std::vector<OutputFormat> output_formats();
+
+struct OutputFile {
+  std::string flag; // an OutputFormat's flag
+  std::string path;
+};
+// Writes each file atomically, in order; the message of the first that fails (naming it), else nullopt.
+std::optional<std::string> write_outputs(const Report& report, const std::vector<OutputFile>& files);
+
+// ---- --exit-style: exit codes for health frameworks (src/report/exit_style.hpp).
+
+struct StyledExit {
+  int exit_code = 0;                      // the report's exit code in that style
+  std::optional<std::string> status_line; // npd and nagios without --json: what stdout carries instead
+};
+// `style` is "cudadiag", "npd" or "nagios" (anything else: cudadiag's own codes).
+StyledExit styled_exit(const Report& report, std::string_view style, bool json);
+
+// ---- `cudadiag bundle`.
+
+struct BundleRequest {
+  std::string output; // "" = cudadiag-bundle-HOST-TIME.tar.gz in the working directory
+  bool redact_paths = false;
+  double smi_timeout_seconds = 10;
+};
+struct BundleWritten {
+  std::string path; // the archive
+  std::string json; // the --json answer: {bundle, bytes, files, redacted, not_collected, summary}
+  std::vector<std::string> notes; // "what: why" for each piece of evidence not collected
+};
+// Writes the bundle of `report` (which then carries nothing else). Usage error: nothing could be
+// written (the message names the target).
+BundleWritten write_bundle(const Report& report, const BundleRequest& request);
+
+// ---- `cudadiag diff A B`.
+
+struct DiffRequest {
+  std::string a, b; // reports or bundles
+  double tolerance_percent = 10;
+};
+struct DiffOutcome {
+  bool equivalent = true;
+  std::string rendered; // text, or the JSON document with `json`
+};
+// Usage error: an input that is unreadable, not a report, truncated, or of another schema version.
+DiffOutcome diff(const DiffRequest& request, bool json, bool color);
+
+// ---- `cudadiag fleet REPORT...|-` (src/fleet/).
+
+struct FleetRequest {
+  std::vector<std::string> inputs; // report files, bundles, directories, "-" for stdin
+  double tolerance_percent = 10;
+  std::string html; // also write the summary as HTML to this file
+};
+struct FleetOutcome {
+  int exit_code = 0;
+  std::string rendered;            // text, or the JSON document with `json`
+  std::vector<std::string> errors; // usage errors, one line each (exit_code 2 then, nothing rendered)
+};
+FleetOutcome fleet(const FleetRequest& request, bool json, bool color);
+
+} // namespace cudadiag::cli_support

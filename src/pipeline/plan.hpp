@@ -1,0 +1,55 @@
+#pragma once
+// The one run every front end makes: the CLI (through src/cli_support), the C and C++ API
+// (src/api) and the bundle describe what they want as a Plan; run() turns it into a Report, the
+// only way one is built. The stages, in order: discovery prepared once (the snapshot, the Python
+// environments — running the named interpreter at most once —, the loader cache, parsed once),
+// the verified components resolved first so that their workers load them in the background while
+// the rest of the catalog is resolved, the self-test, the findings of each stage, the policy's
+// findings, and last the summary. Nothing changes a Report after run() returns it.
+
+#include "core/environment.hpp"
+#include "core/expected.hpp"
+#include "discovery/discovery.hpp"
+#include "findings/findings.hpp"
+#include "policy/policy_file.hpp"
+#include "probes/catalog.hpp"
+#include "report/report.hpp"
+#include "selftest/selftest.hpp"
+#include "verify/verification.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cudadiag::pipeline {
+
+struct Plan {
+  Environment environment; // the snapshot every stage reads
+  // The layout, the --python interpreter (python_exe) and the Python search options; `only` is
+  // not read: `components` says what to report.
+  discovery::DiscoveryOptions discovery;
+  std::vector<const probes::ComponentSpec*> components; // empty: the whole catalog, in catalog order
+  // A loader cache the user named: it must be a regular file (else run() fails naming it); a
+  // corrupt one is reported as the cache's status, as the default cache's problems are.
+  std::optional<std::string> ld_so_cache;
+
+  verify::VerifyOptions verify;       // off: nothing is loaded
+  std::string not_loaded_reason;      // the report's reason when verify is off ("": verification's own)
+  selftest::SelfTestOptions selftest; // off: no self-test
+  std::optional<std::string> selftest_skipped; // asked for but cannot run here: the report says why
+
+  policy::Policy policy; // CI gates: each unmet requirement is a finding
+  report::FailOn fail_on =
+      report::FailOn::error; // the summary's level: the stricter of this and policy.fail_on
+
+  // Findings known before the run (what this process has mapped, for the startup check); they come
+  // first, and a driver.stub among them is not repeated by discovery's.
+  std::vector<findings::Finding> observed;
+  bool problems_only = false; // keep warnings and errors only (the startup check)
+};
+
+// The Report the plan describes. Error, naming the input, when plan.ld_so_cache is not a regular
+// file or discovery.python_exe cannot be run and asked (a usage error: nothing was reported).
+Expected<report::Report> run(const Plan& plan);
+
+} // namespace cudadiag::pipeline
