@@ -18,26 +18,23 @@ namespace cudadiag::fuzz {
 
 using TargetFunction = int (*)(const std::uint8_t* data, std::size_t size);
 
+// One per reader (what it reads, where the reader lives):
 int elf(const std::uint8_t* data, std::size_t size);           // src/elf: ELF headers, dynamic section
 int ld_so_cache(const std::uint8_t* data, std::size_t size);   // src/loader: /etc/ld.so.cache
 int proc_maps(const std::uint8_t* data, std::size_t size);     // src/inspect: /proc/PID/maps
-int dist_info(const std::uint8_t* data, std::size_t size);     // src/versions: <dist>-<v>.dist-info/METADATA
+int dist_info(const std::uint8_t* data, std::size_t size);     // src/versions: dist-info METADATA
 int version_json(const std::uint8_t* data, std::size_t size);  // src/versions: <toolkit>/version.json
-int conda_meta(const std::uint8_t* data, std::size_t size);    // src/versions: conda-meta/<name>-<v>-<b>.json
+int conda_meta(const std::uint8_t* data, std::size_t size);    // src/versions: conda-meta records
 int header_macros(const std::uint8_t* data, std::size_t size); // src/versions: CCCL/CUDA version macros
-int python_files(const std::uint8_t* data,
-                 std::size_t size); // src/python: pyvenv.cfg, pyenv version files and shims
-int report_input(const std::uint8_t* data,
-                 std::size_t size); // src/diff: report JSON or bundle .tar.gz, then the diff
-int tar_gzip(const std::uint8_t* data,
-             std::size_t size);                         // src/bundle: gzip, tar reader, tar writer round trip
-int policy(const std::uint8_t* data, std::size_t size); // src/policy: policy files, JSON or TOML subset
-int requirement(const std::uint8_t* data,
-                std::size_t size); // src/policy: requirement specs and version comparison
-int options_json(const std::uint8_t* data, std::size_t size); // src/api: the C/C++ options JSON
-int bounded_json(const std::uint8_t* data,
-                 std::size_t size); // src/core: the bounded JSON parser (worker lines too)
-int terminal_text(const std::uint8_t* data, std::size_t size); // src/report: control-character escaping
+int python_files(const std::uint8_t* data, std::size_t size);  // src/python: pyvenv.cfg, pyenv files
+int report_input(const std::uint8_t* data, std::size_t size);  // src/diff: report or bundle, the diff
+int tar_gzip(const std::uint8_t* data, std::size_t size);      // src/bundle: gzip, tar read/write
+int policy(const std::uint8_t* data, std::size_t size);        // src/policy: JSON or TOML policy files
+int requirement(const std::uint8_t* data, std::size_t size);   // src/policy: requirement specs
+int options_json(const std::uint8_t* data, std::size_t size);  // src/api: the C/C++ options JSON
+int bounded_json(const std::uint8_t* data, std::size_t size);  // src/core: bounded JSON (worker lines)
+int terminal_text(const std::uint8_t* data, std::size_t size); // src/report: escape_controls
+int fleet_stream(const std::uint8_t* data, std::size_t size);  // src/fleet: report streams, pruned parse
 
 struct Target {
   std::string_view name; // also the corpus directory fuzz/corpus/<name> and tests/fuzz/<name>
@@ -60,6 +57,7 @@ inline constexpr Target k_targets[] = {
     {.name = "options_json", .run = options_json},
     {.name = "bounded_json", .run = bounded_json},
     {.name = "terminal_text", .run = terminal_text},
+    {.name = "fleet_stream", .run = fleet_stream},
 };
 
 // Helpers for the targets (support.cpp).

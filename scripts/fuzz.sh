@@ -21,7 +21,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir=${CUDADIAG_FUZZ_BUILD_DIR:-build-fuzz}
 targets=(elf ld_so_cache proc_maps dist_info version_json conda_meta header_macros python_files
-         report_input tar_gzip policy requirement options_json bounded_json terminal_text)
+         report_input tar_gzip policy requirement options_json bounded_json terminal_text fleet_stream)
 
 # The newest clang that links -fsanitize=fuzzer; sets cc and cxx.
 find_clang() {
