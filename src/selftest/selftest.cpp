@@ -13,6 +13,7 @@
 #include "verify/worker.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <future>
 #include <iterator>
@@ -114,10 +115,22 @@ DriverView driver_view(const verify::Verification& verification, const std::stri
 std::optional<int> device_arch(const json& devices, int ordinal) {
   for (const auto& device : devices) {
     if (device.is_object() && json_fields::integer(device, "ordinal") == ordinal) {
+      // The worker's text, which a loaded library could have forged: parsed without exceptions or
+      // overflow ("9.0" -> 90; anything else, or a part above 999, is unknown).
       const auto cc = json_fields::string_or(device, "compute_capability");
+      const auto number = [](std::string_view text) -> std::optional<int> {
+        int value = 0;
+        const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+        if (text.empty() || error != std::errc{} || end != text.data() + text.size() || value < 0 || value > 999) {
+          return std::nullopt;
+        }
+        return value;
+      };
       const auto dot = cc.find('.');
-      if (dot != std::string::npos && dot > 0 && dot + 1 < cc.size()) {
-        return std::stoi(cc.substr(0, dot)) * 10 + std::stoi(cc.substr(dot + 1));
+      const auto major = dot == std::string::npos ? std::nullopt : number(std::string_view(cc).substr(0, dot));
+      const auto minor = dot == std::string::npos ? std::nullopt : number(std::string_view(cc).substr(dot + 1));
+      if (major && minor) {
+        return *major * 10 + *minor;
       }
     }
   }
