@@ -1,5 +1,7 @@
 #include "core/text.hpp"
 
+#include "core/utf8.hpp"
+
 #include <string_view>
 
 namespace cudadiag {
@@ -89,55 +91,7 @@ std::vector<std::string_view> split_lines(std::string_view text) {
   return lines;
 }
 
-namespace {
-
-// The length of the well-formed UTF-8 sequence starting at `at`, or 0 when there is none.
-std::size_t utf8_sequence_length(std::string_view text, std::size_t at) {
-  const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
-  const unsigned char lead = byte(at);
-  std::size_t length = 0;
-  unsigned char low = 0x80;
-  unsigned char high = 0xBF;
-  if (lead >= 0xC2 && lead <= 0xDF) {
-    length = 2;
-  } else if (lead >= 0xE0 && lead <= 0xEF) {
-    length = 3;
-    low = lead == 0xE0 ? 0xA0 : 0x80;
-    high = lead == 0xED ? 0x9F : 0xBF;
-  } else if (lead >= 0xF0 && lead <= 0xF4) {
-    length = 4;
-    low = lead == 0xF0 ? 0x90 : 0x80;
-    high = lead == 0xF4 ? 0x8F : 0xBF;
-  } else {
-    return 0;
-  }
-  if (at + length > text.size() || byte(at + 1) < low || byte(at + 1) > high) {
-    return 0;
-  }
-  for (std::size_t i = 2; i < length; ++i) {
-    if (byte(at + i) < 0x80 || byte(at + i) > 0xBF) {
-      return 0;
-    }
-  }
-  return length;
-}
-
-} // namespace
-
-bool is_valid_utf8(std::string_view text) {
-  for (std::size_t i = 0; i < text.size();) {
-    if (static_cast<unsigned char>(text[i]) < 0x80) {
-      ++i;
-      continue;
-    }
-    const std::size_t length = utf8_sequence_length(text, i);
-    if (length == 0) {
-      return false;
-    }
-    i += length;
-  }
-  return true;
-}
+bool is_valid_utf8(std::string_view text) { return utf8::first_invalid(text) == std::string_view::npos; }
 
 std::string printable(std::string_view text) {
   static constexpr std::string_view k_hex = "0123456789abcdef";
@@ -159,7 +113,8 @@ std::string printable(std::string_view text) {
       ++i;
       continue;
     }
-    const std::size_t length = utf8_sequence_length(text, i);
+    char32_t code = 0;
+    const std::size_t length = utf8::sequence_at(text, i, code);
     if (length == 0) {
       escape(c);
       ++i;

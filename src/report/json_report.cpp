@@ -1,52 +1,26 @@
 #include "report/json_report.hpp"
 
+#include "core/utf8.hpp"
+
 namespace cudadiag::report {
 
 std::string to_valid_utf8(std::string_view text) {
+  constexpr std::string_view k_hex = "0123456789abcdef";
   std::string out;
   out.reserve(text.size());
-  const auto* bytes = reinterpret_cast<const unsigned char*>(text.data());
-  const std::size_t size = text.size();
-  std::size_t i = 0;
-  auto escape = [&out](unsigned char byte) {
-    constexpr std::string_view k_hex = "0123456789abcdef";
-    out += "\\x";
-    out += k_hex[byte >> 4U];
-    out += k_hex[byte & 0x0fU];
-  };
-  while (i < size) {
-    const unsigned char lead = bytes[i];
-    std::size_t length = 0;
-    std::uint32_t minimum = 0;
-    if (lead < 0x80U) {
-      out += static_cast<char>(lead);
-      ++i;
-      continue;
-    }
-    if ((lead & 0xe0U) == 0xc0U) {
-      length = 2;
-      minimum = 0x80;
-    } else if ((lead & 0xf0U) == 0xe0U) {
-      length = 3;
-      minimum = 0x800;
-    } else if ((lead & 0xf8U) == 0xf0U) {
-      length = 4;
-      minimum = 0x10000;
-    }
-    bool valid = length > 0 && i + length <= size;
-    std::uint32_t code = valid ? (lead & (0xffU >> (length + 1))) : 0;
-    for (std::size_t k = 1; valid && k < length; ++k) {
-      const unsigned char next = bytes[i + k];
-      valid = (next & 0xc0U) == 0x80U;
-      code = (code << 6U) | (next & 0x3fU);
-    }
-    valid = valid && code >= minimum && code <= 0x10ffff && !(code >= 0xd800 && code <= 0xdfff);
-    if (valid) {
-      out.append(text.substr(i, length));
-      i += length;
+  std::size_t at = 0;
+  char32_t code = 0;
+  while (at < text.size()) {
+    const auto length = utf8::sequence_at(text, at, code);
+    if (length == 0) {
+      const auto byte = static_cast<unsigned char>(text[at]);
+      out += "\\x";
+      out += k_hex[byte >> 4U];
+      out += k_hex[byte & 0x0fU];
+      ++at;
     } else {
-      escape(lead);
-      ++i;
+      out.append(text.substr(at, length));
+      at += length;
     }
   }
   return out;
