@@ -28,60 +28,91 @@ struct Pending {
   std::string text;
 };
 
-// Parses documents in batches on several threads and hands the results to the builder in input order.
+// Parses documents in batches on worker threads and hands the results to the builder in input
+// order. Batches are double-buffered: while one batch is parsed, the caller goes on reading and
+// splitting the next, so reading and parsing overlap.
 class BatchParser {
 public:
   BatchParser(FleetBuilder& builder, const InputOptions& options) : m_builder(builder), m_options(options) {
     m_threads = options.threads != 0 ? options.threads : std::clamp(std::thread::hardware_concurrency(), 1U, 8U);
   }
+  BatchParser(const BatchParser&) = delete;
+  BatchParser& operator=(const BatchParser&) = delete;
+  ~BatchParser() { join(); }
 
   void add(Pending document) {
     m_bytes += document.text.size();
-    m_batch.push_back(std::move(document));
+    m_filling.push_back(std::move(document));
     if (m_bytes >= m_options.batch_bytes) {
-      flush();
+      start();
     }
   }
 
+  // Parses what is left and waits for every result.
   void flush() {
-    std::vector<std::optional<Expected<NodeFacts>>> results(m_batch.size());
-    auto work = [this, &results](std::size_t first) {
-      for (std::size_t i = first; i < m_batch.size(); i += m_threads) {
-        auto pruned = read_pruned_report(m_batch[i].text);
-        if (!pruned) {
-          results[i].emplace(pruned.error());
-        } else {
-          results[i].emplace(node_facts(*pruned, m_batch[i].source));
-        }
-      }
-    };
-    const auto helpers = std::min<std::size_t>(m_threads, m_batch.size());
-    std::vector<std::thread> threads;
-    for (std::size_t t = 1; t < helpers; ++t) {
-      threads.emplace_back(work, t);
-    }
-    work(0);
-    for (auto& thread : threads) {
-      thread.join();
-    }
-    for (std::size_t i = 0; i < m_batch.size(); ++i) {
-      auto& result = *results[i];
-      if (result) {
-        m_builder.add(std::move(*result), m_batch[i].text);
-      } else {
-        m_builder.add_problem({m_batch[i].source, m_batch[i].line, result.error().message});
-      }
-    }
-    m_batch.clear();
-    m_bytes = 0;
+    start();
+    join();
   }
 
 private:
+  struct Batch {
+    std::vector<Pending> documents;
+    std::vector<std::optional<Expected<NodeFacts>>> results;
+  };
+
+  // Waits for the batch in flight and hands its results over; then parses the filled one.
+  void start() {
+    join();
+    if (m_filling.empty()) {
+      return;
+    }
+    m_parsing.documents = std::move(m_filling);
+    m_filling = {};
+    m_bytes = 0;
+    m_parsing.results.assign(m_parsing.documents.size(), std::nullopt);
+    const auto workers = std::min<std::size_t>(m_threads, m_parsing.documents.size());
+    for (std::size_t t = 0; t < workers; ++t) {
+      m_workers.emplace_back([this, t, workers] {
+        auto& batch = m_parsing;
+        for (std::size_t i = t; i < batch.documents.size(); i += workers) {
+          auto pruned = read_pruned_report_in_place(batch.documents[i].text);
+          if (!pruned) {
+            batch.results[i].emplace(pruned.error());
+          } else {
+            batch.results[i].emplace(node_facts(*pruned, batch.documents[i].source));
+          }
+        }
+      });
+    }
+  }
+
+  void join() {
+    if (m_workers.empty()) {
+      return;
+    }
+    for (auto& worker : m_workers) {
+      worker.join();
+    }
+    m_workers.clear();
+    auto& batch = m_parsing;
+    for (std::size_t i = 0; i < batch.documents.size(); ++i) {
+      auto& result = *batch.results[i];
+      if (result) {
+        m_builder.add(std::move(*result), batch.documents[i].text);
+      } else {
+        m_builder.add_problem({batch.documents[i].source, batch.documents[i].line, result.error().message});
+      }
+    }
+    batch = {};
+  }
+
   FleetBuilder& m_builder;
   const InputOptions& m_options;
   unsigned m_threads = 1;
-  std::vector<Pending> m_batch;
+  std::vector<Pending> m_filling;
   std::size_t m_bytes = 0;
+  Batch m_parsing;
+  std::vector<std::thread> m_workers;
 };
 
 void add_stray(FleetBuilder& builder, std::vector<StrayText>& stray) {
@@ -120,16 +151,17 @@ void read_stream(std::FILE* stream, const std::string& name, std::string already
     add_stray(builder, stray);
   };
   drain(false);
-  std::unique_ptr<char[]> buffer(new char[k_chunk_bytes]);
   while (true) {
-    const auto got = std::fread(buffer.get(), 1, k_chunk_bytes, stream);
+    const auto kept = carry.size();
+    carry.resize(kept + k_chunk_bytes);
+    const auto got = std::fread(carry.data() + kept, 1, k_chunk_bytes, stream);
+    carry.resize(kept + got);
     if (got == 0) {
       if (std::ferror(stream) != 0) {
         builder.add_problem({name, splitter.lines(), std::string("read error: ") + std::strerror(errno)});
       }
       break;
     }
-    carry.append(buffer.get(), got);
     drain(false);
   }
   drain(true);

@@ -12,6 +12,7 @@
 // kept as stray text for the caller to report; nothing is dropped silently.
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -32,6 +33,17 @@ struct StrayText {
 };
 
 inline constexpr std::size_t k_stray_text_bytes = 200;
+
+// The launcher prefix of a line, if any: {key, rest of the line}. The key is the task number for
+// srun --label ("12") and "pod/NAME/CONTAINER" for kubectl --prefix; empty when the line has no
+// prefix. label() names the source as the output shows it ("task 12", "pod/NAME/CONTAINER").
+struct PrefixedLine {
+  std::string_view key;
+  std::string_view rest;
+  bool srun = false;
+  [[nodiscard]] std::string label() const { return srun ? "task " + std::string(key) : std::string(key); }
+};
+PrefixedLine split_prefix(std::string_view line);
 
 // Feed it lines (without the newline); complete documents come out as soon as they end.
 class StreamSplitter {
@@ -55,22 +67,23 @@ private:
     int depth = 0;
     bool in_string = false;
     bool escaped = false;
+    std::size_t last_size = 0; // the previous document's size: the next one is reserved that large
   };
-  Source& source_for(std::string_view prefix_label);
+  Source& source_for(const PrefixedLine& prefixed);
   void scan(Source& source, std::string_view rest, std::vector<StreamDocument>& done, std::vector<StrayText>& stray);
 
   std::string m_name;
   std::size_t m_line = 0;
-  std::unordered_map<std::string, Source> m_sources;
+  // Lookup by string_view without building a string per line.
+  struct KeyHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view key) const { return std::hash<std::string_view>{}(key); }
+  };
+  std::unordered_map<std::string, Source, KeyHash, std::equal_to<>> m_sources;
   std::vector<std::string> m_order; // prefixes in order of appearance (for finish())
+  std::string m_last_key;           // the previous line's prefix and its source: lines of one task
+  Source* m_last = nullptr;         // usually come in runs
 };
 
-// The launcher prefix of a line, if any: {label, rest of the line}. The label is "task N" for
-// srun --label and "pod/NAME/CONTAINER" for kubectl --prefix; "" when the line has no prefix.
-struct PrefixedLine {
-  std::string label;
-  std::string_view rest;
-};
-PrefixedLine split_prefix(std::string_view line);
 
 } // namespace cudadiag::fleet

@@ -82,8 +82,19 @@ json convert(simdjson::dom::element element) {
 } // namespace
 
 bool is_pruned_key(std::string_view key) {
+  // Called for every key of every report: compare only against the names of the same length.
+  static const auto lengths = [] {
+    std::array<bool, 32> present{};
+    for (const auto pruned : k_pruned_keys) {
+      present[pruned.size()] = true;
+    }
+    return present;
+  }();
+  if (key.size() >= lengths.size() || !lengths[key.size()]) {
+    return false;
+  }
   for (const auto pruned : k_pruned_keys) {
-    if (key == pruned) {
+    if (pruned.size() == key.size() && key == pruned) {
       return true;
     }
   }
@@ -94,24 +105,40 @@ bool is_pruned_key(std::string_view key) {
 
 std::string_view parser_name() { return "simdjson"; }
 
-Expected<json> read_pruned_report(std::string_view text) {
-  // One parser per thread: it keeps its buffers between documents. Like every reader of outside
-  // input it is bounded: as deep as diff::k_max_report_depth, as large as diff::k_max_input_bytes
-  // (simdjson parses without recursion and refuses numbers no double or 64-bit integer holds).
+namespace {
+
+// One parser per thread: it keeps its buffers between documents. Like every reader of outside input
+// it is bounded: as deep as diff::k_max_report_depth, as large as diff::k_max_input_bytes (simdjson
+// parses without recursion and refuses numbers no double or 64-bit integer holds).
+Expected<json> parse_padded(const char* data, std::size_t size) {
   thread_local simdjson::dom::parser parser(diff::k_max_input_bytes);
-  thread_local const bool allocated = parser.allocate(std::size_t{1} << 20U, diff::k_max_report_depth) == simdjson::SUCCESS;
+  thread_local const bool allocated =
+      parser.allocate(std::size_t{1} << 20U, diff::k_max_report_depth) == simdjson::SUCCESS;
   if (!allocated) {
     return Error{"out of memory for the JSON parser"};
   }
-  if (text.size() > diff::k_max_input_bytes) {
+  if (size > diff::k_max_input_bytes) {
     return Error{"larger than " + std::to_string(diff::k_max_input_bytes >> 20U) + " MiB: not a cudadiag report"};
   }
-  const simdjson::padded_string padded(text);
   simdjson::dom::element root;
-  if (const auto error = parser.parse(padded).get(root); error != simdjson::SUCCESS) {
+  if (const auto error = parser.parse(data, size, false).get(root); error != simdjson::SUCCESS) {
     return Error{std::string("not JSON (") + simdjson::error_message(error) + ")"};
   }
   return checked(convert(root));
+}
+
+} // namespace
+
+Expected<json> read_pruned_report(std::string_view text) {
+  const simdjson::padded_string padded(text);
+  return parse_padded(padded.data(), padded.size());
+}
+
+Expected<json> read_pruned_report_in_place(std::string& text) {
+  if (text.capacity() - text.size() < simdjson::SIMDJSON_PADDING) {
+    text.reserve(text.size() + simdjson::SIMDJSON_PADDING);
+  }
+  return parse_padded(text.data(), text.size());
 }
 
 #else
@@ -144,6 +171,8 @@ Expected<json> read_pruned_report(std::string_view text) {
   prune(prune, document);
   return checked(std::move(document));
 }
+
+Expected<json> read_pruned_report_in_place(std::string& text) { return read_pruned_report(text); }
 
 #endif
 

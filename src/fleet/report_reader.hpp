@@ -18,6 +18,10 @@ namespace cudadiag::fleet {
 // JSON (…)", "JSON but not a cudadiag report", "schema_version 2; this cudadiag reads 1").
 Expected<nlohmann::json> read_pruned_report(std::string_view text);
 
+// The same for a document the caller owns: parsed in place (no copy), after growing `text`'s
+// capacity by the parser's padding if it has less room to spare. `text` keeps its contents.
+Expected<nlohmann::json> read_pruned_report_in_place(std::string& text);
+
 // Whether a key is among those the pruned form drops (at any depth).
 bool is_pruned_key(std::string_view key);
 

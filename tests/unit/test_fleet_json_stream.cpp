@@ -32,13 +32,14 @@ Split split(const std::vector<std::string>& lines) {
 } // namespace
 
 TEST_CASE("fleet stream: launcher prefixes") {
-  CHECK(split_prefix("0: {").label == "task 0");
+  CHECK(split_prefix("0: {").label() == "task 0");
+  CHECK(split_prefix("0: {").key == "0");
   CHECK(split_prefix("  12: {\"a\": 1}").rest == "{\"a\": 1}");
-  CHECK(split_prefix("[pod/cudadiag-x7f2k/cudadiag] {}").label == "pod/cudadiag-x7f2k/cudadiag");
+  CHECK(split_prefix("[pod/cudadiag-x7f2k/cudadiag] {}").label() == "pod/cudadiag-x7f2k/cudadiag");
   CHECK(split_prefix("[pod/cudadiag-x7f2k/cudadiag] {}").rest == "{}");
-  CHECK(split_prefix("{\"schema_version\": 1}").label.empty());
-  CHECK(split_prefix("    1,").label.empty()); // a number in a pretty-printed array
-  CHECK(split_prefix("12:30 is not a label").label.empty());
+  CHECK(split_prefix("{\"schema_version\": 1}").key.empty());
+  CHECK(split_prefix("    1,").key.empty()); // a number in a pretty-printed array
+  CHECK(split_prefix("12:30 is not a label").key.empty());
 }
 
 TEST_CASE("fleet stream: one document per line, and several on one line") {
