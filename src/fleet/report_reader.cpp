@@ -148,7 +148,7 @@ std::string_view parser_name() { return "nlohmann"; }
 Expected<json> read_pruned_report(std::string_view text) {
   auto parsed = bounded_json::parse(text, {diff::k_max_report_depth, diff::k_max_input_bytes});
   if (auto* failure = std::get_if<bounded_json::Failure>(&parsed)) {
-    return Error{failure->message()};
+    return Error{"not JSON (" + failure->message() + ")"}; // the same words as the simdjson path
   }
   // Pruned after parsing (the bounded parser takes no callback): slower, and only the fallback.
   auto prune = [](auto& self, json& value) -> void {

@@ -103,7 +103,7 @@ TEST_CASE("pipeline: a loader cache or interpreter that names nothing usable is 
   }
 }
 
-TEST_CASE("pipeline: observed findings come first; problems_only drops info") {
+TEST_CASE("pipeline: observed findings come first, problems_only drops info") {
   cudadiag::testing::SyntheticWorld world;
   auto plan = world_plan(world);
   plan.observed = {cudadiag::findings::make_finding("process.duplicate_lib", "two copies", {"cudart"}),
