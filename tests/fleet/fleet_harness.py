@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cudadiag_harness import FIXTURES, SOURCE_DIR, SYSTEM_CTK, clean_env, describe, fake_driver_env, parse_report, run
+from cudadiag_harness import FIXTURES, SOURCE_DIR, SYSTEM_CTK, clean_env, describe, parse_report, run
 
 FLEET_SCHEMA = SOURCE_DIR / "docs" / "schema" / "fleet.schema.json"
 

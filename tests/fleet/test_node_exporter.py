@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import urllib.request
-from pathlib import Path
 
 import pytest
 
@@ -34,7 +33,7 @@ def node_exporter(tmp_path):
     try:
         if not wait_for(lambda: process.poll() is not None or _get(url), 20, 0.2) or process.poll() is not None:
             pytest.skip(f"prometheus-node-exporter did not start; its log:\n{tail(log)}")
-        yield url, textfiles
+        yield url, textfiles, log
     finally:
         daemons.stop_all()
 
@@ -54,7 +53,7 @@ def families(text: str) -> dict:
 
 
 def test_textfile_is_scraped_and_parsed(node_exporter, tmp_path):
-    url, textfiles = node_exporter
+    url, textfiles, log = node_exporter
     target = textfiles / "cudadiag.prom"
     env = node_env(tmp_path, CUDADIAG_FAKE_CUDA="error:999")
     result = run(["--no-selftest", "--prometheus", str(target)], env=env, timeout=60)
@@ -69,7 +68,7 @@ def test_textfile_is_scraped_and_parsed(node_exporter, tmp_path):
     assert scraped, "no answer from node_exporter"
     metrics = families(scraped)
     errors = [s for s in metrics["node_textfile_scrape_error"].samples]
-    assert errors and errors[0].value == 0, f"node_exporter could not read the textfile: {errors}\n{tail(Path(url))}"
+    assert errors and errors[0].value == 0, f"node_exporter could not read the textfile: {errors}\n{tail(log)}"
     up = metrics["cudadiag_up"].samples
     assert [s.value for s in up] == [1.0]
     findings = {(s.labels["id"], s.labels["severity"]): s.value for s in metrics["cudadiag_findings"].samples}
@@ -84,7 +83,7 @@ def test_textfile_is_scraped_and_parsed(node_exporter, tmp_path):
 def test_selftest_figures_are_scraped(node_exporter, tmp_path):
     """`cudadiag selftest --prometheus`: the jit test runs on this CPU machine with the real NVRTC and
     nvJitLink (the GPU tests skip), and its figures come out as cudadiag_selftest_value."""
-    url, textfiles = node_exporter
+    url, textfiles, _ = node_exporter
     target = textfiles / "selftest.prom"
     env = node_env(tmp_path, CUDADIAG_FAKE_CUDA="ok")
     result = run(["selftest", "--only", "jit", "--prometheus", str(target)], env=env, timeout=120)
