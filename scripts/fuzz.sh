@@ -7,9 +7,11 @@
 #                                          CUDADIAG_FUZZ_SMOKE_SECONDS, default 10, two at a time)
 #   scripts/fuzz.sh run SECONDS [JOBS] [OUT]
 #                                          build, then every target at once for SECONDS (JOBS libFuzzer
-#                                          workers per target, default 1), each in OUT/<target>/
-#                                          (default build-fuzz/runs): corpus/, artifacts/, log; then
-#                                          OUT/summary.tsv and OUT/summary.md (execs, exec/s, crashes)
+#                                          workers per target, default 1); the corpora grow in
+#                                          BUILD/corpus/<target> (a later run goes on from them); OUT
+#                                          (default BUILD/runs) gets <target>/artifacts/,
+#                                          <target>/log-tail.txt, summary.tsv and summary.md (execs,
+#                                          exec/s, corpus size, crashes, leaks, timeouts, ooms)
 #   scripts/fuzz.sh targets                the target names
 #
 # CUDADIAG_FUZZ_BUILD_DIR (default build-fuzz), CUDADIAG_FUZZ_OPT (default -O1),
@@ -68,36 +70,40 @@ run() {
   build
   mkdir -p "$out"
   out=$(cd "$out" && pwd)
-  local pids=()
+  local pids=() target
   for target in "${targets[@]}"; do
-    local dir=$out/$target
-    mkdir -p "$dir/corpus" "$dir/artifacts"
+    # The corpus grows in the build directory (a later run goes on from it); OUT gets what to read:
+    # the artifacts, the tail of each log and the summaries.
+    local corpus=$build_dir/corpus/$target dir=$out/$target
+    mkdir -p "$corpus" "$dir/artifacts"
     local args=(-max_total_time="$seconds" -timeout=25 -rss_limit_mb=4096 -print_final_stats=1
-                -artifact_prefix="$dir/artifacts/" "$dir/corpus" "fuzz/corpus/$target")
+                -artifact_prefix="$dir/artifacts/" "$corpus" "fuzz/corpus/$target")
     [[ -d tests/fuzz/$target ]] && args+=("tests/fuzz/$target")
     # With several jobs, libFuzzer's fork mode runs them and keeps going after a crash.
     [[ $jobs -gt 1 ]] && args=(-fork="$jobs" -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 "${args[@]}")
     ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-      "$build_dir/fuzz/cudadiag_fuzz_$target" "${args[@]}" >"$dir/log" 2>&1 &
+      "$build_dir/fuzz/cudadiag_fuzz_$target" "${args[@]}" >"$build_dir/corpus/$target.log" 2>&1 &
     pids+=($!)
   done
-  local failed=0
+  local failed=0 pid
   for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
   printf 'target\texecs\texec_per_s\tcorpus_files\tcrashes\tleaks\ttimeouts\tooms\n' >"$out/summary.tsv"
   for target in "${targets[@]}"; do
-    local dir=$out/$target execs rate
-    execs=$(stat_of number_of_executed_units "$dir/log")
-    rate=$(stat_of average_exec_per_sec "$dir/log")
+    local dir=$out/$target log=$build_dir/corpus/$target.log execs rate
+    tail -n 300 "$log" >"$dir/log-tail.txt"
+    execs=$(stat_of number_of_executed_units "$log")
+    rate=$(stat_of average_exec_per_sec "$log")
     if [[ -z $execs ]]; then # fork mode prints "#N ... exec/s: R" progress lines instead
-      execs=$(grep -o '^#[0-9]*' "$dir/log" | tail -1 | tr -d '#')
-      rate=$(grep -o 'exec/s: [0-9]*' "$dir/log" | tail -1 | awk '{print $2}')
+      execs=$(grep -o '^#[0-9]*' "$log" | tail -1 | tr -d '#')
+      rate=$(grep -o 'exec/s: [0-9]*' "$log" | tail -1 | awk '{print $2}')
     fi
     count() { find "$dir/artifacts" -name "$1-*" -type f | wc -l; }
     printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$target" "${execs:-?}" "${rate:-?}" \
-      "$(find "$dir/corpus" -type f | wc -l)" "$(count crash)" "$(count leak)" "$(count timeout)" "$(count oom)" >>"$out/summary.tsv"
+      "$(find "$build_dir/corpus/$target" -type f | wc -l)" "$(count crash)" "$(count leak)" "$(count timeout)" \
+      "$(count oom)" >>"$out/summary.tsv"
   done
   {
-    echo "# cudadiag fuzz run: $seconds s per target, $jobs job(s) each, $(date -u +%Y-%m-%dT%H:%MZ), $("$cxx" --version | head -1)"
+    echo "# cudadiag fuzz run: $seconds s per target, $jobs job(s) each, $(nproc) cores, $(date -u +%Y-%m-%dT%H:%MZ), $("$cxx" --version | head -1)"
     echo
     awk -F'\t' 'NR==1 {print "| " $1 " | " $2 " | " $3 " | " $4 " | " $5 " | " $6 " | " $7 " | " $8 " |"; print "|---|---:|---:|---:|---:|---:|---:|---:|"; next}
                 {print "| " $1 " | " $2 " | " $3 " | " $4 " | " $5 " | " $6 " | " $7 " | " $8 " |"}' "$out/summary.tsv"
