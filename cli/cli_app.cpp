@@ -33,6 +33,7 @@ struct GlobalOptions {
   std::string log_level;
   std::string python;
   std::string ld_so_cache;
+  std::string ld_so_conf;
   std::string fail_on = "error";
   bool no_load = false;
   bool no_selftest = false;
@@ -102,6 +103,7 @@ Options api_options(const GlobalOptions& options) {
   Options out;
   out.python = options.python;
   out.ld_so_cache = options.ld_so_cache;
+  out.ld_so_conf = options.ld_so_conf;
   out.fail_on_warning = options.fail_on == "warning";
   out.timeout_seconds = options.timeout_seconds;
   out.executable = self_executable();
@@ -207,6 +209,16 @@ int run_selftest_command(const GlobalOptions& options, const SelftestCommandOpti
   extras.stages = cli_support::Stages::self_test;
   extras.progress = progress(options);
   const auto report = cli_support::run(api, extras);
+  // --device N names a GPU: when the driver reports GPUs but not N, the input is wrong.
+  if (api.device && !report.devices.empty()) {
+    const bool known = std::any_of(report.devices.begin(), report.devices.end(),
+                                   [&](const Device& device) { return device.ordinal == api.device; });
+    if (!known) {
+      spdlog::error("--device {}: there is no GPU {} (the driver reports {} GPU{})", *api.device, *api.device,
+                    report.devices.size(), report.devices.size() == 1 ? "" : "s");
+      return k_exit_usage;
+    }
+  }
   // The same CI gates as the report: `selftest --require selftest.sort>=30Gkeys --junit FILE`.
   const bool paint = color(options);
   return print_report(report, options, ci,
@@ -229,7 +241,9 @@ int run_find(const GlobalOptions& options, const FindOptions& find) {
   const auto* answer = component.selected ? &*component.selected
                        : component.loader ? &*component.loader
                                           : nullptr;
-  const int code = answer == nullptr ? k_exit_not_found : 0;
+  // The answer exists but loading it fails (a broken first file): print it, say why, exit 1.
+  const bool fails = answer != nullptr && !answer->fails.empty();
+  const int code = answer == nullptr || fails ? k_exit_not_found : 0;
   if (options.json) {
     write_stdout(to_json(report));
     return code;
@@ -245,6 +259,9 @@ int run_find(const GlobalOptions& options, const FindOptions& find) {
   if (answer == nullptr) {
     spdlog::warn("{} not found (run `cudadiag find --explain {}` for the search trace)", find.name,
                  find.name);
+  } else if (fails) {
+    spdlog::error("{} is the answer but loading it fails: {}", cli_support::to_valid_utf8(answer->path),
+                  cli_support::to_valid_utf8(answer->fails));
   }
   return code;
 }
@@ -280,6 +297,10 @@ int run_command(int argc, char** argv) {
                    "running Python)");
     app.add_option("--ld-so-cache", options.ld_so_cache,
                    "Read this loader cache instead of /etc/ld.so.cache");
+    app.add_option("--ld-so-conf", options.ld_so_conf,
+                   "Read this loader configuration (and its includes) instead of /etc/ld.so.conf; remedies name "
+                   "the file that lists a directory")
+        ->check(CLI::ExistingFile);
     app.add_option("--fail-on", options.fail_on, "Exit 1 on findings of this severity or worse")
         ->check(CLI::IsMember({"error", "warning"}));
     app.add_flag("--no-load", options.no_load,

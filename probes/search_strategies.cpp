@@ -36,6 +36,7 @@ bool look_in_directory(const ComponentSpec& spec, const std::string& dir, std::s
     sighting.search_dir = dir;
     sighting.pathfinder_step = pathfinder_step;
     sighting.loader_step = loader_step;
+    sighting.file_name = std::string(file_name);
     out.trace.push_back(std::string(found_via) + ": " + path + " exists");
     out.sightings.push_back(std::move(sighting));
     if (spec.kind == ComponentKind::headers) {
@@ -82,6 +83,16 @@ public:
     return spec.packaging != Packaging::driver;
   }
   void search(const ComponentSpec& spec, const SearchInputs& inputs, SearchOutput& out) const override {
+    // cuda-pathfinder's binary search tests `CONDA_PREFIX is not None`, so a set-but-empty value
+    // makes it look in os.path.join("", "bin"): the relative directory bin/ of the working directory.
+    if (spec.kind == ComponentKind::binary) {
+      if (const auto value = inputs.env.get("CONDA_PREFIX"); value && value->empty()) {
+        out.trace.push_back("conda: CONDA_PREFIX is set but empty: cuda-pathfinder searches ./bin (" +
+                            fs::join(inputs.env.cwd, "bin") + ")");
+        look_in_directory(spec, fs::join(inputs.env.cwd, "bin"), name(), PathfinderStep::conda, LoaderStep::none, out);
+        return;
+      }
+    }
     const auto prefix = inputs.env.non_empty("CONDA_PREFIX");
     if (!prefix) {
       return;
@@ -176,6 +187,9 @@ public:
       return;
     }
     for (const auto soname : spec.file_names) {
+      // glibc takes one entry per name (the first that fits this process); the others are listed,
+      // but dlopen never reaches them, not even when the chosen entry's file is missing.
+      const auto* used = inputs.ld_cache->resolve(soname);
       for (const auto* entry : inputs.ld_cache->find_all(soname)) {
         if (!entry->matches_host()) {
           out.trace.push_back("ld.so.cache: " + entry->soname + " => " + entry->path + " is for " +
@@ -186,9 +200,11 @@ public:
         sighting.path = entry->path;
         sighting.found_via = std::string(name());
         sighting.search_dir = fs::parent(entry->path);
-        sighting.pathfinder_step = PathfinderStep::system_search;
-        sighting.loader_step = LoaderStep::ld_so_cache;
-        out.trace.push_back("ld.so.cache: " + entry->soname + " => " + entry->path);
+        sighting.pathfinder_step = entry == used ? PathfinderStep::system_search : PathfinderStep::none;
+        sighting.loader_step = entry == used ? LoaderStep::ld_so_cache : LoaderStep::none;
+        sighting.file_name = std::string(soname);
+        out.trace.push_back("ld.so.cache: " + entry->soname + " => " + entry->path +
+                            (entry == used ? "" : " (not used: glibc takes the first entry for a name)"));
         out.sightings.push_back(std::move(sighting));
       }
     }
@@ -238,8 +254,10 @@ public:
 class CudaPathSearch final : public SearchStrategy {
 public:
   [[nodiscard]] std::string_view name() const override { return "CUDA_PATH"; }
+  // cuda-pathfinder's find_in_cuda_path runs for every library but the driver's (cuDNN and NCCL
+  // in a toolkit's lib64 are found there too).
   [[nodiscard]] bool applies_to(const ComponentSpec& spec) const override {
-    return spec.packaging == Packaging::toolkit;
+    return spec.packaging != Packaging::driver;
   }
   void search(const ComponentSpec& spec, const SearchInputs& inputs, SearchOutput& out) const override {
     const auto cuda_path = inputs.env.non_empty("CUDA_PATH");
@@ -337,7 +355,7 @@ private:
           if (!name_exists(path)) {
             continue;
           }
-          Sighting sighting{path, "system-ctk", dir, PathfinderStep::none, LoaderStep::none};
+          Sighting sighting{path, "system-ctk", dir, PathfinderStep::none, LoaderStep::none, candidate_name};
           out.trace.push_back("system-ctk: " + path + " exists (toolkit stub directory)");
           out.sightings.push_back(std::move(sighting));
         }

@@ -40,6 +40,7 @@ struct Options {
   // quick_check() ignores it.
   std::string python;
   std::string ld_so_cache;      // the loader cache to read; empty: /etc/ld.so.cache
+  std::string ld_so_conf;       // the loader configuration remedies name files from; empty: /etc/ld.so.conf
   bool fail_on_warning = false; // exit_code 1 on warnings too (the CLI's --fail-on warning)
   double timeout_seconds = 15;  // verify/self_test: seconds each library may take to load and answer
   SelfTestLevel self_test_level = SelfTestLevel::quick;
@@ -59,6 +60,7 @@ struct Location {
   std::string found_via;      // "site-packages", "LD_LIBRARY_PATH", "ld.so.cache", "CUDA_HOME", ...
   std::string version;        // read without loading; empty when unknown
   std::string version_source; // "file_name", "dist_info", "version_json", "header", ...
+  std::string fails;          // why loading this answer fails (a broken first file); empty: it loads
 };
 
 struct Component {

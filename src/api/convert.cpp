@@ -26,6 +26,7 @@ std::optional<Location> to_public(const discovery::ComponentResult& component,
   out.path = choice->via.path; // the sighting the program goes through, as the JSON reports it
   out.realpath = candidate.realpath.value_or("");
   out.found_via = choice->via.found_via;
+  out.fails = choice->fails.value_or("");
   if (candidate.version) {
     out.version = candidate.version->version;
     out.version_source = std::string(versions::to_string(candidate.version->source));

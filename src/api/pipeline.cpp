@@ -70,6 +70,9 @@ pipeline::Plan make_plan(const Options& options, Stages stages) {
   if (!options.ld_so_cache.empty()) {
     plan.ld_so_cache = options.ld_so_cache;
   }
+  if (!options.ld_so_conf.empty()) {
+    plan.discovery.layout.ld_so_conf = options.ld_so_conf;
+  }
   plan.fail_on = options.fail_on_warning ? report::FailOn::warning : report::FailOn::error;
   plan.not_loaded_reason = "discover(): files were inspected only; no code from them ran";
   if (stages == Stages::discover) {

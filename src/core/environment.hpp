@@ -45,6 +45,8 @@ std::vector<std::string> split_search_path(std::string_view value);
 // the running machine; tests point them at synthetic trees.
 struct SystemLayout {
   std::string ld_so_cache = "/etc/ld.so.cache";
+  // What ldconfig builds the cache from (with its include files); named in remedies.
+  std::string ld_so_conf = "/etc/ld.so.conf";
   // glibc's trusted directories, searched after ld.so.cache, in order.
   std::vector<std::string> default_lib_dirs = {"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
                                                "/lib64", "/usr/lib64", "/lib", "/usr/lib"};

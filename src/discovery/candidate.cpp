@@ -3,6 +3,8 @@
 #include "discovery/candidate_inspection.hpp"
 #include "probes/search_strategies.hpp"
 
+#include <sys/stat.h>
+
 #include <cerrno>
 #include <cstring>
 
@@ -19,6 +21,11 @@ std::string_view pathfinder_found_via(PathfinderStep step) {
   case PathfinderStep::none: return "";
   }
   return "";
+}
+
+std::string pathfinder_found_via(const Sighting& sighting) {
+  return sighting.pathfinder_step == PathfinderStep::product_root ? sighting.found_via
+                                                                   : std::string(pathfinder_found_via(sighting.pathfinder_step));
 }
 
 namespace {
@@ -45,10 +52,27 @@ bool has_path_component(const std::string& path, std::string_view component) {
 
 } // namespace
 
-// The toolkit's link-time stub lives in a stubs/ directory (reached directly or through a link).
-// A stub copied elsewhere is caught when verification's cuInit returns 34.
-bool looks_like_stub(const std::string& path, const std::string& realpath) {
-  return has_path_component(path, "stubs") || has_path_component(realpath, "stubs");
+bool stub_by_elf_facts(const elf::ElfInfo& elf, std::uintmax_t file_size) {
+  const bool driver_soname = elf.soname && (*elf.soname == "libcuda.so.1" || *elf.soname == "libnvidia-ml.so.1");
+  return driver_soname && elf.needed.empty() && file_size < k_stub_max_bytes;
+}
+
+bool looks_like_stub(const std::string& path, const std::string& realpath, const elf::ElfInfo* elf) {
+  if (has_path_component(path, "stubs") || has_path_component(realpath, "stubs")) {
+    return true;
+  }
+  const auto& file = realpath.empty() ? path : realpath;
+  std::optional<elf::ElfInfo> read;
+  if (elf == nullptr) {
+    if (auto info = elf::read_elf_info(file)) {
+      read = std::move(*info);
+      elf = &*read;
+    } else {
+      return false;
+    }
+  }
+  struct stat st {};
+  return ::stat(file.c_str(), &st) == 0 && stub_by_elf_facts(*elf, static_cast<std::uintmax_t>(st.st_size));
 }
 
 namespace {
@@ -61,6 +85,13 @@ std::string unresolvable_reason(const std::string& path, const Error& error) {
 }
 
 void inspect_library(Candidate& candidate) {
+  // cuda-pathfinder asks os.path.isfile() and passes over a directory; glibc's dlopen opens it and
+  // stops with "cannot read file data: Is a directory".
+  if (!fs::is_regular_file(*candidate.realpath)) {
+    candidate.rejected = fs::is_directory(*candidate.realpath) ? "a directory, not a file" : "not a regular file";
+    candidate.pathfinder_skips = true;
+    return;
+  }
   auto info = elf::read_elf_info(*candidate.realpath);
   if (!info) {
     candidate.rejected = "not a loadable library: " + info.error().message;
@@ -71,13 +102,14 @@ void inspect_library(Candidate& candidate) {
     candidate.loader_skips = true;
   }
   candidate.elf = std::move(*info);
-  candidate.is_stub = looks_like_stub(candidate.first.path, *candidate.realpath);
+  candidate.is_stub = looks_like_stub(candidate.first.path, *candidate.realpath, &*candidate.elf);
 }
 
 void inspect_headers(const ComponentSpec& spec, Candidate& candidate) {
   const auto anchor = fs::join(*candidate.realpath, spec.file_names.front());
   if (!fs::is_regular_file(anchor)) {
     candidate.rejected = std::string(spec.file_names.front()) + " is not a readable regular file";
+    candidate.pathfinder_skips = true;
     return;
   }
   if (spec.name == "cccl") {
@@ -92,6 +124,7 @@ void inspect_binary(Candidate& candidate) {
   } else if (!fs::is_executable_file(*candidate.realpath)) {
     candidate.rejected = "not executable";
   }
+  candidate.pathfinder_skips = candidate.rejected.has_value(); // isfile() and os.access(X_OK)
 }
 
 Candidate inspect(const ComponentSpec& spec, const Sighting& sighting, const SystemLayout& layout) {
@@ -101,6 +134,7 @@ Candidate inspect(const ComponentSpec& spec, const Sighting& sighting, const Sys
   if (!resolved) {
     candidate.rejected = unresolvable_reason(sighting.path, resolved.error());
     candidate.loader_skips = true;
+    candidate.pathfinder_skips = true;
     return candidate;
   }
   candidate.realpath = *resolved;

@@ -16,7 +16,8 @@ namespace cudadiag::discovery {
 // cuda-pathfinder's search steps, in its priority order. A sighting made by a search that
 // cuda-pathfinder does not perform has step `none` and never becomes the Python selection.
 enum class PathfinderStep { site_packages, conda, system_search, product_root, cuda_path, ctk_root, none };
-// The value cuda-pathfinder reports as found_via for a step ("site-packages", "system-search", ...).
+// The value cuda-pathfinder reports as found_via for a step ("site-packages", "system-search", ...);
+// for product roots it is the variable's name, which only the sighting knows (see below).
 std::string_view pathfinder_found_via(PathfinderStep step);
 
 // Where the native loader looks, in glibc's order; `none` for sightings the loader never makes.
@@ -29,7 +30,14 @@ struct Sighting {
   std::string search_dir;  // the directory that was searched
   PathfinderStep pathfinder_step = PathfinderStep::none;
   LoaderStep loader_step = LoaderStep::none;
+  // The name that was looked for (a declared SONAME such as "libnvrtc.so.13", the header anchor, the
+  // binary's name); for an ld.so.cache entry its key. Empty: the file name of `path`.
+  std::string file_name = {};
 };
+
+// cuda-pathfinder's found_via for a sighting: the step's value, or the variable that named the
+// product root ("CUDNN_PATH", "NCCL_HOME"); "" when cuda-pathfinder would not find it this way.
+std::string pathfinder_found_via(const Sighting& sighting);
 
 struct Candidate {
   Sighting first;                      // the first sighting, in search order
@@ -43,6 +51,10 @@ struct Candidate {
   // (another ELF class or machine, a dangling or looping link) rather than failing on it
   // (empty, truncated or not ELF: "file too short", "invalid ELF header").
   bool loader_skips = false;
+  // Whether cuda-pathfinder's file-system steps pass over it: they take the first name for which
+  // os.path.isfile() holds (binaries: and os.access(X_OK)), so a dangling or looping link, a
+  // directory or a FIFO is skipped, while an empty, non-ELF or wrong-class file is taken and fails.
+  bool pathfinder_skips = false;
   std::map<std::string, bool> features; // e.g. CCCL: {"cub": true, "thrust": true}
 
   [[nodiscard]] bool usable() const { return !rejected.has_value(); }
@@ -53,6 +65,9 @@ struct Choice {
   std::size_t candidate = 0;  // index into the component's candidates
   Sighting via;               // the sighting through which it was chosen
   std::string reason;         // one sentence: why this one
+  // Set when this is the answer but loading it fails (the file is broken, or a dependency that
+  // cuda-pathfinder loads first fails): why. The tool that takes this answer stops here.
+  std::optional<std::string> fails = {};
 };
 
 } // namespace cudadiag::discovery

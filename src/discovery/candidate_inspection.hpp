@@ -20,9 +20,18 @@ std::optional<versions::FoundVersion> find_version(const probes::ComponentSpec& 
                                                    const std::optional<std::string>& realpath,
                                                    const SystemLayout& layout);
 
-// Whether a library file is the toolkit's link-time stub rather than the real library: `path` or
-// `realpath` has a stubs/ directory component. (A stub copied elsewhere is caught at verification,
-// when cuInit returns 34; file size is no rule: test doubles and shims are small too.)
-bool looks_like_stub(const std::string& path, const std::string& realpath);
+// Whether a library file is the CUDA Toolkit's link-time stub of a driver library rather than the
+// driver itself: `path` or `realpath` has a stubs/ directory component, or, wherever it lives and
+// whatever it is called, its ELF facts say so (stub_by_elf_facts). Reads the file's ELF facts
+// when `elf` is null.
+bool looks_like_stub(const std::string& path, const std::string& realpath, const elf::ElfInfo* elf = nullptr);
+
+// The stub's ELF facts: the SONAME of a driver library (libcuda.so.1, libnvidia-ml.so.1), no
+// DT_NEEDED entry at all and a size under k_stub_max_bytes. The toolkit's stubs only return
+// CUDA_ERROR_STUB_LIBRARY and are linked without libc; a real driver needs libc, libm, libdl,
+// libpthread and librt and is tens of megabytes. A test double or shim links libc, so it is no stub
+// however small it is.
+bool stub_by_elf_facts(const elf::ElfInfo& elf, std::uintmax_t file_size);
+inline constexpr std::uintmax_t k_stub_max_bytes = std::uintmax_t{4} << 20U;
 
 } // namespace cudadiag::discovery

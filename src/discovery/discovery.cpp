@@ -63,7 +63,7 @@ struct Searcher {
 // cuda-pathfinder's CTK-root canary: the toolkit root above the cudart that a plain dlopen finds,
 // as dlinfo reports it (the directory resolved, the SONAME kept).
 std::optional<std::string> canary_root(const ComponentResult& cudart) {
-  if (!cudart.loader) {
+  if (!cudart.loader || cudart.loader->fails) {
     return std::nullopt;
   }
   const auto& path = cudart.loader->via.path;
@@ -88,7 +88,7 @@ LdCacheStatus load_ld_cache(const SystemLayout& layout, std::optional<loader::Ld
 } // namespace
 
 DiscoveryContext prepare_discovery(const Environment& env, const DiscoveryOptions& options) {
-  DiscoveryContext context{env, options, {}, {}, {}, {}};
+  DiscoveryContext context{env, options, {}, {}, {}, {}, {}};
   if (options.python_exe) {
     auto explicit_discovery = python::discover_python_environments_with(env, *options.python_exe, std::chrono::seconds{5}, options.python_search);
     if (explicit_discovery) {
@@ -101,6 +101,7 @@ DiscoveryContext prepare_discovery(const Environment& env, const DiscoveryOption
     context.python = python::discover_python_environments(env, options.python_search);
   }
   context.ld_cache = load_ld_cache(options.layout, context.cache);
+  context.ld_so_conf = loader::read_ld_so_conf(options.layout.ld_so_conf);
   return context;
 }
 
@@ -147,7 +148,45 @@ std::vector<const ComponentSpec*> wanted_components(const std::vector<std::strin
 }
 
 DiscoveryResult finish_discovery(DiscoveryContext&& context, std::vector<ComponentResult> components) {
+  // cuda-pathfinder loads a library's dependencies first: resolve those not reported (find NAME),
+  // then let a failing (or missing required) dependency fail its dependents.
+  std::vector<const ComponentSpec*> missing;
+  for (const auto& row : pathfinder_dependencies()) {
+    const auto* dependent = probes::find_component(row.name, probes::ComponentKind::dynamic_lib);
+    const bool reported = std::any_of(components.begin(), components.end(),
+                                      [dependent](const ComponentResult& c) { return c.spec == dependent; });
+    if (dependent == nullptr || !reported) {
+      continue;
+    }
+    for (const auto& list : {row.required, row.optional}) {
+      for (const auto name : list) {
+        const auto* spec = probes::find_component(name, probes::ComponentKind::dynamic_lib);
+        const bool known = std::any_of(components.begin(), components.end(),
+                                       [spec](const ComponentResult& c) { return c.spec == spec; }) ||
+                           std::find(missing.begin(), missing.end(), spec) != missing.end();
+        if (spec != nullptr && !known) {
+          missing.push_back(spec);
+        }
+      }
+    }
+  }
+  auto extra = missing.empty() ? std::vector<ComponentResult>{} : resolve_components(context, missing, components);
+  std::vector<const ComponentResult*> resolved;
+  for (const auto* list : {&components, &extra}) {
+    for (const auto& component : *list) {
+      resolved.push_back(&component);
+    }
+  }
+  for (int pass = 0; pass < 2; ++pass) { // a dependency's own dependency failure reaches its dependents
+    for (auto* list : {&extra, &components}) {
+      for (auto& component : *list) {
+        apply_dependencies(component, resolved);
+      }
+    }
+  }
+
   DiscoveryResult result;
+  result.ld_so_conf = std::move(context.ld_so_conf);
   result.python = std::move(context.python);
   result.python_error = std::move(context.python_error);
   result.ld_cache = std::move(context.ld_cache);

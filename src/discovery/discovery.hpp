@@ -6,6 +6,7 @@
 #include "core/environment.hpp"
 #include "discovery/candidate.hpp"
 #include "loader/ld_so_cache.hpp"
+#include "loader/ld_so_conf.hpp"
 #include "probes/catalog.hpp"
 #include "python/python_environments.hpp"
 
@@ -22,11 +23,10 @@ struct ComponentResult {
   const probes::ComponentSpec* spec = nullptr;
   ComponentStatus status = ComponentStatus::not_found;
   std::vector<Candidate> candidates;   // first sighting order
-  std::optional<Choice> selected;      // cuda-pathfinder's priority
+  std::optional<Choice> selected;      // cuda-pathfinder's priority; `fails` set when it cannot load
   std::optional<Choice> loader;        // dlopen(SONAME) for libraries; PATH lookup for binaries
-  // Usable-looking files that cuda-pathfinder would reach before its selection but fail to load.
-  std::vector<std::size_t> shadowing_unusable;
-  // A file at which dlopen(SONAME) stops with an error before reaching any usable copy.
+  // The first file at which dlopen of a declared SONAME stops with an error (whether or not an
+  // older SONAME then resolves).
   std::optional<std::size_t> loader_blocked_by;
   std::vector<std::string> trace;
 
@@ -51,6 +51,7 @@ struct DiscoveryResult {
   python::PythonDiscovery python;
   std::optional<std::string> python_error; // --python failed; the no-run discovery was used instead
   LdCacheStatus ld_cache;
+  loader::LdConf ld_so_conf; // which conf file lists which directory (for remedies)
   std::vector<ComponentResult> components;
 };
 
@@ -64,6 +65,7 @@ struct DiscoveryContext {
   std::optional<std::string> python_error; // options.python_exe failed; the no-run discovery is used
   LdCacheStatus ld_cache;
   std::optional<loader::LdSoCache> cache; // nullopt when ld_cache.error is set
+  loader::LdConf ld_so_conf;              // options.layout.ld_so_conf and its includes
 };
 DiscoveryContext prepare_discovery(const Environment& env, const DiscoveryOptions& options);
 

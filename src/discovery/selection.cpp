@@ -1,5 +1,7 @@
 #include "discovery/selection.hpp"
 
+#include "core/filesystem.hpp"
+
 #include <array>
 
 namespace cudadiag::discovery {
@@ -7,7 +9,7 @@ namespace {
 
 using probes::ComponentKind;
 
-// Every (candidate, sighting) pair in search order.
+// Every (candidate, sighting) pair in search order; `visit` returns true to stop.
 template <class Visit> void for_each_sighting(const ComponentResult& result, Visit&& visit) {
   for (std::size_t i = 0; i < result.candidates.size(); ++i) {
     const auto& candidate = result.candidates[i];
@@ -22,30 +24,62 @@ template <class Visit> void for_each_sighting(const ComponentResult& result, Vis
   }
 }
 
-// Sightings are collected strategy by strategy, so within one step they are in priority order;
-// across steps the order is imposed here.
-std::optional<Choice> first_usable_in_loader_order(ComponentResult& result) {
+std::string searched_name(const Sighting& sighting) {
+  return sighting.file_name.empty() ? fs::basename(sighting.path) : sighting.file_name;
+}
+
+// What dlopen(soname) does: the first sighting of that name in glibc's order that it does not pass
+// over. Either a loadable file (`found`) or a file it stops at (`blocked`, with `fails` set).
+struct NameOutcome {
+  std::optional<Choice> found;
+  std::optional<Choice> blocked;
+};
+
+NameOutcome resolve_name(const ComponentResult& result, const std::string& soname) {
   constexpr std::array k_order = {LoaderStep::ld_library_path, LoaderStep::ld_so_cache, LoaderStep::default_dirs};
   for (const auto step : k_order) {
-    std::optional<Choice> found;
+    NameOutcome outcome;
     for_each_sighting(result, [&](std::size_t index, const Sighting& sighting) {
       const auto& candidate = result.candidates[index];
-      if (sighting.loader_step != step || (!candidate.usable() && candidate.loader_skips)) {
+      if (sighting.loader_step != step || searched_name(sighting) != soname ||
+          (!candidate.usable() && candidate.loader_skips)) {
         return false;
       }
       if (!candidate.usable()) {
-        result.loader_blocked_by = index;
-        return true;
+        outcome.blocked = Choice{index, sighting,
+                                 "dlopen(\"" + soname + "\") stops at it (" + sighting.found_via + ") with an error",
+                                 candidate.rejected};
+      } else {
+        outcome.found = Choice{index, sighting, "dlopen(\"" + soname + "\") resolves it through " + sighting.found_via};
       }
-      found = Choice{index, sighting, "dlopen(\"" + std::string(result.spec->file_names.front()) +
-                                          "\") would resolve it through " + sighting.found_via};
       return true;
     });
-    if (found || result.loader_blocked_by) {
-      return found;
+    if (outcome.found || outcome.blocked) {
+      return outcome;
     }
   }
-  return std::nullopt;
+  return {};
+}
+
+// Declared SONAMEs newest first; the first that resolves to a loadable file is the answer.
+void select_loader(ComponentResult& result) {
+  std::optional<Choice> first_blocked;
+  for (const auto file_name : result.spec->file_names) {
+    auto outcome = resolve_name(result, std::string(file_name));
+    if (outcome.blocked && !first_blocked) {
+      first_blocked = outcome.blocked;
+      result.loader_blocked_by = outcome.blocked->candidate;
+    }
+    if (outcome.found) {
+      if (first_blocked) {
+        outcome.found->reason += " (dlopen(\"" + searched_name(first_blocked->via) + "\") fails first at " +
+                                 first_blocked->via.path + ")";
+      }
+      result.loader = std::move(outcome.found);
+      return;
+    }
+  }
+  result.loader = std::move(first_blocked);
 }
 
 std::optional<Choice> first_executable_on_path(const ComponentResult& result) {
@@ -61,14 +95,16 @@ std::optional<Choice> first_executable_on_path(const ComponentResult& result) {
   return found;
 }
 
-std::optional<Choice> first_in_pathfinder_order(ComponentResult& result) {
+std::optional<Choice> first_in_pathfinder_order(const ComponentResult& result) {
   constexpr std::array k_order = {PathfinderStep::site_packages, PathfinderStep::conda,
                                   PathfinderStep::system_search, PathfinderStep::product_root,
                                   PathfinderStep::cuda_path,     PathfinderStep::ctk_root};
+  const bool library = result.spec->kind == ComponentKind::dynamic_lib;
   for (const auto step : k_order) {
     if (step == PathfinderStep::system_search) {
-      // cuda-pathfinder calls dlopen(SONAME): whatever the native loader resolves.
-      if (result.spec->kind == ComponentKind::dynamic_lib && result.loader) {
+      // cuda-pathfinder calls dlopen(SONAME) per declared name and swallows the errors: whatever
+      // the native loader resolves, or on to the next step.
+      if (library && result.loader && !result.loader->fails) {
         Choice choice = *result.loader;
         choice.reason = "cuda-pathfinder's system search (plain dlopen) finds it: " + choice.reason;
         return choice;
@@ -77,15 +113,19 @@ std::optional<Choice> first_in_pathfinder_order(ComponentResult& result) {
     }
     std::optional<Choice> found;
     for_each_sighting(result, [&](std::size_t index, const Sighting& sighting) {
-      if (sighting.pathfinder_step != step) {
+      const auto& candidate = result.candidates[index];
+      if (sighting.pathfinder_step != step || candidate.pathfinder_skips) {
         return false;
       }
-      if (!result.candidates[index].usable()) {
-        result.shadowing_unusable.push_back(index);
+      if (!candidate.usable() && !library) {
         return false;
       }
-      found = Choice{index, sighting, "first hit in cuda-pathfinder's order: " + sighting.found_via + " (" +
+      found = Choice{index, sighting, "first file in cuda-pathfinder's order: " + sighting.found_via + " (" +
                                           sighting.search_dir + ")"};
+      if (!candidate.usable()) {
+        found->fails = candidate.rejected;
+        found->reason += "; cuda-pathfinder takes it and does not fall back, so loading fails";
+      }
       return true;
     });
     if (found) {
@@ -95,28 +135,74 @@ std::optional<Choice> first_in_pathfinder_order(ComponentResult& result) {
   return std::nullopt;
 }
 
+ComponentStatus status_of(const ComponentResult& result) {
+  const auto& answer = result.selected ? result.selected : result.loader;
+  if (!answer) {
+    return ComponentStatus::not_found;
+  }
+  return answer->fails ? ComponentStatus::error : ComponentStatus::found;
+}
+
 } // namespace
 
 void select(ComponentResult& result) {
-  result.shadowing_unusable.clear();
+  result.loader.reset();
   result.loader_blocked_by.reset();
   if (result.spec->kind == ComponentKind::dynamic_lib) {
-    result.loader = first_usable_in_loader_order(result);
+    select_loader(result);
   } else if (result.spec->kind == ComponentKind::binary) {
     result.loader = first_executable_on_path(result);
   }
   result.selected = first_in_pathfinder_order(result);
-  if (result.selected || result.loader) {
-    result.status = ComponentStatus::found;
-  } else if (!result.candidates.empty() && !result.shadowing_unusable.empty()) {
-    result.status = ComponentStatus::error;
-  } else {
-    bool any_usable = false;
-    for (const auto& candidate : result.candidates) {
-      any_usable = any_usable || candidate.usable();
-    }
-    result.status = !result.candidates.empty() && !any_usable ? ComponentStatus::error : ComponentStatus::not_found;
+  result.status = status_of(result);
+}
+
+const std::vector<PathfinderDependencies>& pathfinder_dependencies() {
+  // clang-format off
+  static const std::vector<PathfinderDependencies> table = {
+    {"cublas",   {"cublasLt"},                                  {}},
+    {"cusolver", {"nvJitLink", "cusparse", "cublasLt", "cublas"}, {}},
+    {"cusparse", {"nvJitLink"},                                 {}},
+    {"cudnn",    {"cublasLt"},                                  {"nvrtc"}},
+  };
+  // clang-format on
+  return table;
+}
+
+void apply_dependencies(ComponentResult& result, const std::vector<const ComponentResult*>& resolved) {
+  if (!result.selected || result.selected->fails || result.spec->kind != ComponentKind::dynamic_lib) {
+    return;
   }
+  for (const auto& row : pathfinder_dependencies()) {
+    if (row.name != result.spec->name) {
+      continue;
+    }
+    auto check = [&](std::string_view dependency, bool required) {
+      const ComponentResult* found = nullptr;
+      for (const auto* other : resolved) {
+        if (other->spec->name == dependency && other->spec->kind == ComponentKind::dynamic_lib) {
+          found = other;
+        }
+      }
+      if (found == nullptr || result.selected->fails) {
+        return;
+      }
+      if (found->selected && found->selected->fails) {
+        result.selected->fails = "cuda-pathfinder loads its dependency " + std::string(dependency) + " first (" +
+                                 found->selected->via.path + "), which fails: " + *found->selected->fails;
+      } else if (!found->selected && required) {
+        result.selected->fails = "cuda-pathfinder loads its dependency " + std::string(dependency) +
+                                 " first and does not find it";
+      }
+    };
+    for (const auto dependency : row.required) {
+      check(dependency, true);
+    }
+    for (const auto dependency : row.optional) {
+      check(dependency, false);
+    }
+  }
+  result.status = status_of(result);
 }
 
 } // namespace cudadiag::discovery

@@ -3,6 +3,8 @@
 #include "core/filesystem.hpp"
 
 #include <algorithm>
+#include <fstream>
+#include <map>
 #include <set>
 
 namespace cudadiag::findings {
@@ -132,6 +134,129 @@ Finding make_finding(std::string_view id, std::string message, std::vector<std::
 
 namespace {
 
+std::optional<std::string> read_small_file(const std::string& path, std::size_t limit = std::size_t{4} << 20U) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return std::nullopt;
+  }
+  std::string text(limit, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  return text;
+}
+
+// The conda package whose conda-meta/<pkg>.json lists `relative` (e.g. "lib/libnvrtc.so.13").
+std::optional<std::string> owning_conda_package(const std::string& prefix, const std::string& relative) {
+  const auto meta = fs::join(prefix, "conda-meta");
+  const auto entries = fs::list_directory(meta);
+  if (!entries) {
+    return std::nullopt;
+  }
+  for (const auto& entry : *entries) {
+    if (entry.size() < 6 || entry.substr(entry.size() - 5) != ".json") {
+      continue;
+    }
+    const auto text = read_small_file(fs::join(meta, entry));
+    if (text && text->find("\"" + relative + "\"") != std::string::npos) {
+      const auto json = nlohmann::json::parse(*text, nullptr, false);
+      if (json.is_object() && json.contains("name") && json["name"].is_string()) {
+        return json["name"].get<std::string>();
+      }
+      return entry.substr(0, entry.rfind('-', entry.rfind('-') - 1));
+    }
+  }
+  return std::nullopt;
+}
+
+} // namespace
+
+std::optional<std::string> owning_wheel_distribution(const std::string& path) {
+  const auto at = path.rfind("/nvidia/");
+  if (at == std::string::npos) {
+    return std::nullopt;
+  }
+  const auto site = path.substr(0, at);
+  const auto relative = path.substr(at + 1);
+  const auto entries = fs::list_directory(site);
+  if (!entries) {
+    return std::nullopt;
+  }
+  for (const auto& entry : *entries) {
+    if (entry.size() < 11 || entry.substr(entry.size() - 10) != ".dist-info") {
+      continue;
+    }
+    std::ifstream record(fs::join(fs::join(site, entry), "RECORD"));
+    std::string line;
+    bool listed = false;
+    while (!listed && std::getline(record, line)) {
+      listed = line.rfind(relative + ",", 0) == 0;
+    }
+    if (!listed) {
+      continue;
+    }
+    std::ifstream metadata(fs::join(fs::join(site, entry), "METADATA"));
+    while (std::getline(metadata, line) && !line.empty()) {
+      if (line.rfind("Name:", 0) == 0) {
+        auto name = line.substr(5);
+        name.erase(0, name.find_first_not_of(' '));
+        while (!name.empty() && (name.back() == '\r' || name.back() == ' ')) {
+          name.pop_back();
+        }
+        std::transform(name.begin(), name.end(), name.begin(), [](char c) { return c == '_' ? '-' : c; });
+        return name;
+      }
+    }
+    auto name = entry.substr(0, entry.find('-'));
+    std::transform(name.begin(), name.end(), name.begin(), [](char c) { return c == '_' ? '-' : c; });
+    return name;
+  }
+  return std::nullopt;
+}
+
+std::string remedy_for_route(const discovery::Sighting& via, const discovery::DiscoveryResult& discovery,
+                             const Environment& env) {
+  const auto& how = via.found_via;
+  if (how == "LD_LIBRARY_PATH") {
+    return "remove " + via.search_dir + " from LD_LIBRARY_PATH (set by your shell profile, job script or container "
+                                        "environment)";
+  }
+  if (how == "ld.so.cache") {
+    if (const auto* listed = discovery.ld_so_conf.listing(via.search_dir)) {
+      return "delete the line " + listed->directory + " from " + listed->file + " (line " +
+             std::to_string(listed->line) + ") and run `ldconfig` as root to rebuild " + discovery.ld_cache.path;
+    }
+    return "the loader cache " + discovery.ld_cache.path + " points into " + via.search_dir +
+           ", which no file under /etc/ld.so.conf lists any more: run `ldconfig` as root to rebuild the cache";
+  }
+  if (how == "default-dirs") {
+    return "it is in the system library directory " + via.search_dir + ": remove the package that installed " + via.path +
+           " (dpkg -S or rpm -qf names it)";
+  }
+  if (how == "site-packages") {
+    if (auto distribution = owning_wheel_distribution(via.path)) {
+      return "`pip uninstall " + *distribution + "` (the wheel that installed " + via.path + ")";
+    }
+    return "remove " + via.path + " from the Python environment (no installed wheel claims it)";
+  }
+  if (how == "conda") {
+    if (const auto prefix = env.non_empty("CONDA_PREFIX"); prefix && via.path.rfind(*prefix + "/", 0) == 0) {
+      if (auto package = owning_conda_package(*prefix, via.path.substr(prefix->size() + 1))) {
+        return "`conda remove " + *package + "` in " + *prefix;
+      }
+    }
+    return "remove " + via.path + " from the conda environment";
+  }
+  if (how == "CUDA_PATH" || how == "CUDA_HOME" || how == "CUDNN_PATH" || how == "NCCL_HOME") {
+    return "point " + how + " (now " + env.get(how).value_or("") + ") at another root, or unset it";
+  }
+  if (how == "PATH") {
+    return "remove " + via.search_dir + " from PATH";
+  }
+  return "remove " + via.path;
+}
+
+namespace {
+
 // The rules below use the short name.
 Finding make(std::string_view id, std::string message, std::vector<std::string> components,
              nlohmann::json evidence = nlohmann::json::object(), std::optional<Severity> severity = std::nullopt) {
@@ -151,7 +276,8 @@ std::string component_label(const ComponentResult& result) {
 
 std::string shown_path(const Candidate& candidate) { return candidate.realpath.value_or(candidate.first.path); }
 
-void check_driver(const ComponentResult& result, std::vector<Finding>& out) {
+void check_driver(const ComponentResult& result, const discovery::DiscoveryResult& discovery, const Environment& env,
+                  std::vector<Finding>& out) {
   if (result.spec->name != "cuda") {
     return;
   }
@@ -170,17 +296,26 @@ void check_driver(const ComponentResult& result, std::vector<Finding>& out) {
     return;
   }
   if (chosen->is_stub) {
-    out.push_back(make("driver.stub",
-                       "the loader would load the toolkit stub " + chosen->first.path + " (via " +
-                           result.loader->via.found_via + ") instead of the driver's libcuda.so.1",
-                       {"cuda"}, {{"path", chosen->first.path}, {"found_via", result.loader->via.found_via}}));
+    const auto& via = result.loader->via;
+    auto finding = make("driver.stub",
+                        "the loader would load the toolkit stub " + via.path + " (via " + via.found_via +
+                            ") instead of the driver's libcuda.so.1",
+                        {"cuda"}, {{"path", via.path}, {"found_via", via.found_via}, {"search_dir", via.search_dir}});
+    finding.remedy = "Stop the loader from reaching the stub (it is only for linking): " +
+                     remedy_for_route(via, discovery, env) +
+                     ". Then make sure the NVIDIA driver's libcuda.so.1 is installed (in a container: run it with the "
+                     "NVIDIA container runtime, which mounts the driver).";
+    out.push_back(std::move(finding));
   }
 }
+
+bool loads(const std::optional<discovery::Choice>& choice) { return choice && !choice->fails; }
 
 void check_python_native_differ(const ComponentResult& result, std::vector<Finding>& out) {
   const auto* python = result.selected_candidate();
   const auto* native = result.loader_candidate();
-  if (python == nullptr || native == nullptr || python == native ||
+  // Only two answers that both load can differ in what they load; a failing one has its own finding.
+  if (python == nullptr || native == nullptr || python == native || !loads(result.selected) || !loads(result.loader) ||
       result.spec->kind != probes::ComponentKind::dynamic_lib) {
     return;
   }
@@ -208,45 +343,107 @@ bool in_other_numbering(const Candidate& candidate) {
   return at != std::string::npos && candidate.version->version.rfind(soname.substr(at + 4) + ".", 0) != 0;
 }
 
+std::string searched_name(const discovery::Sighting& sighting) {
+  return sighting.file_name.empty() ? fs::basename(sighting.path) : sighting.file_name;
+}
+
+// lib.multiple_versions is about what this process's routes reach, not every file on disk: the
+// Python answer, the native answer and the toolkit CUDA_PATH/CUDA_HOME names (what builds and
+// cuda-pathfinder's fallback use), each with the SONAME it resolves. Copies of one SONAME with
+// different versions across these routes are reported, except when the only difference is the
+// Python/native pair (lib.python_native_differ says that). Other SONAME majors are different
+// libraries both wanted (libnvrtc.so.12 for torch-cu12 next to .so.13 for cupy-cu13); header sets
+// are not libraries.
 void check_multiple_versions(const ComponentResult& result, std::vector<Finding>& out) {
-  std::set<std::string> seen;
-  nlohmann::json copies = nlohmann::json::array();
-  for (const auto& candidate : result.candidates) {
-    if (!candidate.usable() || !candidate.version || candidate.is_stub || in_other_numbering(candidate)) {
-      continue;
-    }
-    seen.insert(candidate.version->version);
-    copies.push_back({{"path", candidate.first.path}, {"version", candidate.version->version},
-                      {"found_via", candidate.first.found_via}});
-  }
-  if (seen.size() < 2) {
+  if (result.spec->kind != probes::ComponentKind::dynamic_lib) {
     return;
   }
-  std::string list;
-  for (const auto& version : seen) {
-    list += (list.empty() ? "" : ", ") + version;
+  struct Route {
+    std::string name;
+    const Candidate* candidate;
+    const discovery::Sighting* via;
+  };
+  std::vector<Route> routes;
+  if (loads(result.selected)) {
+    routes.push_back({"CUDA Python", result.selected_candidate(), &result.selected->via});
   }
-  out.push_back(make("lib.multiple_versions",
-                     component_label(result) + ": " + std::to_string(seen.size()) + " different versions are reachable (" +
-                         list + ")",
-                     {std::string(result.spec->name)}, {{"copies", copies}}));
+  if (loads(result.loader)) {
+    routes.push_back({"native programs", result.loader_candidate(), &result.loader->via});
+  }
+  // The toolkit cuda-pathfinder's CUDA_PATH step would use: its first usable file.
+  for (std::size_t i = 0; i < result.candidates.size(); ++i) {
+    const auto& candidate = result.candidates[i];
+    const auto* sighting = &candidate.first;
+    for (const auto& other : candidate.also_found_as) {
+      if (sighting->pathfinder_step != discovery::PathfinderStep::cuda_path) {
+        sighting = &other;
+      }
+    }
+    if (sighting->pathfinder_step == discovery::PathfinderStep::cuda_path && candidate.usable()) {
+      routes.push_back({sighting->found_via + " (builds, cuda-pathfinder's fallback)", &candidate, sighting});
+      break;
+    }
+  }
+  std::map<std::string, std::set<std::string>> versions_by_soname;
+  nlohmann::json copies = nlohmann::json::array();
+  for (const auto& route : routes) {
+    const auto& candidate = *route.candidate;
+    if (!candidate.version || candidate.is_stub || in_other_numbering(candidate)) {
+      continue;
+    }
+    versions_by_soname[searched_name(*route.via)].insert(candidate.version->version);
+    copies.push_back({{"route", route.name}, {"path", route.via->path}, {"version", candidate.version->version}});
+  }
+  for (const auto& [soname, versions] : versions_by_soname) {
+    if (versions.size() < 2) {
+      continue;
+    }
+    // When the Python and native answers differ in version, lib.python_native_differ says so; this
+    // rule then only speaks when a third route (CUDA_PATH/CUDA_HOME) adds a version of its own.
+    const auto* python = loads(result.selected) ? result.selected_candidate() : nullptr;
+    const auto* native = loads(result.loader) ? result.loader_candidate() : nullptr;
+    const bool pair_differs = python != nullptr && native != nullptr && python->version && native->version &&
+                              python->version->version != native->version->version;
+    if (pair_differs) {
+      auto others = versions;
+      others.erase(python->version->version);
+      others.erase(native->version->version);
+      if (others.empty()) {
+        continue;
+      }
+    }
+    std::string list;
+    for (const auto& version : versions) {
+      list += (list.empty() ? "" : ", ") + version;
+    }
+    out.push_back(make("lib.multiple_versions",
+                       component_label(result) + ": " + soname + " in " + std::to_string(versions.size()) +
+                           " versions across the routes this process uses (" + list + ")",
+                       {std::string(result.spec->name)}, {{"soname", soname}, {"copies", copies}}));
+  }
 }
 
 void check_unusable(const ComponentResult& result, std::vector<Finding>& out) {
-  for (const auto index : result.shadowing_unusable) {
-    const auto& candidate = result.candidates[index];
+  if (result.selected && result.selected->fails) {
+    const auto& candidate = result.candidates[result.selected->candidate];
+    const auto& via = result.selected->via;
+    const bool dependency = candidate.usable();
     out.push_back(make("lib.unusable_candidate",
-                       component_label(result) + ": cuda-pathfinder would take " + candidate.first.path + " (" +
-                           candidate.first.found_via + ") first and fail: " + candidate.rejected.value_or(""),
+                       component_label(result) + ": cuda-pathfinder takes " + via.path + " (" + via.found_via +
+                           ") and " + (dependency ? "fails: " : "fails to load it: ") + *result.selected->fails,
                        {std::string(result.spec->name)},
-                       {{"path", candidate.first.path}, {"rejected", candidate.rejected.value_or("")}}));
+                       {{"path", via.path}, {"found_via", via.found_via}, {"fails", *result.selected->fails},
+                        {"rejected", candidate.rejected.value_or("")}}));
   }
   if (result.loader_blocked_by) {
     const auto& candidate = result.candidates[*result.loader_blocked_by];
+    std::string soname = std::string(result.spec->file_names.front());
+    for (const auto* sighting : {&candidate.first}) {
+      soname = searched_name(*sighting);
+    }
     out.push_back(make("lib.loader_blocked",
-                       component_label(result) + ": dlopen(\"" + std::string(result.spec->file_names.front()) +
-                           "\") would stop at " + candidate.first.path + " (" + candidate.first.found_via +
-                           ") and fail: " + candidate.rejected.value_or(""),
+                       component_label(result) + ": dlopen(\"" + soname + "\") would stop at " + candidate.first.path +
+                           " (" + candidate.first.found_via + ") and fail: " + candidate.rejected.value_or(""),
                        {std::string(result.spec->name)},
                        {{"path", candidate.first.path}, {"rejected", candidate.rejected.value_or("")}}));
   }
@@ -291,6 +488,21 @@ void check_cuda_path_home(const Environment& env, std::vector<Finding>& out) {
   }
 }
 
+// The remedy for a variable that names a missing, relative or non-directory root.
+std::string variable_remedy(std::string_view variable) {
+  if (variable == "CUDA_PATH" || variable == "CUDA_HOME") {
+    return "Unset " + std::string(variable) + " or point it at an installed toolkit root (the directory holding bin/, "
+           "include/ and lib64/); look for the export in your shell profile, module file or job script.";
+  }
+  if (variable == "CONDA_PREFIX") {
+    return "Activate an existing environment with `conda activate` (it sets CONDA_PREFIX), or unset CONDA_PREFIX.";
+  }
+  if (variable == "VIRTUAL_ENV") {
+    return "Activate an existing venv (`source <venv>/bin/activate`), or unset VIRTUAL_ENV.";
+  }
+  return "Unset " + std::string(variable) + " or point it at the product's installation root.";
+}
+
 void check_search_path_entries(const Environment& env, std::vector<Finding>& out) {
   if (const auto value = env.get("LD_LIBRARY_PATH"); value && !value->empty()) {
     nlohmann::json bad = nlohmann::json::array();
@@ -317,6 +529,14 @@ void check_search_path_entries(const Environment& env, std::vector<Finding>& out
                          {}, {{"variable", "LD_LIBRARY_PATH"}, {"entries", bad}}));
     }
   }
+  if (const auto conda = env.get("CONDA_PREFIX"); conda && conda->empty()) {
+    auto finding = make("env.bad_search_path",
+                        "CONDA_PREFIX is set but empty: cuda-pathfinder's binary search then looks in the relative "
+                        "directory bin/ of the working directory (" + fs::join(env.cwd, "bin") + ")",
+                        {}, {{"variable", "CONDA_PREFIX"}, {"value", ""}, {"problem", "empty"}});
+    finding.remedy = "Unset CONDA_PREFIX (`conda deactivate`, or `unset CONDA_PREFIX`), or activate an environment.";
+    out.push_back(std::move(finding));
+  }
   for (const auto* variable : {"CUDA_PATH", "CUDA_HOME", "CONDA_PREFIX", "VIRTUAL_ENV", "CUDNN_PATH", "NCCL_HOME"}) {
     const auto value = env.get(variable);
     if (!value || value->empty()) {
@@ -329,8 +549,10 @@ void check_search_path_entries(const Environment& env, std::vector<Finding>& out
       problem = fs::exists(*value) ? "is not a directory" : "does not exist";
     }
     if (!problem.empty()) {
-      out.push_back(make("env.bad_search_path", std::string(variable) + "=" + *value + " " + problem, {},
-                         {{"variable", variable}, {"value", *value}, {"problem", problem}}));
+      auto finding = make("env.bad_search_path", std::string(variable) + "=" + *value + " " + problem, {},
+                          {{"variable", variable}, {"value", *value}, {"problem", problem}});
+      finding.remedy = variable_remedy(variable);
+      out.push_back(std::move(finding));
     }
   }
 }
@@ -376,7 +598,7 @@ std::vector<Finding> evaluate_discovery(const discovery::DiscoveryResult& result
   check_search_path_entries(env, out);
   check_virtual_env(result, out);
   for (const auto& component : result.components) {
-    check_driver(component, out);
+    check_driver(component, result, env, out);
     check_unusable(component, out);
     check_python_native_differ(component, out);
     check_multiple_versions(component, out);

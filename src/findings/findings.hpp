@@ -42,6 +42,17 @@ Finding make_finding(std::string_view id, std::string message, std::vector<std::
                      nlohmann::json evidence = nlohmann::json::object(),
                      std::optional<Severity> severity = std::nullopt);
 
+// What to do so that a file reached through `via` is no longer reached, from how it was reached:
+// the LD_LIBRARY_PATH entry, the ld.so.conf(.d) file that lists the directory (and ldconfig), the
+// variable that named the root, the wheel distribution that owns the file (from its RECORD), the
+// conda package (from conda-meta) or the system directory. One clause, no final full stop.
+std::string remedy_for_route(const discovery::Sighting& via, const discovery::DiscoveryResult& discovery,
+                             const Environment& env);
+
+// The pip distribution whose RECORD lists `path` (a file under some site-packages), e.g.
+// "nvidia-nvjitlink-cu12"; nullopt when no dist-info in that site dir claims it.
+std::optional<std::string> owning_wheel_distribution(const std::string& path);
+
 // Every finding the discovery facts support, in rule order.
 std::vector<Finding> evaluate_discovery(const discovery::DiscoveryResult& result, const Environment& env);
 

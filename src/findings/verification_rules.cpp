@@ -4,6 +4,7 @@
 #include "versions/version_sources.hpp"
 
 #include <array>
+#include <tuple>
 #include <string>
 
 namespace cudadiag::findings {
@@ -135,18 +136,52 @@ std::optional<MajorMinor> effective_version(const discovery::DiscoveryResult& di
   return std::nullopt;
 }
 
+// The remedies when the driver itself crashes or hangs, and when another library's worker dies the
+// same way while the driver does: NVRTC (13) and nvJitLink load libcuda themselves, so the driver
+// is the cause and reinstalling them would not help.
+constexpr const char* k_driver_crash_remedy =
+    "The driver library (libcuda) crashed: check dmesg for Xid errors and nvidia-smi, make sure the user-mode driver "
+    "matches the kernel module (reboot after a driver upgrade), and reinstall the NVIDIA driver if it persists.";
+constexpr const char* k_driver_hang_remedy =
+    "The driver library (libcuda) hung: check the GPU and driver health (nvidia-smi, dmesg: Xid errors); a hung cuInit "
+    "usually needs a driver reload or a reboot.";
+
 void check_steps(const discovery::DiscoveryResult& discovery, const verify::Verification& verification,
                  std::vector<Finding>& out) {
+  const auto* driver_step = verification.step("cuda");
+  const bool driver_crashed = driver_step != nullptr && (driver_step->status == "crashed" || driver_step->status == "error");
+  const bool driver_hung = driver_step != nullptr && driver_step->status == "timeout";
   for (const auto& step : verification.steps) {
     const nlohmann::json evidence = {{"path", step.path}, {"status", step.status}, {"phase", step.last_phase},
                                      {"signal", step.signal ? nlohmann::json(*step.signal) : nlohmann::json(nullptr)},
                                      {"stderr_tail", step.stderr_tail}};
+    const bool is_driver = step.id == "cuda";
     if (step.status == "crashed" || step.status == "error") {
-      out.push_back(make_finding("verify.crashed", step.id + ": " + step.detail, {step.id}, evidence));
+      auto finding = make_finding("verify.crashed", step.id + ": " + step.detail, {step.id}, evidence);
+      if (is_driver) {
+        finding.message = "the driver library libcuda crashed: " + step.detail;
+        finding.remedy = k_driver_crash_remedy;
+      } else if (driver_crashed) {
+        finding.message = step.id + ": " + step.detail + " — the driver library libcuda crashed too (" + step.id +
+                          " loads it), so the driver is the cause";
+        finding.components = {step.id, "cuda"};
+        finding.remedy = k_driver_crash_remedy;
+      }
+      out.push_back(std::move(finding));
       continue;
     }
     if (step.status == "timeout") {
-      out.push_back(make_finding("verify.timeout", step.id + ": " + step.detail, {step.id}, evidence));
+      auto finding = make_finding("verify.timeout", step.id + ": " + step.detail, {step.id}, evidence);
+      if (is_driver) {
+        finding.message = "the driver library libcuda hung: " + step.detail;
+        finding.remedy = k_driver_hang_remedy;
+      } else if (driver_hung) {
+        finding.message = step.id + ": " + step.detail + " — the driver library libcuda hangs too (" + step.id +
+                          " loads it), so the driver is the cause";
+        finding.components = {step.id, "cuda"};
+        finding.remedy = k_driver_hang_remedy;
+      }
+      out.push_back(std::move(finding));
       continue;
     }
     const auto& result = step.result;
@@ -263,11 +298,84 @@ DriverFacts driver_facts(const discovery::DiscoveryResult& discovery, const veri
   return facts;
 }
 
+// The version of the file a route loads: what the library said when the worker loaded that very
+// path, else what its files and packaging say.
+std::optional<MajorMinor> version_of_choice(const discovery::ComponentResult& component, const discovery::Choice& choice,
+                                            const verify::Verification& verification) {
+  if (const auto* step = verification.step(component.spec->name); step != nullptr && step->path == choice.via.path) {
+    if (auto reported = string_field(verification.result(component.spec->name), "version")) {
+      if (auto parsed = parse_major_minor(*reported)) {
+        return parsed;
+      }
+    }
+  }
+  const auto& candidate = component.candidates[choice.candidate];
+  return candidate.version ? parse_major_minor(candidate.version->version) : std::nullopt;
+}
+
+void check_nvjitlink_pairs(const discovery::DiscoveryResult& discovery, const verify::Verification& verification,
+                           std::vector<Finding>& out) {
+  const auto* nvrtc = library(discovery, "nvrtc");
+  const auto* nvjitlink = library(discovery, "nvJitLink");
+  if (nvrtc == nullptr || nvjitlink == nullptr) {
+    return;
+  }
+  struct Pair {
+    std::string route;
+    const discovery::Choice* nvrtc;
+    const discovery::Choice* nvjitlink;
+    MajorMinor nvrtc_version;
+    MajorMinor nvjitlink_version;
+  };
+  std::vector<Pair> mismatched;
+  for (const auto& [route, a, b] : {std::tuple{std::string("CUDA Python"), &nvrtc->selected, &nvjitlink->selected},
+                                    std::tuple{std::string("native programs"), &nvrtc->loader, &nvjitlink->loader}}) {
+    if (!*a || !*b || (*a)->fails || (*b)->fails) {
+      continue;
+    }
+    const auto nvrtc_version = version_of_choice(*nvrtc, **a, verification);
+    const auto nvjitlink_version = version_of_choice(*nvjitlink, **b, verification);
+    if (!nvrtc_version || !nvjitlink_version ||
+        (nvjitlink_version->first == nvrtc_version->first && nvjitlink_version->second >= nvrtc_version->second)) {
+      continue;
+    }
+    if (!mismatched.empty() && mismatched.back().nvjitlink->via.path == (*b)->via.path &&
+        mismatched.back().nvrtc->via.path == (*a)->via.path) {
+      mismatched.back().route += " and " + route;
+      continue;
+    }
+    mismatched.push_back({route, &**a, &**b, *nvrtc_version, *nvjitlink_version});
+  }
+  for (const auto& pair : mismatched) {
+    const bool other_major = pair.nvjitlink_version.first != pair.nvrtc_version.first;
+    auto finding = make_finding(
+        "nvjitlink.version_mismatch",
+        pair.route + " would pair nvJitLink " + to_text(pair.nvjitlink_version) + " (" + pair.nvjitlink->via.path +
+            ", " + pair.nvjitlink->via.found_via + ") with NVRTC " + to_text(pair.nvrtc_version) + " (" +
+            pair.nvrtc->via.path + "): it cannot link NVRTC's LTO-IR (" + (other_major ? "another major" : "older") + ")",
+        {"nvJitLink", "nvrtc"},
+        {{"route", pair.route}, {"nvjitlink", to_text(pair.nvjitlink_version)}, {"nvrtc", to_text(pair.nvrtc_version)},
+         {"nvjitlink_path", pair.nvjitlink->via.path}, {"nvrtc_path", pair.nvrtc->via.path},
+         {"nvjitlink_found_via", pair.nvjitlink->via.found_via}});
+    const auto wanted = pair.nvrtc_version.first >= 13 ? std::string("nvidia-nvjitlink")
+                                                        : "nvidia-nvjitlink-cu" + std::to_string(pair.nvrtc_version.first);
+    if (pair.nvjitlink->via.found_via == "site-packages") {
+      const auto owner = owning_wheel_distribution(pair.nvjitlink->via.path);
+      finding.remedy = "Replace the wheel: `pip uninstall " + owner.value_or("<the nvJitLink wheel>") + " && pip install \"" +
+                       wanted + ">=" + to_text(pair.nvrtc_version) + "\"` (nvJitLink of NVRTC's major, not older).";
+    } else {
+      finding.remedy = "Make nvJitLink come from NVRTC's toolkit: " +
+                       remedy_for_route(pair.nvjitlink->via, discovery, Environment{}) +
+                       ", so that an nvJitLink " + std::to_string(pair.nvrtc_version.first) + ".x not older than NVRTC is found.";
+    }
+    out.push_back(std::move(finding));
+  }
+}
+
 void check_versions(const discovery::DiscoveryResult& discovery, const verify::Verification& verification,
                     std::vector<Finding>& out) {
   const auto driver = driver_facts(discovery, verification);
   const auto nvrtc = effective_version(discovery, verification, "nvrtc");
-  const auto nvjitlink = effective_version(discovery, verification, "nvJitLink");
   const auto cudart = effective_version(discovery, verification, "cudart");
 
   // driver.too_old: the CUDA major of what will be loaded against the driver.
@@ -316,14 +424,9 @@ void check_versions(const discovery::DiscoveryResult& discovery, const verify::V
     }
   }
 
-  // nvjitlink.version_mismatch: same major, and not older than NVRTC.
-  if (nvrtc && nvjitlink && (nvjitlink->first != nvrtc->first || nvjitlink->second < nvrtc->second)) {
-    out.push_back(make_finding("nvjitlink.version_mismatch",
-                               "nvJitLink " + to_text(*nvjitlink) + " cannot link LTO-IR from NVRTC " + to_text(*nvrtc) +
-                                   (nvjitlink->first != nvrtc->first ? " (another major)" : " (older)"),
-                               {"nvJitLink", "nvrtc"},
-                               {{"nvjitlink", to_text(*nvjitlink)}, {"nvrtc", to_text(*nvrtc)}}));
-  }
+  // nvjitlink.version_mismatch: same major, and not older than NVRTC, per route (CUDA Python's
+  // pair, a native program's pair), naming the files and the remedy for how nvJitLink was reached.
+  check_nvjitlink_pairs(discovery, verification, out);
 
   // cccl.version_mismatch: CCCL 3.x belongs to CUDA 13, 2.x to CUDA 12.
   if (const auto* cccl = headers(discovery, "cccl"); cccl != nullptr && nvrtc) {
@@ -353,13 +456,29 @@ void check_builtins(const verify::Verification& verification, std::vector<Findin
   if (json_fields::bool_or(builtins, "loadable", true)) {
     return;
   }
+  // Evidence decides the severity: when the same report's compile check succeeded, NVRTC found a
+  // builtins library elsewhere (ld.so.cache, LD_LIBRARY_PATH): compilations work here, but depend
+  // on that other copy (a warning); only a failed or unknown compile means every compilation fails.
+  const auto* compile = nvrtc->contains("compile_check") && (*nvrtc)["compile_check"].is_object()
+                            ? &(*nvrtc)["compile_check"] : nullptr;
+  const bool compiled = compile != nullptr && json_fields::bool_or(*compile, "ok", false);
+  const auto used = json_fields::string_or(builtins, "used");
   out.push_back(make_finding("nvrtc.builtins_missing",
                              json_fields::string_or(builtins, "expected", "libnvrtc-builtins") + " is not loadable next to " +
                                  json_fields::string_or(*nvrtc, "library") + ": " +
                                  (builtins.contains("error") && builtins["error"].is_string()
                                       ? builtins["error"].get<std::string>()
                                       : std::string("not found")),
-                             {"nvrtc"}, {{"builtins", builtins}}));
+                             {"nvrtc"}, {{"builtins", builtins}, {"compile_check_ok", compiled}},
+                             compiled ? std::optional(Severity::warning) : std::nullopt));
+  if (compiled) {
+    out.back().message += "; the compile check still succeeded" +
+                          (used.empty() ? std::string(" (NVRTC found a builtins library elsewhere)") : " through " + used);
+    out.back().remedy = "NVRTC works here only through another copy of its builtins" +
+                        (used.empty() ? std::string() : " (" + used + ")") +
+                        ", which breaks when that copy changes: reinstall the NVRTC package so that the builtins sit "
+                        "next to libnvrtc.so, or load NVRTC from the directory that has both.";
+  }
 }
 
 } // namespace

@@ -116,6 +116,13 @@ double number(std::string_view text) {
   return value;
 }
 
+// Whether a self-test result is evidence about a GPU: it ran (not skipped or not run) on a device.
+// jit without a GPU compiles and links only (device null): that proves NVRTC, not the GPU path.
+bool ran_on_gpu(const json& test) {
+  const auto status = json_fields::string_or(test, "status");
+  return status != "skip" && status != "not_run" && test.contains("device") && test["device"].is_number_integer();
+}
+
 Outcome selftest_outcome(const json& report, const Requirement& requirement) {
   Outcome out{requirement.text, false, "", {}};
   const auto& selftest = report.contains("selftest") ? report["selftest"] : json();
@@ -126,9 +133,17 @@ Outcome selftest_outcome(const json& report, const Requirement& requirement) {
     return out;
   }
   if (requirement.subject == Subject::selftest) {
+    // A skipped, not-run or compile-only test is no evidence: the self-test must pass with at
+    // least one test run on a GPU.
     const auto status = display(selftest, "status", "?");
-    out.met = status == "pass";
-    out.detail = "self-test " + status;
+    std::size_t ran = 0;
+    std::size_t total = 0;
+    for (const auto& test : report::selftest_tests(report)) {
+      ++total;
+      ran += ran_on_gpu(test) ? 1U : 0U;
+    }
+    out.met = status == "pass" && ran > 0;
+    out.detail = "self-test " + status + " — " + std::to_string(ran) + " of " + std::to_string(total) + " ran on a GPU";
     return out;
   }
   if (requirement.subject == Subject::selftest_score) {
@@ -153,9 +168,9 @@ Outcome selftest_outcome(const json& report, const Requirement& requirement) {
     const auto status = display(test, "status", "?");
     std::string line = requirement.name + device_label(test) + ": ";
     bool met = false;
-    if (status != "pass") {
+    if (status != "pass" || !ran_on_gpu(test)) {
       const auto reason = display(test, "reason");
-      line += status;
+      line += status == "pass" ? std::string("passed without a GPU") : status;
       line += reason.empty() ? "" : " (" + reason + ")";
     } else if (!requirement.op) {
       met = true;

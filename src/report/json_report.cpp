@@ -69,8 +69,9 @@ json choice_to_json(const discovery::ComponentResult& component, const std::opti
   out["found_via"] = text(choice->via.found_via);
   out["search_dir"] = text(choice->via.search_dir);
   out["reason"] = text(choice->reason);
-  const auto pathfinder = discovery::pathfinder_found_via(choice->via.pathfinder_step);
-  out["pathfinder_found_via"] = pathfinder.empty() ? json(nullptr) : json(std::string(pathfinder));
+  const auto pathfinder = discovery::pathfinder_found_via(choice->via);
+  out["pathfinder_found_via"] = pathfinder.empty() ? json(nullptr) : json(pathfinder);
+  out["fails"] = optional_text(choice->fails);
   return out;
 }
 

@@ -64,6 +64,9 @@ std::string components_table(const Report& report, TextStyle style) {
     if (shown != nullptr && shown->is_stub) {
       where += paint(style, k_red, "  [stub]");
     }
+    if (shown != nullptr && choice->fails) {
+      where += paint(style, k_red, "  [fails: " + *choice->fails + "]");
+    }
     out += "  " + pad(component.spec->name, 11) + pad(kind_label(component.spec->kind), 9) +
            pad(version_of(shown), 12) + pad(via, 17) + to_valid_utf8(where) + "\n";
     if (python != nullptr && native != nullptr && python != native) {
@@ -179,7 +182,13 @@ std::string selftest_section(const Report& report, TextStyle style) {
     return out + "\n  skipped: " + to_valid_utf8(run.skipped_reason) + "\n";
   }
   const auto status = run.status();
-  out += "  " + paint(style, status == "fail" ? k_red : status == "pass" ? k_green : k_yellow, status);
+  // How many tests ran on a GPU (a skipped test or jit's compile-only pass without one is no run).
+  std::size_t ran = 0;
+  for (const auto& test : run.tests) {
+    ran += test.status != "skip" && test.status != "not_run" && test.device ? 1U : 0U;
+  }
+  out += "  " + paint(style, status == "fail" ? k_red : status == "pass" ? k_green : k_yellow, status) + " — " +
+         std::to_string(ran) + " of " + std::to_string(run.tests.size()) + " ran on a GPU";
   if (run.score.value) {
     out += "  score " + format_figure(*run.score.value) + "/100";
   }
@@ -317,12 +326,14 @@ std::string render_explanation(const discovery::ComponentResult& component, Text
   }
   out += paint(style, k_bold, "Selection") + "\n";
   out += "  python (cuda-pathfinder order): " +
-         (component.selected ? to_valid_utf8(component.selected->via.path) + " — " + to_valid_utf8(component.selected->reason)
+         (component.selected ? to_valid_utf8(component.selected->via.path) + " — " + to_valid_utf8(component.selected->reason) +
+                                   (component.selected->fails ? "; fails: " + to_valid_utf8(*component.selected->fails) : "")
                              : std::string("none")) +
          "\n";
   if (component.spec->kind != probes::ComponentKind::headers) {
     out += "  native (" + std::string(component.spec->kind == probes::ComponentKind::binary ? "PATH" : "dlopen") + "): " +
-           (component.loader ? to_valid_utf8(component.loader->via.path) + " — " + to_valid_utf8(component.loader->reason)
+           (component.loader ? to_valid_utf8(component.loader->via.path) + " — " + to_valid_utf8(component.loader->reason) +
+                                 (component.loader->fails ? "; fails: " + to_valid_utf8(*component.loader->fails) : "")
                              : std::string("none")) +
            "\n";
   }

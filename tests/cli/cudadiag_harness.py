@@ -200,8 +200,9 @@ def invariant_errors(doc) -> list[str]:
             candidate = paths.get(choice["path"])
             if candidate is None:
                 problems.append(f"{key} {field} path {choice['path']!r} is not among its candidates")
-            elif candidate.get("rejected"):
-                problems.append(f"{key} {field} chose rejected candidate {choice['path']!r}: {candidate['rejected']}")
+            elif candidate.get("rejected") and not choice.get("fails"):
+                problems.append(f"{key} {field} chose rejected candidate {choice['path']!r} without saying it fails: "
+                                f"{candidate['rejected']}")
     return problems
 
 

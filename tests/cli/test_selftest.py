@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from cudadiag_harness import SYSTEM_CTK, clean_env, finding_ids, parse_report, run
+from cudadiag_harness import SYSTEM_CTK, clean_env, describe, finding_ids, parse_report, run
 
 FIXTURES = Path(os.environ.get("CUDADIAG_FIXTURES_DIR") or Path(__file__).resolve().parents[2] / "build" / "tests" / "fixtures")
 FAKE_DRIVER = FIXTURES / "fake-driver"
@@ -86,11 +86,11 @@ def test_a_driver_that_claims_a_device_it_cannot_use_fails_the_gpu_tests():
     assert doc["summary"]["exit_code"] == 1
 
 
-def test_a_device_that_does_not_exist_is_an_error_per_test():
-    doc = selftest_doc("--device", "5", "--only", "ptx", env=fake_driver_env("ok"), allowed=(1,))
-    (test,) = doc["selftest"]["tests"]
-    assert test["status"] == "error"
-    assert "device 5 does not exist (1 visible" in test["reason"]
+def test_a_device_that_does_not_exist_is_a_usage_error_naming_it():
+    """Issue 11: `--device N` names an input; a GPU the driver does not report is exit 2, not a report."""
+    result = run(["selftest", "--json", "--device", "5", "--only", "ptx"], env=fake_driver_env("ok"))
+    assert result.returncode == 2, describe(result)
+    assert b"cudadiag: error: --device 5: there is no GPU 5 (the driver reports 1 GPU" in result.stderr
 
 
 def test_a_driver_that_hangs_in_cuinit_costs_the_timeout_and_nothing_runs_on_it():

@@ -309,7 +309,8 @@ def test_loader_agrees_with_plain_dlopen(scenario, tmp_path_factory):
             continue
         error = answer["error"] or ""
         loader = entry["loader"]
-        ours = realpath_or_none(loader and (loader["realpath"] or loader["path"]))
+        # An answer that fails (glibc stopped at a broken file) is no file dlopen returns.
+        ours = realpath_or_none(loader and not loader.get("fails") and (loader["realpath"] or loader["path"]))
         if answer["abs_path"]:
             expected = realpath_or_none(answer["abs_path"])
         elif all("cannot open shared object file: No such file" in part or part.startswith("/")

@@ -138,17 +138,43 @@ TEST_CASE("selection: the loader skips a 32-bit or foreign-architecture file and
   CHECK(lib.candidates[0].rejected->find("32-bit") != std::string::npos);
 }
 
-TEST_CASE("selection: a broken file first in cuda-pathfinder's order is reported, not selected") {
+TEST_CASE("selection: a broken file first in cuda-pathfinder's order is the answer, and it fails") {
   SyntheticWorld world;
   world.venv("venv");
   world.env.set("VIRTUAL_ENV", world.tree.path("venv"));
+  const auto broken = world.tree.path("venv/lib/python3.12/site-packages/nvidia/cu13/lib/libnvrtc.so.13");
   world.tree.write("venv/lib/python3.12/site-packages/nvidia/cu13/lib/libnvrtc.so.13", ""); // empty file
+  world.library("tk/lib64/libnvrtc.so.13");
+  world.env.set("CUDA_HOME", world.tree.path("tk"));
+  const auto& lib = component(world.discover({"nvrtc"}), "nvrtc");
+  REQUIRE(lib.selected.has_value());
+  CHECK(lib.selected->via.path == broken); // cuda-pathfinder never falls back to CUDA_HOME
+  REQUIRE(lib.selected->fails.has_value());
+  CHECK(lib.selected->fails->find("empty") != std::string::npos);
+  CHECK(lib.status == cudadiag::discovery::ComponentStatus::error);
+}
+
+TEST_CASE("selection: a dangling link first in cuda-pathfinder's order is passed over (not a file)") {
+  SyntheticWorld world;
+  world.venv("venv");
+  world.env.set("VIRTUAL_ENV", world.tree.path("venv"));
+  world.tree.symlink("venv/lib/python3.12/site-packages/nvidia/cu13/lib/libnvrtc.so.13", "gone.so");
   const auto good = world.library("tk/lib64/libnvrtc.so.13");
   world.env.set("CUDA_HOME", world.tree.path("tk"));
   const auto& lib = component(world.discover({"nvrtc"}), "nvrtc");
   CHECK(chosen(lib.selected) == good);
-  REQUIRE(lib.shadowing_unusable.size() == 1);
-  CHECK(lib.candidates[lib.shadowing_unusable[0]].rejected->find("empty") != std::string::npos);
+  CHECK_FALSE(lib.selected->fails.has_value());
+}
+
+TEST_CASE("selection: the loader resolves SONAME by SONAME, newest first, each through the whole path") {
+  SyntheticWorld world;
+  world.library("old/lib64/libnvrtc.so.12");
+  const auto cached = world.library("cache/libnvrtc.so.13");
+  world.ld_cache({SyntheticWorld::cache_entry("libnvrtc.so.13", cached)});
+  world.env.set("LD_LIBRARY_PATH", world.tree.path("old/lib64"));
+  const auto& lib = component(world.discover({"nvrtc"}), "nvrtc");
+  CHECK(chosen(lib.loader) == cached); // .so.13 from the cache beats .so.12 on LD_LIBRARY_PATH
+  CHECK(chosen(lib.selected) == cached);
 }
 
 TEST_CASE("selection: one file reached through two paths is one candidate listing both") {
@@ -175,7 +201,8 @@ TEST_CASE("selection: broken symlinks and symlink loops are rejected candidates"
   REQUIRE(lib.candidates.size() == 2);
   CHECK(lib.candidates[0].rejected->find("broken symlink") != std::string::npos);
   CHECK(*lib.candidates[1].rejected == "symlink loop");
-  CHECK(lib.status == ComponentStatus::error);
+  // glibc and cuda-pathfinder both pass over them: no answer, so not found (not an answer that fails).
+  CHECK(lib.status == ComponentStatus::not_found);
   CHECK_FALSE(lib.loader.has_value());
 }
 

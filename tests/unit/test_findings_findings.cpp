@@ -79,7 +79,7 @@ TEST_CASE("findings: env.bad_search_path for empty, relative and missing LD_LIBR
   CHECK(finding->evidence["variable"] == "CONDA_PREFIX");
 }
 
-TEST_CASE("findings: lib.multiple_versions and lib.python_native_differ across a wheel and a toolkit") {
+TEST_CASE("findings: a wheel and a toolkit of different versions: python_native_differ, not multiple_versions") {
   SyntheticWorld world;
   const auto site = world.venv("venv");
   world.env.set("VIRTUAL_ENV", world.tree.path("venv"));
@@ -89,14 +89,19 @@ TEST_CASE("findings: lib.multiple_versions and lib.python_native_differ across a
   world.library("opt/cuda-13.0/lib64/libnvrtc.so.13");
   world.env.set("LD_LIBRARY_PATH", world.tree.path("opt/cuda-13.0/lib64"));
   const auto found = findings_for(world, {"nvrtc"});
-  const auto* versions = with_id(found, "lib.multiple_versions");
-  REQUIRE(versions != nullptr);
-  CHECK(versions->message.find("13.0.88") != std::string::npos);
-  CHECK(versions->message.find("13.1.80") != std::string::npos);
+  CHECK(with_id(found, "lib.multiple_versions") == nullptr); // the pair is python_native_differ's
   const auto* differ = with_id(found, "lib.python_native_differ");
   REQUIRE(differ != nullptr);
   CHECK(differ->evidence["python"]["version"] == "13.1.80");
   CHECK(differ->evidence["native"]["version"] == "13.0.88");
+
+  // A third route with a third version: the toolkit CUDA_HOME names (builds, cuda-pathfinder's fallback).
+  world.toolkit("opt/cuda-13.2", "13.2.51");
+  world.library("opt/cuda-13.2/lib64/libnvrtc.so.13");
+  world.env.set("CUDA_HOME", world.tree.path("opt/cuda-13.2"));
+  const auto* versions = with_id(findings_for(world, {"nvrtc"}), "lib.multiple_versions");
+  REQUIRE(versions != nullptr);
+  CHECK(versions->message.find("13.2.51") != std::string::npos);
 }
 
 TEST_CASE("findings: lib.unusable_candidate and lib.wrong_arch") {

@@ -1,0 +1,123 @@
+#include "loader/ld_so_conf.hpp"
+
+#include "core/filesystem.hpp"
+
+#include <glob.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+namespace cudadiag::loader {
+namespace {
+
+constexpr std::size_t k_max_files = 64;
+constexpr std::size_t k_max_bytes = std::size_t{1} << 20U;
+constexpr int k_max_depth = 8;
+
+std::string trim(std::string text) {
+  const auto first = text.find_first_not_of(" \t\r");
+  if (first == std::string::npos) {
+    return "";
+  }
+  const auto last = text.find_last_not_of(" \t\r");
+  return text.substr(first, last - first + 1);
+}
+
+std::vector<std::string> glob_sorted(const std::string& pattern) {
+  std::vector<std::string> out;
+  glob_t matches{};
+  if (::glob(pattern.c_str(), 0, nullptr, &matches) == 0) {
+    for (std::size_t i = 0; i < matches.gl_pathc; ++i) {
+      out.emplace_back(matches.gl_pathv[i]);
+    }
+  }
+  ::globfree(&matches);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+struct Reader {
+  LdConf& conf;
+  std::vector<std::string> read_files;
+
+  void read(const std::string& path, int depth) {
+    if (depth > k_max_depth || read_files.size() >= k_max_files ||
+        std::find(read_files.begin(), read_files.end(), path) != read_files.end()) {
+      conf.trace.push_back("ld.so.conf: " + path + " skipped (include loop, depth or file limit)");
+      return;
+    }
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+      conf.trace.push_back("ld.so.conf: cannot read " + path);
+      return;
+    }
+    read_files.push_back(path);
+    std::string text(k_max_bytes, '\0');
+    in.read(text.data(), static_cast<std::streamsize>(text.size()));
+    text.resize(static_cast<std::size_t>(in.gcount()));
+    conf.trace.push_back("ld.so.conf: read " + path);
+    std::istringstream lines(text);
+    std::string line;
+    int number = 0;
+    while (std::getline(lines, line)) {
+      ++number;
+      if (const auto hash = line.find('#'); hash != std::string::npos) {
+        line.resize(hash);
+      }
+      line = trim(line);
+      if (line.empty()) {
+        continue;
+      }
+      if (line.rfind("include", 0) == 0 && line.size() > 7 && (line[7] == ' ' || line[7] == '\t')) {
+        std::istringstream patterns(line.substr(8));
+        std::string pattern;
+        while (patterns >> pattern) {
+          const auto full = pattern.front() == '/' ? pattern : fs::join(fs::parent(path), pattern);
+          for (const auto& match : glob_sorted(full)) {
+            read(match, depth + 1);
+          }
+        }
+        continue;
+      }
+      if (line.rfind("hwcap", 0) == 0) {
+        continue; // "hwcap N NAME" lines name no directory
+      }
+      if (const auto equals = line.find('='); equals != std::string::npos) {
+        line = trim(line.substr(0, equals));
+      }
+      while (line.size() > 1 && line.back() == '/') {
+        line.pop_back();
+      }
+      conf.entries.push_back({line, path, number});
+    }
+  }
+};
+
+} // namespace
+
+const LdConfEntry* LdConf::listing(const std::string& directory) const {
+  const auto wanted = fs::lexically_normal(directory);
+  const auto wanted_real = fs::real_path(directory);
+  for (const auto& entry : entries) {
+    if (fs::lexically_normal(entry.directory) == wanted) {
+      return &entry;
+    }
+  }
+  for (const auto& entry : entries) {
+    const auto real = fs::real_path(entry.directory);
+    if (wanted_real && real && *real == *wanted_real) {
+      return &entry;
+    }
+  }
+  return nullptr;
+}
+
+LdConf read_ld_so_conf(const std::string& path) {
+  LdConf conf;
+  Reader reader{conf, {}};
+  reader.read(path, 0);
+  return conf;
+}
+
+} // namespace cudadiag::loader
