@@ -1,4 +1,5 @@
 #include "findings/verification_rules.hpp"
+#include "core/filesystem.hpp"
 #include "core/json_fields.hpp"
 
 #include "versions/version_sources.hpp"
@@ -302,14 +303,18 @@ DriverFacts driver_facts(const discovery::DiscoveryResult& discovery, const veri
 // path, else what its files and packaging say.
 std::optional<MajorMinor> version_of_choice(const discovery::ComponentResult& component, const discovery::Choice& choice,
                                             const verify::Verification& verification) {
-  if (const auto* step = verification.step(component.spec->name); step != nullptr && step->path == choice.via.path) {
+  const auto& candidate = component.candidates[choice.candidate];
+  const auto* step = verification.step(component.spec->name);
+  const auto loaded_real = step != nullptr ? fs::real_path(step->path) : Expected<std::string>(Error{"not loaded"});
+  const bool same_file = step != nullptr && (step->path == choice.via.path ||
+                                             (loaded_real && candidate.realpath && *loaded_real == *candidate.realpath));
+  if (same_file) {
     if (auto reported = string_field(verification.result(component.spec->name), "version")) {
       if (auto parsed = parse_major_minor(*reported)) {
         return parsed;
       }
     }
   }
-  const auto& candidate = component.candidates[choice.candidate];
   return candidate.version ? parse_major_minor(candidate.version->version) : std::nullopt;
 }
 

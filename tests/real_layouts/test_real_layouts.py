@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -93,6 +94,30 @@ def _bad_file_first(content: bytes) -> Callable[[Path], dict]:
     return setup
 
 
+def _conda_with(content: bytes) -> Callable[[Path], dict]:
+    """$CONDA_PREFIX/lib/libnvrtc.so.13 with `content`: the conda step comes before the system
+    search, so cuda-pathfinder takes it (and cudnn, which loads nvrtc first, fails with it)."""
+    def setup(tmp: Path) -> dict:
+        conda = tmp / "conda"
+        (conda / "lib").mkdir(parents=True)
+        (conda / "lib" / NVRTC_SONAME).write_bytes(content)
+        return {"CONDA_PREFIX": str(conda)}
+
+    return setup
+
+
+def _cuda_path_nvfatbin(content: bytes) -> Callable[[Path], dict]:
+    """CUDA_PATH/lib64/libnvfatbin.so.13 with `content` (the system toolkit has no nvfatbin, so
+    cuda-pathfinder reaches CUDA_PATH and takes it)."""
+    def setup(tmp: Path) -> dict:
+        root = tmp / "broken-ctk"
+        (root / "lib64").mkdir(parents=True)
+        (root / "lib64" / "libnvfatbin.so.13").write_bytes(content)
+        return {"CUDA_PATH": str(root)}
+
+    return setup
+
+
 SCENARIOS = [
     Scenario("wheels", "wheels"),
     Scenario("bare", "bare"),
@@ -117,6 +142,13 @@ SCENARIOS = [
     Scenario("bare-no-cuda-home-empty-file-first", "bare", setup=_bad_file_first(b""),
              drop=("CUDA_HOME", "CUDA_PATH"), names=("nvrtc",),
              notes="nothing after the loader: cuda-pathfinder finds no nvrtc"),
+    # Broken first files where cuda-pathfinder takes them and fails (issue 11): the answer must be
+    # that file with `fails`, and its dependents must fail too.
+    Scenario("bare-conda-empty-nvrtc", "bare", setup=_conda_with(b""), names=("nvrtc", "cudnn", "cublas")),
+    Scenario("bare-conda-elf32-nvrtc", "bare", setup=_conda_with(elf_header(32, EM_386)), names=("nvrtc", "cudnn")),
+    Scenario("bare-cuda-path-empty-nvfatbin", "bare", setup=_cuda_path_nvfatbin(b""), names=("nvfatbin",)),
+    Scenario("bare-cuda-path-not-elf-nvfatbin", "bare", setup=_cuda_path_nvfatbin(b"not an ELF\n" * 64),
+             names=("nvfatbin",)),
 ]
 
 
@@ -265,7 +297,9 @@ def compare_selection(outcome: ScenarioRun) -> tuple[list[str], list[str], list[
             continue  # not in cudadiag's catalog: not supported by both
         compared.append(key)
         selected = entry["selected"]
-        ours = realpath_or_none(selected and (selected["realpath"] or selected["path"]))
+        # An answer that fails is no library CUDA Python gets (cuda-pathfinder raises):
+        # test_failure_class_agrees_with_cuda_pathfinder compares those.
+        ours = realpath_or_none(selected and not selected.get("fails") and (selected["realpath"] or selected["path"]))
         theirs = realpath_or_none(answer["abs_path"])
         if ours != theirs:
             realpath_problems.append(
@@ -290,6 +324,49 @@ def test_selected_realpath_agrees_with_cuda_pathfinder(scenario, tmp_path_factor
 def test_pathfinder_found_via_agrees_with_cuda_pathfinder(scenario, tmp_path_factory):
     outcome = scenario_run(scenario, tmp_path_factory)
     _, problems, _ = compare_selection(outcome)
+    assert not problems, f"scenario {scenario.id}:\n  " + "\n  ".join(problems)
+
+
+def outcome_class(entry_or_answer: dict, *, oracle: bool) -> str:
+    """"loads", "fails" (found, but dlopen fails: cuda-pathfinder's RuntimeError "Failed to dlopen")
+    or "not-found" (DynamicLibNotFoundError, or None for headers and binaries)."""
+    if oracle:
+        error = entry_or_answer["error"] or ""
+        if not error:
+            return "loads"
+        if "Failed to dlopen" in error:
+            return "fails"
+        return "not-found" if ("NotFound" in error or error == "not found") else f"other: {error[:80]}"
+    selected = entry_or_answer["selected"]
+    if selected is None:
+        return "not-found"
+    return "fails" if selected.get("fails") else "loads"
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.id)
+def test_failure_class_agrees_with_cuda_pathfinder(scenario, tmp_path_factory):
+    """Not only the path: whether CUDA Python's answer loads, fails to load, or is not found must
+    agree with cuda-pathfinder for every component, broken first files and dependents included."""
+    outcome = scenario_run(scenario, tmp_path_factory)
+    problems = []
+    for key, answer in sorted(outcome.oracle.items()):
+        if answer["error"] == "unsupported":
+            continue
+        entry = cudadiag_entry(outcome.report, answer["kind"], answer["name"])
+        if entry is None:
+            continue
+        theirs = outcome_class(answer, oracle=True)
+        ours = outcome_class(entry, oracle=False)
+        if theirs != ours:
+            problems.append(f"{key}: cudadiag says {ours} ({(entry['selected'] or {}).get('fails')}), "
+                            f"cuda-pathfinder {theirs} ({(answer['error'] or '')[:200]})")
+        elif theirs == "fails":
+            # The file cuda-pathfinder failed on is the one cudadiag names (itself, or the dependency).
+            failed = re.search(r"Failed to dlopen (\S+?):", answer["error"])
+            said = entry["selected"]["path"] + " " + entry["selected"]["fails"]
+            if failed and os.path.realpath(failed.group(1)) not in {os.path.realpath(p) for p in said.split()} \
+                    and failed.group(1) not in said:
+                problems.append(f"{key}: cuda-pathfinder failed on {failed.group(1)}, cudadiag names {said[:200]}")
     assert not problems, f"scenario {scenario.id}:\n  " + "\n  ".join(problems)
 
 
