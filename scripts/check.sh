@@ -7,7 +7,8 @@
 # run; CUDADIAG_CCACHE=0 compiles without ccache even when it is installed. Arguments go to ctest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install_dependencies.sh
+# The fuzz smoke run below needs clang's libFuzzer runtime: install it too unless CUDADIAG_FUZZ=0.
+if [[ ${CUDADIAG_FUZZ:-1} == 1 ]]; then scripts/install_dependencies.sh fuzz; else scripts/install_dependencies.sh; fi
 build_dir=${CUDADIAG_BUILD_DIR:-build-check}
 # ccache, when installed, keeps what was compiled for the next run (this build, the sanitizer build
 # and the consumer test's sub-project build all pass it on); an empty launcher clears a cached one.
