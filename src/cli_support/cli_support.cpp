@@ -14,7 +14,7 @@
 #include "report/json_report.hpp"
 #include "report/output_formats.hpp"
 #include "report/text_report.hpp"
-#include "verify/worker.hpp"
+#include "report/worker_kinds.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -58,7 +58,7 @@ api::Stages api_stages(Stages stages) {
 } // namespace
 
 int worker_main(int argc, char** argv) {
-  return verify::worker_main(argc, argv);
+  return report::worker_main(argc, argv);
 }
 
 Report run(const Options& options, const RunExtras& extras) {

@@ -78,7 +78,7 @@ const discovery::ComponentResult* headers(const discovery::DiscoveryResult& disc
 }
 
 // The version discovery read from the files of the copy the worker loaded.
-std::optional<std::string> file_version(const discovery::DiscoveryResult& discovery, const verify::StepOutcome& step) {
+std::optional<std::string> file_version(const discovery::DiscoveryResult& discovery, const verify::LibraryStep& step) {
   const auto* component = library(discovery, step.id);
   if (component == nullptr) {
     return std::nullopt;
@@ -185,7 +185,7 @@ void check_steps(const discovery::DiscoveryResult& discovery, const verify::Veri
       out.push_back(std::move(finding));
       continue;
     }
-    const auto& result = step.result;
+    const auto& result = step.facts;
     if (!json_fields::bool_or(result, "loaded", false)) {
       out.push_back(make_finding("verify.load_failed",
                                  step.id + ": dlopen(\"" + step.path + "\") failed: " +

@@ -125,39 +125,35 @@ json copy_evidence(const LoadedComponent& component) {
 
 findings::Finding duplicate_finding(int pid, const std::string& name,
                                     const std::vector<const LoadedComponent*>& copies) {
-  findings::Finding finding;
-  finding.id = "process.duplicate_lib";
-  finding.severity = findings::Severity::error;
-  finding.message = process_label(pid) + " has " + std::to_string(copies.size()) + " different copies of " +
-                    name + " mapped:";
+  std::string message = process_label(pid) + " has " + std::to_string(copies.size()) + " different copies of " +
+                        name + " mapped:";
   json evidence_copies = json::array();
   for (std::size_t i = 0; i < copies.size(); ++i) {
-    finding.message += (i == 0 ? " " : ", ") + copies[i]->path + " (" + version_label(*copies[i]) +
-                       (copies[i]->variant.empty() ? "" : ", " + copies[i]->variant + " variant") + ")";
+    message += (i == 0 ? " " : ", ") + copies[i]->path + " (" + version_label(*copies[i]) +
+               (copies[i]->variant.empty() ? "" : ", " + copies[i]->variant + " variant") + ")";
     evidence_copies.push_back(copy_evidence(*copies[i]));
   }
+  auto finding = findings::make_finding("process.duplicate_lib", std::move(message), {name},
+                                        {{"pid", pid}, {"component", name}, {"copies", evidence_copies}});
+  // About a running process: more specific than the reference remedy.
   finding.remedy =
       "Load one copy per process: find which package brings each copy (e.g. a pip wheel and a system "
       "toolkit, or wheels of two CUDA majors), keep one and remove the other or its directory from "
       "LD_LIBRARY_PATH; code that dlopens a library by absolute path bypasses the copy already loaded.";
-  finding.components = {name};
-  finding.evidence = {{"pid", pid}, {"component", name}, {"copies", evidence_copies}};
   return finding;
 }
 
 findings::Finding stub_finding(int pid, const LoadedComponent& component) {
-  findings::Finding finding;
-  finding.id = "driver.stub";
-  finding.severity = findings::Severity::error;
-  finding.message =
+  auto finding = findings::make_finding(
+      "driver.stub",
       process_label(pid) + " has the CUDA Toolkit's link-time stub " + component.path +
-      " mapped as libcuda: every CUDA driver call in it fails with CUDA_ERROR_STUB_LIBRARY (34)";
+          " mapped as libcuda: every CUDA driver call in it fails with CUDA_ERROR_STUB_LIBRARY (34)",
+      {component.name},
+      {{"pid", pid}, {"path", text(component.path)}, {"realpath", optional_text(component.realpath)}});
+  // About a running process: it must be restarted once the stub is out of its way.
   finding.remedy =
       "Remove the toolkit's stubs/ directory from LD_LIBRARY_PATH (it is only for linking), make sure "
       "the real driver library is installed, and restart the process.";
-  finding.components = {component.name};
-  finding.evidence = {
-      {"pid", pid}, {"path", text(component.path)}, {"realpath", optional_text(component.realpath)}};
   return finding;
 }
 

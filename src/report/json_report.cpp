@@ -118,7 +118,7 @@ json sanitized(const json& value) {
   return json::parse(value.dump(-1, ' ', false, json::error_handler_t::replace));
 }
 
-json step_to_json(const verify::StepOutcome& step) {
+json step_to_json(const verify::LibraryStep& step) {
   return {{"component", text(step.id)},
           {"kind", text(step.kind)},
           {"path", text(step.path)},
@@ -129,7 +129,7 @@ json step_to_json(const verify::StepOutcome& step) {
           {"last_phase", text(step.last_phase)},
           {"stderr_tail", text(step.stderr_tail)},
           {"elapsed_ms", step.elapsed_ms},
-          {"result", step.result.is_null() ? json(nullptr) : sanitized(step.result)}};
+          {"result", step.facts.is_null() ? json(nullptr) : sanitized(step.facts)}};
 }
 
 json verification_to_json(const verify::Verification& verification) {

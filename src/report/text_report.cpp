@@ -78,8 +78,8 @@ std::string components_table(const Report& report, TextStyle style) {
 }
 
 // What a loaded library said about its own version, in a short form.
-std::string reported_version(const verify::StepOutcome& step) {
-  const auto& result = step.result;
+std::string reported_version(const verify::LibraryStep& step) {
+  const auto& result = step.facts;
   if (!result.is_object()) {
     return "-";
   }
@@ -106,11 +106,11 @@ std::string verification_section(const Report& report, TextStyle style) {
   }
   for (const auto& step : verification.steps) {
     std::string state = step.status;
-    if (step.status == "ok" && step.result.is_object() && !json_fields::bool_or(step.result, "loaded", false)) {
+    if (step.status == "ok" && step.facts.is_object() && !json_fields::bool_or(step.facts, "loaded", false)) {
       state = "load failed";
-    } else if (step.status == "ok" && step.result.is_object() && step.result.contains("init") &&
-               step.result["init"].is_object() && json_fields::integer(step.result["init"], "code").value_or(0) != 0) {
-      state = "cuInit: " + json_fields::string_or(step.result["init"], "name", "error " + std::to_string(json_fields::integer(step.result["init"], "code").value_or(0)));
+    } else if (step.status == "ok" && step.facts.is_object() && step.facts.contains("init") &&
+               step.facts["init"].is_object() && json_fields::integer(step.facts["init"], "code").value_or(0) != 0) {
+      state = "cuInit: " + json_fields::string_or(step.facts["init"], "name", "error " + std::to_string(json_fields::integer(step.facts["init"], "code").value_or(0)));
     }
     const auto color = state == "ok" ? k_green : k_red;
     out += "  " + pad(step.id, 11) + paint(style, color, pad(state, 44)) + " " + pad(reported_version(step), 14) +

@@ -16,7 +16,8 @@
 #include "core/environment.hpp"
 #include "core/text.hpp"
 #include "selftest/test_context.hpp"
-#include "verify/worker.hpp"
+#include "selftest/selftest_worker.hpp"
+#include "worker/process.hpp"
 
 #include <poll.h>
 #include <unistd.h>
@@ -363,12 +364,12 @@ TestResult run_ipc(const TestContext& context) {
   const Fd ours(sockets[0]);
   Fd theirs(sockets[1]);
 
-  verify::WorkerStep step{"ipc_peer", "ipc_peer", context.config.libcuda, {}, theirs.get()};
-  verify::WorkerOptions options;
+  worker::WorkerStep step{"ipc_peer", "ipc_peer", context.config.libcuda, {}, theirs.get()};
+  worker::WorkerOptions options;
   options.executable = context.config.executable;
   options.step_timeout = std::chrono::seconds(60);
   const auto env = Environment::capture();
-  auto peer = std::async(std::launch::async, [&] { return verify::run_steps({step}, options, env); });
+  auto peer = std::async(std::launch::async, [&] { return worker::run_steps({step}, options, env); });
 
   const std::size_t bytes =
       context.config.level == Level::full ? std::size_t{256} << 20U : std::size_t{32} << 20U;
@@ -396,7 +397,7 @@ TestResult run_ipc(const TestContext& context) {
   result.details["peer"] = {{"status", outcome.status},
                             {"detail", outcome.detail},
                             {"elapsed_ms", outcome.elapsed_ms},
-                            {"result", outcome.result}};
+                            {"result", outcome.result.empty() ? json(nullptr) : json::parse(outcome.result, nullptr, false)}};
   result.details["legacy"] = legacy;
   result.details["bytes"] = bytes;
   result.details["vmm"] = vmm.is_null() ? json{{"status", "skip"}, {"reason", "not reached"}} : vmm;

@@ -10,7 +10,8 @@
 #include "cuda_api/nvjitlink.hpp"
 #include "cuda_api/nvrtc.hpp"
 #include "selftest/test_context.hpp"
-#include "verify/worker.hpp"
+#include "selftest/selftest_worker.hpp"
+#include "worker/process.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -218,11 +219,11 @@ Compilation compile_lto_elsewhere(const WorkerConfig& config, const Nvrtc& nvrtc
   if (config.executable.empty()) {
     return compile(nvrtc, config.cccl_include, "-arch=sm_" + std::to_string(arch), true);
   }
-  verify::WorkerOptions options;
+  worker::WorkerOptions options;
   options.executable = config.executable;
   options.step_timeout = std::chrono::seconds(120);
-  const auto outcomes = verify::run_steps(
-      {verify::WorkerStep("jit_lto", "jit_lto", config.nvrtc, {std::to_string(arch), config.cccl_include})}, options,
+  const auto outcomes = worker::run_steps(
+      {worker::WorkerStep("jit_lto", "jit_lto", config.nvrtc, {std::to_string(arch), config.cccl_include})}, options,
       Environment::capture());
   const auto& outcome = outcomes.front();
   Compilation out;
@@ -230,11 +231,12 @@ Compilation compile_lto_elsewhere(const WorkerConfig& config, const Nvrtc& nvrtc
     out.error = "the LTO-IR compile process: " + outcome.detail;
     return out;
   }
-  out.error = json_fields::string_or(outcome.result, "error");
-  if (outcome.result.contains("ms") && outcome.result["ms"].is_number()) {
-    out.ms = outcome.result["ms"].get<double>();
+  const auto result = json::parse(outcome.result, nullptr, false);
+  out.error = json_fields::string_or(result, "error");
+  if (result.is_object() && result.contains("ms") && result["ms"].is_number()) {
+    out.ms = result["ms"].get<double>();
   }
-  if (const auto ltoir = hex_decode(json_fields::string_or(outcome.result, "ltoir_hex"))) {
+  if (const auto ltoir = hex_decode(json_fields::string_or(result, "ltoir_hex"))) {
     out.ltoir = *ltoir;
   } else if (out.error.empty()) {
     out.error = "the LTO-IR compile process sent malformed LTO-IR";

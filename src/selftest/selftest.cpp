@@ -10,7 +10,8 @@
 #include "selftest/score.hpp"
 #include "selftest/selftest_worker.hpp"
 #include "selftest/test_context.hpp"
-#include "verify/worker.hpp"
+#include "verify/verification.hpp"
+#include "worker/process.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -27,7 +28,7 @@ using Clock = std::chrono::steady_clock;
 
 constexpr std::string_view k_module_file = "libcudadiag_cub_selftest.so";
 
-std::string step_path(const std::vector<verify::WorkerStep>& steps, std::string_view kind) {
+std::string step_path(const std::vector<worker::WorkerStep>& steps, std::string_view kind) {
   for (const auto& step : steps) {
     if (step.kind == kind) {
       return step.path;
@@ -91,7 +92,7 @@ DriverView driver_view(const verify::Verification& verification, const std::stri
         "no GPU: loading the driver " + step->status + (step->detail.empty() ? "" : ": " + step->detail);
     return view;
   }
-  const auto& result = step->result;
+  const auto& result = step->facts;
   const auto& init = result.contains("init") ? result["init"] : json();
   const auto code = json_fields::integer(init, "code");
   if (!code) {
@@ -148,10 +149,8 @@ TestResult error_result(const std::string& key, std::optional<int> device, std::
   TestResult result;
   result.key = key;
   result.device = device;
-  for (const auto& info : test_catalog()) {
-    if (info.key == key) {
-      result.description = std::string(info.description);
-    }
+  if (const auto* info = find_test(key)) {
+    result.description = std::string(info->description);
   }
   result.status = "error";
   result.reason = std::move(reason);
@@ -166,22 +165,22 @@ std::vector<TestResult> run_in_workers(WorkerConfig config, const SelfTestOption
   std::vector<std::string> remaining = config.tests;
   while (!remaining.empty()) {
     config.tests = remaining;
-    verify::WorkerStep step{"selftest", "selftest", config.libcuda, {config_to_json(config).dump()}, -1};
-    verify::WorkerOptions worker;
+    worker::WorkerStep step{"selftest", "selftest", config.libcuda, {config_to_json(config).dump()}, -1};
+    worker::WorkerOptions worker;
     worker.executable = options.executable;
     worker.step_timeout = options.startup_timeout;
     if (options.progress) {
-      worker.on_record = [&](const verify::StepOutcome&, const json& record) {
-        const auto result = result_from_json(record);
+      worker.on_record = [&](const worker::StepOutcome&, const std::string& record) {
+        const auto result = result_from_json(json::parse(record, nullptr, false));
         const std::lock_guard lock(progress_lock);
         options.progress(result.key + (result.device ? " (GPU " + std::to_string(*result.device) + ")" : "") +
                          ": " + result.status + (result.reason.empty() ? "" : " — " + result.reason));
       };
     }
-    const auto outcomes = verify::run_steps({step}, worker, env);
+    const auto outcomes = worker::run_steps({step}, worker, env);
     const auto& outcome = outcomes.front();
     for (const auto& record : outcome.records) {
-      auto result = result_from_json(record);
+      auto result = result_from_json(json::parse(record, nullptr, false));
       remaining.erase(std::remove(remaining.begin(), remaining.end(), result.key), remaining.end());
       results.push_back(std::move(result));
     }
@@ -217,20 +216,6 @@ std::vector<TestResult> run_in_workers(WorkerConfig config, const SelfTestOption
 
 std::string_view level_name(Level level) {
   return level == Level::full ? "full" : "quick";
-}
-
-const std::vector<TestInfo>& test_catalog() {
-  // clang-format off
-  static const std::vector<TestInfo> catalog{
-      {"jit",       "NVRTC compiles a cub::BlockReduce kernel against the CCCL headers found (PTX, cubin, LTO-IR + nvJitLink); the driver loads and runs each"},
-      {"ptx",       "bundled PTX (ISA 7.0) JIT-compiled by the driver: copy kernel vs cuMemcpyDtoD, %smid probe reaches every SM"},
-      {"reduce",    "cub::DeviceReduce::Sum (f32, i32->i64) from the nvcc-built module on the selected driver: exact result, GB/s"},
-      {"sort",      "cub::DeviceRadixSort::SortKeys (u32, u64) from the nvcc-built module: sorted, same multiset, Gkeys/s"},
-      {"ipc",       "device memory shared with a second process: legacy IPC handle and VMM POSIX fd, both directions"},
-      {"green_ctx", "green contexts: two SM partitions, confinement proven with %smid, latency under load in the other partition"},
-  };
-  // clang-format on
-  return catalog;
 }
 
 std::string SelfTestRun::status() const {

@@ -27,6 +27,7 @@
 #include <chrono>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,12 +37,21 @@ namespace cudadiag::selftest {
 enum class Level { quick, full };
 std::string_view level_name(Level level);
 
+struct TestContext; // selftest/test_context.hpp: what a test receives inside the worker
+struct TestResult;
+
+// One self-test: a row of selftest/catalog.cpp.
 struct TestInfo {
   std::string_view key;
   std::string_view description;
+  std::chrono::seconds quick_timeout; // its deadline at --level quick (catches hangs; far above healthy times)
+  std::chrono::seconds full_timeout;  // ... and at --level full
+  TestResult (*run)(const TestContext& context); // inside the worker; never throws (see test_context.hpp)
 };
-// Every test, in the order they run.
-const std::vector<TestInfo>& test_catalog();
+// Every test, in the order they are reported.
+std::span<const TestInfo> test_catalog();
+// The row for `key`, or nullptr.
+const TestInfo* find_test(std::string_view key);
 
 struct SelfTestOptions {
   bool enabled = false; // off: the report's "selftest" is null

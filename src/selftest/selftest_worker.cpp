@@ -2,12 +2,12 @@
 // driver by absolute path, makes the device's primary context current, and runs the requested
 // tests one after another. Before each test it announces the test and its deadline (a phase line
 // with "deadline_ms"), so that the parent can kill a test that hangs and start a fresh worker for
-// the rest; after each test it sends the result as a record line (see verify/worker.hpp).
+// the rest; after each test it sends the result as a record line (see worker/process.hpp).
 
 #include "selftest/selftest_worker.hpp"
 
 #include "selftest/test_context.hpp"
-#include "verify/worker.hpp"
+#include "worker/child.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -19,36 +19,12 @@ namespace {
 using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
-struct TestEntry {
-  std::string_view key;
-  TestResult (*run)(const TestContext&);
-};
-// clang-format off
-constexpr TestEntry k_tests[] = {
-    {"jit",       run_jit},
-    {"ptx",       run_ptx},
-    {"reduce",    run_reduce},
-    {"sort",      run_sort},
-    {"ipc",       run_ipc},
-    {"green_ctx", run_green_ctx},
-};
-// clang-format on
-
-const TestInfo& info_for(std::string_view key) {
-  for (const auto& info : test_catalog()) {
-    if (info.key == key) {
-      return info;
-    }
-  }
-  return test_catalog().front();
-}
-
 // Runs one test; whatever it throws becomes its status.
-TestResult run_guarded(const TestEntry& entry, const TestContext& context) {
+TestResult run_guarded(const TestInfo& test, const TestContext& context) {
   const auto started = Clock::now();
   TestResult result;
   try {
-    result = entry.run(context);
+    result = test.run(context);
   } catch (const CudaFailure& failure) {
     result = new_result(context);
     if (failure.code() == cu::CUDA_ERROR_OUT_OF_MEMORY) {
@@ -97,20 +73,6 @@ json facts_json(const DeviceFacts& facts) {
 
 } // namespace
 
-std::chrono::milliseconds test_timeout(std::string_view key, Level level) {
-  using std::chrono::seconds;
-  // Deadlines catch hangs; they are far above the healthy times (quick: ~0.1-0.5 s per test on an
-  // H200; jit: NVRTC compiling CUB headers three times, seconds on a slow CPU).
-  const int factor = level == Level::full ? 3 : 1;
-  if (key == "jit") {
-    return seconds(120);
-  }
-  if (key == "ipc") {
-    return seconds(60 * factor);
-  }
-  return seconds(30 * factor);
-}
-
 json run_selftest_worker(const std::string& libcuda_path, const std::string& config_text) {
   const auto parsed = json::parse(config_text, nullptr, false);
   if (!parsed.is_object()) {
@@ -137,7 +99,7 @@ json run_selftest_worker(const std::string& libcuda_path, const std::string& con
   std::string no_gpu_reason = config.no_device_reason.empty() ? "no GPU" : config.no_device_reason;
   bool device_broken = false;
   if (config.device && !libcuda_path.empty()) {
-    verify::report_phase("cuInit");
+    worker::report_phase("cuInit");
     std::string error;
     std::optional<cu::CUresult> init;
     gpu = Gpu::load(libcuda_path, error, init);
@@ -146,7 +108,7 @@ json run_selftest_worker(const std::string& libcuda_path, const std::string& con
       device_broken = true; // verification initialised this driver; here it failed
     } else {
       summary["driver_version"] = gpu->driver_version();
-      verify::report_phase("device");
+      worker::report_phase("device");
       try {
         device = open_device(*gpu, *config.device, no_gpu_reason);
         device_broken = !device;
@@ -167,19 +129,22 @@ json run_selftest_worker(const std::string& libcuda_path, const std::string& con
     jit_preparation = {}; // verification described another device: compile for this one in the test
   }
   int run = 0;
-  std::vector<TestEntry> order(std::begin(k_tests), std::end(k_tests));
-  std::stable_partition(order.begin(), order.end(),
-                        [](const TestEntry& entry) { return entry.key != "jit"; });
-  for (const auto& entry : order) {
-    if (!wanted(entry.key)) {
+  const auto catalog = test_catalog();
+  std::vector<const TestInfo*> order;
+  for (const auto& test : catalog) {
+    order.push_back(&test);
+  }
+  std::stable_partition(order.begin(), order.end(), [](const TestInfo* test) { return test->key != "jit"; });
+  for (const auto* test : order) {
+    if (!wanted(test->key)) {
       continue;
     }
     const TestContext test_context{
-        config,        info_for(entry.key), device ? gpu.get() : nullptr, device,
-        no_gpu_reason, device_broken,       sizes_for(config.level),      jit_preparation};
-    verify::report_phase("test:" + std::string(entry.key), test_timeout(entry.key, config.level));
-    auto result = run_guarded(entry, test_context);
-    verify::report_record(result_to_json(result));
+        config,        *test,         device ? gpu.get() : nullptr, device,
+        no_gpu_reason, device_broken, sizes_for(config.level),      jit_preparation};
+    worker::report_phase("test:" + std::string(test->key), test_timeout(test->key, config.level));
+    auto result = run_guarded(*test, test_context);
+    worker::report_record(result_to_json(result).dump(-1, ' ', false, json::error_handler_t::replace));
     ++run;
   }
   summary["tests_run"] = run;

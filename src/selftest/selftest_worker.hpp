@@ -1,5 +1,6 @@
 #pragma once
-// The child side of the self-test (see selftest_worker.cpp) and the per-test deadlines both sides use.
+// The self-test's worker kinds (the rows of report/worker_kinds.cpp): the child side of the
+// self-test (see selftest_worker.cpp), the jit test's LTO-IR compile and the ipc test's peer.
 
 #include "selftest/selftest.hpp"
 
@@ -18,5 +19,14 @@ std::chrono::milliseconds test_timeout(std::string_view key, Level level);
 // `libcuda_path`; sends one record per test and returns the worker's summary. Throws only for a
 // malformed configuration.
 nlohmann::json run_selftest_worker(const std::string& libcuda_path, const std::string& config_text);
+
+// The jit test's LTO-IR compile in a process of its own (NVRTC compiles one program at a time per
+// process): `cudadiag __worker jit_lto NVRTC ARCH CCCL_INCLUDE`. Returns {"error", "ms", "ltoir_hex"}.
+nlohmann::json run_jit_lto_compile(const std::string& nvrtc_path, const std::string& arch_text,
+                                   const std::string& cccl_include);
+
+// The ipc test's second process: `cudadiag __worker ipc_peer LIBCUDA` with the exporter's socket
+// on file descriptor 4. Returns the peer's JSON result.
+nlohmann::json run_ipc_peer(const std::string& libcuda_path);
 
 } // namespace cudadiag::selftest

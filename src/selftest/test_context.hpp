@@ -1,6 +1,6 @@
 #pragma once
 // What every self-test receives inside the worker, and the sizes each level uses. The tests
-// themselves (one file each) are listed in selftest_worker.cpp; their contract:
+// themselves (one file each) are the rows of catalog.cpp; their contract:
 //   TestResult run_<key>(const TestContext&)
 // returns the finished result (status, reason, metrics, details) and never throws: a CudaFailure
 // or any other exception is turned into a status by run_guarded.
@@ -94,22 +94,6 @@ TestResult result_from_json(const nlohmann::json& object);
 // The bundled PTX (kernels/ptx/*.ptx, embedded at build time; see embedded_ptx.cpp.in).
 extern const char* const k_copy_ptx;
 extern const char* const k_smid_ptx;
-
-TestResult run_jit(const TestContext& context);
-TestResult run_ptx(const TestContext& context);
-TestResult run_reduce(const TestContext& context);
-TestResult run_sort(const TestContext& context);
-TestResult run_ipc(const TestContext& context);
-TestResult run_green_ctx(const TestContext& context);
-
-// The jit test's LTO-IR compile in a process of its own (NVRTC compiles one program at a time per
-// process): `cudadiag __worker jit_lto NVRTC ARCH CCCL_INCLUDE`. Returns {"error", "ms", "ltoir_hex"}.
-nlohmann::json run_jit_lto_compile(const std::string& nvrtc_path, const std::string& arch_text,
-                                   const std::string& cccl_include);
-
-// The ipc test's second process: `cudadiag __worker ipc_peer LIBCUDA` with the exporter's socket
-// on file descriptor 4. Returns the peer's JSON result.
-nlohmann::json run_ipc_peer(const std::string& libcuda_path);
 
 // Reads %smid bitmaps: launches the probe (cudadiag_smid_probe) with `blocks` blocks on `stream`
 // and returns the set of SM ids it ran on. `module` holds smid.ptx, loaded in the stream's context.

@@ -4,7 +4,7 @@
 #include "cuda_api/driver.hpp"
 #include "cuda_api/driver_resolver.hpp"
 #include "verify/probes.hpp"
-#include "verify/worker.hpp"
+#include "worker/child.hpp"
 
 #include <dlfcn.h>
 
@@ -18,6 +18,7 @@
 namespace cudadiag::verify {
 namespace {
 
+using worker::report_phase;
 namespace cu = cuda_api::cu;
 using cuda_api::find_cuda_error;
 using json = nlohmann::json;

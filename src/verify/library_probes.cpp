@@ -9,7 +9,7 @@
 #include "cuda_api/nvrtc.hpp"
 #include "verify/probe_support.hpp"
 #include "verify/probes.hpp"
-#include "verify/worker.hpp"
+#include "worker/child.hpp"
 
 #include <algorithm>
 #include <array>
@@ -22,6 +22,7 @@ namespace cudadiag::verify {
 
 namespace {
 
+using worker::report_phase;
 namespace nvrtc = cuda_api::nvrtc;
 namespace nvjitlink = cuda_api::nvjitlink;
 namespace cudart = cuda_api::cudart;

@@ -7,7 +7,7 @@
 #include "cuda_api/nvml.hpp"
 #include "verify/probe_support.hpp"
 #include "verify/probes.hpp"
-#include "verify/worker.hpp"
+#include "worker/child.hpp"
 
 #include <array>
 #include <initializer_list>
@@ -19,6 +19,7 @@ namespace cudadiag::verify {
 
 namespace {
 
+using worker::report_phase;
 namespace nvml = cuda_api::nvml;
 using cuda_api::DlHandle;
 using cuda_api::MissingSymbols;

@@ -1,6 +1,6 @@
 #pragma once
 // Probes that load a CUDA library and ask it about itself. They run ONLY inside the isolated
-// worker process (see worker.hpp): a library may crash in its constructor or hang in cuInit, and
+// worker process (see worker/process.hpp): a library may crash in its constructor or hang in cuInit, and
 // that must never take the report down. Each probe takes the absolute path of the file discovery
 // selected, dlopens exactly that file, and returns a JSON object; unknown values are null, never
 // guessed. Every object has at least:

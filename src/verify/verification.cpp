@@ -3,7 +3,7 @@
 
 namespace cudadiag::verify {
 
-const StepOutcome* Verification::step(std::string_view component) const {
+const LibraryStep* Verification::step(std::string_view component) const {
   for (const auto& outcome : steps) {
     if (outcome.id == component) {
       return &outcome;
@@ -14,14 +14,14 @@ const StepOutcome* Verification::step(std::string_view component) const {
 
 const nlohmann::json* Verification::result(std::string_view component) const {
   const auto* outcome = step(component);
-  if (outcome == nullptr || outcome->status != "ok" || !outcome->result.is_object()) {
+  if (outcome == nullptr || outcome->status != "ok" || !outcome->facts.is_object()) {
     return nullptr;
   }
-  return &outcome->result;
+  return &outcome->facts;
 }
 
-std::vector<WorkerStep> plan_steps(const discovery::DiscoveryResult& discovery) {
-  std::vector<WorkerStep> steps;
+std::vector<worker::WorkerStep> plan_steps(const discovery::DiscoveryResult& discovery) {
+  std::vector<worker::WorkerStep> steps;
   for (const auto& component : discovery.components) {
     const auto& verify_with = component.spec->verify;
     if (!verify_with) {
@@ -32,7 +32,7 @@ std::vector<WorkerStep> plan_steps(const discovery::DiscoveryResult& discovery) 
     const auto& second = python_first ? component.loader : component.selected;
     const auto& choice = first ? first : second;
     if (choice) {
-      steps.push_back(WorkerStep{std::string(component.spec->name), std::string(verify_with->probe), choice->via.path, {}, -1});
+      steps.push_back(worker::WorkerStep{std::string(component.spec->name), std::string(verify_with->probe), choice->via.path, {}, -1});
     }
   }
   return steps;
@@ -81,11 +81,18 @@ Verification verify(const discovery::DiscoveryResult& discovery, const VerifyOpt
     verification.skipped_reason = "nothing to load: none of " + verified + " was found";
     return verification;
   }
-  WorkerOptions worker;
+  worker::WorkerOptions worker;
   worker.executable = options.executable;
   worker.step_timeout = options.step_timeout;
   verification.ran = true;
-  verification.steps = run_steps(steps, worker, env);
+  for (auto& outcome : worker::run_steps(steps, worker, env)) {
+    LibraryStep step;
+    static_cast<worker::StepOutcome&>(step) = std::move(outcome);
+    if (step.status == "ok") {
+      step.facts = nlohmann::json::parse(step.result, nullptr, false);
+    }
+    verification.steps.push_back(std::move(step));
+  }
   verification.devices = merge_devices(verification.result("cuda"), verification.result("nvml"));
   return verification;
 }

@@ -5,7 +5,7 @@
 
 #include "core/environment.hpp"
 #include "discovery/discovery.hpp"
-#include "verify/worker.hpp"
+#include "worker/process.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -22,21 +22,27 @@ struct VerifyOptions {
   std::chrono::milliseconds step_timeout{15000}; // per library
 };
 
+// One loaded library: how its worker ended, and the probe's answer (parsed; null unless status "ok").
+// NOLINTNEXTLINE(bugprone-exception-escape): nlohmann::json's noexcept move is flagged spuriously
+struct LibraryStep : worker::StepOutcome {
+  nlohmann::json facts;
+};
+
 struct Verification {
   bool ran = false;
   std::string skipped_reason;         // when !ran: why ("--no-load", "nothing to load")
-  std::vector<StepOutcome> steps;     // one per loaded library, in plan order
+  std::vector<LibraryStep> steps;     // one per loaded library, in plan order
   nlohmann::json devices = nlohmann::json::array(); // driver devices merged with NVML's by UUID
 
   // The outcome of the step for a component (by catalog name), or nullptr.
-  [[nodiscard]] const StepOutcome* step(std::string_view component) const;
+  [[nodiscard]] const LibraryStep* step(std::string_view component) const;
   // The probe result of a step that completed, or nullptr.
   [[nodiscard]] const nlohmann::json* result(std::string_view component) const;
 };
 
 // The libraries to load, in `discovery`'s (catalog) order: every component whose catalog row has
 // `.verify`, at the answer the row names first (else the other one).
-std::vector<WorkerStep> plan_steps(const discovery::DiscoveryResult& discovery);
+std::vector<worker::WorkerStep> plan_steps(const discovery::DiscoveryResult& discovery);
 
 Verification verify(const discovery::DiscoveryResult& discovery, const VerifyOptions& options, const Environment& env);
 

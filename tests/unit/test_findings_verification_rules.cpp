@@ -9,14 +9,14 @@ using cudadiag::findings::evaluate_verification;
 using cudadiag::findings::Finding;
 using cudadiag::findings::Severity;
 using cudadiag::testing::SyntheticWorld;
-using cudadiag::verify::StepOutcome;
+using cudadiag::verify::LibraryStep;
 using cudadiag::verify::Verification;
 using nlohmann::json;
 
 namespace {
 
-StepOutcome ok_step(std::string id, std::string kind, std::string path, json result) {
-  StepOutcome step;
+LibraryStep ok_step(std::string id, std::string kind, std::string path, json result) {
+  LibraryStep step;
   step.id = std::move(id);
   step.kind = std::move(kind);
   step.path = std::move(path);
@@ -31,7 +31,7 @@ StepOutcome ok_step(std::string id, std::string kind, std::string path, json res
   if (!result.contains("missing_symbols")) {
     result["missing_symbols"] = json::array();
   }
-  step.result = std::move(result);
+  step.facts = std::move(result);
   return step;
 }
 
@@ -57,7 +57,7 @@ struct Stack {
     world.library("drv/libcuda.so.1");
     world.env.set("LD_LIBRARY_PATH", lib + ":" + world.tree.path("drv"));
   }
-  std::vector<Finding> evaluate(std::vector<StepOutcome> steps) const {
+  std::vector<Finding> evaluate(std::vector<LibraryStep> steps) const {
     Verification verification;
     verification.ran = true;
     verification.steps = std::move(steps);
@@ -172,7 +172,7 @@ TEST_CASE("verification rules: cccl.version_mismatch when CCCL's major is not NV
 
 TEST_CASE("verification rules: worker outcomes become verify.* findings naming the library") {
   Stack stack;
-  StepOutcome crashed;
+  LibraryStep crashed;
   crashed.id = "cuda";
   crashed.kind = "driver";
   crashed.path = stack.driver();
@@ -180,7 +180,7 @@ TEST_CASE("verification rules: worker outcomes become verify.* findings naming t
   crashed.signal = 11;
   crashed.last_phase = "cuInit";
   crashed.detail = "killed by SIGSEGV while loading " + stack.driver() + " (in cuInit)";
-  StepOutcome hung = crashed;
+  LibraryStep hung = crashed;
   hung.id = "nvml";
   hung.status = "timeout";
   hung.signal.reset();

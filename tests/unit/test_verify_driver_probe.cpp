@@ -7,7 +7,7 @@
 #include "core/filesystem.hpp"
 #include "cuda_api/cuda_errors.hpp"
 #include "cuda_api/driver.hpp"
-#include "verify/worker.hpp"
+#include "worker/process.hpp"
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
@@ -30,7 +30,7 @@
 #endif
 
 namespace cu = cudadiag::cuda_api::cu;
-using cudadiag::verify::StepOutcome;
+using cudadiag::worker::StepOutcome;
 
 #if defined(CUDADIAG_TEST_HAVE_CUDA_H)
 namespace {
@@ -220,10 +220,10 @@ namespace {
 
 
 StepOutcome probe(const std::string& library, const cudadiag::Environment& env) {
-  cudadiag::verify::WorkerOptions options;
+  cudadiag::worker::WorkerOptions options;
   options.executable = CUDADIAG_TEST_EXECUTABLE;
   options.step_timeout = std::chrono::milliseconds(10000);
-  auto outcomes = cudadiag::verify::run_steps({{"cuda", "driver", library}}, options, env);
+  auto outcomes = cudadiag::worker::run_steps({{"cuda", "driver", library}}, options, env);
   REQUIRE(outcomes.size() == 1);
   return outcomes.front();
 }
@@ -233,8 +233,9 @@ nlohmann::json probe_ok(const std::string& library, const cudadiag::Environment&
   INFO(outcome.detail);
   INFO(outcome.stderr_tail);
   REQUIRE(outcome.status == "ok");
-  REQUIRE(outcome.result.is_object());
-  return outcome.result;
+  const auto result = nlohmann::json::parse(outcome.result, nullptr, false);
+  REQUIRE(result.is_object());
+  return result;
 }
 
 } // namespace

@@ -1,9 +1,8 @@
-#include "verify/worker.hpp"
+#include "worker/process.hpp"
 
 #include "core/filesystem.hpp"
-#include "selftest/selftest_worker.hpp"
-#include "selftest/test_context.hpp"
-#include "verify/probes.hpp"
+
+#include <nlohmann/json.hpp>
 
 #include <fcntl.h>
 #include <poll.h>
@@ -19,22 +18,18 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <thread>
 #include <vector>
 
-namespace cudadiag::verify {
+namespace cudadiag::worker {
 namespace {
 
 using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
-constexpr int k_protocol_fd = 3;
+constexpr int k_protocol_fd = 3; // the child's end of the protocol pipe
 constexpr int k_passed_fd = 4; // WorkerStep::pass_fd in the child
-constexpr int k_exit_usage = 2;
-constexpr int k_exit_internal = 3;
 constexpr std::size_t k_stderr_tail_bytes = 2048;
 constexpr std::size_t k_max_line_bytes = std::size_t{16} << 20U; // a result with many devices stays far below
 constexpr int k_lowest_parent_fd = 10; // pipe ends the parent keeps, above anything dup2'd in the child
@@ -43,84 +38,6 @@ constexpr int k_lowest_parent_fd = 10; // pipe ends the parent keeps, above anyt
 constexpr auto k_kill_grace = std::chrono::seconds(2);
 constexpr auto k_poll_slice = std::chrono::milliseconds(100);
 constexpr auto k_exit_poll_slice = std::chrono::milliseconds(2);
-
-// The probes a worker can run: one row per kind.
-struct ProbeEntry {
-  std::string_view kind;
-  json (*probe)(const std::string& path);
-};
-// clang-format off
-constexpr ProbeEntry k_probes[] = {
-    {"driver", probe_driver},       // libcuda.so.1
-    {"nvml", probe_nvml},           // libnvidia-ml.so.1
-    {"nvrtc", probe_nvrtc},         // libnvrtc.so.N
-    {"nvjitlink", probe_nvjitlink}, // libnvJitLink.so.N
-    {"cudart", probe_cudart},       // libcudart.so.N
-};
-// clang-format on
-
-// ---- child side ----------------------------------------------------------------------------
-
-// The protocol descriptor of this process when it runs as a worker; -1 otherwise.
-int g_protocol_fd = -1; // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
-
-void write_all(int fd, std::string_view data) {
-  while (!data.empty()) {
-    const auto written = ::write(fd, data.data(), data.size());
-    if (written < 0) {
-      if (errno == EINTR) {
-        continue;
-      }
-      return;
-    }
-    data.remove_prefix(static_cast<std::size_t>(written));
-  }
-}
-
-void write_line(const json& line) {
-  if (g_protocol_fd >= 0) {
-    write_all(g_protocol_fd, line.dump(-1, ' ', false, json::error_handler_t::replace) + "\n");
-  }
-}
-
-std::string known_kinds() {
-  std::string out;
-  for (const auto& entry : k_probes) {
-    out += (out.empty() ? "" : ", ") + std::string(entry.kind);
-  }
-  return out;
-}
-
-int run_worker(int argc, char** argv) {
-  const std::string_view first = argc >= 3 ? argv[2] : "";
-  if (first == "selftest" && argc == 5) {
-    write_line({{"result", selftest::run_selftest_worker(argv[3], argv[4])}});
-    return 0;
-  }
-  if (first == "jit_lto" && argc == 6) {
-    write_line({{"result", selftest::run_jit_lto_compile(argv[3], argv[4], argv[5])}});
-    return 0;
-  }
-  if (first == "ipc_peer" && argc == 4) {
-    write_line({{"result", selftest::run_ipc_peer(argv[3])}});
-    return 0;
-  }
-  if (argc != 4) {
-    write_line({{"error", "usage: cudadiag __worker KIND PATH (KIND: " + known_kinds() + ")"}});
-    return k_exit_usage;
-  }
-  const std::string_view kind = argv[2];
-  const auto* entry = std::find_if(std::begin(k_probes), std::end(k_probes),
-                                   [kind](const ProbeEntry& row) { return row.kind == kind; });
-  if (entry == std::end(k_probes)) {
-    write_line({{"error", "unknown probe kind '" + std::string(kind) + "' (known: " + known_kinds() + ")"}});
-    return k_exit_usage;
-  }
-  write_line({{"result", entry->probe(argv[3])}});
-  return 0;
-}
-
-// ---- parent side ---------------------------------------------------------------------------
 
 std::string signal_name(int signal) {
   const char* abbreviation = ::sigabbrev_np(signal);
@@ -372,12 +289,12 @@ private:
         m_deadline = Clock::now() + m_timeout;
       }
     } else if (message.is_object() && message.contains("record")) {
-      outcome.records.push_back(message["record"]);
+      outcome.records.push_back(message["record"].dump(-1, ' ', false, json::error_handler_t::replace));
       if (m_on_record) {
         m_on_record(outcome, outcome.records.back());
       }
     } else if (message.is_object() && message.contains("result") && message["result"].is_object()) {
-      outcome.result = message["result"];
+      outcome.result = message["result"].dump(-1, ' ', false, json::error_handler_t::replace);
     } else if (message.is_object() && message.contains("error") && message["error"].is_string()) {
       m_child_error = message["error"].get<std::string>();
     } else if (m_protocol_error.empty()) {
@@ -447,7 +364,7 @@ private:
     if (m_timed_out) {
       outcome.status = "timeout";
       outcome.detail = "timed out after " + seconds_text(m_timeout) + " " + where();
-      outcome.result = nullptr;
+      outcome.result.clear();
       return;
     }
     if (have_status && WIFSIGNALED(status)) {
@@ -460,7 +377,7 @@ private:
       outcome.exit_code = WEXITSTATUS(status);
     }
     const bool exited_zero = !have_status || outcome.exit_code == 0;
-    if (exited_zero && outcome.result.is_object() && m_protocol_error.empty() && !m_child_error) {
+    if (exited_zero && !outcome.result.empty() && m_protocol_error.empty() && !m_child_error) {
       outcome.status = "ok";
       return;
     }
@@ -479,7 +396,7 @@ private:
   std::chrono::milliseconds m_timeout;
   std::vector<std::string> m_arguments;
   int m_pass_fd = -1;
-  std::function<void(const StepOutcome&, const json&)> m_on_record;
+  std::function<void(const StepOutcome&, const std::string&)> m_on_record;
   pid_t m_pid = -1;
   int m_protocol_fd = -1;
   int m_stderr_fd = -1;
@@ -575,42 +492,4 @@ std::vector<StepOutcome> run_steps(const std::vector<WorkerStep>& steps, const W
   }
 }
 
-void report_phase(std::string_view phase) {
-  write_line({{"phase", phase}});
-}
-
-void report_phase(std::string_view phase, std::chrono::milliseconds deadline) {
-  write_line({{"phase", phase}, {"deadline_ms", deadline.count()}});
-}
-
-void report_record(const nlohmann::json& record) {
-  write_line({{"record", record}});
-}
-
-int worker_main(int argc, char** argv) {
-  if (::fcntl(k_protocol_fd, F_GETFD) == -1) {
-    static_cast<void>(std::fputs(
-        "cudadiag: __worker is internal: it talks to its parent on file descriptor 3, which is not open\n",
-        stderr));
-    return k_exit_usage;
-  }
-  ::fcntl(k_protocol_fd, F_SETFD, FD_CLOEXEC); // nothing a library starts inherits the protocol
-  g_protocol_fd = k_protocol_fd;
-  const rlimit no_core{0, 0};
-  ::setrlimit(RLIMIT_CORE, &no_core); // a crashing library is a finding, not a core file in the user's cwd
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL); // never outlive the parent
-  int status = k_exit_internal;
-  try {
-    status = run_worker(argc, argv);
-  } catch (const std::exception& error) {
-    write_line({{"error", std::string("internal error: ") + error.what()}});
-  } catch (...) {
-    write_line({{"error", "internal error"}});
-  }
-  // End here: the loaded libraries' destructors and atexit handlers (a driver's teardown) never run,
-  // so they can neither crash nor slow down a worker whose answer is already written.
-  static_cast<void>(std::fflush(nullptr));
-  ::_exit(status);
-}
-
-} // namespace cudadiag::verify
+} // namespace cudadiag::worker

@@ -1,10 +1,12 @@
-// The isolated worker: real child processes (`cudadiag __worker driver PATH`) against the fake
+// The worker layer (worker/process.cpp, worker/child.cpp): real child processes (`cudadiag __worker driver PATH`) against the fake
 // drivers of tests/fixtures, whose behaviour the step environment sets.
 
 #include "core/environment.hpp"
 #include "fake_driver.hpp"
 #include "core/filesystem.hpp"
-#include "verify/worker.hpp"
+#include "worker/process.hpp"
+
+#include <nlohmann/json.hpp>
 
 #include <doctest/doctest.h>
 
@@ -17,8 +19,8 @@
 #include <utility>
 #include <vector>
 
-using cudadiag::verify::StepOutcome;
-using cudadiag::verify::WorkerStep;
+using cudadiag::worker::StepOutcome;
+using cudadiag::worker::WorkerStep;
 using namespace std::chrono_literals;
 
 namespace {
@@ -33,10 +35,10 @@ std::string unique_marker() {
 
 std::vector<StepOutcome> run(const std::vector<WorkerStep>& steps, const cudadiag::Environment& env,
                              std::chrono::milliseconds timeout = 10s) {
-  cudadiag::verify::WorkerOptions options;
+  cudadiag::worker::WorkerOptions options;
   options.executable = CUDADIAG_TEST_EXECUTABLE;
   options.step_timeout = timeout;
-  return cudadiag::verify::run_steps(steps, options, env);
+  return cudadiag::worker::run_steps(steps, options, env);
 }
 
 StepOutcome run_driver(const std::string& library, const std::string& mode,
@@ -44,6 +46,11 @@ StepOutcome run_driver(const std::string& library, const std::string& mode,
   auto outcomes = run({{"cuda", "driver", library}}, cudadiag::testing::fake_driver_env({{"CUDADIAG_FAKE_CUDA", mode}}), timeout);
   REQUIRE(outcomes.size() == 1);
   return outcomes.front();
+}
+
+// The result object the child sent (null when none).
+nlohmann::json result(const StepOutcome& outcome) {
+  return outcome.result.empty() ? nlohmann::json() : nlohmann::json::parse(outcome.result, nullptr, false);
 }
 
 bool contains(const std::string& text, std::string_view part) {
@@ -119,7 +126,7 @@ TEST_CASE("worker: a crash in cuInit is reported with the signal, the path and t
   CHECK(outcome.detail ==
         std::string("killed by SIGSEGV while loading ") + CUDADIAG_FAKE_DRIVER + " (in cuInit)");
   CHECK(contains(outcome.stderr_tail, "fake libcuda: crashing in cuInit"));
-  CHECK(outcome.result.is_null());
+  CHECK(outcome.result.empty());
   CHECK(children_of_this_process().empty());
 }
 
@@ -146,7 +153,7 @@ TEST_CASE("worker: a hang is killed at the step timeout and leaves nothing behin
     INFO(outcome.detail);
     CHECK(outcome.status == "timeout");
     CHECK_FALSE(outcome.signal.has_value());
-    CHECK(outcome.result.is_null());
+    CHECK(outcome.result.empty());
     CHECK(outcome.last_phase == (std::string_view(mode) == "hang" ? "cuInit" : "dlopen"));
     CHECK(contains(outcome.detail, "timed out after 1 s while loading"));
     CHECK(outcome.elapsed_ms >= 1000);
@@ -204,20 +211,20 @@ TEST_CASE("worker: an unknown kind is an error carrying the child's message") {
   REQUIRE(outcomes.size() == 1);
   CHECK(outcomes[0].status == "error");
   CHECK(outcomes[0].exit_code == 2);
-  CHECK(contains(outcomes[0].detail, "unknown probe kind 'no-such-kind'"));
-  CHECK(contains(outcomes[0].detail, "driver, nvml, nvrtc, nvjitlink, cudart"));
-  CHECK(outcomes[0].result.is_null());
+  CHECK(contains(outcomes[0].detail, "unknown worker kind 'no-such-kind'"));
+  CHECK(contains(outcomes[0].detail, "driver, nvml, nvrtc, nvjitlink, cudart, selftest, jit_lto, ipc_peer"));
+  CHECK(outcomes[0].result.empty());
 }
 
 TEST_CASE("worker: an executable that cannot be started is an error, not an exception") {
-  cudadiag::verify::WorkerOptions options;
+  cudadiag::worker::WorkerOptions options;
   options.executable = "/nonexistent/cudadiag";
   const auto outcomes =
-      cudadiag::verify::run_steps({{"cuda", "driver", CUDADIAG_FAKE_DRIVER}}, options, cudadiag::testing::fake_driver_env());
+      cudadiag::worker::run_steps({{"cuda", "driver", CUDADIAG_FAKE_DRIVER}}, options, cudadiag::testing::fake_driver_env());
   REQUIRE(outcomes.size() == 1);
   CHECK(outcomes[0].status == "error");
   CHECK(contains(outcomes[0].detail, "could not start the worker /nonexistent/cudadiag"));
-  CHECK(cudadiag::verify::run_steps({}, options, cudadiag::testing::fake_driver_env()).empty());
+  CHECK(cudadiag::worker::run_steps({}, options, cudadiag::testing::fake_driver_env()).empty());
 }
 
 TEST_CASE("worker: a library that cannot be loaded is a result, not a failure of the step") {
@@ -226,15 +233,15 @@ TEST_CASE("worker: a library that cannot be loaded is a result, not a failure of
     REQUIRE(outcome.status == "ok");
     CHECK(outcome.exit_code == 0);
     CHECK(outcome.last_phase == "dlopen");
-    CHECK(outcome.result["loaded"] == false);
-    CHECK(contains(outcome.result["dlopen_error"].get<std::string>(), "/nonexistent/libcuda.so.1"));
-    CHECK(outcome.result["init"].is_null());
+    CHECK(result(outcome)["loaded"] == false);
+    CHECK(contains(result(outcome)["dlopen_error"].get<std::string>(), "/nonexistent/libcuda.so.1"));
+    CHECK(result(outcome)["init"].is_null());
   }
   SUBCASE("a dependency is missing") {
     const auto outcome = run_driver(CUDADIAG_NEEDS_GONE_LIB, "ok");
     REQUIRE(outcome.status == "ok");
-    CHECK(outcome.result["loaded"] == false);
-    CHECK(contains(outcome.result["dlopen_error"].get<std::string>(), "libcudadiag_gone.so"));
+    CHECK(result(outcome)["loaded"] == false);
+    CHECK(contains(result(outcome)["dlopen_error"].get<std::string>(), "libcudadiag_gone.so"));
   }
 }
 
@@ -242,7 +249,7 @@ TEST_CASE("worker: a chatty child does not block, and only the tail of its stder
   const auto outcome = run_driver(CUDADIAG_FAKE_DRIVER, "noisy");
   INFO(outcome.detail);
   CHECK(outcome.status == "ok");
-  CHECK(outcome.result["init"]["code"] == 0);
+  CHECK(result(outcome)["init"]["code"] == 0);
   CHECK(outcome.stderr_tail.size() <= 2048);
   CHECK(outcome.stderr_tail.size() > 1000);
   CHECK(contains(outcome.stderr_tail, "the last line of noise"));

@@ -1,0 +1,45 @@
+// Every kind of work an isolated worker does: one row each. A kind sits above the stages it runs
+// (verify/, selftest/), the process and protocol machinery below them (worker/).
+
+#include "report/worker_kinds.hpp"
+
+#include "selftest/selftest_worker.hpp"
+#include "verify/probes.hpp"
+#include "worker/child.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <span>
+#include <string>
+
+namespace cudadiag::report {
+namespace {
+
+using worker::WorkerKind;
+using Arguments = std::span<char* const>;
+
+// The protocol's text of a result object (bytes that are not UTF-8 replaced, never an exception).
+std::string text(const nlohmann::json& result) {
+  return result.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+// clang-format off
+constexpr WorkerKind k_worker_kinds[] = {
+    {"driver",    "PATH",                       1, [](Arguments a) { return text(verify::probe_driver(a[0])); }},    // libcuda.so.1
+    {"nvml",      "PATH",                       1, [](Arguments a) { return text(verify::probe_nvml(a[0])); }},      // libnvidia-ml.so.1
+    {"nvrtc",     "PATH",                       1, [](Arguments a) { return text(verify::probe_nvrtc(a[0])); }},     // libnvrtc.so.N
+    {"nvjitlink", "PATH",                       1, [](Arguments a) { return text(verify::probe_nvjitlink(a[0])); }}, // libnvJitLink.so.N
+    {"cudart",    "PATH",                       1, [](Arguments a) { return text(verify::probe_cudart(a[0])); }},    // libcudart.so.N
+    {"selftest",  "LIBCUDA CONFIG_JSON",        2, [](Arguments a) { return text(selftest::run_selftest_worker(a[0], a[1])); }},   // one device's tests
+    {"jit_lto",   "NVRTC ARCH CCCL_INCLUDE",    3, [](Arguments a) { return text(selftest::run_jit_lto_compile(a[0], a[1], a[2])); }}, // the jit test's LTO-IR compile
+    {"ipc_peer",  "LIBCUDA",                    1, [](Arguments a) { return text(selftest::run_ipc_peer(a[0])); }},        // the ipc test's second process (socket on fd 4)
+};
+// clang-format on
+
+} // namespace
+
+int worker_main(int argc, char** argv) {
+  worker::serve(argc, argv, k_worker_kinds);
+}
+
+} // namespace cudadiag::report
