@@ -8,10 +8,6 @@
 
 namespace cudadiag::probes {
 
-using discovery::LoaderStep;
-using discovery::PathfinderStep;
-using discovery::Sighting;
-
 namespace {
 
 bool name_exists(const std::string& path) {

@@ -4,8 +4,8 @@
 // decides what is selected, never loads anything and never prints.
 
 #include "core/environment.hpp"
-#include "discovery/candidate.hpp"
 #include "loader/ld_so_cache.hpp"
+#include "probes/candidate.hpp"
 #include "probes/catalog.hpp"
 #include "python/python_environments.hpp"
 
@@ -24,7 +24,7 @@ struct SearchInputs {
 };
 
 struct SearchOutput {
-  std::vector<discovery::Sighting> sightings; // in the strategy's own priority order
+  std::vector<Sighting> sightings; // in the strategy's own priority order
   std::vector<std::string> trace;             // what was looked at, and what was there
 };
 
@@ -47,7 +47,7 @@ std::vector<std::unique_ptr<SearchStrategy>> all_strategies();
 // step; the rest are listed with step none). Used for CUDA_PATH, conda, system toolkits and the
 // toolkit root derived from cudart (cuda-pathfinder's "canary").
 void search_toolkit_root(const ComponentSpec& spec, const SearchInputs& inputs, const std::string& root,
-                         std::string_view found_via, discovery::PathfinderStep step, SearchOutput& out);
+                         std::string_view found_via, PathfinderStep step, SearchOutput& out);
 
 // cuda-pathfinder's derive_ctk_root: <root>/lib64|lib/x or <root>/targets/<triple>/lib64|lib/x -> <root>.
 std::optional<std::string> derive_toolkit_root(const std::string& library_path);

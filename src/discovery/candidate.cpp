@@ -10,24 +10,6 @@
 
 namespace cudadiag::discovery {
 
-std::string_view pathfinder_found_via(PathfinderStep step) {
-  switch (step) {
-  case PathfinderStep::site_packages: return "site-packages";
-  case PathfinderStep::conda: return "conda";
-  case PathfinderStep::system_search: return "system-search";
-  case PathfinderStep::product_root: return "product-root";
-  case PathfinderStep::cuda_path: return "CUDA_PATH";
-  case PathfinderStep::ctk_root: return "system-ctk-root";
-  case PathfinderStep::none: return "";
-  }
-  return "";
-}
-
-std::string pathfinder_found_via(const Sighting& sighting) {
-  return sighting.pathfinder_step == PathfinderStep::product_root ? sighting.found_via
-                                                                   : std::string(pathfinder_found_via(sighting.pathfinder_step));
-}
-
 namespace {
 
 using probes::ComponentKind;
