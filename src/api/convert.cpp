@@ -1,7 +1,5 @@
 #include "api/convert.hpp"
 
-#include "core/json_fields.hpp"
-
 #include <algorithm>
 
 namespace cudadiag::api {
@@ -45,28 +43,22 @@ Component to_public(const discovery::ComponentResult& result) {
   return out;
 }
 
-template <class T> std::optional<T> number(const nlohmann::json& object, std::string_view key) {
-  const auto it = object.find(key);
-  if (it == object.end() || !it->is_number()) {
-    return std::nullopt;
-  }
-  return it->get<T>();
-}
-
-Device to_public_device(const nlohmann::json& device) {
+Device to_public_device(const verify::Device& device) {
   Device out;
-  if (const auto ordinal = json_fields::integer(device, "ordinal")) {
-    out.ordinal = static_cast<int>(*ordinal);
+  if (device.driver) {
+    const auto& driver = *device.driver;
+    out.ordinal = driver.ordinal;
+    out.name = driver.name.value_or("");
+    out.uuid = driver.uuid.value_or("");
+    out.pci_bus_id = driver.pci_bus_id.value_or("");
+    out.compute_capability = driver.compute_capability.value_or("");
+    out.sm_count = driver.sm_count;
+    out.total_memory_bytes = driver.total_memory_bytes;
+    out.peak_bandwidth_gbps = driver.peak_bandwidth_gbps;
+  } else if (device.nvml) { // seen by NVML only
+    out.name = device.nvml->name.value_or("");
+    out.uuid = device.nvml->uuid.value_or("");
   }
-  out.name = json_fields::string_or(device, "name");
-  out.uuid = json_fields::string_or(device, "uuid");
-  out.pci_bus_id = json_fields::string_or(device, "pci_bus_id");
-  out.compute_capability = json_fields::string_or(device, "compute_capability");
-  if (const auto sms = json_fields::integer(device, "sm_count")) {
-    out.sm_count = static_cast<int>(*sms);
-  }
-  out.total_memory_bytes = number<std::uint64_t>(device, "total_memory_bytes");
-  out.peak_bandwidth_gbps = number<double>(device, "peak_bandwidth_gbps");
   return out;
 }
 
@@ -127,10 +119,8 @@ Report to_public(std::shared_ptr<const detail::ReportData> data) {
                  [](const auto& component) { return to_public(component); });
   out.verified = report.verification.ran;
   out.verification_skipped = report.verification.skipped_reason;
-  if (report.verification.devices.is_array()) {
-    for (const auto& device : report.verification.devices) {
-      out.devices.push_back(to_public_device(device));
-    }
+  for (const auto& device : report.verification.devices) {
+    out.devices.push_back(to_public_device(device));
   }
   const auto& selftest = report.selftest;
   std::transform(selftest.tests.begin(), selftest.tests.end(), std::back_inserter(out.tests),

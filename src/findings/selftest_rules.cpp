@@ -25,18 +25,21 @@ std::vector<Finding> evaluate_selftest(const selftest::SelfTestRun& run) {
                                 {"details", test.details}}));
   }
   for (const auto& component : run.score.components) {
-    const double ratio = component.value("ratio", 1.0);
-    if (ratio >= k_slow_ratio) {
+    if (component.ratio >= k_slow_ratio) {
       continue;
     }
     char figures[160];
-    std::snprintf(figures, sizeof figures, "%.1f measured, %.1f expected (%.0f%%)",
-                  component.value("measured", 0.0), component.value("expected", 0.0), 100.0 * ratio);
+    std::snprintf(figures, sizeof figures, "%.1f measured, %.1f expected (%.0f%%)", component.measured,
+                  component.expected, 100.0 * component.ratio);
     out.push_back(make_finding("selftest.slow",
-                               "self-test benchmark " + component.value("benchmark", std::string("?")) +
-                                   " on GPU " + std::to_string(component.value("device", -1)) + ": " +
-                                   figures,
-                               {}, component));
+                               "self-test benchmark " + component.benchmark + " on GPU " +
+                                   std::to_string(component.device) + ": " + figures,
+                               {},
+                               {{"device", component.device},
+                                {"benchmark", component.benchmark},
+                                {"measured", component.measured},
+                                {"expected", component.expected},
+                                {"ratio", component.ratio}}));
   }
   return out;
 }

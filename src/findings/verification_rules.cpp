@@ -1,6 +1,6 @@
 #include "findings/verification_rules.hpp"
 #include "core/filesystem.hpp"
-#include "core/json_fields.hpp"
+#include "verify/facts_codec.hpp"
 
 #include "versions/version_sources.hpp"
 
@@ -94,34 +94,40 @@ std::optional<std::string> file_version(const discovery::DiscoveryResult& discov
   return std::nullopt;
 }
 
-std::optional<std::string> string_field(const nlohmann::json* object, const char* key) {
-  if (object == nullptr || !object->contains(key) || !(*object)[key].is_string()) {
-    return std::nullopt;
+// What a library says its version is, through its API: cudart's runtime version, NVRTC's and
+// nvJitLink's "13.0".
+std::optional<MajorMinor> reported_version(const verify::ProbeFacts& facts) {
+  if (const auto* cudart = std::get_if<verify::CudartFacts>(&facts)) {
+    return cudart->runtime_version ? std::optional(from_cuda_int(*cudart->runtime_version)) : std::nullopt;
   }
-  return (*object)[key].get<std::string>();
+  std::optional<std::string> text;
+  if (const auto* nvrtc = std::get_if<verify::NvrtcFacts>(&facts)) {
+    text = nvrtc->version;
+  } else if (const auto* nvjitlink = std::get_if<verify::NvJitLinkFacts>(&facts)) {
+    text = nvjitlink->version;
+  }
+  return text ? parse_major_minor(*text) : std::nullopt;
 }
 
-std::optional<std::int64_t> int_field(const nlohmann::json* object, const char* key) {
-  if (object == nullptr || !object->contains(key) || !(*object)[key].is_number_integer()) {
-    return std::nullopt;
+// ["a","b"], as the names appear in the message.
+std::string quoted_list(const std::vector<std::string>& names) {
+  std::string out = "[";
+  for (const auto& name : names) {
+    out += (out.size() > 1 ? ",\"" : "\"") + name + "\"";
   }
-  return (*object)[key].get<std::int64_t>();
+  return out + "]";
 }
 
 // The version of a library as it says itself, else as its files say.
 std::optional<MajorMinor> effective_version(const discovery::DiscoveryResult& discovery,
                                             const verify::Verification& verification, std::string_view name) {
-  const auto* result = verification.result(name);
-  if (name == "cudart") {
-    if (auto runtime = int_field(result, "runtime_version")) {
-      return from_cuda_int(*runtime);
-    }
-  } else if (auto reported = string_field(result, "version")) {
-    if (auto parsed = parse_major_minor(*reported)) {
-      return parsed;
+  const auto* step = verification.step(name);
+  if (step != nullptr && step->status == "ok") {
+    if (auto reported = reported_version(step->facts)) {
+      return reported;
     }
   }
-  if (const auto* step = verification.step(name)) {
+  if (step != nullptr) {
     if (auto version = file_version(discovery, *step)) {
       return parse_major_minor(*version);
     }
@@ -185,29 +191,22 @@ void check_steps(const discovery::DiscoveryResult& discovery, const verify::Veri
       out.push_back(std::move(finding));
       continue;
     }
-    const auto& result = step.facts;
-    if (!json_fields::bool_or(result, "loaded", false)) {
+    const auto* facts = verify::load_facts(step.facts);
+    if (facts == nullptr || !facts->loaded) {
+      const auto error = facts != nullptr ? facts->dlopen_error : std::nullopt;
       out.push_back(make_finding("verify.load_failed",
-                                 step.id + ": dlopen(\"" + step.path + "\") failed: " +
-                                     json_fields::string_or(result, "dlopen_error", "unknown error"),
-                                 {step.id}, {{"path", step.path}, {"dlopen_error", json_fields::string_or(result, "dlopen_error")}}));
+                                 step.id + ": dlopen(\"" + step.path + "\") failed: " + error.value_or("unknown error"),
+                                 {step.id}, {{"path", step.path}, {"dlopen_error", error.value_or("")}}));
       continue;
     }
-    if (result.contains("missing_symbols") && result["missing_symbols"].is_array() && !result["missing_symbols"].empty()) {
+    if (!facts->missing_symbols.empty()) {
       out.push_back(make_finding("verify.missing_symbols",
-                                 step.id + ": " + step.path + " lacks " + result["missing_symbols"].dump(), {step.id},
-                                 {{"path", step.path}, {"missing_symbols", result["missing_symbols"]}}));
+                                 step.id + ": " + step.path + " lacks " + quoted_list(facts->missing_symbols), {step.id},
+                                 {{"path", step.path}, {"missing_symbols", facts->missing_symbols}}));
     }
     // What the API says against what the files say (major.minor).
     if (step.id == "nvrtc" || step.id == "nvJitLink" || step.id == "cudart") {
-      std::optional<MajorMinor> api;
-      if (step.id == "cudart") {
-        if (auto runtime = int_field(&result, "runtime_version")) {
-          api = from_cuda_int(*runtime);
-        }
-      } else if (auto reported = string_field(&result, "version")) {
-        api = parse_major_minor(*reported);
-      }
+      const auto api = reported_version(step.facts);
       const auto files = file_version(discovery, step);
       const auto files_mm = files ? parse_major_minor(*files) : std::nullopt;
       if (api && files_mm && *api != *files_mm) {
@@ -222,7 +221,7 @@ void check_steps(const discovery::DiscoveryResult& discovery, const verify::Veri
 void check_driver(const discovery::DiscoveryResult& discovery, const verify::Verification& verification,
                   std::vector<Finding>& out) {
   const auto* step = verification.step("cuda");
-  const auto* driver = verification.result("cuda");
+  const auto* driver = verification.driver();
   if (step == nullptr || driver == nullptr) {
     return;
   }
@@ -230,16 +229,15 @@ void check_driver(const discovery::DiscoveryResult& discovery, const verify::Ver
     out.push_back(make_finding("driver.forward_compat", "the loaded libcuda " + step->path + " is a forward-compatibility copy",
                                {"cuda"}, {{"path", step->path}}));
   }
-  if (!driver->contains("init") || !(*driver)["init"].is_object()) {
+  if (!driver->init) {
     return;
   }
-  const auto& init = (*driver)["init"];
-  const auto code = static_cast<int>(json_fields::integer(init, "code").value_or(0));
+  const auto code = driver->init->code;
   if (code == 0) {
     return;
   }
-  const auto name = json_fields::string_or(init, "name", "CUresult " + std::to_string(code));
-  const auto description = json_fields::string_or(init, "description");
+  const auto name = driver->init->name.value_or("CUresult " + std::to_string(code));
+  const auto description = driver->init->description.value_or("");
   const nlohmann::json evidence = {{"path", step->path}, {"code", code}, {"name", name}, {"description", description}};
   if (code == 34) {
     bool already = false;
@@ -268,22 +266,22 @@ void check_driver(const discovery::DiscoveryResult& discovery, const verify::Ver
 
 // The driver's CUDA version (cuDriverGetVersion, else NVML's) and its branch (NVML's driver
 // version, else the libcuda file name: libcuda.so.580.95.05 -> 580).
-struct DriverFacts {
+struct DriverVersions {
   std::optional<MajorMinor> cuda;
   std::optional<int> branch;
   std::string evidence_path;
 };
 
-DriverFacts driver_facts(const discovery::DiscoveryResult& discovery, const verify::Verification& verification) {
-  DriverFacts facts;
-  const auto* driver = verification.result("cuda");
-  const auto* nvml = verification.result("nvml");
-  if (auto version = int_field(driver, "driver_version"); version && *version > 0) {
-    facts.cuda = from_cuda_int(*version);
-  } else if (auto nvml_version = int_field(nvml, "cuda_driver_version"); nvml_version && *nvml_version > 0) {
-    facts.cuda = from_cuda_int(*nvml_version);
+DriverVersions driver_versions(const discovery::DiscoveryResult& discovery, const verify::Verification& verification) {
+  DriverVersions facts;
+  const auto* driver = verification.driver();
+  const auto* nvml = verification.nvml();
+  if (driver != nullptr && driver->driver_version && *driver->driver_version > 0) {
+    facts.cuda = from_cuda_int(*driver->driver_version);
+  } else if (nvml != nullptr && nvml->cuda_driver_version && *nvml->cuda_driver_version > 0) {
+    facts.cuda = from_cuda_int(*nvml->cuda_driver_version);
   }
-  std::optional<std::string> branch_text = string_field(nvml, "driver_version");
+  std::optional<std::string> branch_text = nvml != nullptr ? nvml->driver_version : std::nullopt;
   if (!branch_text) {
     if (const auto* cuda = library(discovery, "cuda"); cuda != nullptr && cuda->loader_candidate() != nullptr &&
                                                         cuda->loader_candidate()->version && !cuda->loader_candidate()->is_stub) {
@@ -309,10 +307,8 @@ std::optional<MajorMinor> version_of_choice(const discovery::ComponentResult& co
   const bool same_file = step != nullptr && (step->path == choice.via.path ||
                                              (loaded_real && candidate.realpath && *loaded_real == *candidate.realpath));
   if (same_file) {
-    if (auto reported = string_field(verification.result(component.spec->name), "version")) {
-      if (auto parsed = parse_major_minor(*reported)) {
-        return parsed;
-      }
+    if (auto reported = reported_version(step->facts)) {
+      return reported;
     }
   }
   return candidate.version ? parse_major_minor(candidate.version->version) : std::nullopt;
@@ -379,7 +375,7 @@ void check_nvjitlink_pairs(const discovery::DiscoveryResult& discovery, const ve
 
 void check_versions(const discovery::DiscoveryResult& discovery, const verify::Verification& verification,
                     std::vector<Finding>& out) {
-  const auto driver = driver_facts(discovery, verification);
+  const auto driver = driver_versions(discovery, verification);
   const auto nvrtc = effective_version(discovery, verification, "nvrtc");
   const auto cudart = effective_version(discovery, verification, "cudart");
 
@@ -453,28 +449,20 @@ void check_versions(const discovery::DiscoveryResult& discovery, const verify::V
 }
 
 void check_builtins(const verify::Verification& verification, std::vector<Finding>& out) {
-  const auto* nvrtc = verification.result("nvrtc");
-  if (nvrtc == nullptr || !nvrtc->contains("builtins") || !(*nvrtc)["builtins"].is_object()) {
-    return;
-  }
-  const auto& builtins = (*nvrtc)["builtins"];
-  if (json_fields::bool_or(builtins, "loadable", true)) {
+  const auto* nvrtc = verification.nvrtc();
+  if (nvrtc == nullptr || !nvrtc->builtins || nvrtc->builtins->loadable) {
     return;
   }
   // Evidence decides the severity: when the same report's compile check succeeded, NVRTC found a
   // builtins library elsewhere (ld.so.cache, LD_LIBRARY_PATH): compilations work here, but depend
   // on that other copy (a warning); only a failed or unknown compile means every compilation fails.
-  const auto* compile = nvrtc->contains("compile_check") && (*nvrtc)["compile_check"].is_object()
-                            ? &(*nvrtc)["compile_check"] : nullptr;
-  const bool compiled = compile != nullptr && json_fields::bool_or(*compile, "ok", false);
-  const auto used = json_fields::string_or(builtins, "used");
+  const auto& builtins = *nvrtc->builtins;
+  const bool compiled = nvrtc->compile_check && nvrtc->compile_check->ok;
+  const auto used = builtins.used.value_or("");
   out.push_back(make_finding("nvrtc.builtins_missing",
-                             json_fields::string_or(builtins, "expected", "libnvrtc-builtins") + " is not loadable next to " +
-                                 json_fields::string_or(*nvrtc, "library") + ": " +
-                                 (builtins.contains("error") && builtins["error"].is_string()
-                                      ? builtins["error"].get<std::string>()
-                                      : std::string("not found")),
-                             {"nvrtc"}, {{"builtins", builtins}, {"compile_check_ok", compiled}},
+                             builtins.expected + " is not loadable next to " + nvrtc->library + ": " +
+                                 builtins.error.value_or("not found"),
+                             {"nvrtc"}, {{"builtins", verify::to_json(builtins)}, {"compile_check_ok", compiled}},
                              compiled ? std::optional(Severity::warning) : std::nullopt));
   if (compiled) {
     out.back().message += "; the compile check still succeeded" +

@@ -1,6 +1,7 @@
 #include "report/json_report.hpp"
 
 #include "core/utf8.hpp"
+#include "verify/facts_codec.hpp"
 
 namespace cudadiag::report {
 
@@ -129,7 +130,7 @@ json step_to_json(const verify::LibraryStep& step) {
           {"last_phase", text(step.last_phase)},
           {"stderr_tail", text(step.stderr_tail)},
           {"elapsed_ms", step.elapsed_ms},
-          {"result", step.facts.is_null() ? json(nullptr) : sanitized(step.facts)}};
+          {"result", sanitized(verify::to_json(step.facts))}};
 }
 
 json verification_to_json(const verify::Verification& verification) {
@@ -194,7 +195,7 @@ json report_to_json(const Report& report) {
             {"distro", optional_text(host.distro)}}},
           {"environment", environment_to_json(report)},
           {"components", components},
-          {"devices", sanitized(report.verification.devices)},
+          {"devices", sanitized(verify::devices_to_json(report.verification.devices))},
           {"verification", verification_to_json(report.verification)},
           {"selftest", sanitized(selftest::selftest_to_json(report.selftest))},
           {"findings", found},

@@ -79,21 +79,29 @@ std::string components_table(const Report& report, TextStyle style) {
 
 // What a loaded library said about its own version, in a short form.
 std::string reported_version(const verify::LibraryStep& step) {
-  const auto& result = step.facts;
-  if (!result.is_object()) {
-    return "-";
+  const auto cuda_version = [](int value) {
+    return "CUDA " + std::to_string(value / 1000) + "." + std::to_string((value % 1000) / 10);
+  };
+  if (const auto* nvrtc = std::get_if<verify::NvrtcFacts>(&step.facts); nvrtc != nullptr && nvrtc->version) {
+    return *nvrtc->version;
   }
-  if (result.contains("version") && result["version"].is_string()) {
-    return result["version"].get<std::string>();
+  if (const auto* nvjitlink = std::get_if<verify::NvJitLinkFacts>(&step.facts);
+      nvjitlink != nullptr && nvjitlink->version) {
+    return *nvjitlink->version;
   }
-  for (const char* key : {"runtime_version", "driver_version"}) {
-    if (result.contains(key) && result[key].is_number_integer()) {
-      const auto value = result[key].get<long long>();
-      return "CUDA " + std::to_string(value / 1000) + "." + std::to_string((value % 1000) / 10);
+  if (const auto* cudart = std::get_if<verify::CudartFacts>(&step.facts)) {
+    if (cudart->runtime_version) {
+      return cuda_version(*cudart->runtime_version);
     }
-    if (result.contains(key) && result[key].is_string()) {
-      return result[key].get<std::string>();
+    if (cudart->driver_version) {
+      return cuda_version(*cudart->driver_version);
     }
+  }
+  if (const auto* driver = std::get_if<verify::DriverFacts>(&step.facts); driver != nullptr && driver->driver_version) {
+    return cuda_version(*driver->driver_version);
+  }
+  if (const auto* nvml = std::get_if<verify::NvmlFacts>(&step.facts); nvml != nullptr && nvml->driver_version) {
+    return *nvml->driver_version;
   }
   return "-";
 }
@@ -106,11 +114,12 @@ std::string verification_section(const Report& report, TextStyle style) {
   }
   for (const auto& step : verification.steps) {
     std::string state = step.status;
-    if (step.status == "ok" && step.facts.is_object() && !json_fields::bool_or(step.facts, "loaded", false)) {
+    const auto* facts = verify::load_facts(step.facts);
+    const auto* driver = std::get_if<verify::DriverFacts>(&step.facts);
+    if (step.status == "ok" && facts != nullptr && !facts->loaded) {
       state = "load failed";
-    } else if (step.status == "ok" && step.facts.is_object() && step.facts.contains("init") &&
-               step.facts["init"].is_object() && json_fields::integer(step.facts["init"], "code").value_or(0) != 0) {
-      state = "cuInit: " + json_fields::string_or(step.facts["init"], "name", "error " + std::to_string(json_fields::integer(step.facts["init"], "code").value_or(0)));
+    } else if (step.status == "ok" && driver != nullptr && driver->init && driver->init->code != 0) {
+      state = "cuInit: " + driver->init->name.value_or("error " + std::to_string(driver->init->code));
     }
     const auto color = state == "ok" ? k_green : k_red;
     out += "  " + pad(step.id, 11) + paint(style, color, pad(state, 44)) + " " + pad(reported_version(step), 14) +
@@ -131,36 +140,36 @@ std::string devices_section(const Report& report, TextStyle style) {
   if (devices.empty()) {
     return out + "  none visible to CUDA\n";
   }
+  const auto number = [](const std::optional<unsigned>& value) { return value ? std::to_string(*value) : "null"; };
   for (const auto& device : devices) {
-    const auto ordinal = device.contains("ordinal") && device["ordinal"].is_number_integer()
-                             ? std::to_string(device["ordinal"].get<int>())
-                             : std::string("-");
-    std::string line = "  GPU " + ordinal + "  " + json_fields::string_or(device, "name", "?");
-    if (device.contains("compute_capability")) {
-      line += "  cc " + json_fields::string_or(device, "compute_capability", "?");
-    }
-    if (device.contains("sm_count") && device["sm_count"].is_number_integer()) {
-      line += "  " + std::to_string(device["sm_count"].get<int>()) + " SMs";
-    }
-    if (device.contains("total_memory_bytes") && device["total_memory_bytes"].is_number()) {
-      line += "  " + std::to_string(device["total_memory_bytes"].get<double>() / 1e9).substr(0, 5) + " GB";
-    }
-    if (device.contains("peak_bandwidth_gbps") && device["peak_bandwidth_gbps"].is_number()) {
-      line += "  peak " + std::to_string(static_cast<long long>(device["peak_bandwidth_gbps"].get<double>())) + " GB/s";
+    const auto* driver = device.driver ? &*device.driver : nullptr;
+    const bool queried = driver != nullptr && !driver->error; // cuDeviceGet worked: every field was asked
+    const auto ordinal = driver != nullptr ? std::to_string(driver->ordinal) : std::string("-");
+    const std::string name = driver != nullptr ? driver->name.value_or("?")
+                                               : (device.nvml ? device.nvml->name.value_or("") : std::string());
+    std::string line = "  GPU " + ordinal + "  " + name;
+    if (queried) {
+      line += "  cc " + driver->compute_capability.value_or("?");
+      if (driver->sm_count) {
+        line += "  " + std::to_string(*driver->sm_count) + " SMs";
+      }
+      if (driver->total_memory_bytes) {
+        line += "  " + std::to_string(static_cast<double>(*driver->total_memory_bytes) / 1e9).substr(0, 5) + " GB";
+      }
+      if (driver->peak_bandwidth_gbps) {
+        line += "  peak " + std::to_string(static_cast<long long>(*driver->peak_bandwidth_gbps)) + " GB/s";
+      }
     }
     out += to_valid_utf8(line) + "\n";
-    if (device.contains("pci_bus_id") || device.contains("uuid")) {
-      out += "    " + to_valid_utf8(json_fields::string_or(device, "pci_bus_id") + "  " + json_fields::string_or(device, "uuid")) + "\n";
+    if (queried) {
+      out += "    " + to_valid_utf8(driver->pci_bus_id.value_or("") + "  " + driver->uuid.value_or("")) + "\n";
+    } else if (driver == nullptr) {
+      out += "    " + to_valid_utf8("  " + (device.nvml ? device.nvml->uuid.value_or("") : std::string())) + "\n";
     }
-    if (device.contains("nvml") && device["nvml"].is_object()) {
-      const auto& nvml = device["nvml"];
-      if (nvml.contains("pcie") && nvml["pcie"].is_object()) {
-        const auto& pcie = nvml["pcie"];
-        out += "    PCIe gen " + pcie.value("gen_current", nlohmann::json(nullptr)).dump() + " x" +
-               pcie.value("width_current", nlohmann::json(nullptr)).dump() + " (max gen " +
-               pcie.value("gen_max", nlohmann::json(nullptr)).dump() + " x" +
-               pcie.value("width_max", nlohmann::json(nullptr)).dump() + ")\n";
-      }
+    if (device.nvml && device.nvml->pcie) {
+      const auto& pcie = *device.nvml->pcie;
+      out += "    PCIe gen " + number(pcie.gen_current) + " x" + number(pcie.width_current) + " (max gen " +
+             number(pcie.gen_max) + " x" + number(pcie.width_max) + ")\n";
     }
   }
   return out;

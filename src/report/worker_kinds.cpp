@@ -4,6 +4,7 @@
 #include "report/worker_kinds.hpp"
 
 #include "selftest/selftest_worker.hpp"
+#include "verify/facts_codec.hpp"
 #include "verify/probes.hpp"
 #include "worker/child.hpp"
 
@@ -25,11 +26,11 @@ std::string text(const nlohmann::json& result) {
 
 // clang-format off
 constexpr WorkerKind k_worker_kinds[] = {
-    {"driver",    "PATH",                       1, [](Arguments a) { return text(verify::probe_driver(a[0])); }},    // libcuda.so.1
-    {"nvml",      "PATH",                       1, [](Arguments a) { return text(verify::probe_nvml(a[0])); }},      // libnvidia-ml.so.1
-    {"nvrtc",     "PATH",                       1, [](Arguments a) { return text(verify::probe_nvrtc(a[0])); }},     // libnvrtc.so.N
-    {"nvjitlink", "PATH",                       1, [](Arguments a) { return text(verify::probe_nvjitlink(a[0])); }}, // libnvJitLink.so.N
-    {"cudart",    "PATH",                       1, [](Arguments a) { return text(verify::probe_cudart(a[0])); }},    // libcudart.so.N
+    {"driver",    "PATH",                       1, [](Arguments a) { return verify::encode(verify::probe_driver(a[0])); }},    // libcuda.so.1
+    {"nvml",      "PATH",                       1, [](Arguments a) { return verify::encode(verify::probe_nvml(a[0])); }},      // libnvidia-ml.so.1
+    {"nvrtc",     "PATH",                       1, [](Arguments a) { return verify::encode(verify::probe_nvrtc(a[0])); }},     // libnvrtc.so.N
+    {"nvjitlink", "PATH",                       1, [](Arguments a) { return verify::encode(verify::probe_nvjitlink(a[0])); }}, // libnvJitLink.so.N
+    {"cudart",    "PATH",                       1, [](Arguments a) { return verify::encode(verify::probe_cudart(a[0])); }},    // libcudart.so.N
     {"selftest",  "LIBCUDA CONFIG_JSON",        2, [](Arguments a) { return text(selftest::run_selftest_worker(a[0], a[1])); }},   // one device's tests
     {"jit_lto",   "NVRTC ARCH CCCL_INCLUDE",    3, [](Arguments a) { return text(selftest::run_jit_lto_compile(a[0], a[1], a[2])); }}, // the jit test's LTO-IR compile
     {"ipc_peer",  "LIBCUDA",                    1, [](Arguments a) { return text(selftest::run_ipc_peer(a[0])); }},        // the ipc test's second process (socket on fd 4)

@@ -24,13 +24,10 @@ const std::vector<BenchmarkReference>& benchmark_references() {
 
 namespace {
 
-double device_peak(const json& devices, int ordinal) {
-  if (devices.is_array()) {
-    for (const auto& device : devices) {
-      if (device.is_object() && device.value("ordinal", json()) == json(ordinal) &&
-          device.contains("peak_bandwidth_gbps") && device["peak_bandwidth_gbps"].is_number()) {
-        return device["peak_bandwidth_gbps"].get<double>();
-      }
+double device_peak(const std::vector<verify::Device>& devices, int ordinal) {
+  for (const auto& device : devices) {
+    if (device.driver && device.driver->ordinal == ordinal && device.driver->peak_bandwidth_gbps) {
+      return *device.driver->peak_bandwidth_gbps;
     }
   }
   return 0;
@@ -47,7 +44,7 @@ const Metric* find_metric(const TestResult& test, std::string_view name) {
 
 } // namespace
 
-Score score(const std::vector<TestResult>& tests, const json& devices, Level level) {
+Score score(const std::vector<TestResult>& tests, const std::vector<verify::Device>& devices, Level level) {
   Score result;
   std::map<int, std::vector<double>> ratios; // per device
   std::map<int, bool> gates;
@@ -68,12 +65,9 @@ Score score(const std::vector<TestResult>& tests, const json& devices, Level lev
           (level == Level::full ? reference.full : reference.quick) * peak / k_reference_peak_gbps;
       const double ratio = metric->value / expected;
       ratios[*test.device].push_back(std::min(1.0, ratio));
-      result.components.push_back(
-          {{"device", *test.device},
-           {"benchmark", std::string(reference.test) + "." + std::string(reference.metric)},
-           {"measured", metric->value},
-           {"expected", expected},
-           {"ratio", ratio}});
+      result.components.push_back(ScoreComponent{*test.device,
+                                                 std::string(reference.test) + "." + std::string(reference.metric),
+                                                 metric->value, expected, ratio});
     }
   }
   std::optional<double> lowest;
@@ -101,9 +95,17 @@ Score score(const std::vector<TestResult>& tests, const json& devices, Level lev
 }
 
 json score_to_json(const Score& score) {
+  json components = json::array();
+  for (const auto& component : score.components) {
+    components.push_back({{"device", component.device},
+                          {"benchmark", component.benchmark},
+                          {"measured", component.measured},
+                          {"expected", component.expected},
+                          {"ratio", component.ratio}});
+  }
   return {{"value", score.value ? json(*score.value) : json(nullptr)},
           {"correctness_passed", score.correctness_passed},
-          {"components", score.components}};
+          {"components", components}};
 }
 
 } // namespace cudadiag::selftest

@@ -26,7 +26,7 @@ const std::vector<BenchmarkReference>& benchmark_references();
 inline constexpr double k_reference_peak_gbps = 4814.3;
 
 // `devices` is the report's merged device list (for each ordinal's peak_bandwidth_gbps).
-Score score(const std::vector<TestResult>& tests, const nlohmann::json& devices, Level level);
+Score score(const std::vector<TestResult>& tests, const std::vector<verify::Device>& devices, Level level);
 nlohmann::json score_to_json(const Score& score);
 
 } // namespace cudadiag::selftest

@@ -5,7 +5,6 @@
 #include "selftest/selftest.hpp"
 
 #include "core/filesystem.hpp"
-#include "core/json_fields.hpp"
 #include "selftest/runner.hpp"
 #include "selftest/score.hpp"
 #include "selftest/selftest_worker.hpp"
@@ -92,20 +91,19 @@ DriverView driver_view(const verify::Verification& verification, const std::stri
         "no GPU: loading the driver " + step->status + (step->detail.empty() ? "" : ": " + step->detail);
     return view;
   }
-  const auto& result = step->facts;
-  const auto& init = result.contains("init") ? result["init"] : json();
-  const auto code = json_fields::integer(init, "code");
-  if (!code) {
-    view.no_device_reason = "no GPU: the driver could not be initialised (" +
-                            json_fields::string_or(result, "dlopen_error", "cuInit was not reached") + ")";
+  const auto* driver = std::get_if<verify::DriverFacts>(&step->facts);
+  if (driver == nullptr || !driver->init) {
+    const auto dlopen_error = driver != nullptr ? driver->dlopen_error : std::nullopt;
+    view.no_device_reason =
+        "no GPU: the driver could not be initialised (" + dlopen_error.value_or("cuInit was not reached") + ")";
     return view;
   }
-  if (*code != 0) {
-    view.no_device_reason = "no GPU: cuInit returned " + json_fields::string_or(init, "name", "error") +
-                            " (" + std::to_string(*code) + ")";
+  if (driver->init->code != 0) {
+    view.no_device_reason = "no GPU: cuInit returned " + driver->init->name.value_or("error") + " (" +
+                            std::to_string(driver->init->code) + ")";
     return view;
   }
-  view.device_count = static_cast<int>(json_fields::integer(result, "device_count").value_or(0));
+  view.device_count = driver->device_count.value_or(0);
   if (view.device_count == 0) {
     view.no_device_reason = "no GPU: the driver sees no device (CUDA_VISIBLE_DEVICES?)";
   }
@@ -113,12 +111,12 @@ DriverView driver_view(const verify::Verification& verification, const std::stri
 }
 
 // The compute capability verification reported for a device, as 10 x major + minor.
-std::optional<int> device_arch(const json& devices, int ordinal) {
+std::optional<int> device_arch(const std::vector<verify::Device>& devices, int ordinal) {
   for (const auto& device : devices) {
-    if (device.is_object() && json_fields::integer(device, "ordinal") == ordinal) {
+    if (device.driver && device.driver->ordinal == ordinal) {
       // The worker's text, which a loaded library could have forged: parsed without exceptions or
       // overflow ("9.0" -> 90; anything else, or a part above 999, is unknown).
-      const auto cc = json_fields::string_or(device, "compute_capability");
+      const auto cc = device.driver->compute_capability.value_or("");
       const auto number = [](std::string_view text) -> std::optional<int> {
         int value = 0;
         const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);

@@ -89,10 +89,19 @@ struct TestResult {
 // ("Self-test score"): 0 when a correctness gate failed, else 100 x the geometric mean over the
 // benchmarks that ran of min(1, measured / expected), where expected is what CUB reaches on an H200
 // scaled by this device's attribute peak bandwidth.
+// One benchmark's part in the score.
+struct ScoreComponent {
+  int device = 0;
+  std::string benchmark; // "reduce.f32_gbps": test key and metric name
+  double measured = 0;
+  double expected = 0; // the H200 reference scaled by this device's peak bandwidth
+  double ratio = 0;    // measured / expected (not capped)
+};
+
 struct Score {
   std::optional<double> value; // nullopt when no benchmark ran (no GPU)
   bool correctness_passed = true;
-  nlohmann::json components = nlohmann::json::array(); // [{device, benchmark, measured, expected, ratio}]
+  std::vector<ScoreComponent> components;
 };
 
 struct SelfTestRun {

@@ -10,10 +10,12 @@
 
 #include <array>
 #include <cmath>
+#include <cstdint>
 #include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace cudadiag::verify {
 namespace {
@@ -21,7 +23,6 @@ namespace {
 using worker::report_phase;
 namespace cu = cuda_api::cu;
 using cuda_api::find_cuda_error;
-using json = nlohmann::json;
 
 // The entry points the probe calls, resolved through cuGetProcAddress; null when unresolved.
 struct DriverApi {
@@ -57,11 +58,10 @@ DriverApi resolve_all(cuda_api::DriverResolver& resolver) {
   return api;
 }
 
-// {"code", "name", "description"}: the driver's own strings when it can decode the code, else
-// cudadiag's table, else null.
-json describe(const DriverApi& api, cu::CUresult code) {
-  json name = nullptr;
-  json description = nullptr;
+// The driver's own strings when it can decode the code, else cudadiag's table's, else nullopt.
+CuResultInfo describe(const DriverApi& api, cu::CUresult code) {
+  std::optional<std::string> name;
+  std::optional<std::string> description;
   const char* text = nullptr;
   if (api.get_error_name != nullptr && api.get_error_name(code, &text) == cu::CUDA_SUCCESS &&
       text != nullptr) {
@@ -73,14 +73,14 @@ json describe(const DriverApi& api, cu::CUresult code) {
     description = text;
   }
   if (const auto* known = find_cuda_error(code); known != nullptr) {
-    if (name.is_null()) {
+    if (!name) {
       name = std::string(known->name);
     }
-    if (description.is_null()) {
+    if (!description) {
       description = std::string(known->description);
     }
   }
-  return {{"code", static_cast<int>(code)}, {"name", name}, {"description", description}};
+  return CuResultInfo{static_cast<int>(code), std::move(name), std::move(description)};
 }
 
 std::string format_uuid(const cu::CUuuid& uuid) {
@@ -125,7 +125,7 @@ constexpr BoolAttribute k_bool_attributes[] = {
 
 class DeviceQuery {
 public:
-  DeviceQuery(const DriverApi& api, cu::CUdevice device, json& errors)
+  DeviceQuery(const DriverApi& api, cu::CUdevice device, std::vector<std::string>& errors)
       : m_api(api), m_device(device), m_errors(errors) {}
 
   std::optional<int> attribute(cu::CUdevice_attribute attribute, const char* what) const {
@@ -155,43 +155,39 @@ public:
 private:
   const DriverApi& m_api;
   cu::CUdevice m_device;
-  json& m_errors;
+  std::vector<std::string>& m_errors;
 };
 
-json optional_int(const std::optional<int>& value) {
-  return value ? json(*value) : json(nullptr);
-}
-
-json probe_device(const DriverApi& api, int ordinal) {
-  json errors = json::array();
-  json device = {{"ordinal", ordinal}};
+DriverDevice probe_device(const DriverApi& api, int ordinal) {
+  DriverDevice device;
+  device.ordinal = ordinal;
   cu::CUdevice handle = 0;
   if (api.device_get == nullptr || api.device_get(&handle, ordinal) != cu::CUDA_SUCCESS) {
-    device["error"] = "cuDeviceGet failed";
+    device.error = "cuDeviceGet failed";
     return device;
   }
-  const DeviceQuery query(api, handle, errors);
+  const DeviceQuery query(api, handle, device.errors);
 
-  json name = nullptr;
+  std::optional<std::string> name;
   if (std::array<char, 256> buffer{};
       api.device_get_name != nullptr &&
       query.check(api.device_get_name(buffer.data(), static_cast<int>(buffer.size() - 1), handle),
                   "cuDeviceGetName")) {
     name = std::string(buffer.data());
   }
-  json uuid = nullptr;
+  std::optional<std::string> uuid;
   if (cu::CUuuid raw{};
       api.device_get_uuid != nullptr && query.check(api.device_get_uuid(&raw, handle), "cuDeviceGetUuid")) {
     uuid = format_uuid(raw);
   }
-  json pci_bus_id = nullptr;
+  std::optional<std::string> pci_bus_id;
   if (std::array<char, 64> buffer{};
       api.device_get_pci_bus_id != nullptr &&
       query.check(api.device_get_pci_bus_id(buffer.data(), static_cast<int>(buffer.size() - 1), handle),
                   "cuDeviceGetPCIBusId")) {
     pci_bus_id = std::string(buffer.data());
   }
-  json total_memory = nullptr;
+  std::optional<std::uint64_t> total_memory;
   if (std::size_t bytes = 0; api.device_total_mem != nullptr &&
                              query.check(api.device_total_mem(&bytes, handle), "cuDeviceTotalMem")) {
     total_memory = bytes;
@@ -208,49 +204,37 @@ json probe_device(const DriverApi& api, int ordinal) {
   const auto l2_cache = query.attribute(cu::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, "l2_cache_size");
   const auto compute_mode = query.attribute(cu::CU_DEVICE_ATTRIBUTE_COMPUTE_MODE, "compute_mode");
 
-  json peak_bandwidth = nullptr;
+  std::optional<double> peak_bandwidth;
   if (memory_clock && bus_width && *memory_clock > 0 && *bus_width > 0) {
     // Double data rate: 2 transfers per clock, bus width in bits.
     const double bytes_per_second = 2.0 * *memory_clock * 1000.0 * (*bus_width / 8.0);
     peak_bandwidth = std::round(bytes_per_second / 1e8) / 10.0; // GB/s, one decimal
   }
 
-  json attributes = json::object();
   for (const auto& entry : k_bool_attributes) {
     const auto value = query.attribute(entry.attribute, entry.key);
-    attributes[entry.key] = value ? json(*value != 0) : json(nullptr);
+    device.attributes[entry.key] = value ? std::optional(*value != 0) : std::nullopt;
   }
 
-  device["name"] = name;
-  device["uuid"] = uuid;
-  device["pci_bus_id"] = pci_bus_id;
-  device["compute_capability"] =
-      major && minor ? json(std::to_string(*major) + "." + std::to_string(*minor)) : json(nullptr);
-  device["sm_count"] = optional_int(sm_count);
-  device["total_memory_bytes"] = total_memory;
-  device["memory_clock_khz"] = optional_int(memory_clock);
-  device["memory_bus_width_bits"] = optional_int(bus_width);
-  device["peak_bandwidth_gbps"] = peak_bandwidth;
-  device["l2_cache_bytes"] = optional_int(l2_cache);
-  device["compute_mode"] = optional_int(compute_mode);
-  device["attributes"] = attributes;
-  device["errors"] = errors;
+  device.name = name;
+  device.uuid = uuid;
+  device.pci_bus_id = pci_bus_id;
+  if (major && minor) {
+    device.compute_capability = std::to_string(*major) + "." + std::to_string(*minor);
+  }
+  device.sm_count = sm_count;
+  device.total_memory_bytes = total_memory;
+  device.memory_clock_khz = memory_clock;
+  device.memory_bus_width_bits = bus_width;
+  device.peak_bandwidth_gbps = peak_bandwidth;
+  device.l2_cache_bytes = l2_cache;
+  device.compute_mode = compute_mode;
   return device;
 }
 
-json probe(const std::string& path) {
-  json out = {{"library", path},
-              {"loaded", false},
-              {"dlopen_error", nullptr},
-              {"missing_symbols", json::array()},
-              {"get_proc_address", nullptr},
-              {"get_proc_address_error", nullptr},
-              {"init", nullptr},
-              {"driver_version", nullptr},
-              {"driver_version_error", nullptr},
-              {"device_count", nullptr},
-              {"devices", json::array()},
-              {"is_stub", false}};
+DriverFacts probe(const std::string& path) {
+  DriverFacts out;
+  out.library = path;
 
   report_phase("dlopen");
   ::dlerror();
@@ -258,10 +242,10 @@ json probe(const std::string& path) {
   void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     const char* error = ::dlerror();
-    out["dlopen_error"] = error != nullptr ? error : "dlopen failed";
+    out.dlopen_error = error != nullptr ? error : "dlopen failed";
     return out;
   }
-  out["loaded"] = true;
+  out.loaded = true;
 
   report_phase("cuGetProcAddress");
   cuda_api::MissingSymbols missing;
@@ -273,26 +257,26 @@ json probe(const std::string& path) {
     missing.add("cuGetProcAddress_v2");
     api.driver_get_version = reinterpret_cast<cu::PfnDriverGetVersion>(::dlsym(handle, "cuDriverGetVersion"));
   } else {
-    out["get_proc_address"] = resolver.get_proc_address_name();
+    out.get_proc_address = resolver.get_proc_address_name();
     api = resolve_all(resolver);
     if (const auto failure = resolver.failure()) {
-      out["get_proc_address_error"] = describe(api, *failure);
-      out["is_stub"] = *failure == cu::CUDA_ERROR_STUB_LIBRARY;
+      out.get_proc_address_error = describe(api, *failure);
+      out.is_stub = *failure == cu::CUDA_ERROR_STUB_LIBRARY;
     }
   }
 
-  out["missing_symbols"] = missing.names();
+  out.missing_symbols = missing.names();
 
   // Works without (and before) cuInit; the stub fails it with 34.
   if (api.driver_get_version != nullptr) {
     report_phase("cuDriverGetVersion");
     int version = 0;
     if (const auto result = api.driver_get_version(&version); result == cu::CUDA_SUCCESS) {
-      out["driver_version"] = version;
+      out.driver_version = version;
     } else {
-      out["driver_version_error"] = describe(api, result);
+      out.driver_version_error = describe(api, result);
       if (result == cu::CUDA_ERROR_STUB_LIBRARY) {
-        out["is_stub"] = true;
+        out.is_stub = true;
       }
     }
   }
@@ -302,9 +286,9 @@ json probe(const std::string& path) {
 
   report_phase("cuInit");
   const auto init = api.init(0);
-  out["init"] = describe(api, init);
+  out.init = describe(api, init);
   if (init == cu::CUDA_ERROR_STUB_LIBRARY) {
-    out["is_stub"] = true;
+    out.is_stub = true;
   }
   if (init != cu::CUDA_SUCCESS || api.device_get_count == nullptr) {
     return out;
@@ -315,24 +299,23 @@ json probe(const std::string& path) {
   if (api.device_get_count(&count) != cu::CUDA_SUCCESS || count < 0) {
     return out;
   }
-  out["device_count"] = count;
+  out.device_count = count;
   for (int ordinal = 0; ordinal < count; ++ordinal) {
-    out["devices"].push_back(probe_device(api, ordinal));
+    out.devices.push_back(probe_device(api, ordinal));
   }
   return out;
 }
 
 } // namespace
 
-nlohmann::json probe_driver(const std::string& path) {
+DriverFacts probe_driver(const std::string& path) {
   try {
     return probe(path);
   } catch (const std::exception& error) {
-    return {{"library", path},
-            {"loaded", false},
-            {"dlopen_error", nullptr},
-            {"missing_symbols", json::array()},
-            {"error", std::string("internal error: ") + error.what()}};
+    DriverFacts failed;
+    failed.library = path;
+    failed.internal_error = std::string("internal error: ") + error.what();
+    return failed;
   }
 }
 

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,7 +30,6 @@ namespace cudart = cuda_api::cudart;
 using cuda_api::DlHandle;
 using cuda_api::MissingSymbols;
 using cuda_api::SymbolResolver;
-using nlohmann::json;
 
 constexpr std::size_t k_max_log_chars = 2000; // compile logs are cut to this many characters
 
@@ -38,14 +38,14 @@ std::string version_text(long long major, long long minor) {
 }
 
 // dlopens `path`; on failure records dlopen_error and returns false.
-bool open_library(const std::string& path, DlHandle& handle, json& result) {
+bool open_library(const std::string& path, DlHandle& handle, LoadFacts& facts) {
   report_phase("dlopen");
   handle = DlHandle(path);
   if (!handle.loaded()) {
-    result["dlopen_error"] = library_text(handle.error().c_str());
+    facts.dlopen_error = library_text(handle.error().c_str());
     return false;
   }
-  result["loaded"] = true;
+  facts.loaded = true;
   return true;
 }
 
@@ -78,22 +78,22 @@ NvrtcApi resolve_nvrtc(const DlHandle& handle, MissingSymbols& missing) {
   return api;
 }
 
-json nvrtc_result_name(const NvrtcApi& api, nvrtc::Result code) {
+std::optional<std::string> nvrtc_result_name(const NvrtcApi& api, nvrtc::Result code) {
   if (api.get_error_string == nullptr) {
-    return nullptr;
+    return std::nullopt;
   }
   report_phase("nvrtcGetErrorString");
   const char* text = api.get_error_string(code);
-  return text != nullptr ? json(library_text(text)) : json(nullptr);
+  return text != nullptr ? std::optional(library_text(text)) : std::nullopt;
 }
 
 // Compiles `extern "C" __global__ void k(){}` with no options: NVRTC loads its builtins library
 // (by name, through the ordinary search) during the compile, so this fails with
-// NVRTC_ERROR_BUILTIN_OPERATION_FAILURE when the builtins cannot be found. Null when an entry
+// NVRTC_ERROR_BUILTIN_OPERATION_FAILURE when the builtins cannot be found. Nullopt when an entry
 // point is missing.
-json nvrtc_compile_check(const NvrtcApi& api) {
+std::optional<NvrtcCompileCheck> nvrtc_compile_check(const NvrtcApi& api) {
   if (api.create_program == nullptr || api.compile_program == nullptr || api.destroy_program == nullptr) {
-    return nullptr;
+    return std::nullopt;
   }
   static constexpr const char* k_source = "extern \"C\" __global__ void k() {}\n";
   nvrtc::Program program = nullptr;
@@ -101,11 +101,8 @@ json nvrtc_compile_check(const NvrtcApi& api) {
   const nvrtc::Result created =
       api.create_program(&program, k_source, "cudadiag_check.cu", 0, nullptr, nullptr);
   if (created != nvrtc::k_success) {
-    return json{{"ok", false},
-                {"step", "nvrtcCreateProgram"},
-                {"code", created},
-                {"name", nvrtc_result_name(api, created)},
-                {"log", ""}};
+    return NvrtcCompileCheck{
+        .ok = false, .step = "nvrtcCreateProgram", .code = created, .name = nvrtc_result_name(api, created), .log = ""};
   }
   report_phase("nvrtcCompileProgram");
   const nvrtc::Result compiled = api.compile_program(program, 0, nullptr);
@@ -132,11 +129,11 @@ json nvrtc_compile_check(const NvrtcApi& api) {
     log.resize(k_max_log_chars);
     log += "...";
   }
-  return json{{"ok", compiled == nvrtc::k_success},
-              {"step", "nvrtcCompileProgram"},
-              {"code", compiled},
-              {"name", nvrtc_result_name(api, compiled)},
-              {"log", log}};
+  return NvrtcCompileCheck{.ok = compiled == nvrtc::k_success,
+                           .step = "nvrtcCompileProgram",
+                           .code = compiled,
+                           .name = nvrtc_result_name(api, compiled),
+                           .log = log};
 }
 
 // The builtins library NVRTC has loaded, if any: its SONAME is `expected`, so a no-load dlopen by
@@ -149,41 +146,37 @@ std::string loaded_builtins(const std::string& expected) {
 
 // {"expected", "path", "loadable", "error"} for libnvrtc-builtins.so.MAJOR.MINOR beside the real
 // file of `nvrtc_path`, plus "used": the file the compile check made NVRTC load (or null).
-json nvrtc_builtins(const std::string& nvrtc_path, const std::string& expected, const std::string& used) {
+NvrtcBuiltins nvrtc_builtins(const std::string& nvrtc_path, const std::string& expected, const std::string& used) {
   const auto real = fs::real_path(nvrtc_path);
   const std::string dir = fs::parent(real ? *real : nvrtc_path);
   const std::string candidate = fs::join(dir, expected);
-  json builtins{{"expected", expected},
-                {"path", nullptr},
-                {"loadable", false},
-                {"error", nullptr},
-                {"used", used.empty() ? json(nullptr) : json(used)}};
+  NvrtcBuiltins builtins;
+  builtins.expected = expected;
+  if (!used.empty()) {
+    builtins.used = used;
+  }
   if (!fs::exists(candidate)) {
-    builtins["error"] = "not found next to libnvrtc";
+    builtins.error = "not found next to libnvrtc";
     return builtins;
   }
-  builtins["path"] = candidate;
+  builtins.path = candidate;
   report_phase("dlopen " + expected);
   const DlHandle handle(candidate);
-  builtins["loadable"] = handle.loaded();
+  builtins.loadable = handle.loaded();
   if (!handle.loaded()) {
-    builtins["error"] = library_text(handle.error().c_str());
+    builtins.error = library_text(handle.error().c_str());
   }
   return builtins;
 }
 
-void nvrtc_probe(const std::string& path, json& result) {
-  result["version"] = nullptr;
-  result["supported_archs"] = nullptr;
-  result["builtins"] = nullptr;
-  result["compile_check"] = nullptr;
+void nvrtc_probe(const std::string& path, NvrtcFacts& result) {
   DlHandle handle;
   if (!open_library(path, handle, result)) {
     return;
   }
   MissingSymbols missing;
   const NvrtcApi api = resolve_nvrtc(handle, missing);
-  result["missing_symbols"] = missing_symbols_json(missing);
+  result.missing_symbols = missing.sorted();
 
   int major = 0;
   int minor = 0;
@@ -191,10 +184,10 @@ void nvrtc_probe(const std::string& path, json& result) {
   if (api.version != nullptr) {
     report_phase("nvrtcVersion");
     if (const nvrtc::Result code = api.version(&major, &minor); code == nvrtc::k_success) {
-      result["version"] = version_text(major, minor);
+      result.version = version_text(major, minor);
       have_version = true;
     } else {
-      result["version_error"] = code;
+      result.version_error = code;
     }
   }
   if (api.get_num_supported_archs != nullptr && api.get_supported_archs != nullptr) {
@@ -205,28 +198,23 @@ void nvrtc_probe(const std::string& path, json& result) {
       std::vector<int> archs(static_cast<std::size_t>(count), 0);
       report_phase("nvrtcGetSupportedArchs");
       if (count == 0 || api.get_supported_archs(archs.data()) == nvrtc::k_success) {
-        result["supported_archs"] = archs;
+        result.supported_archs = archs;
       }
     }
   }
 
   // The compile runs first: it makes NVRTC search for its builtins by name, and a builtins file
   // this probe loaded by path beforehand would answer that search in its place (same SONAME).
-  result["compile_check"] = nvrtc_compile_check(api);
+  result.compile_check = nvrtc_compile_check(api);
   if (have_version) {
     const std::string expected = "libnvrtc-builtins.so." + version_text(major, minor);
-    result["builtins"] = nvrtc_builtins(path, expected, loaded_builtins(expected));
+    result.builtins = nvrtc_builtins(path, expected, loaded_builtins(expected));
   }
 }
 
 // --- nvJitLink ---
 
-void nvjitlink_probe(const std::string& path, json& result) {
-  result["version"] = nullptr;
-  result["version_api"] = nullptr;
-  result["versioned_symbol"] = nullptr;
-  result["entry_point_versions"] = json::array();
-  result["create_check"] = nullptr;
+void nvjitlink_probe(const std::string& path, NvJitLinkFacts& result) {
   DlHandle handle;
   if (!open_library(path, handle, result)) {
     return;
@@ -245,20 +233,20 @@ void nvjitlink_probe(const std::string& path, json& result) {
     unsigned minor = 0;
     report_phase("nvJitLinkVersion");
     if (const nvjitlink::Result code = version(&major, &minor); code == nvjitlink::k_success) {
-      result["version"] = version_text(major, minor);
+      result.version = version_text(major, minor);
       major_seen = std::max(major_seen, static_cast<int>(std::min(major, 1000U)));
     } else {
-      result["version_error"] = code;
+      result.version_error = code;
     }
-    result["version_api"] = "nvJitLinkVersion";
+    result.version_api = "nvJitLinkVersion";
   } else {
     // 12.0-12.2: no version query; the newest __nvJitLinkCreate_12_N tells the minor version.
     for (int minor = 9; minor >= 0; --minor) {
       const std::string candidate = "__nvJitLinkCreate_12_" + std::to_string(minor);
       if (handle.symbol<nvjitlink::CreateFn>(candidate.c_str()) != nullptr) {
-        result["version"] = version_text(12, minor);
-        result["version_api"] = "versioned_symbols";
-        result["versioned_symbol"] = candidate;
+        result.version = version_text(12, minor);
+        result.version_api = "versioned_symbols";
+        result.versioned_symbol = candidate;
         suffix = "_12_" + std::to_string(minor);
         break;
       }
@@ -278,7 +266,7 @@ void nvjitlink_probe(const std::string& path, json& result) {
       }
     }
   }
-  result["entry_point_versions"] = present_versions;
+  result.entry_point_versions = present_versions;
 
   const SymbolResolver sym(handle, missing);
   nvjitlink::CreateFn create = nullptr;
@@ -293,7 +281,7 @@ void nvjitlink_probe(const std::string& path, json& result) {
       (void)sym.require<void (*)()>(name.c_str());
     }
   }
-  result["missing_symbols"] = missing_symbols_json(missing);
+  result.missing_symbols = missing.sorted();
 
   if (create != nullptr && destroy != nullptr) {
     static constexpr std::array<const char*, 1> k_options{"-arch=sm_90"};
@@ -306,19 +294,17 @@ void nvjitlink_probe(const std::string& path, json& result) {
       destroy(&linker);
     }
     const std::string_view name = nvjitlink::result_name(code);
-    result["create_check"] = json{{"ok", code == nvjitlink::k_success},
-                                  {"options", k_options},
-                                  {"code", code},
-                                  {"name", name.empty() ? json(nullptr) : json(std::string(name))}};
+    result.create_check = NvJitLinkCreateCheck{
+        .ok = code == nvjitlink::k_success,
+        .options = std::vector<std::string>(k_options.begin(), k_options.end()),
+        .code = code,
+        .name = name.empty() ? std::nullopt : std::optional(std::string(name))};
   }
 }
 
 // --- CUDA runtime ---
 
-void cudart_probe(const std::string& path, json& result) {
-  result["runtime_version"] = nullptr;
-  result["driver_version"] = nullptr;
-  result["driver_version_error"] = nullptr;
+void cudart_probe(const std::string& path, CudartFacts& result) {
   DlHandle handle;
   if (!open_library(path, handle, result)) {
     return;
@@ -335,25 +321,24 @@ void cudart_probe(const std::string& path, json& result) {
   const auto runtime_get_version = sym.require<cudart::RuntimeGetVersionFn>("cudaRuntimeGetVersion");
   const auto driver_get_version = sym.require<cudart::DriverGetVersionFn>("cudaDriverGetVersion");
   const auto get_error_name = sym.require<cudart::GetErrorNameFn>("cudaGetErrorName");
-  result["missing_symbols"] = missing_symbols_json(missing);
+  result.missing_symbols = missing.sorted();
 
-  const auto error_name = [&](cudart::Error code) -> json {
+  const auto error_name = [&](cudart::Error code) -> std::optional<std::string> {
     if (get_error_name == nullptr) {
-      return nullptr;
+      return std::nullopt;
     }
     report_phase("cudaGetErrorName");
     const char* text = get_error_name(code);
-    return text != nullptr ? json(library_text(text)) : json(nullptr);
+    return text != nullptr ? std::optional(library_text(text)) : std::nullopt;
   };
 
   if (runtime_get_version != nullptr) {
     int version = 0;
     report_phase("cudaRuntimeGetVersion");
     if (const cudart::Error code = runtime_get_version(&version); code == cudart::k_success) {
-      result["runtime_version"] = version;
+      result.runtime_version = version;
     } else {
-      result["runtime_version_error"] = code;
-      result["runtime_version_error_name"] = error_name(code);
+      result.runtime_version_error = CudartError{code, error_name(code)};
     }
   }
   if (driver_get_version != nullptr) {
@@ -361,26 +346,25 @@ void cudart_probe(const std::string& path, json& result) {
     // Loads libcuda.so.1 by name; 0 with success means no driver was found.
     report_phase("cudaDriverGetVersion");
     if (const cudart::Error code = driver_get_version(&version); code == cudart::k_success) {
-      result["driver_version"] = version;
+      result.driver_version = version;
     } else {
-      result["driver_version_error"] = code;
-      result["driver_version_error_name"] = error_name(code);
+      result.driver_version_error = CudartError{code, error_name(code)};
     }
   }
 }
 
 } // namespace
 
-json probe_nvrtc(const std::string& path) {
-  return run_probe(path, [&](json& result) { nvrtc_probe(path, result); });
+NvrtcFacts probe_nvrtc(const std::string& path) {
+  return run_probe<NvrtcFacts>(path, [&](NvrtcFacts& result) { nvrtc_probe(path, result); });
 }
 
-json probe_nvjitlink(const std::string& path) {
-  return run_probe(path, [&](json& result) { nvjitlink_probe(path, result); });
+NvJitLinkFacts probe_nvjitlink(const std::string& path) {
+  return run_probe<NvJitLinkFacts>(path, [&](NvJitLinkFacts& result) { nvjitlink_probe(path, result); });
 }
 
-json probe_cudart(const std::string& path) {
-  return run_probe(path, [&](json& result) { cudart_probe(path, result); });
+CudartFacts probe_cudart(const std::string& path) {
+  return run_probe<CudartFacts>(path, [&](CudartFacts& result) { cudart_probe(path, result); });
 }
 
 } // namespace cudadiag::verify

@@ -11,6 +11,8 @@
 
 #include <array>
 #include <initializer_list>
+#include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,7 +26,6 @@ namespace nvml = cuda_api::nvml;
 using cuda_api::DlHandle;
 using cuda_api::MissingSymbols;
 using cuda_api::SymbolResolver;
-using nlohmann::json;
 
 // The typed symbol table. A null entry was absent from the library (and is in missing_symbols,
 // unless a fallback was found).
@@ -106,19 +107,17 @@ NvmlApi resolve_api(const DlHandle& handle, MissingSymbols& missing) {
   return api;
 }
 
-// {"code", "name", "description"}: the enumerator name from nvml.h, the library's own text.
-json return_object(const NvmlApi& api, nvml::Return code) {
+// The enumerator name from nvml.h, the library's own text.
+NvmlReturnInfo return_info(const NvmlApi& api, nvml::Return code) {
   const std::string_view name = nvml::return_name(code);
-  json description = nullptr;
+  NvmlReturnInfo info{code, name.empty() ? std::nullopt : std::optional(std::string(name)), std::nullopt};
   if (api.error_string != nullptr) {
     report_phase("nvmlErrorString");
     if (const char* text = api.error_string(code); text != nullptr) {
-      description = library_text(text);
+      info.description = library_text(text);
     }
   }
-  return json{{"code", code},
-              {"name", name.empty() ? json(nullptr) : json(std::string(name))},
-              {"description", description}};
+  return info;
 }
 
 std::string error_name(nvml::Return code) {
@@ -130,7 +129,7 @@ std::string error_name(nvml::Return code) {
 // function's name. Returns whether it succeeded.
 class DeviceCalls {
 public:
-  DeviceCalls(unsigned index, json& errors) : m_index(index), m_errors(errors) {}
+  DeviceCalls(unsigned index, std::map<std::string, std::string>& errors) : m_index(index), m_errors(errors) {}
 
   template <class Fn, class... Args> bool call(const char* name, Fn fn, Args... args) {
     if (fn == nullptr) {
@@ -147,23 +146,17 @@ public:
 
 private:
   unsigned m_index;
-  json& m_errors;
+  std::map<std::string, std::string>& m_errors;
 };
 
-json enable_state(nvml::EnableState state) {
+bool enable_state(nvml::EnableState state) {
   return state == nvml::k_feature_enabled;
 }
 
-json probe_device(const NvmlApi& api, unsigned index) {
-  json device{{"index", index},           {"name", nullptr},
-              {"uuid", nullptr},          {"pci_bus_id", nullptr},
-              {"pci_device_id", nullptr}, {"pcie", nullptr},
-              {"ecc", nullptr},           {"ecc_uncorrected_aggregate", nullptr},
-              {"remapped_rows", nullptr}, {"persistence_mode", nullptr},
-              {"mig_mode", nullptr},      {"clocks_event_reasons", nullptr},
-              {"errors", json::object()}};
-  json& errors = device["errors"];
-  DeviceCalls calls(index, errors);
+NvmlDevice probe_device(const NvmlApi& api, unsigned index) {
+  NvmlDevice device;
+  device.index = index;
+  DeviceCalls calls(index, device.errors);
 
   nvml::Device handle = nullptr;
   if (!calls.call("nvmlDeviceGetHandleByIndex_v2", api.device_get_handle_by_index, index, &handle)) {
@@ -173,44 +166,43 @@ json probe_device(const NvmlApi& api, unsigned index) {
   std::array<char, nvml::k_device_name_buffer_size> name{};
   if (calls.call("nvmlDeviceGetName", api.device_get_name, handle, name.data(),
                  nvml::k_device_name_buffer_size)) {
-    device["name"] = library_text(name.data(), name.size());
+    device.name = library_text(name.data(), name.size());
   }
   std::array<char, nvml::k_device_uuid_buffer_size> uuid{};
   if (calls.call("nvmlDeviceGetUUID", api.device_get_uuid, handle, uuid.data(),
                  nvml::k_device_uuid_buffer_size)) {
-    device["uuid"] = library_text(uuid.data(), uuid.size());
+    device.uuid = library_text(uuid.data(), uuid.size());
   }
   nvml::PciInfo pci{};
   if (calls.call("nvmlDeviceGetPciInfo_v3", api.device_get_pci_info, handle, &pci)) {
-    device["pci_bus_id"] = library_text(pci.bus_id, sizeof pci.bus_id);
-    device["pci_device_id"] = pci.pci_device_id;
+    device.pci_bus_id = library_text(pci.bus_id, sizeof pci.bus_id);
+    device.pci_device_id = pci.pci_device_id;
   }
 
-  json pcie{
-      {"gen_current", nullptr}, {"gen_max", nullptr}, {"width_current", nullptr}, {"width_max", nullptr}};
-  const auto link_value = [&](const char* key, const char* fn_name, nvml::DeviceGetUintFn fn) {
+  NvmlPcie pcie;
+  const auto link_value = [&](std::optional<unsigned>& field, const char* fn_name, nvml::DeviceGetUintFn fn) {
     unsigned value = 0;
     if (calls.call(fn_name, fn, handle, &value)) {
-      pcie[key] = value;
+      field = value;
     }
   };
-  link_value("gen_current", "nvmlDeviceGetCurrPcieLinkGeneration", api.device_get_curr_pcie_link_generation);
-  link_value("gen_max", "nvmlDeviceGetMaxPcieLinkGeneration", api.device_get_max_pcie_link_generation);
-  link_value("width_current", "nvmlDeviceGetCurrPcieLinkWidth", api.device_get_curr_pcie_link_width);
-  link_value("width_max", "nvmlDeviceGetMaxPcieLinkWidth", api.device_get_max_pcie_link_width);
-  device["pcie"] = pcie;
+  link_value(pcie.gen_current, "nvmlDeviceGetCurrPcieLinkGeneration", api.device_get_curr_pcie_link_generation);
+  link_value(pcie.gen_max, "nvmlDeviceGetMaxPcieLinkGeneration", api.device_get_max_pcie_link_generation);
+  link_value(pcie.width_current, "nvmlDeviceGetCurrPcieLinkWidth", api.device_get_curr_pcie_link_width);
+  link_value(pcie.width_max, "nvmlDeviceGetMaxPcieLinkWidth", api.device_get_max_pcie_link_width);
+  device.pcie = pcie;
 
   nvml::EnableState ecc_current = 0;
   nvml::EnableState ecc_pending = 0;
   if (calls.call("nvmlDeviceGetEccMode", api.device_get_ecc_mode, handle, &ecc_current, &ecc_pending)) {
-    device["ecc"] = json{{"current", enable_state(ecc_current)}, {"pending", enable_state(ecc_pending)}};
+    device.ecc = NvmlEcc{enable_state(ecc_current), enable_state(ecc_pending)};
   } else {
-    device["ecc"] = json{{"current", nullptr}, {"pending", nullptr}};
+    device.ecc = NvmlEcc{};
   }
   unsigned long long uncorrected = 0;
   if (calls.call("nvmlDeviceGetTotalEccErrors", api.device_get_total_ecc_errors, handle,
                  nvml::k_memory_error_type_uncorrected, nvml::k_aggregate_ecc, &uncorrected)) {
-    device["ecc_uncorrected_aggregate"] = uncorrected;
+    device.ecc_uncorrected_aggregate = uncorrected;
   }
   unsigned correctable = 0;
   unsigned uncorrectable = 0;
@@ -218,66 +210,54 @@ json probe_device(const NvmlApi& api, unsigned index) {
   unsigned failed = 0;
   if (calls.call("nvmlDeviceGetRemappedRows", api.device_get_remapped_rows, handle, &correctable,
                  &uncorrectable, &pending, &failed)) {
-    device["remapped_rows"] = json{{"correctable", correctable},
-                                   {"uncorrectable", uncorrectable},
-                                   {"pending", pending != 0},
-                                   {"failed", failed != 0}};
+    device.remapped_rows = NvmlRemappedRows{correctable, uncorrectable, pending != 0, failed != 0};
   }
   nvml::EnableState persistence = 0;
   if (calls.call("nvmlDeviceGetPersistenceMode", api.device_get_persistence_mode, handle, &persistence)) {
-    device["persistence_mode"] = enable_state(persistence);
+    device.persistence_mode = enable_state(persistence);
   }
   unsigned mig_current = 0;
   unsigned mig_pending = 0;
   if (calls.call("nvmlDeviceGetMigMode", api.device_get_mig_mode, handle, &mig_current, &mig_pending)) {
-    device["mig_mode"] =
-        json{{"current", mig_current == nvml::k_mig_enable}, {"pending", mig_pending == nvml::k_mig_enable}};
+    device.mig_mode = NvmlMigMode{mig_current == nvml::k_mig_enable, mig_pending == nvml::k_mig_enable};
   }
   unsigned long long reasons = 0;
   if (api.clocks_event_reasons_api != nullptr &&
       calls.call(api.clocks_event_reasons_api, api.device_get_clocks_event_reasons, handle, &reasons)) {
-    json active = json::array();
+    NvmlClocksEventReasons active{reasons, {}};
     for (const auto& reason : nvml::k_clocks_event_reasons) {
       if ((reasons & reason.bit) != 0) {
-        active.push_back(std::string(reason.name));
+        active.active.emplace_back(reason.name);
       }
     }
-    device["clocks_event_reasons"] = json{{"mask", reasons}, {"active", active}};
+    device.clocks_event_reasons = active;
   }
   return device;
 }
 
-void probe(const std::string& path, json& result) {
+void probe(const std::string& path, NvmlFacts& result) {
   report_phase("dlopen");
   const DlHandle handle(path);
   if (!handle.loaded()) {
-    result["dlopen_error"] = library_text(handle.error().c_str());
+    result.dlopen_error = library_text(handle.error().c_str());
     return;
   }
-  result["loaded"] = true;
+  result.loaded = true;
   MissingSymbols missing;
   const NvmlApi api = resolve_api(handle, missing);
-  result["missing_symbols"] = missing_symbols_json(missing);
-  result["init"] = nullptr;
-  result["driver_version"] = nullptr;
-  result["nvml_version"] = nullptr;
-  result["cuda_driver_version"] = nullptr;
-  result["cuda_driver_version_api"] = nullptr;
-  result["device_count"] = nullptr;
-  result["devices"] = json::array();
-  result["errors"] = json::object();
+  result.missing_symbols = missing.sorted();
   if (api.init == nullptr) {
     return;
   }
 
   report_phase("nvmlInit_v2");
   const nvml::Return init = api.init();
-  result["init"] = return_object(api, init);
+  result.init = return_info(api, init);
   if (init != nvml::k_success) {
     return;
   }
 
-  json& errors = result["errors"];
+  auto& errors = result.errors;
   const auto system_call = [&](const char* name, auto fn, auto... args) {
     if (fn == nullptr) {
       return false;
@@ -294,25 +274,25 @@ void probe(const std::string& path, json& result) {
   std::array<char, nvml::k_system_driver_version_buffer_size> driver{};
   if (system_call("nvmlSystemGetDriverVersion", api.system_get_driver_version, driver.data(),
                   nvml::k_system_driver_version_buffer_size)) {
-    result["driver_version"] = library_text(driver.data(), driver.size());
+    result.driver_version = library_text(driver.data(), driver.size());
   }
   std::array<char, nvml::k_system_nvml_version_buffer_size> nvml_version{};
   if (system_call("nvmlSystemGetNVMLVersion", api.system_get_nvml_version, nvml_version.data(),
                   nvml::k_system_nvml_version_buffer_size)) {
-    result["nvml_version"] = library_text(nvml_version.data(), nvml_version.size());
+    result.nvml_version = library_text(nvml_version.data(), nvml_version.size());
   }
   int cuda_driver_version = 0;
   if (api.cuda_driver_version_api != nullptr &&
       system_call(api.cuda_driver_version_api, api.system_get_cuda_driver_version, &cuda_driver_version)) {
-    result["cuda_driver_version"] = cuda_driver_version;
-    result["cuda_driver_version_api"] = api.cuda_driver_version_api;
+    result.cuda_driver_version = cuda_driver_version;
+    result.cuda_driver_version_api = api.cuda_driver_version_api;
   }
   unsigned count = 0;
   if (system_call("nvmlDeviceGetCount_v2", api.device_get_count, &count)) {
-    result["device_count"] = count;
+    result.device_count = count;
     constexpr unsigned k_max_devices = 256; // a garbage count must not make the probe run for ever
     for (unsigned index = 0; index < count && index < k_max_devices; ++index) {
-      result["devices"].push_back(probe_device(api, index));
+      result.devices.push_back(probe_device(api, index));
     }
   }
 
@@ -326,8 +306,8 @@ void probe(const std::string& path, json& result) {
 
 } // namespace
 
-json probe_nvml(const std::string& path) {
-  return run_probe(path, [&](json& result) { probe(path, result); });
+NvmlFacts probe_nvml(const std::string& path) {
+  return run_probe<NvmlFacts>(path, [&](NvmlFacts& result) { probe(path, result); });
 }
 
 } // namespace cudadiag::verify

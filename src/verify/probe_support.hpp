@@ -1,29 +1,15 @@
 #pragma once
-// Pieces every verify probe shares: the common result skeleton of probes.hpp, turning text a
-// library wrote into something JSON can always serialise, and the never-throw wrapper.
+// Pieces every verify probe shares: turning text a library wrote into something JSON can always
+// serialise, and the never-throw wrapper.
 
-#include "cuda_api/library.hpp"
-
-#include <nlohmann/json.hpp>
-
-#include <algorithm>
 #include <cstddef>
 #include <cstring>
 #include <exception>
 #include <string>
 #include <string_view>
 #include <utility>
-#include <vector>
 
 namespace cudadiag::verify {
-
-// {"library": path, "loaded": false, "dlopen_error": null, "missing_symbols": []}.
-inline nlohmann::json new_probe_result(const std::string& path) {
-  return nlohmann::json{{"library", path},
-                        {"loaded", false},
-                        {"dlopen_error", nullptr},
-                        {"missing_symbols", nlohmann::json::array()}};
-}
 
 // Text a library wrote into a buffer of `capacity` bytes: up to the first NUL (never past the
 // buffer), with every byte outside printable ASCII replaced by '?', so that the report's JSON
@@ -50,34 +36,25 @@ inline std::string library_text(const char* text) {
   return text != nullptr ? library_text(text, ::strnlen(text, k_max)) : std::string();
 }
 
-// Calls `body(result)` on a fresh skeleton for `path`; anything it throws becomes
-// "probe_error": message, so a probe never throws. (Every throwing step is inside a try, the
-// handlers' own allocations too; only non-throwing moves of the result remain outside.)
-template <class Body>
-nlohmann::json run_probe(const std::string& path, Body&& body) noexcept { // NOLINT(bugprone-exception-escape)
-  nlohmann::json result;
+// Calls `body(facts)` on fresh facts for `path`; anything it throws becomes `probe_error`, so a
+// probe never throws. (Every throwing step is inside a try, the handlers' own allocations too.)
+template <class Facts, class Body> Facts run_probe(const std::string& path, Body&& body) noexcept {
+  Facts facts;
   try {
-    result = new_probe_result(path);
-    std::forward<Body>(body)(result);
+    facts.library = path;
+    std::forward<Body>(body)(facts);
   } catch (const std::exception& error) {
     try {
-      result["probe_error"] = library_text(error.what());
-    } catch (...) {
-      return nlohmann::json(); // out of memory: nothing sensible left to report
+      facts.probe_error = library_text(error.what());
+    } catch (...) { // out of memory: nothing sensible left to say
     }
   } catch (...) {
     try {
-      result["probe_error"] = "unknown exception";
+      facts.probe_error = "unknown exception";
     } catch (...) {
-      return nlohmann::json();
     }
   }
-  return result;
-}
-
-// The missing names as the JSON array of the skeleton, sorted, without duplicates.
-inline nlohmann::json missing_symbols_json(const cuda_api::MissingSymbols& missing) {
-  return nlohmann::json(missing.sorted());
+  return facts;
 }
 
 } // namespace cudadiag::verify

@@ -1,5 +1,6 @@
 #include "verify/verification.hpp"
-#include "core/json_fields.hpp"
+
+#include "verify/facts_codec.hpp"
 
 namespace cudadiag::verify {
 
@@ -12,12 +13,30 @@ const LibraryStep* Verification::step(std::string_view component) const {
   return nullptr;
 }
 
-const nlohmann::json* Verification::result(std::string_view component) const {
-  const auto* outcome = step(component);
-  if (outcome == nullptr || outcome->status != "ok" || !outcome->facts.is_object()) {
-    return nullptr;
-  }
-  return &outcome->facts;
+namespace {
+
+// The answer of type Facts of the step for `component`, when that step completed.
+template <class Facts> const Facts* answer(const Verification& verification, std::string_view component) {
+  const auto* step = verification.step(component);
+  return step != nullptr && step->status == "ok" ? std::get_if<Facts>(&step->facts) : nullptr;
+}
+
+} // namespace
+
+const DriverFacts* Verification::driver() const {
+  return answer<DriverFacts>(*this, "cuda");
+}
+const NvmlFacts* Verification::nvml() const {
+  return answer<NvmlFacts>(*this, "nvml");
+}
+const NvrtcFacts* Verification::nvrtc() const {
+  return answer<NvrtcFacts>(*this, "nvrtc");
+}
+const NvJitLinkFacts* Verification::nvjitlink() const {
+  return answer<NvJitLinkFacts>(*this, "nvJitLink");
+}
+const CudartFacts* Verification::cudart() const {
+  return answer<CudartFacts>(*this, "cudart");
 }
 
 std::vector<worker::WorkerStep> plan_steps(const discovery::DiscoveryResult& discovery) {
@@ -38,27 +57,28 @@ std::vector<worker::WorkerStep> plan_steps(const discovery::DiscoveryResult& dis
   return steps;
 }
 
-nlohmann::json merge_devices(const nlohmann::json* driver, const nlohmann::json* nvml) {
-  nlohmann::json devices = nlohmann::json::array();
-  if (driver != nullptr && driver->contains("devices") && (*driver)["devices"].is_array()) {
-    devices = (*driver)["devices"];
+std::vector<Device> merge_devices(const DriverFacts* driver, const NvmlFacts* nvml) {
+  std::vector<Device> devices;
+  if (driver != nullptr) {
+    for (const auto& device : driver->devices) {
+      devices.push_back(Device{device, std::nullopt});
+    }
   }
-  if (nvml == nullptr || !nvml->contains("devices") || !(*nvml)["devices"].is_array()) {
+  if (nvml == nullptr) {
     return devices;
   }
-  for (const auto& health : (*nvml)["devices"]) {
+  for (const auto& health : nvml->devices) {
     bool matched = false;
     for (auto& device : devices) {
-      const auto uuid = json_fields::string_or(device, "uuid");
-      if (!uuid.empty() && uuid == json_fields::string_or(health, "uuid")) {
-        device["nvml"] = health;
+      const auto uuid = device.driver ? device.driver->uuid.value_or("") : std::string();
+      if (!uuid.empty() && uuid == health.uuid.value_or("")) {
+        device.nvml = health;
         matched = true;
       }
     }
     if (!matched) {
       // A GPU NVML sees but the driver API does not (hidden by CUDA_VISIBLE_DEVICES, or cuInit failed).
-      devices.push_back({{"ordinal", nullptr}, {"name", json_fields::string_or(health, "name")}, {"uuid", json_fields::string_or(health, "uuid")},
-                         {"visible_to_cuda", false}, {"nvml", health}});
+      devices.push_back(Device{std::nullopt, health});
     }
   }
   return devices;
@@ -89,11 +109,11 @@ Verification verify(const discovery::DiscoveryResult& discovery, const VerifyOpt
     LibraryStep step;
     static_cast<worker::StepOutcome&>(step) = std::move(outcome);
     if (step.status == "ok") {
-      step.facts = nlohmann::json::parse(step.result, nullptr, false);
+      step.facts = decode(step.kind, step.result);
     }
     verification.steps.push_back(std::move(step));
   }
-  verification.devices = merge_devices(verification.result("cuda"), verification.result("nvml"));
+  verification.devices = merge_devices(verification.driver(), verification.nvml());
   return verification;
 }
 

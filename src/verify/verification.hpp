@@ -5,9 +5,8 @@
 
 #include "core/environment.hpp"
 #include "discovery/discovery.hpp"
+#include "verify/facts.hpp"
 #include "worker/process.hpp"
-
-#include <nlohmann/json.hpp>
 
 #include <chrono>
 #include <optional>
@@ -22,22 +21,26 @@ struct VerifyOptions {
   std::chrono::milliseconds step_timeout{15000}; // per library
 };
 
-// One loaded library: how its worker ended, and the probe's answer (parsed; null unless status "ok").
-// NOLINTNEXTLINE(bugprone-exception-escape): nlohmann::json's noexcept move is flagged spuriously
+// One loaded library: how its worker ended, and the probe's answer (decoded from the worker's
+// result; monostate unless status is "ok").
 struct LibraryStep : worker::StepOutcome {
-  nlohmann::json facts;
+  ProbeFacts facts;
 };
 
 struct Verification {
   bool ran = false;
-  std::string skipped_reason;         // when !ran: why ("--no-load", "nothing to load")
-  std::vector<LibraryStep> steps;     // one per loaded library, in plan order
-  nlohmann::json devices = nlohmann::json::array(); // driver devices merged with NVML's by UUID
+  std::string skipped_reason;     // when !ran: why ("--no-load", "nothing to load")
+  std::vector<LibraryStep> steps; // one per loaded library, in plan order
+  std::vector<Device> devices;    // driver devices merged with NVML's by UUID
 
   // The outcome of the step for a component (by catalog name), or nullptr.
   [[nodiscard]] const LibraryStep* step(std::string_view component) const;
-  // The probe result of a step that completed, or nullptr.
-  [[nodiscard]] const nlohmann::json* result(std::string_view component) const;
+  // The answers of the steps that completed, by probe; nullptr when that step did not.
+  [[nodiscard]] const DriverFacts* driver() const;       // "cuda"
+  [[nodiscard]] const NvmlFacts* nvml() const;           // "nvml"
+  [[nodiscard]] const NvrtcFacts* nvrtc() const;         // "nvrtc"
+  [[nodiscard]] const NvJitLinkFacts* nvjitlink() const; // "nvJitLink"
+  [[nodiscard]] const CudartFacts* cudart() const;       // "cudart"
 };
 
 // The libraries to load, in `discovery`'s (catalog) order: every component whose catalog row has
@@ -47,6 +50,6 @@ std::vector<worker::WorkerStep> plan_steps(const discovery::DiscoveryResult& dis
 Verification verify(const discovery::DiscoveryResult& discovery, const VerifyOptions& options, const Environment& env);
 
 // Merges the driver's device list with NVML's (matched by UUID) into the report's devices.
-nlohmann::json merge_devices(const nlohmann::json* driver, const nlohmann::json* nvml);
+std::vector<Device> merge_devices(const DriverFacts* driver, const NvmlFacts* nvml);
 
 } // namespace cudadiag::verify

@@ -1,7 +1,8 @@
 // Each finding the verification stage can emit, from worker outcomes built by hand (the worker
-// itself is tested in test_verify_worker.cpp) over a synthetic discovery.
+// itself is tested in test_worker_process.cpp) over a synthetic discovery.
 #include "findings/verification_rules.hpp"
 #include "synthetic_world.hpp"
+#include "verify/facts_codec.hpp"
 
 #include <doctest/doctest.h>
 
@@ -31,7 +32,7 @@ LibraryStep ok_step(std::string id, std::string kind, std::string path, json res
   if (!result.contains("missing_symbols")) {
     result["missing_symbols"] = json::array();
   }
-  step.facts = std::move(result);
+  step.facts = cudadiag::verify::decode(step.kind, result.dump()); // the facts a worker sending `result` gives
   return step;
 }
 

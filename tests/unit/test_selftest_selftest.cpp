@@ -29,8 +29,11 @@ TestResult passed(const std::string& key, int device, std::vector<selftest::Metr
 }
 
 // A device list like the report's, with one H200-like GPU of the given peak.
-json devices_with_peak(double peak) {
-  return json::array({{{"ordinal", 0}, {"peak_bandwidth_gbps", peak}}});
+std::vector<cudadiag::verify::Device> devices_with_peak(double peak) {
+  cudadiag::verify::DriverDevice device;
+  device.ordinal = 0;
+  device.peak_bandwidth_gbps = peak;
+  return {{device, std::nullopt}};
 }
 
 std::vector<TestResult> h200_full_run(double factor) {
@@ -67,7 +70,7 @@ TEST_CASE("selftest score: expectations scale with the device's peak bandwidth")
                                       devices_with_peak(selftest::k_reference_peak_gbps / 2), Level::full);
   CHECK(*scaled.value == doctest::Approx(100.0));
   // Without a known peak nothing can be scored.
-  const auto unknown = selftest::score(h200_full_run(1.0), json::array(), Level::full);
+  const auto unknown = selftest::score(h200_full_run(1.0), {}, Level::full);
   CHECK_FALSE(unknown.value);
 }
 

@@ -6,6 +6,7 @@
 #include "cuda_api/nvjitlink.hpp"
 #include "cuda_api/nvrtc.hpp"
 #include "verify/probe_support.hpp"
+#include "verify/facts_codec.hpp"
 #include "verify/probes.hpp"
 #include "versions/version_sources.hpp"
 
@@ -100,7 +101,7 @@ bool contains_arch(const json& archs, int arch) {
 }
 
 void check_real_nvrtc(const std::string& path, const std::string& expected_version) {
-  const json result = verify::probe_nvrtc(path);
+  const json result = verify::to_json(verify::probe_nvrtc(path));
   INFO(result.dump(2));
   check_skeleton(result, path);
   REQUIRE(result.at("loaded") == true);
@@ -246,7 +247,7 @@ TEST_CASE("library probes: nvrtc from the pip wheels (test venv) finds the built
   REQUIRE_FALSE(expected.empty());
   check_real_nvrtc(path, expected);
   // The wheel's libnvrtc has RPATH $ORIGIN: the builtins NVRTC used are the ones beside it.
-  const json result = verify::probe_nvrtc(path);
+  const json result = verify::to_json(verify::probe_nvrtc(path));
   CHECK(result.at("builtins").at("used") == result.at("builtins").at("path"));
 }
 
@@ -258,7 +259,7 @@ TEST_CASE("library probes: nvrtc without its builtins beside it, the toolkit's (
     CUDADIAG_SKIP(source << " is absent");
   }
   const std::string path = place_library(tree, source, "libnvrtc.so.13", false);
-  const json result = verify::probe_nvrtc(path);
+  const json result = verify::to_json(verify::probe_nvrtc(path));
   INFO(result.dump(2));
   check_skeleton(result, path);
   REQUIRE(result.at("loaded") == true);
@@ -284,7 +285,7 @@ TEST_CASE("library probes: nvrtc without its builtins beside it, the pip wheel's
   // A copy, not a hard link: the loader would take a hard link to an already-loaded file for
   // that file itself (same inode), whose $ORIGIN is the wheel's folder.
   const std::string path = place_library(tree, source, "libnvrtc.so.13", true);
-  const json result = verify::probe_nvrtc(path);
+  const json result = verify::to_json(verify::probe_nvrtc(path));
   INFO(result.dump(2));
   REQUIRE(result.at("loaded") == true);
   const json& builtins = result.at("builtins");
@@ -304,7 +305,7 @@ namespace {
 // A real libnvJitLink.so.13 answers through nvJitLinkVersion, with the version its dist-info states.
 void check_real_nvjitlink(const std::string& path, const std::string& dist_dir) {
   const std::string expected = dist_major_minor(dist_dir, "nvidia-nvjitlink");
-  const json result = verify::probe_nvjitlink(path);
+  const json result = verify::to_json(verify::probe_nvjitlink(path));
   INFO(result.dump(2));
   check_skeleton(result, path);
   REQUIRE(result.at("loaded") == true);
@@ -346,7 +347,7 @@ TEST_CASE("library probes: cudart reports its runtime version") {
   if (!present(path)) {
     CUDADIAG_SKIP(path << " is absent");
   }
-  const json result = verify::probe_cudart(path);
+  const json result = verify::to_json(verify::probe_cudart(path));
   INFO(result.dump(2));
   check_skeleton(result, path);
   REQUIRE(result.at("loaded") == true);
@@ -373,7 +374,7 @@ TEST_CASE("library probes: a path that cannot be loaded is a result, not an exce
   const std::string not_elf = tree.write("libnvJitLink.so.13", "not an ELF file");
   for (const std::string& path : {nowhere, not_elf}) {
     for (const json& result :
-         {verify::probe_nvrtc(path), verify::probe_nvjitlink(path), verify::probe_cudart(path)}) {
+         {verify::to_json(verify::probe_nvrtc(path)), verify::to_json(verify::probe_nvjitlink(path)), verify::to_json(verify::probe_cudart(path))}) {
       INFO(result.dump(2));
       check_skeleton(result, path);
       CHECK(result.at("loaded") == false);
@@ -381,15 +382,15 @@ TEST_CASE("library probes: a path that cannot be loaded is a result, not an exce
       CHECK_FALSE(result.at("dlopen_error").get<std::string>().empty());
     }
   }
-  CHECK(verify::probe_nvrtc(nowhere).at("version").is_null());
-  CHECK(verify::probe_nvjitlink(nowhere).at("version").is_null());
-  CHECK(verify::probe_cudart(nowhere).at("runtime_version").is_null());
+  CHECK(verify::to_json(verify::probe_nvrtc(nowhere)).at("version").is_null());
+  CHECK(verify::to_json(verify::probe_nvjitlink(nowhere)).at("version").is_null());
+  CHECK(verify::to_json(verify::probe_cudart(nowhere)).at("runtime_version").is_null());
 }
 
 TEST_CASE("library probes: a library without the entry points records them as missing") {
   // The fake NVML exports none of the NVRTC, nvJitLink or runtime names.
   const std::string path = CUDADIAG_FAKE_NVML_LIB;
-  const json nvrtc = verify::probe_nvrtc(path);
+  const json nvrtc = verify::to_json(verify::probe_nvrtc(path));
   INFO(nvrtc.dump(2));
   CHECK(nvrtc.at("loaded") == true);
   CHECK(nvrtc.at("version").is_null());
@@ -397,7 +398,7 @@ TEST_CASE("library probes: a library without the entry points records them as mi
   CHECK(nvrtc.at("compile_check").is_null());
   CHECK(nvrtc.at("missing_symbols").size() == 9);
 
-  const json jitlink = verify::probe_nvjitlink(path);
+  const json jitlink = verify::to_json(verify::probe_nvjitlink(path));
   INFO(jitlink.dump(2));
   CHECK(jitlink.at("version").is_null());
   CHECK(jitlink.at("version_api").is_null());
@@ -408,7 +409,7 @@ TEST_CASE("library probes: a library without the entry points records them as mi
   CHECK(std::find(missing.begin(), missing.end(), "nvJitLinkVersion") != missing.end());
   CHECK(std::find(missing.begin(), missing.end(), "nvJitLinkCreate") != missing.end());
 
-  const json cudart = verify::probe_cudart(path);
+  const json cudart = verify::to_json(verify::probe_cudart(path));
   INFO(cudart.dump(2));
   CHECK(cudart.at("runtime_version").is_null());
   CHECK(cudart.at("driver_version").is_null());
@@ -418,7 +419,7 @@ TEST_CASE("library probes: a library without the entry points records them as mi
 
 TEST_CASE("library probes: an nvJitLink before 12.3 is versioned by its entry points") {
   const std::string path = CUDADIAG_FAKE_NVJITLINK12_LIB;
-  const json result = verify::probe_nvjitlink(path);
+  const json result = verify::to_json(verify::probe_nvjitlink(path));
   INFO(result.dump(2));
   check_skeleton(result, path);
   REQUIRE(result.at("loaded") == true);

@@ -3,6 +3,7 @@
 #include "temp_tree.hpp"
 #include "cuda_api/library.hpp"
 #include "cuda_api/nvml.hpp"
+#include "verify/facts_codec.hpp"
 #include "verify/probes.hpp"
 
 #include <doctest/doctest.h>
@@ -128,7 +129,7 @@ public:
   FakeNvml(const FakeNvml&) = delete;
   FakeNvml& operator=(const FakeNvml&) = delete;
 
-  [[nodiscard]] json probe() const { return verify::probe_nvml(m_path); }
+  [[nodiscard]] json probe() const { return verify::to_json(verify::probe_nvml(m_path)); }
   [[nodiscard]] int init_count() const { return m_init_count(); }
 
 private:
@@ -286,7 +287,7 @@ TEST_CASE("nvml probe: an older driver's NVML, through the fallbacks") {
 TEST_CASE("nvml probe: a path that cannot be loaded") {
   TempTree tree;
   const std::string path = tree.path("libnvidia-ml.so.1");
-  const json result = verify::probe_nvml(path);
+  const json result = verify::to_json(verify::probe_nvml(path));
   INFO(result.dump(2));
   CHECK(result.at("library") == path);
   CHECK(result.at("loaded") == false);
@@ -304,7 +305,7 @@ TEST_CASE("nvml probe: the system's libnvidia-ml.so.1, when there is one") {
     CUDADIAG_SKIP("no libnvidia-ml.so.1 in ld.so.cache on this machine");
   }
   const std::string path = entry->path;
-  const json result = verify::probe_nvml(path);
+  const json result = verify::to_json(verify::probe_nvml(path));
   INFO(result.dump(2));
   CHECK(result.at("loaded") == true);
   CHECK_FALSE(result.contains("probe_error"));
