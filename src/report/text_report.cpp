@@ -1,5 +1,4 @@
 #include "report/text_report.hpp"
-#include "core/json_fields.hpp"
 
 #include "report/json_report.hpp"
 
@@ -214,8 +213,8 @@ std::string selftest_section(const Report& report, TextStyle style) {
       out += "    " + to_valid_utf8(test.reason) + "\n";
     }
   }
-  if (const auto& module = run.module; module.is_object() && !json_fields::bool_or(module, "built", true)) {
-    out += "  note: " + to_valid_utf8(json_fields::string_or(module, "reason")) + "\n";
+  if (run.module && !run.module->built()) {
+    out += "  note: " + to_valid_utf8(run.module->reason) + "\n";
   }
   return out;
 }

@@ -256,10 +256,7 @@ SelfTestRun run_selftest(const discovery::DiscoveryResult& discovery,
     base.cccl_include = cccl_include(discovery);
     base.module_path = find_module(options, base.module_missing_reason);
     base.executable = options.executable;
-    run.module = {
-        {"path", base.module_path.empty() ? json(nullptr) : json(base.module_path)},
-        {"built", !base.module_path.empty()},
-        {"reason", base.module_missing_reason.empty() ? json(nullptr) : json(base.module_missing_reason)}};
+    run.module = SelfTestModule{base.module_path, base.module_missing_reason};
 
     const auto view = driver_view(verification, base.libcuda);
     if (options.require_gpu && view.device_count == 0) {
@@ -337,7 +334,10 @@ json selftest_to_json(const SelfTestRun& run) {
           {"level", level_name(run.level)},
           {"status", run.status()},
           {"wall_ms", run.wall_ms},
-          {"module", run.module},
+          {"module", run.module ? json{{"path", run.module->built() ? json(run.module->path) : json(nullptr)},
+                                       {"built", run.module->built()},
+                                       {"reason", run.module->reason.empty() ? json(nullptr) : json(run.module->reason)}}
+                                 : json(nullptr)},
           {"score", score_to_json(run.score)},
           {"tests", tests}};
 }

@@ -104,11 +104,18 @@ struct Score {
   std::vector<ScoreComponent> components;
 };
 
+// The nvcc-built CUB self-test module (libcudadiag_cub_selftest.so) the reduce and sort tests use.
+struct SelfTestModule {
+  std::string path;   // "" when it is not installed
+  std::string reason; // why it is not ("" when it is)
+  [[nodiscard]] bool built() const { return !path.empty(); }
+};
+
 struct SelfTestRun {
   bool ran = false;
   std::string skipped_reason; // when !ran
   Level level = Level::quick;
-  nlohmann::json module = nullptr; // the nvcc-built module: {path, built, reason, archs, cccl_version, ...}
+  std::optional<SelfTestModule> module; // nullopt when the run did not get as far as looking
   std::vector<TestResult> tests;
   Score score;
   double wall_ms = 0;
