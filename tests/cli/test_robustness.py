@@ -1,4 +1,4 @@
-"""Issue 17 through the real binary: hostile inputs are input errors (exit 2, `cudadiag: error: FILE:`,
+"""Robustness through the real binary: hostile inputs are input errors (exit 2, `cudadiag: error: FILE:`,
 never exit 3), stdout survives a reader that goes away, `--json` always prints a JSON document, and
 terminal and Markdown output never carry escape sequences that came from a library."""
 

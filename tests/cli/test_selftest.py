@@ -87,7 +87,7 @@ def test_a_driver_that_claims_a_device_it_cannot_use_fails_the_gpu_tests():
 
 
 def test_a_device_that_does_not_exist_is_a_usage_error_naming_it():
-    """Issue 11: `--device N` names an input; a GPU the driver does not report is exit 2, not a report."""
+    """`--device N` names an input; a GPU the driver does not report is exit 2, not a report."""
     result = run(["selftest", "--json", "--device", "5", "--only", "ptx"], env=fake_driver_env("ok"))
     assert result.returncode == 2, describe(result)
     assert b"cudadiag: error: --device 5: there is no GPU 5 (the driver reports 1 GPU" in result.stderr

@@ -142,7 +142,7 @@ SCENARIOS = [
     Scenario("bare-no-cuda-home-empty-file-first", "bare", setup=_bad_file_first(b""),
              drop=("CUDA_HOME", "CUDA_PATH"), names=("nvrtc",),
              notes="nothing after the loader: cuda-pathfinder finds no nvrtc"),
-    # Broken first files where cuda-pathfinder takes them and fails (issue 11): the answer must be
+    # Broken first files where cuda-pathfinder takes them and fails: the answer must be
     # that file with `fails`, and its dependents must fail too.
     Scenario("bare-conda-empty-nvrtc", "bare", setup=_conda_with(b""), names=("nvrtc", "cudnn", "cublas")),
     Scenario("bare-conda-elf32-nvrtc", "bare", setup=_conda_with(elf_header(32, EM_386)), names=("nvrtc", "cudnn")),

@@ -250,7 +250,7 @@ TEST_CASE("c api: malformed options, unknown keys and bad values are rejected an
       {"{\"environment\": {\"CUDA_PATH\": 1}}", "\"CUDA_PATH\": expected a string or null"},
       {"{\"environment\": {\"A=B\": \"x\"}}", "is not a variable name"},
       {"{\"environment\": []}", "expected an object"},
-      // Issue 17: out-of-range numbers and deep nesting are invalid options, not exceptions.
+      // Out-of-range numbers and deep nesting are invalid options, not exceptions.
       {"{\"timeout_seconds\": 1e400}", "options JSON holds a number out of range"},
       {"{\"device\": -1e400}", "number out of range"},
       {"{\"components\": [[[[[[[[[[[[[[[[[[[[\"nvrtc\"]]]]]]]]]]]]]]]]]]]]}", "nested deeper than 16 levels"},

@@ -67,7 +67,7 @@ TEST_CASE("tar archive: damaged archives are errors that say what is wrong") {
   CHECK_FALSE(read_tar(std::string(512, 'x')));
 }
 
-// Issue 17 and the tar_gzip fuzz target: a short name has an empty ustar prefix (once a memcpy
+// Found by the tar_gzip fuzz target: a short name has an empty ustar prefix (once a memcpy
 // from a null pointer: undefined behaviour, caught by UBSan), and a name with a NUL byte would
 // read back as another name, so the writer refuses it.
 TEST_CASE("tar archive: short names and names with a NUL byte") {

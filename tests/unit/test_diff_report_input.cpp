@@ -78,7 +78,7 @@ TEST_CASE("diff input: reports of different or unknown schema versions are refus
   CHECK(both_new->find("reads schema_version 1") != std::string::npos);
 }
 
-// Issue 17: hostile inputs are input errors naming the file (exit 2), never an exception (exit 3).
+// Hostile inputs are input errors naming the file (exit 2), never an exception (exit 3).
 TEST_CASE("diff input: numbers out of range and deep nesting are refused with the file named") {
   cudadiag::testing::TempTree tree;
   auto text = example_text();

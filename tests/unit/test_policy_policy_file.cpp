@@ -60,7 +60,7 @@ TEST_CASE("policy: --require specs are added, the stricter fail-on level wins") 
   CHECK(stricter(FailOn::warning, FailOn::error) == FailOn::warning);
 }
 
-// Issue 17: hostile policy files are input errors (exit 2 in the CLI), never an exception.
+// Hostile policy files are input errors (exit 2 in the CLI), never an exception.
 TEST_CASE("policy file: deep nesting, numbers out of range and bad UTF-8 are errors naming the file") {
   cudadiag::testing::TempTree tree;
   const std::pair<std::string, std::string> cases[] = {

@@ -54,7 +54,7 @@ TEST_CASE("toml subset: what it does not support is refused with the line number
   }
 }
 
-// Issue 17: hostile policy files are errors with the line, never a crash or an exception later.
+// Hostile policy files are errors with the line, never a crash or an exception later.
 TEST_CASE("toml subset: deep nesting, invalid UTF-8 and control characters are refused") {
   const std::string deep = "x = " + std::string(200000, '[') + std::string(200000, ']');
   const auto nested = parse_toml_subset(deep);
