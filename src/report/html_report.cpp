@@ -1,5 +1,6 @@
 #include "report/html_report.hpp"
 
+#include "report/output_formats.hpp"
 #include "report/report_layout.hpp"
 
 namespace cudadiag::report {

@@ -12,8 +12,6 @@
 
 namespace cudadiag::report {
 
-std::string render_html(const nlohmann::json& report);
-
 // `text` with &, <, >, " and ' replaced by character references; control characters other than
 // tab and newline (not allowed in HTML text) become U+FFFD.
 std::string html_escape(std::string_view text);

@@ -1,6 +1,7 @@
 #include "report/junit_report.hpp"
 
 #include "core/json_fields.hpp"
+#include "report/output_formats.hpp"
 #include "report/report_document.hpp"
 
 #include <vector>

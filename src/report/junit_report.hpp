@@ -21,8 +21,6 @@
 
 namespace cudadiag::report {
 
-std::string render_junit(const nlohmann::json& report, FailOn fail_on);
-
 // `text` escaped for XML character data and attribute values.
 std::string xml_escape(std::string_view text);
 

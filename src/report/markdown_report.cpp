@@ -1,5 +1,6 @@
 #include "report/markdown_report.hpp"
 
+#include "report/output_formats.hpp"
 #include "report/report_layout.hpp"
 #include "report/terminal_style.hpp"
 

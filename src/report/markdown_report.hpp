@@ -10,8 +10,6 @@
 
 namespace cudadiag::report {
 
-std::string render_markdown(const nlohmann::json& report);
-
 // `text` safe as Markdown prose or a table cell: characters with Markdown meaning are
 // backslash-escaped, line breaks become <br>.
 std::string markdown_escape(std::string_view text);

@@ -2,6 +2,7 @@
 
 #include "core/json_fields.hpp"
 #include "report/json_report.hpp"
+#include "report/output_formats.hpp"
 #include "report/report_document.hpp"
 
 #include <cmath>

@@ -18,8 +18,6 @@
 
 namespace cudadiag::report {
 
-std::string render_prometheus(const nlohmann::json& report, double timestamp_seconds);
-
 // `text` as a label value: backslash, double quote and line feed escaped; invalid UTF-8 replaced.
 std::string prometheus_label_value(std::string_view text);
 

@@ -1,6 +1,7 @@
 // The HTML page: self-contained, verdict first, every section present, and all text escaped.
 #include "core/filesystem.hpp"
 #include "report/html_report.hpp"
+#include "report/output_formats.hpp"
 
 #include <doctest/doctest.h>
 

@@ -1,6 +1,7 @@
 // JUnit XML: the suites and their counts, fail-on semantics, and XML-safe text.
 #include "core/filesystem.hpp"
 #include "report/junit_report.hpp"
+#include "report/output_formats.hpp"
 
 #include <doctest/doctest.h>
 

@@ -1,6 +1,7 @@
 // The Markdown rendering: verdict first, tables that survive '|' and newlines, escaped prose.
 #include "core/filesystem.hpp"
 #include "report/markdown_report.hpp"
+#include "report/output_formats.hpp"
 
 #include <doctest/doctest.h>
 

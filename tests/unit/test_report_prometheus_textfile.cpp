@@ -1,6 +1,7 @@
 // The Prometheus textfile rendering: every family with HELP and TYPE, label escaping. (A real
 // node_exporter and prometheus_client read it in tests/fleet/test_node_exporter.py.)
 #include "core/filesystem.hpp"
+#include "report/output_formats.hpp"
 #include "report/prometheus_textfile.hpp"
 
 #include <doctest/doctest.h>
