@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <memory>
 #include <thread>
+#include <utility>
 
 namespace cudadiag::fleet {
 namespace {
@@ -47,6 +48,9 @@ public:
       start();
     }
   }
+
+  // The text buffers of documents already handed over, for the splitter to read the next ones into.
+  std::vector<std::string> take_spare() { return std::exchange(m_spare, {}); }
 
   // Parses what is left and waits for every result.
   void flush() {
@@ -102,6 +106,9 @@ private:
       } else {
         m_builder.add_problem({batch.documents[i].source, batch.documents[i].line, result.error().message});
       }
+      if (m_spare.size() < StreamSplitter::k_spare_buffers) {
+        m_spare.push_back(std::move(batch.documents[i].text));
+      }
     }
     batch = {};
   }
@@ -113,6 +120,7 @@ private:
   std::size_t m_bytes = 0;
   Batch m_parsing;
   std::vector<std::thread> m_workers;
+  std::vector<std::string> m_spare;
 };
 
 void add_stray(FleetBuilder& builder, std::vector<StrayText>& stray) {
@@ -148,6 +156,9 @@ void read_stream(std::FILE* stream, const std::string& name, std::string already
       parser.add({std::move(document.source), document.first_line, std::move(document.text)});
     }
     done.clear();
+    for (auto& buffer : parser.take_spare()) {
+      splitter.recycle(std::move(buffer));
+    }
     add_stray(builder, stray);
   };
   drain(false);

@@ -1,6 +1,7 @@
 #include "fleet/json_stream.hpp"
 
-#include <array>
+#include "fleet/json_scan.hpp"
+
 #include <cctype>
 
 namespace cudadiag::fleet {
@@ -8,19 +9,22 @@ namespace {
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
 
-// The bytes the scanner must look at: outside strings the quote and brackets, inside strings the
-// quote and the backslash. Everything else is skipped a table lookup at a time.
-constexpr std::array<bool, 256> table_of(std::string_view bytes) {
-  std::array<bool, 256> table{};
-  for (const char c : bytes) {
-    table[static_cast<unsigned char>(c)] = true;
-  }
-  return table;
-}
-constexpr auto k_structural = table_of("\"{}[]");
-constexpr auto k_in_string = table_of("\"\\");
 // Room left after a document for the parser's padding (simdjson reads up to 64 bytes past the end).
 constexpr std::size_t k_document_slack = 4096;
+
+// Equality of short keys ("12", "pod/NAME/CONTAINER") without a call to memcmp: it runs once per
+// line of input, almost always against the previous line's key.
+bool same_key(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) {
+    return false;
+  }
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (a[i] != b[i]) {
+      return false;
+    }
+  }
+  return true;
+}
 
 std::string clipped(std::string_view text) {
   return std::string(text.substr(0, k_stray_text_bytes)) + (text.size() > k_stray_text_bytes ? "..." : "");
@@ -55,7 +59,7 @@ PrefixedLine split_prefix(std::string_view line) {
 }
 
 StreamSplitter::Source& StreamSplitter::source_for(const PrefixedLine& prefixed) {
-  if (m_last != nullptr && prefixed.key == m_last_key) {
+  if (m_last != nullptr && same_key(prefixed.key, m_last_key)) {
     return *m_last;
   }
   auto it = m_sources.find(prefixed.key);
@@ -79,7 +83,7 @@ void StreamSplitter::add_line(std::string_view line, std::vector<StreamDocument>
 void StreamSplitter::scan(Source& source, std::string_view rest, std::vector<StreamDocument>& done,
                           std::vector<StrayText>& stray) {
   while (!rest.empty()) {
-    if (source.depth == 0) {
+    if (source.scan.depth == 0) {
       std::size_t start = 0;
       while (start < rest.size() && is_space(rest[start])) {
         ++start;
@@ -92,54 +96,15 @@ void StreamSplitter::scan(Source& source, std::string_view rest, std::vector<Str
         return;
       }
       rest.remove_prefix(start);
-      source.text.clear();
-      // Nodes' reports are alike: reserve the last one's size (and the parser's padding) at once.
-      source.text.reserve(source.last_size + k_document_slack);
+      // Nodes' reports are alike: start with a buffer the last document (of any source) would have
+      // fitted in, with the parser's padding. A recycled one when there is one, else a new one.
+      source.text = take_buffer(m_last_size + k_document_slack);
       source.first_line = m_line;
     }
     // Inside a document: find where it closes on this line, if it does.
-    const char* data = rest.data();
-    const std::size_t size = rest.size();
-    std::size_t i = 0;
-    bool closed = false;
-    while (i < size) {
-      if (source.in_string) {
-        if (source.escaped) {
-          source.escaped = false;
-          ++i;
-          continue;
-        }
-        while (i < size && !k_in_string[static_cast<unsigned char>(data[i])]) {
-          ++i;
-        }
-        if (i == size) {
-          break;
-        }
-        if (data[i] == '\\') {
-          source.escaped = true;
-        } else {
-          source.in_string = false;
-        }
-        ++i;
-        continue;
-      }
-      while (i < size && !k_structural[static_cast<unsigned char>(data[i])]) {
-        ++i;
-      }
-      if (i == size) {
-        break;
-      }
-      const char c = data[i];
-      if (c == '"') {
-        source.in_string = true;
-      } else if (c == '{' || c == '[') {
-        ++source.depth;
-      } else if (--source.depth == 0) {
-        closed = true;
-        break;
-      }
-      ++i;
-    }
+    const auto end = json_scan::advance(source.scan, rest);
+    const bool closed = end != json_scan::npos;
+    const std::size_t i = closed ? end : rest.size();
     if (!closed) {
       // Lines are joined without a separator: srun --label splits long lines into ~1 KiB pieces,
       // each on a line of its own, and pretty-printed JSON never needs the line break between tokens.
@@ -147,23 +112,39 @@ void StreamSplitter::scan(Source& source, std::string_view rest, std::vector<Str
       return;
     }
     source.text.append(rest.substr(0, i + 1));
-    source.last_size = source.text.size();
+    m_last_size = source.text.size();
     done.push_back({source.label, source.first_line, std::move(source.text)});
     source.text = std::string();
-    source.in_string = false;
-    source.escaped = false;
+    source.scan = {};
     rest.remove_prefix(i + 1);
+  }
+}
+
+std::string StreamSplitter::take_buffer(std::size_t capacity) {
+  std::string buffer;
+  if (!m_spare.empty()) {
+    buffer = std::move(m_spare.back());
+    m_spare.pop_back();
+    buffer.clear();
+  }
+  buffer.reserve(capacity);
+  return buffer;
+}
+
+void StreamSplitter::recycle(std::string buffer) {
+  if (m_spare.size() < k_spare_buffers && buffer.capacity() > 0) {
+    m_spare.push_back(std::move(buffer));
   }
 }
 
 void StreamSplitter::finish(std::vector<StrayText>& stray) {
   for (const auto& prefix : m_order) {
     auto& source = m_sources.at(prefix);
-    if (source.depth != 0) {
+    if (source.scan.depth != 0) {
       stray.push_back({source.label, source.first_line,
                        "the output ends inside a JSON document that starts here (" +
                            std::to_string(source.text.size()) + " bytes): was it cut off?"});
-      source.depth = 0;
+      source.scan = {};
       source.text.clear();
     }
   }

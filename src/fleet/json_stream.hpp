@@ -11,6 +11,8 @@
 // launcher did not interleave them (srun does: use --label). Text outside a document (a node's "command not found") is
 // kept as stray text for the caller to report; nothing is dropped silently.
 
+#include "fleet/json_scan.hpp"
+
 #include <cstddef>
 #include <functional>
 #include <string>
@@ -59,21 +61,26 @@ public:
 
   [[nodiscard]] std::size_t lines() const { return m_line; }
 
+  // Hands back a document's text buffer once it is parsed: the next document is read into it
+  // instead of a fresh allocation (at most k_spare_buffers are kept).
+  void recycle(std::string buffer);
+  static constexpr std::size_t k_spare_buffers = 64;
+
 private:
   struct Source {
     std::string label;
     std::string text;
     std::size_t first_line = 0;
-    int depth = 0;
-    bool in_string = false;
-    bool escaped = false;
-    std::size_t last_size = 0; // the previous document's size: the next one is reserved that large
+    json_scan::State scan; // where the open document stands
   };
   Source& source_for(const PrefixedLine& prefixed);
+  std::string take_buffer(std::size_t capacity);
   void scan(Source& source, std::string_view rest, std::vector<StreamDocument>& done, std::vector<StrayText>& stray);
 
   std::string m_name;
   std::size_t m_line = 0;
+  std::size_t m_last_size = 0;     // the previous document's size: the next one is reserved that large
+  std::vector<std::string> m_spare; // buffers handed back by recycle()
   // Lookup by string_view without building a string per line.
   struct KeyHash {
     using is_transparent = void;

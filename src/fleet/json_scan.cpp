@@ -1,0 +1,149 @@
+#include "fleet/json_scan.hpp"
+
+#include <array>
+#include <cstdint>
+#include <cstring>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+namespace cudadiag::fleet::json_scan {
+namespace {
+
+// The bytes the scanner must look at: outside strings the quote and brackets, inside strings the
+// quote and the backslash. Everything else is skipped a table lookup at a time.
+constexpr std::array<bool, 256> table_of(std::string_view bytes) {
+  std::array<bool, 256> table{};
+  for (const char c : bytes) {
+    table[static_cast<unsigned char>(c)] = true;
+  }
+  return table;
+}
+constexpr auto k_structural = table_of("\"{}[]");
+constexpr auto k_in_string = table_of("\"\\");
+
+} // namespace
+
+std::size_t advance_scalar(State& state, std::string_view text) {
+  const char* data = text.data();
+  const std::size_t size = text.size();
+  std::size_t i = 0;
+  while (i < size) {
+    if (state.in_string) {
+      if (state.escaped) {
+        state.escaped = false;
+        ++i;
+        continue;
+      }
+      while (i < size && !k_in_string[static_cast<unsigned char>(data[i])]) {
+        ++i;
+      }
+      if (i == size) {
+        break;
+      }
+      if (data[i] == '\\') {
+        state.escaped = true;
+      } else {
+        state.in_string = false;
+      }
+      ++i;
+      continue;
+    }
+    while (i < size && !k_structural[static_cast<unsigned char>(data[i])]) {
+      ++i;
+    }
+    if (i == size) {
+      break;
+    }
+    const char c = data[i];
+    if (c == '"') {
+      state.in_string = true;
+    } else if (c == '{' || c == '[') {
+      ++state.depth;
+    } else if (--state.depth == 0) {
+      return i;
+    }
+    ++i;
+  }
+  return npos;
+}
+
+#if defined(__SSE2__)
+
+namespace {
+
+// One bit per byte of a 16-byte block for each class of interesting byte.
+struct BlockMasks {
+  std::uint32_t quote;
+  std::uint32_t backslash;
+  std::uint32_t open;
+  std::uint32_t close;
+};
+
+BlockMasks classify(const char* block) {
+  const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block));
+  auto equal = [&bytes](char c) {
+    return static_cast<std::uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(bytes, _mm_set1_epi8(c))));
+  };
+  return {equal('"'), equal('\\'), equal('{') | equal('['), equal('}') | equal(']')};
+}
+
+} // namespace
+
+std::size_t advance(State& state, std::string_view text) {
+  const char* data = text.data();
+  const std::size_t size = text.size();
+  // An escape left open by the previous piece swallows this piece's first byte.
+  std::size_t skip = npos; // the offset of a byte a backslash escaped
+  if (state.escaped && size > 0) {
+    state.escaped = false;
+    skip = 0;
+  }
+  std::size_t base = 0;
+  for (; base + 16 <= size; base += 16) {
+    const auto masks = classify(data + base);
+    std::uint32_t pending = masks.quote | masks.backslash | masks.open | masks.close;
+    while (pending != 0) {
+      const auto bit = static_cast<unsigned>(__builtin_ctz(pending));
+      pending &= pending - 1;
+      const std::size_t offset = base + bit;
+      if (offset == skip) {
+        continue;
+      }
+      const std::uint32_t one = 1U << bit;
+      if (state.in_string) {
+        if ((masks.backslash & one) != 0) {
+          skip = offset + 1;
+        } else if ((masks.quote & one) != 0) {
+          state.in_string = false;
+        }
+      } else if ((masks.quote & one) != 0) {
+        state.in_string = true;
+      } else if ((masks.open & one) != 0) {
+        ++state.depth;
+      } else if ((masks.close & one) != 0 && --state.depth == 0) {
+        return offset;
+      }
+    }
+  }
+  // The last bytes (fewer than 16; never read past the text) go through the scalar machine, with an
+  // escape that reaches across the block boundary handed over as its state.
+  if (skip == base) {
+    state.escaped = true;
+  }
+  const auto end = advance_scalar(state, text.substr(base));
+  return end == npos ? npos : base + end;
+}
+
+bool vectorised() { return true; }
+
+#else
+
+std::size_t advance(State& state, std::string_view text) { return advance_scalar(state, text); }
+
+bool vectorised() { return false; }
+
+#endif
+
+} // namespace cudadiag::fleet::json_scan
