@@ -87,7 +87,7 @@ TEST_CASE("fleet json_scan: the vectorised scan agrees with the scalar one") {
   std::mt19937 random(20261202);
   const std::string alphabet("{}[]\"\\ax :,\0", 12); // the structural bytes, often, and a zero byte
   for (int round = 0; round < 3000; ++round) {
-    std::string text(std::uniform_int_distribution<int>(0, 200)(random), ' ');
+    std::string text(std::uniform_int_distribution<std::size_t>(0, 200)(random), ' ');
     for (auto& c : text) {
       c = alphabet[std::uniform_int_distribution<std::size_t>(0, alphabet.size() - 1)(random)];
     }
