@@ -20,6 +20,7 @@ import copy
 import json
 import os
 import random
+import re
 import resource
 import subprocess
 import sys
@@ -30,48 +31,71 @@ SOURCE = Path(__file__).resolve().parents[1]
 EXAMPLE = SOURCE / "docs" / "examples" / "h200-selftest-quick.json"
 
 
-def node_report(base: dict, index: int, rng: random.Random) -> dict:
+def variant(base: dict, kind: str) -> dict:
+    """The base report changed as one kind of odd node is ("healthy", "driver", "nvjitlink", "error")."""
     doc = copy.deepcopy(base)
-    doc["host"]["hostname"] = f"gpu{index:05d}"
-    roll = rng.random()
-    if roll < 0.01:
+    if kind == "driver":
         for step in doc["verification"]["steps"]:
             if step["component"] == "nvml":
                 step["result"]["driver_version"] = "575.57.08"
-    elif roll < 0.02:
+    elif kind == "nvjitlink":
         for component in doc["components"]:
             if component["name"] == "nvJitLink" and component["selected"]:
                 component["selected"]["version"] = "12.4.127"
                 component["selected"]["found_via"] = "LD_LIBRARY_PATH"
-    elif roll < 0.025:
+    elif kind == "error":
         doc["findings"].append({"id": "driver.init_failed", "severity": "error", "message": "cuInit failed",
                                 "remedy": "", "components": ["cuda"], "evidence": {}})
         doc["summary"]["status"] = "error"
-    slow = rng.random() < 0.002
-    for test in (doc.get("selftest") or {}).get("tests", []):
-        if test.get("primary"):
-            factor = rng.uniform(0.97, 1.03) * (0.7 if slow else 1.0)
-            test["primary"]["value"] *= factor
     return doc
+
+
+class Templates:
+    """Each variant's pretty-printed text with placeholders for the hostname and the self-test
+    figures, so that a node costs a few string replacements instead of a deep copy and a dump."""
+
+    def __init__(self, base: dict):
+        self.figures = [test["primary"]["value"] for test in (base.get("selftest") or {}).get("tests", [])
+                        if test.get("primary")]
+        self.texts = {}
+        for kind in ("healthy", "driver", "nvjitlink", "error"):
+            doc = variant(base, kind)
+            doc["host"]["hostname"] = "@@HOST@@"
+            index = 0
+            for test in (doc.get("selftest") or {}).get("tests", []):
+                if test.get("primary"):
+                    test["primary"]["value"] = f"@@V{index}@@"
+                    index += 1
+            self.texts[kind] = json.dumps(doc, indent=2)
+
+    def node(self, index: int, rng: random.Random) -> str:
+        roll = rng.random()
+        kind = "driver" if roll < 0.01 else "nvjitlink" if roll < 0.02 else "error" if roll < 0.025 else "healthy"
+        slow = rng.random() < 0.002
+        text = self.texts[kind].replace('"@@HOST@@"', json.dumps(f"gpu{index:05d}"))
+        for position, value in enumerate(self.figures):
+            factor = rng.uniform(0.97, 1.03) * (0.7 if slow else 1.0)
+            text = text.replace(f'"@@V{position}@@"', repr(value * factor))
+        return text
 
 
 def generate(count: int, mode: str, workdir: Path) -> Path:
     target = workdir / (f"fleet-{count}.labelled" if mode != "dir" else f"fleet-{count}.d")
     if target.exists():
         return target
-    base = json.loads(EXAMPLE.read_text())
+    templates = Templates(json.loads(EXAMPLE.read_text()))
     rng = random.Random(15)
     workdir.mkdir(parents=True, exist_ok=True)
     partial = target.with_suffix(".partial")
+    line_start = re.compile(r"^", re.MULTILINE)
     if mode == "dir":
         partial.mkdir()
         for i in range(count):
-            (partial / f"gpu{i:05d}.json").write_text(json.dumps(node_report(base, i, rng), indent=2))
+            (partial / f"gpu{i:05d}.json").write_text(templates.node(i, rng))
     else:
         with open(partial, "w") as out:
             for i in range(count):
-                text = json.dumps(node_report(base, i, rng), indent=2)
-                out.write("".join(f"{i}: {line}\n" for line in text.splitlines()))
+                out.write(line_start.sub(f"{i}: ", templates.node(i, rng)) + "\n")
     partial.rename(target)
     return target
 
