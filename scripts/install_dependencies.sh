@@ -37,8 +37,9 @@ if grep -qx 'ID=debian' /etc/os-release 2>/dev/null && ! command -v chromium >/d
 fi
 # Optional: the fleet tests start real daemons — Slurm (slurmctld, slurmd, srun: slurm-wlm) with
 # munge, and prometheus-node-exporter — and skip, saying what is missing, without them; shellcheck
-# lints the Slurm and Kubernetes scripts.
-for package in slurm-wlm munge prometheus-node-exporter shellcheck; do
+# lints the Slurm and Kubernetes scripts; ccache answers the consumer test's second build of the core
+# (tests/consumer, add_subdirectory) from the first one's objects (scripts/check.sh uses it when present).
+for package in slurm-wlm munge prometheus-node-exporter shellcheck ccache; do
   if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
     optional+=("$package")
   fi

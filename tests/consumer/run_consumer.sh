@@ -8,6 +8,9 @@
 #
 # WORK_DIR is emptied first. Exits non-zero, with the failing step's output, on any failure.
 # CUDADIAG_COMPILER_LAUNCHER (the parent build's compiler launcher, e.g. ccache) wraps the compilers.
+# add-subdirectory builds with the parent build's CUDADIAG_PARENT_BUILD_TYPE, CUDADIAG_PARENT_C_FLAGS,
+# CUDADIAG_PARENT_CXX_FLAGS and CUDADIAG_PARENT_WERROR when they are set (the same compile commands,
+# so that a compiler cache answers them).
 set -euo pipefail
 mode=$1 input=$(realpath "$2") work=$3
 here=$(cd "$(dirname "$0")" && pwd)
@@ -63,7 +66,16 @@ build-tree)
   run_consumers
   ;;
 add-subdirectory)
-  quiet cmake -S "$here/add_subdirectory" -B "$work/build" -DCUDADIAG_SOURCE_DIR="$input" "${launcher[@]}"
+  parent=()
+  if [[ -n "${CUDADIAG_PARENT_BUILD_TYPE:-}" ]]; then
+    # The flags of that build type are the parent's whole set: the sub-project's own are emptied.
+    type=${CUDADIAG_PARENT_BUILD_TYPE^^}
+    parent=(-DCMAKE_BUILD_TYPE="$CUDADIAG_PARENT_BUILD_TYPE" -DCMAKE_C_FLAGS="" -DCMAKE_CXX_FLAGS=""
+            -DCMAKE_C_FLAGS_"$type"="${CUDADIAG_PARENT_C_FLAGS:-}"
+            -DCMAKE_CXX_FLAGS_"$type"="${CUDADIAG_PARENT_CXX_FLAGS:-}"
+            -DCUDADIAG_WERROR="${CUDADIAG_PARENT_WERROR:-OFF}")
+  fi
+  quiet cmake -S "$here/add_subdirectory" -B "$work/build" -DCUDADIAG_SOURCE_DIR="$input" "${launcher[@]}" "${parent[@]}"
   quiet cmake --build "$work/build" --parallel "$jobs" --target consumer_cpp consumer_c
   run_consumers
   # A sub-project gets no tests, no CPack and no install rules of cudadiag's own.

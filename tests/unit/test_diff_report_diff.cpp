@@ -1,5 +1,6 @@
 // Report diffs over pairs made from the H200 host's report: what counts as a difference, what is
 // ignored, and the "most likely cause first" order.
+#include "checks.hpp"
 #include "core/filesystem.hpp"
 #include "diff/diff_render.hpp"
 #include "diff/report_diff.hpp"
@@ -15,11 +16,8 @@ using cudadiag::diff::diff_reports;
 using cudadiag::diff::Difference;
 using nlohmann::json;
 
-json h200_report() {
-  const auto text =
-      cudadiag::fs::read_file_prefix(CUDADIAG_SOURCE_DIR "/docs/examples/h200-host-report.json", 1U << 24U);
-  REQUIRE(text);
-  auto report = json::parse(*text);
+json h200_report_with_selftest() {
+  auto report = cudadiag::testing::h200_example_report();
   report["selftest"] = {
       {"ran", true},
       {"skipped_reason", nullptr},
@@ -82,7 +80,7 @@ std::size_t index_of(const std::vector<Difference>& differences, Area area, cons
 } // namespace
 
 TEST_CASE("diff: a report is equivalent to itself and to a rerun that differs only in volatile fields") {
-  const auto a = h200_report();
+  const auto a = h200_report_with_selftest();
   CHECK(diff_reports(a, a).equivalent());
   auto b = a;
   b["host"]["hostname"] = "another-name";
@@ -98,7 +96,7 @@ TEST_CASE("diff: a report is equivalent to itself and to a rerun that differs on
 }
 
 TEST_CASE("diff: a changed driver comes first, before the components and findings it explains") {
-  const auto a = h200_report();
+  const auto a = h200_report_with_selftest();
   auto b = a;
   verification_result(b, "nvml")["driver_version"] = "575.51.03";
   verification_result(b, "cuda")["driver_version"] = 12090;
@@ -126,7 +124,7 @@ TEST_CASE("diff: a changed driver comes first, before the components and finding
 }
 
 TEST_CASE("diff: NVRTC shadowed by an older copy on LD_LIBRARY_PATH") {
-  const auto a = h200_report();
+  const auto a = h200_report_with_selftest();
   auto b = a;
   auto& loader = component(b, "nvrtc")["loader"];
   loader["path"] = "/opt/old/lib/libnvrtc.so.13";
@@ -149,7 +147,7 @@ TEST_CASE("diff: NVRTC shadowed by an older copy on LD_LIBRARY_PATH") {
 }
 
 TEST_CASE("diff: one finding added, matched by id and components rather than by message") {
-  const auto a = h200_report();
+  const auto a = h200_report_with_selftest();
   auto b = a;
   for (auto& finding : b["findings"]) {
     finding["message"] = finding["message"].get<std::string>() + " (paths differ on this machine)";
@@ -170,7 +168,7 @@ TEST_CASE("diff: one finding added, matched by id and components rather than by 
 }
 
 TEST_CASE("diff: self-test figures beyond the tolerance, status changes, and the score") {
-  const auto a = h200_report();
+  const auto a = h200_report_with_selftest();
   auto b = a;
   b["selftest"]["tests"][0]["metrics"][1]["value"] = 11.0; // u64: -33%
   b["selftest"]["score"]["value"] = 80.0;
@@ -199,7 +197,7 @@ TEST_CASE("diff: self-test figures beyond the tolerance, status changes, and the
 }
 
 TEST_CASE("diff: a component found on one side only is one line naming the file") {
-  const auto a = h200_report();
+  const auto a = h200_report_with_selftest();
   auto b = a;
   auto& cudnn = component(b, "cudnn");
   cudnn["status"] = "not_found";
@@ -214,7 +212,7 @@ TEST_CASE("diff: a component found on one side only is one line naming the file"
 }
 
 TEST_CASE("diff: a missing GPU ranks before component differences, core components before the rest") {
-  const auto a = h200_report();
+  const auto a = h200_report_with_selftest();
   auto b = a;
   b["devices"] = json::array();
   component(b, "cudnn")["selected"]["version"] = "9.0.0";

@@ -1,4 +1,5 @@
 // Each finding id the discovery stage can emit, produced from a situation built for it.
+#include "checks.hpp"
 #include "findings/findings.hpp"
 #include "synthetic_world.hpp"
 
@@ -9,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+using cudadiag::testing::with_id;
 using cudadiag::findings::evaluate_discovery;
 using cudadiag::findings::Finding;
 using cudadiag::findings::Severity;
@@ -18,15 +20,6 @@ namespace {
 
 std::vector<Finding> findings_for(const SyntheticWorld& world, std::vector<std::string> only = {}) {
   return evaluate_discovery(world.discover(std::move(only)), world.env);
-}
-
-const Finding* with_id(const std::vector<Finding>& found, std::string_view id) {
-  for (const auto& finding : found) {
-    if (finding.id == id) {
-      return &finding;
-    }
-  }
-  return nullptr;
 }
 
 } // namespace

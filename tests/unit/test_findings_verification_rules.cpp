@@ -1,11 +1,13 @@
 // Each finding the verification stage can emit, from worker outcomes built by hand (the worker
 // itself is tested in test_worker_process.cpp) over a synthetic discovery.
+#include "checks.hpp"
 #include "findings/verification_rules.hpp"
 #include "synthetic_world.hpp"
 #include "verify/facts_codec.hpp"
 
 #include <doctest/doctest.h>
 
+using cudadiag::testing::with_id;
 using cudadiag::findings::evaluate_verification;
 using cudadiag::findings::Finding;
 using cudadiag::findings::Severity;
@@ -34,15 +36,6 @@ LibraryStep ok_step(std::string id, std::string kind, std::string path, json res
   }
   step.facts = cudadiag::verify::decode(step.kind, result.dump()); // the facts a worker sending `result` gives
   return step;
-}
-
-const Finding* with_id(const std::vector<Finding>& found, std::string_view id) {
-  for (const auto& finding : found) {
-    if (finding.id == id) {
-      return &finding;
-    }
-  }
-  return nullptr;
 }
 
 // A world with nvrtc, nvJitLink and cudart on LD_LIBRARY_PATH (versions from version.json) and a driver.

@@ -1,6 +1,7 @@
 // What a process really loaded: file names matched to catalog libraries, findings from crafted
 // mappings, a live fixture process with two copies of one library or the driver stub mapped, and
 // this test process itself.
+#include "checks.hpp"
 #include "inspect/loaded_components.hpp"
 #include "skip.hpp"
 #include "temp_tree.hpp"
@@ -21,6 +22,7 @@
 
 extern char** environ; // NOLINT(readability-redundant-declaration): posix_spawn passes it on
 
+using cudadiag::testing::contains;
 using cudadiag::inspect::component_for_file;
 using cudadiag::inspect::inspect_mapped;
 using cudadiag::inspect::inspect_process;
@@ -34,10 +36,6 @@ using cudadiag::inspect::render_inspection_text;
 using cudadiag::testing::TempTree;
 
 namespace {
-
-bool contains(const std::string& text, std::string_view part) {
-  return text.find(part) != std::string::npos;
-}
 
 const cudadiag::findings::Finding* with_id(const ProcessInspection& inspection, std::string_view id) {
   for (const auto& finding : inspection.findings) {
@@ -303,11 +301,11 @@ TEST_CASE("inspect: inspection_to_json and render_inspection_text") {
   const auto other = tree.write("b/libcudart.so.13.1.80", "y");
   const auto stub = tree.write("stubs/libcuda.so.1", "s");
   const auto inspection = inspect_mapped({mapped(odd), mapped(other), mapped(stub)}, 99);
-  const auto json = inspection_to_json(inspection);
-  CHECK_NOTHROW((void)json.dump());
-  CHECK(json["pid"] == 99);
-  REQUIRE(json["components"].size() == 3);
-  const auto& first = json["components"][0];
+  const auto document = inspection_to_json(inspection);
+  CHECK_NOTHROW((void)document.dump());
+  CHECK(document["pid"] == 99);
+  REQUIRE(document["components"].size() == 3);
+  const auto& first = document["components"][0];
   CHECK(first["name"] == "cudart");
   CHECK(first["version"] == "13.0.96");
   CHECK(first["version_source"] == "file_name");
@@ -315,11 +313,11 @@ TEST_CASE("inspect: inspection_to_json and render_inspection_text") {
   CHECK(first["deleted"] == false);
   CHECK(first["variant"].is_null());
   CHECK(contains(first["path"].get<std::string>(), "we\\xffird"));
-  CHECK(json["components"][2]["is_stub"] == true);
-  REQUIRE(json["findings"].size() == 2);
-  CHECK(json["findings"][0]["id"] == "process.duplicate_lib");
-  CHECK(json["findings"][1]["id"] == "driver.stub");
-  CHECK(json["findings"][1]["severity"] == "error");
+  CHECK(document["components"][2]["is_stub"] == true);
+  REQUIRE(document["findings"].size() == 2);
+  CHECK(document["findings"][0]["id"] == "process.duplicate_lib");
+  CHECK(document["findings"][1]["id"] == "driver.stub");
+  CHECK(document["findings"][1]["severity"] == "error");
 
   const auto text = render_inspection_text(inspection);
   CHECK(contains(text, "Process 99: 3 CUDA libraries mapped"));

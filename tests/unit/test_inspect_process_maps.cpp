@@ -1,5 +1,6 @@
 // Reading what a process has mapped: the /proc/PID/maps parser on crafted text, and the reader on
 // this process, a missing PID, a process that dies while it is read and one we may not read.
+#include "checks.hpp"
 #include "inspect/process_maps.hpp"
 
 #include "skip.hpp"
@@ -14,15 +15,12 @@
 #include <string>
 #include <sys/wait.h>
 
+using cudadiag::testing::contains;
 using cudadiag::inspect::MappedFile;
 using cudadiag::inspect::parse_proc_maps;
 using cudadiag::inspect::read_process_maps;
 
 namespace {
-
-bool contains(const std::string& text, std::string_view part) {
-  return text.find(part) != std::string::npos;
-}
 
 // A maps line with the kernel's padding before the path.
 std::string maps_line(std::string_view range, std::string_view perms, std::string_view device,

@@ -1,5 +1,6 @@
 // Evaluating requirements against the H200 host's report (plus a synthetic self-test), and the
 // policy.unmet findings and the summary that follow.
+#include "checks.hpp"
 #include "core/filesystem.hpp"
 #include "findings/findings.hpp"
 #include "policy/evaluate.hpp"
@@ -11,11 +12,8 @@ namespace {
 using namespace cudadiag::policy;
 using nlohmann::json;
 
-json h200_report() {
-  const auto text =
-      cudadiag::fs::read_file_prefix(CUDADIAG_SOURCE_DIR "/docs/examples/h200-host-report.json", 1U << 24U);
-  REQUIRE(text);
-  auto report = json::parse(*text);
+json h200_report_with_sort_figures() {
+  auto report = cudadiag::testing::h200_example_report();
   auto sort = [](int device, double u32, double u64) {
     return json{{"key", "sort"},
                 {"device", device},
@@ -69,7 +67,7 @@ void check_met(const json& report, const std::string& spec, bool met, const std:
 } // namespace
 
 TEST_CASE("policy: component presence and versions use what CUDA Python loads") {
-  const auto report = h200_report();
+  const auto report = h200_report_with_sort_figures();
   check_met(report, "nvrtc>=12.4", true, "nvrtc 13.0.88 (CUDA Python, site-packages");
   check_met(report, "nvrtc>=13.1", false, "does not satisfy >= 13.1");
   check_met(report, "nvrtc==13.0", true);
@@ -89,7 +87,7 @@ TEST_CASE("policy: component presence and versions use what CUDA Python loads") 
 }
 
 TEST_CASE("policy: the driver version comes from NVML, else from libcuda's file name") {
-  auto report = h200_report();
+  auto report = h200_report_with_sort_figures();
   check_met(report, "driver>=580", true, "driver (NVML) 580.159.04");
   check_met(report, "driver>=590", false, "does not satisfy >= 590");
   check_met(report, "driver.cuda>=13.0", true, "13.0");
@@ -100,7 +98,7 @@ TEST_CASE("policy: the driver version comes from NVML, else from libcuda's file 
 }
 
 TEST_CASE("policy: self-test figures are checked on every device") {
-  const auto report = h200_report();
+  const auto report = h200_report_with_sort_figures();
   check_met(report, "selftest.sort>=20Gkeys", true, "sort on GPU 1: u32_gkeys_per_s 28 Gkeys/s");
   check_met(report, "selftest.sort>=30Gkeys", false,
             "sort on GPU 1: u32_gkeys_per_s 28 Gkeys/s does not satisfy");
@@ -120,7 +118,7 @@ TEST_CASE("policy: self-test figures are checked on every device") {
 }
 
 TEST_CASE("policy: finding counts, and unmet requirements become policy.unmet findings") {
-  const auto report = h200_report(); // 0 errors, 5 warnings
+  const auto report = h200_report_with_sort_figures(); // 0 errors, 5 warnings
   check_met(report, "no-errors", true, "0 error findings");
   check_met(report, "no-warnings", false, "5 warning findings, which does not satisfy == 0");
   check_met(report, "findings.warning<=5", true);

@@ -1,25 +1,21 @@
 // The HTML page: self-contained, verdict first, every section present, and all text escaped.
+#include "checks.hpp"
 #include "core/filesystem.hpp"
 #include "report/html_report.hpp"
 #include "report/output_formats.hpp"
 
 #include <doctest/doctest.h>
 
+using cudadiag::testing::h200_example_report;
+
 namespace {
 
 using nlohmann::json;
 
-json h200_report() {
-  const auto text =
-      cudadiag::fs::read_file_prefix(CUDADIAG_SOURCE_DIR "/docs/examples/h200-host-report.json", 1U << 24U);
-  REQUIRE(text);
-  return json::parse(*text);
-}
-
 } // namespace
 
 TEST_CASE("html: a self-contained page whose first content is the verdict") {
-  const auto html = cudadiag::report::render_html(h200_report());
+  const auto html = cudadiag::report::render_html(h200_example_report());
   CHECK(html.rfind("<!DOCTYPE html>", 0) == 0);
   const auto body = html.find("<body>");
   REQUIRE(body != std::string::npos);
@@ -42,7 +38,7 @@ TEST_CASE("html: a self-contained page whose first content is the verdict") {
 }
 
 TEST_CASE("html: text from the report cannot inject markup") {
-  auto report = h200_report();
+  auto report = h200_example_report();
   report["findings"][0]["message"] = "<script>alert(1)</script> & \"quotes\"";
   report["summary"]["status"] = "error";
   const auto html = cudadiag::report::render_html(report);
@@ -53,7 +49,7 @@ TEST_CASE("html: text from the report cannot inject markup") {
 }
 
 TEST_CASE("html: the self-test and policy sections show their figures and results") {
-  auto report = h200_report();
+  auto report = h200_example_report();
   report["selftest"] = {{"ran", true},
                         {"status", "pass"},
                         {"level", "quick"},

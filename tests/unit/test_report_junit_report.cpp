@@ -1,22 +1,18 @@
 // JUnit XML: the suites and their counts, fail-on semantics, and XML-safe text.
+#include "checks.hpp"
 #include "core/filesystem.hpp"
 #include "report/junit_report.hpp"
 #include "report/output_formats.hpp"
 
 #include <doctest/doctest.h>
 
+using cudadiag::testing::h200_example_report;
+
 namespace {
 
 using cudadiag::report::FailOn;
 using cudadiag::report::render_junit;
 using nlohmann::json;
-
-json h200_report() {
-  const auto text =
-      cudadiag::fs::read_file_prefix(CUDADIAG_SOURCE_DIR "/docs/examples/h200-host-report.json", 1U << 24U);
-  REQUIRE(text);
-  return json::parse(*text);
-}
 
 std::size_t count(const std::string& text, const std::string& needle) {
   std::size_t n = 0;
@@ -40,7 +36,7 @@ std::string attribute(const std::string& xml, const std::string& element_start, 
 
 TEST_CASE("junit: one testcase per component, finding and self-test result, warnings pass unless --fail-on "
           "warning") {
-  const auto report = h200_report(); // 21 components, 14 findings (0 errors, 5 warnings), no self-test
+  const auto report = h200_example_report(); // 21 components, 14 findings (0 errors, 5 warnings), no self-test
   const auto xml = render_junit(report, FailOn::error);
   CHECK(xml.rfind("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites", 0) == 0);
   CHECK(attribute(xml, "<testsuite name=\"cudadiag.components\"", "tests") == "21");
@@ -61,7 +57,7 @@ TEST_CASE("junit: one testcase per component, finding and self-test result, warn
 
 TEST_CASE("junit: errors fail their finding and the components they name, self-test and policy map to JUnit "
           "states") {
-  auto report = h200_report();
+  auto report = h200_example_report();
   report["findings"].push_back({{"id", "driver.stub"},
                                 {"severity", "error"},
                                 {"message", "stub <libcuda> & co"},

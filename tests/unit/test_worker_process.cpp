@@ -1,9 +1,10 @@
 // The worker layer (worker/process.cpp, worker/child.cpp): real child processes (`cudadiag __worker driver PATH`) against the fake
 // drivers of tests/fixtures, whose behaviour the step environment sets.
 
+#include "checks.hpp"
 #include "core/environment.hpp"
-#include "fake_driver.hpp"
 #include "core/filesystem.hpp"
+#include "fake_driver.hpp"
 #include "worker/process.hpp"
 
 #include <nlohmann/json.hpp>
@@ -19,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+using cudadiag::testing::contains;
 using cudadiag::worker::StepOutcome;
 using cudadiag::worker::WorkerStep;
 using namespace std::chrono_literals;
@@ -51,10 +53,6 @@ StepOutcome run_driver(const std::string& library, const std::string& mode,
 // The result object the child sent (null when none).
 nlohmann::json result(const StepOutcome& outcome) {
   return outcome.result.empty() ? nlohmann::json() : nlohmann::json::parse(outcome.result, nullptr, false);
-}
-
-bool contains(const std::string& text, std::string_view part) {
-  return text.find(part) != std::string::npos;
 }
 
 // Processes whose parent is this one, zombies included (/proc/PID/stat: "pid (comm) state ppid ...").
