@@ -161,7 +161,11 @@ const std::vector<std::string_view>& fingerprint_components() {
 NodeFacts node_facts(const json& report, std::string source) {
   NodeFacts facts;
   facts.source = std::move(source);
-  facts.name = display(member(report, "host"), "hostname");
+  // The cluster's node name when the report has one (in a pod the hostname is the pod's name).
+  facts.name = display(member(report, "host"), "node_name");
+  if (facts.name.empty()) {
+    facts.name = display(member(report, "host"), "hostname");
+  }
   if (facts.name.empty()) {
     facts.name = facts.source;
   }

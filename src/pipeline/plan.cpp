@@ -77,7 +77,7 @@ Expected<report::Report> run(const Plan& plan) {
   loaded.components = discovery::resolve_components(context, verified);
 
   report::Report report;
-  report.host = report::read_host_info();
+  report.host = report::read_host_info(plan.environment);
   report.environment = plan.environment;
   std::vector<ComponentResult> others;
   if (plan.verify.enabled) {

@@ -192,6 +192,8 @@ json report_to_json(const Report& report) {
             {"kernel", text(host.kernel)},
             {"machine", text(host.machine)},
             {"hostname", text(host.hostname)},
+            {"node_name", optional_text(host.node_name)},
+            {"node_name_source", optional_text(host.node_name_source)},
             {"distro", optional_text(host.distro)}}},
           {"environment", environment_to_json(report)},
           {"components", components},

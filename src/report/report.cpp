@@ -13,8 +13,31 @@ std::string_view Summary::status() const {
   return warnings > 0 ? "warning" : "ok";
 }
 
-HostInfo read_host_info() {
+namespace {
+
+bool plausible_node_name(std::string_view name) {
+  if (name.empty() || name.size() > 253) {
+    return false;
+  }
+  for (const char c : name) {
+    if (c <= ' ' || c > '~') {
+      return false;
+    }
+  }
+  return true;
+}
+
+} // namespace
+
+HostInfo read_host_info(const Environment& environment) {
   HostInfo host;
+  for (const std::string_view variable : {"CUDADIAG_NODE_NAME", "SLURMD_NODENAME"}) {
+    if (const auto value = environment.non_empty(variable); value && plausible_node_name(*value)) {
+      host.node_name = *value;
+      host.node_name_source = std::string(variable);
+      break;
+    }
+  }
   struct utsname names {};
   if (::uname(&names) == 0) {
     host.os = names.sysname;

@@ -22,8 +22,14 @@ struct HostInfo {
   std::string machine;  // uname machine ("x86_64")
   std::string hostname;
   std::optional<std::string> distro; // PRETTY_NAME from /etc/os-release
+  // The cluster's name for this node when it differs from the hostname a container sees: in a
+  // Kubernetes pod the hostname is the pod's name. From CUDADIAG_NODE_NAME (the DaemonSet sets it
+  // from spec.nodeName), else SLURMD_NODENAME (set in every Slurm task). Ignored unless it is a
+  // plausible node name: 1 to 253 printable ASCII bytes without spaces.
+  std::optional<std::string> node_name;
+  std::optional<std::string> node_name_source; // the variable it came from
 };
-HostInfo read_host_info();
+HostInfo read_host_info(const Environment& environment);
 
 enum class FailOn { error, warning };
 

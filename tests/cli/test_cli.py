@@ -769,3 +769,18 @@ def test_conda_prefix_layout(tmp_path):
     assert entry["selected"] and entry["selected"]["path"] == str(conda / "lib" / NVRTC_SONAME), entry["selected"]
     assert entry["selected"]["found_via"] == "conda"
     assert entry["selected"]["pathfinder_found_via"] == "conda"
+
+
+def test_host_node_name_from_the_cluster_environment():
+    # A Kubernetes pod's hostname is the pod's name: the DaemonSet passes spec.nodeName as
+    # CUDADIAG_NODE_NAME; a Slurm task has SLURMD_NODENAME. Neither set: null.
+    host = run_report(["--no-load"], env=clean_env())["host"]
+    assert host["node_name"] is None and host["node_name_source"] is None
+    host = run_report(["--no-load"], env=clean_env(SLURMD_NODENAME="gpu017"))["host"]
+    assert (host["node_name"], host["node_name_source"]) == ("gpu017", "SLURMD_NODENAME")
+    host = run_report(["--no-load"], env=clean_env(SLURMD_NODENAME="gpu017", CUDADIAG_NODE_NAME="k8s-node-3"))["host"]
+    assert (host["node_name"], host["node_name_source"]) == ("k8s-node-3", "CUDADIAG_NODE_NAME")
+    # Not a node name (control characters, a space, too long, empty): ignored, the next one is used.
+    for hostile in ["evil\nname", "two words", "x" * 254, ""]:
+        host = run_report(["--no-load"], env=clean_env(CUDADIAG_NODE_NAME=hostile, SLURMD_NODENAME="gpu017"))["host"]
+        assert (host["node_name"], host["node_name_source"]) == ("gpu017", "SLURMD_NODENAME"), repr(hostile)

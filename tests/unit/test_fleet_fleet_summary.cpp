@@ -156,3 +156,17 @@ TEST_CASE("fleet: a pod's later report replaces its earlier one") {
   CHECK(summary.groups[0].members.size() == 2);
   CHECK(summary.uniform);
 }
+
+TEST_CASE("fleet: a node is named by host.node_name when the report has one") {
+  auto report = example();
+  report["host"]["hostname"] = "cudadiag-x7f2k"; // a DaemonSet pod's hostname
+  report["host"]["node_name"] = "gpu-node-17";
+  CHECK(node_facts(report, "stdin: pod/cudadiag-x7f2k/cudadiag").name == "gpu-node-17");
+  auto pruned = cudadiag::fleet::read_pruned_report(report.dump());
+  REQUIRE(pruned);
+  CHECK(node_facts(*pruned, "x").name == "gpu-node-17");
+  report["host"]["node_name"] = nullptr; // a node without one: the hostname
+  CHECK(node_facts(report, "x").name == "cudadiag-x7f2k");
+  report["host"].erase("node_name"); // a report of an earlier cudadiag
+  CHECK(node_facts(report, "x").name == "cudadiag-x7f2k");
+}
