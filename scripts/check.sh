@@ -10,6 +10,12 @@ cd "$(dirname "$0")/.."
 # The fuzz smoke run below needs clang's libFuzzer runtime: install it too unless CUDADIAG_FUZZ=0.
 if [[ ${CUDADIAG_FUZZ:-1} == 1 ]]; then scripts/install_dependencies.sh fuzz; else scripts/install_dependencies.sh; fi
 build_dir=${CUDADIAG_BUILD_DIR:-build-check}
+# Where the time goes: each phase's wall seconds, on stderr as it ends ("check.sh: build 312 s").
+phase_start=$SECONDS
+phase_done() {
+  echo "check.sh: $1 $((SECONDS - phase_start)) s" >&2
+  phase_start=$SECONDS
+}
 # ccache, when installed, keeps what was compiled for the next run (this build, the sanitizer build
 # and the consumer test's sub-project build all pass it on); an empty launcher clears a cached one.
 launcher=
@@ -23,6 +29,7 @@ cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE=
       -DCMAKE_C_FLAGS_RELEASE="-O2 -DNDEBUG" -DCUDADIAG_WERROR=ON \
       -DCMAKE_C_COMPILER_LAUNCHER="$launcher" -DCMAKE_CXX_COMPILER_LAUNCHER="$launcher" >/dev/null
 cmake --build "$build_dir" --parallel "$(nproc)"
+phase_done build
 # The embedded API's tests also run under AddressSanitizer + UndefinedBehaviorSanitizer, in a build
 # of their own (build-check-asan). That build runs at the lowest priority while the suite runs (the
 # suite's tests spend much of their time waiting on the processes they start), its tests after it.
@@ -48,18 +55,22 @@ fi
 # precondition is missing here is counted as skipped, never as passed.
 status=0
 (cd "$build_dir" && ctest --output-on-failure --timeout 600 --parallel "$(nproc)" "$@") || status=$?
+phase_done "test suite"
 if [[ $sanitizers == 1 ]]; then
   if ! wait "$asan_build"; then
     cat "$asan_log"
     echo "check.sh: the sanitizer build failed (log: $asan_log)" >&2
     exit 1
   fi
+  phase_done "sanitizer build (after the suite)"
   [[ $status == 0 ]] || exit "$status"
   CUDADIAG_SANITIZER_BUILD_PREFIX=$build_dir scripts/sanitizers.sh asan run
+  phase_done "sanitizer run"
 fi
 if [[ $fuzz == 1 ]]; then
   fuzz_status=0
   wait "$fuzz_build" || fuzz_status=$?
+  phase_done "fuzz build (after the above)"
   if [[ $fuzz_status == 77 ]]; then
     grep 'fuzz.sh' "$fuzz_log" >&2 # the reason: no clang with the libFuzzer runtime
   elif [[ $fuzz_status != 0 ]]; then
@@ -69,6 +80,8 @@ if [[ $fuzz == 1 ]]; then
   else
     [[ $status == 0 ]] || exit "$status"
     scripts/fuzz.sh smoke
+    phase_done "fuzz smoke run"
   fi
 fi
+echo "check.sh: total $SECONDS s" >&2
 exit "$status"

@@ -71,8 +71,8 @@ add-subdirectory)
     # The flags of that build type are the parent's whole set: the sub-project's own are emptied.
     type=${CUDADIAG_PARENT_BUILD_TYPE^^}
     parent=(-DCMAKE_BUILD_TYPE="$CUDADIAG_PARENT_BUILD_TYPE" -DCMAKE_C_FLAGS="" -DCMAKE_CXX_FLAGS=""
-            -DCMAKE_C_FLAGS_"$type"="${CUDADIAG_PARENT_C_FLAGS:-}"
-            -DCMAKE_CXX_FLAGS_"$type"="${CUDADIAG_PARENT_CXX_FLAGS:-}"
+            "-DCMAKE_C_FLAGS_${type}=${CUDADIAG_PARENT_C_FLAGS:-}"
+            "-DCMAKE_CXX_FLAGS_${type}=${CUDADIAG_PARENT_CXX_FLAGS:-}"
             -DCUDADIAG_WERROR="${CUDADIAG_PARENT_WERROR:-OFF}")
   fi
   quiet cmake -S "$here/add_subdirectory" -B "$work/build" -DCUDADIAG_SOURCE_DIR="$input" "${launcher[@]}" "${parent[@]}"
