@@ -8,12 +8,14 @@
 #include "cudadiag/cudadiag.hpp"
 #include "diff_command.hpp"
 #include "fleet_command.hpp"
+#include "help.hpp"
 
 #include <CLI/CLI.hpp>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <stdlib.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -21,6 +23,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 
 namespace cudadiag::cli {
@@ -29,6 +32,8 @@ namespace {
 struct GlobalOptions {
   bool json = false;
   bool no_color = false;
+  std::string color = "auto"; // --color auto|always|never
+  int width = 0;              // --width N; 0: the terminal's, else COLUMNS, else 80
   int verbosity = 0;
   std::string log_level;
   std::string python;
@@ -50,6 +55,21 @@ struct InspectOptions {
   int pid = 0;
 };
 
+struct ExplainOptions {
+  std::string id;
+};
+
+struct CompletionOptions {
+  std::string shell;
+};
+
+// The values of the options that take one of a fixed set (checked by CLI11, offered by completion).
+const std::vector<std::string> k_color_modes = {"auto", "always", "never"};
+const std::vector<std::string> k_log_levels = {"trace", "debug", "info", "warn", "warning", "error", "critical", "off"};
+const std::vector<std::string> k_severities = {"error", "warning"};
+const std::vector<std::string> k_levels = {"quick", "full"};
+const std::vector<std::string> k_shells = {"bash", "zsh", "fish"};
+
 struct FindOptions {
   std::string name;
   bool all = false;
@@ -57,21 +77,59 @@ struct FindOptions {
   bool headers = false;
 };
 
-// The environment as the CLI reads it, once: colour and CI rules only (the report's own snapshot
-// is captured by the library).
-bool variable_set(const char* name) {
-  const char* value = std::getenv(name);
-  return value != nullptr;
-}
+// The environment as the CLI reads it, once: colour, width and CI rules only (the report's own
+// snapshot is captured by the library).
 bool variable_non_empty(const char* name) {
   const char* value = std::getenv(name);
   return value != nullptr && *value != '\0';
 }
 
+// Colour on `fd`: --color always|never (--no-color is never) decide; auto colours a terminal
+// unless NO_COLOR is set to a non-empty value (no-color.org) or TERM is unset or "dumb".
+bool color_on(const GlobalOptions& options, int fd) {
+  if (options.no_color || options.color == "never") {
+    return false;
+  }
+  if (options.color == "always") {
+    return true;
+  }
+  const char* term = std::getenv("TERM");
+  const bool dumb = term == nullptr || *term == '\0' || std::string_view(term) == "dumb";
+  return ::isatty(fd) == 1 && !variable_non_empty("NO_COLOR") && !dumb;
+}
+
+bool color(const GlobalOptions& options) {
+  return color_on(options, STDOUT_FILENO);
+}
+
+// The width text output fits: --width, else the terminal's (TIOCGWINSZ on stdout), else COLUMNS,
+// else 80.
+std::size_t output_width(const GlobalOptions& options) {
+  if (options.width > 0) {
+    return static_cast<std::size_t>(options.width);
+  }
+  struct winsize size {};
+  if (::isatty(STDOUT_FILENO) == 1 && ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col > 0) {
+    return std::max<std::size_t>(size.ws_col, cli_support::k_min_width);
+  }
+  if (const char* columns = std::getenv("COLUMNS"); columns != nullptr) {
+    int value = 0;
+    const auto* end = columns + std::strlen(columns);
+    if (std::from_chars(columns, end, value).ptr == end && value > 0) {
+      return std::clamp<std::size_t>(static_cast<std::size_t>(value), cli_support::k_min_width, 1000);
+    }
+  }
+  return cli_support::k_default_width;
+}
+
+cli_support::Terminal terminal(const GlobalOptions& options) {
+  return {color(options), output_width(options)};
+}
+
 void configure_logging(const GlobalOptions& options) {
-  const bool color = !options.no_color && !variable_set("NO_COLOR");
+  const bool paint = color_on(options, STDERR_FILENO);
   auto logger =
-      spdlog::stderr_color_mt("cudadiag", color ? spdlog::color_mode::automatic : spdlog::color_mode::never);
+      spdlog::stderr_color_mt("cudadiag", paint ? spdlog::color_mode::always : spdlog::color_mode::never);
   logger->sinks().push_back(error_recorder()); // for the JSON error document (output.hpp)
   spdlog::set_default_logger(logger);
   spdlog::set_formatter(safe_log_formatter()); // "cudadiag: LEVEL: message", escapes escaped
@@ -82,10 +140,6 @@ void configure_logging(const GlobalOptions& options) {
     level = spdlog::level::from_str(options.log_level);
   }
   spdlog::set_level(level);
-}
-
-bool color(const GlobalOptions& options) {
-  return ::isatty(STDOUT_FILENO) == 1 && !options.no_color && !variable_set("NO_COLOR");
 }
 
 // The worker every loading stage re-runs: this very executable.
@@ -179,9 +233,9 @@ int run_report(const GlobalOptions& options, const CiOptions& ci) {
   const auto report = cli_support::run(api_options(options), full_report(options, ci));
   spdlog::info("report took {:.2f} ms",
                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
-  const bool paint = color(options);
+  const auto shown = terminal(options);
   return print_report(report, options, ci,
-                      [paint](const Report& done) { return cli_support::render_text(done, paint); });
+                      [shown](const Report& done) { return cli_support::render_text(done, shown); });
 }
 
 int run_selftest_command(const GlobalOptions& options, const SelftestCommandOptions& command,
@@ -220,9 +274,9 @@ int run_selftest_command(const GlobalOptions& options, const SelftestCommandOpti
     }
   }
   // The same CI gates as the report: `selftest --require selftest.sort>=30Gkeys --junit FILE`.
-  const bool paint = color(options);
+  const auto shown = terminal(options);
   return print_report(report, options, ci,
-                      [paint](const Report& done) { return cli_support::render_selftest_text(done, paint); });
+                      [shown](const Report& done) { return cli_support::render_selftest_text(done, shown); });
 }
 
 int run_find(const GlobalOptions& options, const FindOptions& find) {
@@ -248,15 +302,17 @@ int run_find(const GlobalOptions& options, const FindOptions& find) {
     write_stdout(to_json(report));
     return code;
   }
-  const bool paint = color(options);
+  const auto shown = terminal(options);
   if (find.explain) {
-    write_stdout(cli_support::render_explanation(report, paint));
+    write_stdout(cli_support::render_explanation(report, shown));
   } else if (find.all) {
-    write_stdout(cli_support::render_candidates(report, paint));
+    write_stdout(cli_support::render_candidates(report, shown));
   } else if (answer != nullptr) {
     write_stdout(cli_support::escape_controls(cli_support::to_valid_utf8(answer->path)) + "\n");
   }
-  if (answer == nullptr) {
+  if (answer == nullptr && find.explain) {
+    spdlog::warn("{} not found", find.name);
+  } else if (answer == nullptr) {
     spdlog::warn("{} not found (run `cudadiag find --explain {}` for the search trace)", find.name,
                  find.name);
   } else if (fails) {
@@ -264,6 +320,35 @@ int run_find(const GlobalOptions& options, const FindOptions& find) {
                   cli_support::to_valid_utf8(answer->fails));
   }
   return code;
+}
+
+int run_explain(const GlobalOptions& options, const ExplainOptions& explain) {
+  if (const auto text = cli_support::explain_finding(explain.id, terminal(options))) {
+    write_stdout(*text);
+    return 0;
+  }
+  const auto ids = cli_support::finding_ids();
+  const auto guess = cli_support::closest_match(explain.id, ids);
+  spdlog::error("no finding '{}'{}; docs/findings.md lists the ids (and `cudadiag completion` completes them)",
+                explain.id, guess ? " (did you mean '" + *guess + "'?)" : std::string());
+  return k_exit_usage;
+}
+
+// The completion model with the fixed value sets of the options that have one.
+std::vector<cli_support::CompletionCommand> with_choices(std::vector<cli_support::CompletionCommand> commands) {
+  const std::vector<std::pair<std::string, const std::vector<std::string>*>> choices = {
+      {"--color", &k_color_modes}, {"--log-level", &k_log_levels}, {"--fail-on", &k_severities},
+      {"--level", &k_levels}};
+  for (auto& command : commands) {
+    for (auto& option : command.options) {
+      for (const auto& [name, values] : choices) {
+        if (std::find(option.names.begin(), option.names.end(), name) != option.names.end()) {
+          option.choices = *values;
+        }
+      }
+    }
+  }
+  return commands;
 }
 
 int run_inspect(const GlobalOptions& options, const InspectOptions& inspect) {
@@ -283,15 +368,22 @@ int run_inspect(const GlobalOptions& options, const InspectOptions& inspect) {
 int run_command(int argc, char** argv) {
   try {
     CLI::App app{"cudadiag: which CUDA components will this process load, and do they agree?", "cudadiag"};
+    app.formatter(make_help_formatter(output_width(GlobalOptions{})));
     app.set_version_flag("--version", "cudadiag " + version());
     GlobalOptions options;
     app.add_flag("--json", options.json, "Print the report as JSON (schema_version 1) on stdout");
-    app.add_flag("--no-color", options.no_color,
-                 "Never colour the output (also: NO_COLOR set, or stdout not a TTY)");
+    app.add_option("--color", options.color,
+                   "Colour: auto (default: on a terminal, unless NO_COLOR is non-empty or TERM=dumb), always, "
+                   "never")
+        ->check(CLI::IsMember(k_color_modes));
+    app.add_flag("--no-color", options.no_color, "Never colour the output (the same as --color never)");
+    app.add_option("--width", options.width,
+                   "Fit text output to N columns (default: the terminal's width, else COLUMNS, else 80)")
+        ->check(CLI::Range(static_cast<int>(cli_support::k_min_width), 1000));
     app.add_flag("-v,--verbose", options.verbosity, "More log output on stderr (repeat for debug)");
     app.add_option("--log-level", options.log_level,
                    "Log level on stderr: trace, debug, info, warn, error, off")
-        ->check(CLI::IsMember({"trace", "debug", "info", "warn", "warning", "error", "critical", "off"}));
+        ->check(CLI::IsMember(k_log_levels));
     app.add_option("--python", options.python,
                    "Use this Python interpreter's site-packages (runs it once to ask; default: found without "
                    "running Python)");
@@ -302,7 +394,7 @@ int run_command(int argc, char** argv) {
                    "the file that lists a directory")
         ->check(CLI::ExistingFile);
     app.add_option("--fail-on", options.fail_on, "Exit 1 on findings of this severity or worse")
-        ->check(CLI::IsMember({"error", "warning"}));
+        ->check(CLI::IsMember(k_severities));
     app.add_flag("--no-load", options.no_load,
                  "Inspect files only: load no library, run no code from them (skips verification)");
     app.add_option("--timeout", options.timeout_seconds,
@@ -337,7 +429,7 @@ int run_command(int argc, char** argv) {
     selftest_command
         ->add_option("--level", selftest_options.level,
                      "quick (default; a few seconds) or full (2^28+ elements; under a minute)")
-        ->check(CLI::IsMember({"quick", "full"}));
+        ->check(CLI::IsMember(k_levels));
     selftest_command->add_option("--only", selftest_options.only,
                                  "Comma-separated tests: jit, ptx, reduce, sort, ipc, green_ctx");
     selftest_command->add_option("--device", selftest_options.device,
@@ -351,17 +443,33 @@ int run_command(int argc, char** argv) {
     auto* diff_command = add_diff_command(app, diff_options);
     FleetCommandOptions fleet_options;
     auto* fleet_command = add_fleet_command(app, fleet_options);
+    ExplainOptions explain;
+    auto* explain_command =
+        app.add_subcommand("explain", "Print a finding's reference: what raises it, its severity rule, its "
+                                      "evidence and the remedy (the text of docs/findings.md)");
+    explain_command->add_option("id", explain.id, "A finding id, e.g. driver.stub")->required();
+    explain_command->fallthrough();
+    CompletionOptions completion;
+    auto* completion_command = app.add_subcommand(
+        "completion", "Print a shell completion script: subcommands, options, component names and finding ids "
+                      "(`source <(cudadiag completion bash)`)");
+    completion_command->add_option("shell", completion.shell, "bash, zsh or fish")
+        ->required()
+        ->check(CLI::IsMember(k_shells));
+    completion_command->fallthrough();
     app.require_subcommand(0, 1);
 
     try {
       app.parse(argc, argv);
     } catch (const CLI::ParseError& error) {
-      const int code = app.exit(error);
-      if (code == 0) {
+      if (error.get_exit_code() == 0) {
+        app.exit(error);
         note_stdout_written(); // --help, --version
         return 0;
       }
-      record_error(error.what());
+      const auto message = usage_error_message(app, error, argc, argv);
+      std::fprintf(stderr, "cudadiag: error: %s\n", cli_support::escape_controls(message).c_str());
+      record_error(message);
       return k_exit_usage;
     }
     configure_logging(options);
@@ -383,6 +491,25 @@ int run_command(int argc, char** argv) {
       }
       if (find_command->parsed()) {
         return run_find(options, find);
+      }
+      if (explain_command->parsed()) {
+        return run_explain(options, explain);
+      }
+      if (completion_command->parsed()) {
+        const auto model = completion_model(app, [](const std::string& command) -> std::vector<std::string> {
+          if (command == "find") {
+            return cli_support::component_names(false);
+          }
+          if (command == "explain") {
+            return cli_support::finding_ids();
+          }
+          if (command == "completion") {
+            return k_shells;
+          }
+          return {};
+        });
+        write_stdout(*cli_support::completion_script(completion.shell, with_choices(model)));
+        return 0;
       }
       if (inspect_command->parsed()) {
         return run_inspect(options, inspect);

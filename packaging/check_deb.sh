@@ -28,7 +28,9 @@ fi
 contents=$(dpkg-deb -c "$deb" | awk '{print $6}')  # perms owner size date time PATH [-> target]
 for path in ./usr/bin/cudadiag ./usr/lib/libcudadiag.so.0 ./usr/lib/libcudadiag.so ./usr/include/cudadiag/cudadiag.h \
             ./usr/include/cudadiag/cudadiag.hpp ./usr/lib/cmake/cudadiag/cudadiagConfig.cmake \
-            ./usr/lib/pkgconfig/cudadiag.pc ./usr/share/man/man1/cudadiag.1 ./usr/share/doc/cudadiag/CHANGELOG.md; do
+            ./usr/lib/pkgconfig/cudadiag.pc ./usr/share/man/man1/cudadiag.1 ./usr/share/doc/cudadiag/CHANGELOG.md \
+            ./usr/share/bash-completion/completions/cudadiag ./usr/share/zsh/vendor-completions/_cudadiag \
+            ./usr/share/fish/vendor_completions.d/cudadiag.fish; do
   grep -qxF "$path" <<< "$contents" || { echo "the package lacks $path"; exit 1; }
 done
 
@@ -40,4 +42,13 @@ for elf in "$root/usr/bin/cudadiag" "$root"/usr/lib/libcudadiag.so.0; do
   fi
 done
 "$root/usr/bin/cudadiag" --version
+# The installed completion scripts are the ones the installed binary prints.
+for shell in bash zsh fish; do
+  case $shell in
+    bash) file=$root/usr/share/bash-completion/completions/cudadiag ;;
+    zsh) file=$root/usr/share/zsh/vendor-completions/_cudadiag ;;
+    fish) file=$root/usr/share/fish/vendor_completions.d/cudadiag.fish ;;
+  esac
+  "$root/usr/bin/cudadiag" completion "$shell" | cmp -s - "$file" || { echo "$file is not \`cudadiag completion $shell\`"; exit 1; }
+done
 echo "package ok"

@@ -15,8 +15,48 @@ bool name_exists(const std::string& path) {
   return ::lstat(path.c_str(), &st) == 0; // broken symlinks and loops count: they are reported
 }
 
-// Records a sighting for each of `spec`'s file names present in `dir`. For headers the sighting
-// is the directory holding the anchor file. Returns whether anything was seen.
+// What a directory that lacks `spec`'s files holds, for the trace: the entries whose names start
+// like a file that was looked for ("libnvrtc.so.12" beside a missing "libnvrtc.so.13": a SONAME
+// cuda-pathfinder does not take), else how many entries there are.
+std::string what_was_there(const ComponentSpec& spec, const std::string& dir) {
+  auto entries = fs::list_directory(dir);
+  if (!entries) {
+    return "unreadable (" + entries.error().message + ")";
+  }
+  std::vector<std::string> similar;
+  for (const auto& entry : *entries) {
+    for (const auto file_name : spec.file_names) {
+      const auto stem = file_name.substr(0, std::min(file_name.find(".so"), file_name.size()));
+      if (!stem.empty() && stem.find('/') == std::string_view::npos && entry.rfind(stem, 0) == 0) {
+        similar.push_back(entry);
+        break;
+      }
+    }
+  }
+  std::string names;
+  for (const auto file_name : spec.file_names) {
+    names += (names.empty() ? "" : ", ") + std::string(file_name);
+  }
+  if (entries->empty()) {
+    return "no " + names + " (the directory is empty)";
+  }
+  if (similar.empty()) {
+    return "no " + names + " among its " + std::to_string(entries->size()) + (entries->size() == 1 ? " entry" : " entries");
+  }
+  std::sort(similar.begin(), similar.end());
+  std::string listed;
+  for (std::size_t i = 0; i < similar.size() && i < 6; ++i) {
+    listed += (listed.empty() ? "" : ", ") + similar[i];
+  }
+  if (similar.size() > 6) {
+    listed += ", and " + std::to_string(similar.size() - 6) + " more";
+  }
+  return "no " + names + "; similar names there, not looked for: " + listed;
+}
+
+// Records a sighting for each of `spec`'s file names present in `dir`, or a trace line saying what
+// the directory holds instead. For headers the sighting is the directory holding the anchor file.
+// Returns whether anything was seen.
 bool look_in_directory(const ComponentSpec& spec, const std::string& dir, std::string_view found_via,
                        PathfinderStep pathfinder_step, LoaderStep loader_step, SearchOutput& out) {
   bool seen = false;
@@ -39,11 +79,24 @@ bool look_in_directory(const ComponentSpec& spec, const std::string& dir, std::s
       break; // one anchor file per header directory
     }
   }
+  if (!seen) {
+    out.trace.push_back(std::string(found_via) + ": " + dir + ": " + what_was_there(spec, dir));
+  }
   return seen;
 }
 
 void trace_missing_dir(SearchOutput& out, std::string_view found_via, const std::string& dir) {
   out.trace.push_back(std::string(found_via) + ": " + dir + " is not a directory");
+}
+
+// look_in_directory when `dir` is a directory; a trace line saying it is not otherwise.
+void look_in_if_directory(const ComponentSpec& spec, const std::string& dir, std::string_view found_via,
+                          PathfinderStep pathfinder_step, LoaderStep loader_step, SearchOutput& out) {
+  if (fs::is_directory(dir)) {
+    look_in_directory(spec, dir, found_via, pathfinder_step, loader_step, out);
+  } else {
+    trace_missing_dir(out, found_via, dir);
+  }
 }
 
 // --- Python environments -----------------------------------------------------------------------
@@ -56,14 +109,14 @@ public:
   [[nodiscard]] std::string_view name() const override { return "site-packages"; }
   [[nodiscard]] bool applies_to(const ComponentSpec& spec) const override { return !spec.wheel_dirs.empty(); }
   void search(const ComponentSpec& spec, const SearchInputs& inputs, SearchOutput& out) const override {
+    if (inputs.python.environments.empty()) {
+      out.trace.push_back("site-packages: no Python environment found, nothing to search");
+    }
     for (const auto& environment : inputs.python.environments) {
       const auto step = environment.primary ? PathfinderStep::site_packages : PathfinderStep::none;
       for (const auto rel_dir : spec.wheel_dirs) {
         for (const auto& site_dir : environment.site_dirs) {
-          const auto dir = fs::join(site_dir, rel_dir);
-          if (fs::is_directory(dir)) {
-            look_in_directory(spec, dir, name(), step, LoaderStep::none, out);
-          }
+          look_in_if_directory(spec, fs::join(site_dir, rel_dir), name(), step, LoaderStep::none, out);
         }
       }
     }
@@ -91,6 +144,7 @@ public:
     }
     const auto prefix = inputs.env.non_empty("CONDA_PREFIX");
     if (!prefix) {
+      out.trace.push_back("conda: CONDA_PREFIX is not set (no conda environment active): step skipped");
       return;
     }
     if (!fs::is_directory(*prefix)) {
@@ -151,6 +205,7 @@ public:
   void search(const ComponentSpec& spec, const SearchInputs& inputs, SearchOutput& out) const override {
     const auto value = inputs.env.get("LD_LIBRARY_PATH");
     if (!value || value->empty()) {
+      out.trace.push_back("LD_LIBRARY_PATH: not set: step skipped");
       return;
     }
     std::vector<std::string> seen_dirs;
@@ -163,10 +218,7 @@ public:
         continue;
       }
       seen_dirs.push_back(dir);
-      if (!fs::is_directory(dir)) {
-        continue; // reported once by the env.bad_search_path finding, not per component
-      }
-      look_in_directory(spec, dir, name(), PathfinderStep::system_search, LoaderStep::ld_library_path, out);
+      look_in_if_directory(spec, dir, name(), PathfinderStep::system_search, LoaderStep::ld_library_path, out);
     }
   }
 };
@@ -186,7 +238,12 @@ public:
       // glibc takes one entry per name (the first that fits this process); the others are listed,
       // but dlopen never reaches them, not even when the chosen entry's file is missing.
       const auto* used = inputs.ld_cache->resolve(soname);
-      for (const auto* entry : inputs.ld_cache->find_all(soname)) {
+      const auto entries = inputs.ld_cache->find_all(soname);
+      if (entries.empty()) {
+        out.trace.push_back("ld.so.cache: no entry for " + std::string(soname) + " among its " +
+                            std::to_string(inputs.ld_cache->entries().size()) + " entries");
+      }
+      for (const auto* entry : entries) {
         if (!entry->matches_host()) {
           out.trace.push_back("ld.so.cache: " + entry->soname + " => " + entry->path + " is for " +
                               entry->arch_label() + ", not this process");
@@ -215,9 +272,7 @@ public:
   }
   void search(const ComponentSpec& spec, const SearchInputs& inputs, SearchOutput& out) const override {
     for (const auto& dir : inputs.layout.default_lib_dirs) {
-      if (fs::is_directory(dir)) {
-        look_in_directory(spec, dir, name(), PathfinderStep::system_search, LoaderStep::default_dirs, out);
-      }
+      look_in_if_directory(spec, dir, name(), PathfinderStep::system_search, LoaderStep::default_dirs, out);
     }
   }
 };
@@ -233,13 +288,11 @@ public:
     for (const auto variable : spec.product_root_vars) {
       const auto root = inputs.env.non_empty(variable);
       if (!root) {
+        out.trace.push_back(std::string(variable) + ": not set: step skipped");
         continue;
       }
       for (const auto rel : spec.product_root_dirs) {
-        const auto dir = fs::join(*root, rel);
-        if (fs::is_directory(dir)) {
-          look_in_directory(spec, dir, variable, PathfinderStep::product_root, LoaderStep::none, out);
-        }
+        look_in_if_directory(spec, fs::join(*root, rel), variable, PathfinderStep::product_root, LoaderStep::none, out);
       }
     }
   }
@@ -258,6 +311,9 @@ public:
   void search(const ComponentSpec& spec, const SearchInputs& inputs, SearchOutput& out) const override {
     const auto cuda_path = inputs.env.non_empty("CUDA_PATH");
     const auto cuda_home = inputs.env.non_empty("CUDA_HOME");
+    if (!cuda_path && !cuda_home) {
+      out.trace.push_back("CUDA_PATH: neither CUDA_PATH nor CUDA_HOME is set: step skipped");
+    }
     if (cuda_path) {
       search_variable(spec, inputs, "CUDA_PATH", *cuda_path, PathfinderStep::cuda_path, out);
     }
@@ -398,9 +454,7 @@ void search_toolkit_root(const ComponentSpec& spec, const SearchInputs& inputs, 
   for (std::size_t i = 0; i < spec.toolkit_dirs.size(); ++i) {
     const auto dir = fs::join(root, expand_triple(spec.toolkit_dirs[i], inputs.layout));
     const auto dir_step = i < spec.pathfinder_toolkit_dirs ? step : PathfinderStep::none;
-    if (fs::is_directory(dir)) {
-      look_in_directory(spec, dir, found_via, dir_step, LoaderStep::none, out);
-    }
+    look_in_if_directory(spec, dir, found_via, dir_step, LoaderStep::none, out);
   }
 }
 

@@ -35,6 +35,13 @@ optional=()
 if grep -qx 'ID=debian' /etc/os-release 2>/dev/null && ! command -v chromium >/dev/null; then
   optional+=(chromium)
 fi
+# Optional: zsh and fish run the completion scripts `cudadiag completion zsh|fish` prints (the
+# tests skip those shells without them; bash is always there).
+for package in zsh fish; do
+  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+    optional+=("$package")
+  fi
+done
 # Optional: the fleet tests start real daemons — Slurm (slurmctld, slurmd, srun: slurm-wlm) with
 # munge, and prometheus-node-exporter — and skip, saying what is missing, without them; shellcheck
 # lints the Slurm and Kubernetes scripts; ccache answers the consumer test's second build of the core

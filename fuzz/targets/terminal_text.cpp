@@ -1,6 +1,9 @@
 // escape_controls, what every text and Markdown renderer ends with: whatever the input, the output
 // holds no control character but newline and tab (and, with colour, only cudadiag's own codes).
+// Then the layout every text renderer ends with (fit_lines, wrap, ellipsize_middle): whatever the
+// text, no line is wider than the width asked for.
 #include "report/terminal_style.hpp"
+#include "report/text_layout.hpp"
 #include "targets.hpp"
 
 namespace cudadiag::fuzz {
@@ -22,6 +25,22 @@ int terminal_text(const std::uint8_t* data, std::size_t size) {
               rest.starts_with(report::k_bold) || rest.starts_with(report::k_reset),
           "only cudadiag's own colour codes in coloured output");
   }
+  const std::size_t width = report::k_min_width + (size == 0 ? 0 : data[0] % 100U);
+  const auto within = [width](std::string_view lines) {
+    std::size_t start = 0;
+    while (start < lines.size()) {
+      const auto end = std::min(lines.find('\n', start), lines.size());
+      if (report::display_width(lines.substr(start, end - start)) > width) {
+        return false;
+      }
+      start = end + 1;
+    }
+    return true;
+  };
+  check(within(report::fit_lines(coloured, width)), "fit_lines keeps every line within the width");
+  check(within(report::wrap(plain, width, "    remedy: ", "            ")), "wrap keeps every line within the width");
+  check(report::display_width(report::ellipsize_middle(plain.substr(0, plain.find('\n')), width)) <= width,
+        "ellipsize_middle fits the width");
   return 0;
 }
 

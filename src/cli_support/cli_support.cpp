@@ -5,6 +5,7 @@
 #include "bundle/atomic_file.hpp"
 #include "bundle/bundle.hpp"
 #include "diff/diff_render.hpp"
+#include "findings/findings_reference.hpp"
 #include "diff/report_input.hpp"
 #include "fleet/fleet_input.hpp"
 #include "fleet/fleet_render.hpp"
@@ -13,6 +14,7 @@
 #include "report/exit_style.hpp"
 #include "report/json_report.hpp"
 #include "report/output_formats.hpp"
+#include "report/text_layout.hpp"
 #include "report/text_report.hpp"
 #include "report/worker_kinds.hpp"
 
@@ -105,30 +107,136 @@ std::vector<std::string> self_test_keys() {
   return keys;
 }
 
-std::string render_text(const Report& report, bool color) {
-  return report::render_text(core(report), report::TextStyle{color});
+namespace {
+report::TextStyle text_style(const Terminal& terminal) {
+  return {terminal.color, std::max(terminal.width, k_min_width)};
+}
+} // namespace
+
+std::string render_text(const Report& report, const Terminal& terminal) {
+  return report::render_text(core(report), text_style(terminal));
 }
 
-std::string render_selftest_text(const Report& report, bool color) {
-  return report::render_selftest_text(core(report), report::TextStyle{color});
+std::string render_selftest_text(const Report& report, const Terminal& terminal) {
+  return report::render_selftest_text(core(report), text_style(terminal));
 }
 
-std::string render_candidates(const Report& report, bool color) {
+std::string render_candidates(const Report& report, const Terminal& terminal) {
   const auto& components = core(report).discovery.components;
-  return components.empty() ? std::string()
-                            : report::render_candidates(components.front(), report::TextStyle{color});
+  return components.empty() ? std::string() : report::render_candidates(components.front(), text_style(terminal));
 }
 
-std::string render_explanation(const Report& report, bool color) {
+std::string render_explanation(const Report& report, const Terminal& terminal) {
   const auto& components = core(report).discovery.components;
-  return components.empty() ? std::string()
-                            : report::render_explanation(components.front(), report::TextStyle{color});
+  return components.empty() ? std::string() : report::render_explanation(components.front(), text_style(terminal));
 }
 
 std::string render_inspection_text(const ProcessInspection& inspection, bool color) {
   const auto* data = detail::Access::data(inspection);
   return data == nullptr ? std::string()
                          : inspect::render_inspection_text(data->inspection, report::TextStyle{color});
+}
+
+std::string wrap_text(std::string_view text, std::size_t width, std::string_view first_prefix,
+                      std::string_view continuation_prefix) {
+  return report::wrap(text, width, first_prefix, continuation_prefix);
+}
+
+std::vector<std::string> finding_ids() {
+  return findings::documented_ids();
+}
+
+std::optional<std::string> explain_finding(std::string_view id, const Terminal& terminal) {
+  const auto text = findings::reference_text(id);
+  if (!text) {
+    return std::nullopt;
+  }
+  // The heading in bold, then each paragraph of the reference wrapped (a blank line between).
+  const auto style = text_style(terminal);
+  std::string out;
+  std::string paragraph;
+  bool first = true;
+  const auto flush = [&] {
+    if (!paragraph.empty()) {
+      out += report::wrap(paragraph, style.width, "  ", "  ");
+      paragraph.clear();
+    }
+  };
+  std::size_t start = 0;
+  while (start < text->size()) {
+    const auto end = std::min(text->find('\n', start), text->size());
+    const std::string_view line(text->data() + start, end - start);
+    if (first) {
+      out += report::paint(style, report::k_bold, line) + "\n";
+      first = false;
+    } else if (line.empty()) {
+      flush();
+      out += "\n";
+    } else if (line.starts_with("Severity rule") || line.starts_with("Evidence") || line.starts_with("Remedy")) {
+      flush(); // the reference's labelled parts each start a paragraph of their own
+      paragraph = std::string(line);
+    } else if (line.starts_with("- ") || line.starts_with("* ")) {
+      flush();
+      out += report::wrap(line.substr(2), style.width, "  - ", "    ");
+    } else {
+      paragraph += (paragraph.empty() ? "" : " ") + std::string(line);
+    }
+    start = end + 1;
+  }
+  flush();
+  return report::fit_lines(report::escape_controls(out, style), style.width);
+}
+
+std::optional<std::string> closest_match(std::string_view word, const std::vector<std::string>& choices) {
+  // Damerau-Levenshtein (optimal string alignment), case-insensitive.
+  const auto lower = [](char c) { return static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c); };
+  const auto distance = [&](std::string_view a, std::string_view b) {
+    std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
+    for (std::size_t i = 0; i <= a.size(); ++i) {
+      d[i][0] = i;
+    }
+    for (std::size_t j = 0; j <= b.size(); ++j) {
+      d[0][j] = j;
+    }
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+      for (std::size_t j = 1; j <= b.size(); ++j) {
+        const std::size_t cost = lower(a[i - 1]) == lower(b[j - 1]) ? 0 : 1;
+        d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+        if (i > 1 && j > 1 && lower(a[i - 1]) == lower(b[j - 2]) && lower(a[i - 2]) == lower(b[j - 1])) {
+          d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+        }
+      }
+    }
+    return d[a.size()][b.size()];
+  };
+  const auto stripped = [](std::string_view text) {
+    while (text.starts_with('-')) {
+      text.remove_prefix(1);
+    }
+    return text;
+  };
+  const auto limit = std::max<std::size_t>(1, stripped(word).size() / 3);
+  std::optional<std::string> best;
+  std::size_t best_distance = limit + 1;
+  for (const auto& choice : choices) {
+    const auto d = distance(stripped(word), stripped(choice));
+    if (d < best_distance || (d == best_distance && best && stripped(choice).starts_with(stripped(word)))) {
+      best = choice;
+      best_distance = d;
+    }
+  }
+  // A prefix of exactly one choice ("--expl" for "--explain") counts too.
+  if (!best && !stripped(word).empty()) {
+    for (const auto& choice : choices) {
+      if (stripped(choice).starts_with(stripped(word)) && word.starts_with('-') == choice.starts_with('-')) {
+        if (best) {
+          return std::nullopt;
+        }
+        best = choice;
+      }
+    }
+  }
+  return best;
 }
 
 std::string to_valid_utf8(std::string_view text) {

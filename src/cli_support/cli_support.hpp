@@ -8,6 +8,7 @@
 
 #include "cudadiag/types.hpp"
 
+#include <cstddef>
 #include <functional>
 #include <optional>
 #include <string>
@@ -44,15 +45,29 @@ Report run(const Options& options, const RunExtras& extras);
 std::vector<std::string> component_names(bool headers_only);
 std::vector<std::string> self_test_keys();
 
-// ---- Terminal renderings (`color`: ANSI colours on).
+// ---- Terminal renderings.
 
-std::string render_text(const Report& report, bool color);          // `cudadiag`
-std::string render_selftest_text(const Report& report, bool color); // `cudadiag selftest`
-// `cudadiag find NAME --all` (candidates) and `--explain` (the search trace) of the report's
-// first component; "" when the report has none.
-std::string render_candidates(const Report& report, bool color);
-std::string render_explanation(const Report& report, bool color);
+inline constexpr std::size_t k_min_width = 20;     // narrower terminals are rendered at this width
+inline constexpr std::size_t k_default_width = 80; // not a terminal, no COLUMNS, no --width
+
+// How text output looks: ANSI colours on or off, and the columns every line fits.
+struct Terminal {
+  bool color = false;
+  std::size_t width = k_default_width;
+};
+
+std::string render_text(const Report& report, const Terminal& terminal);          // `cudadiag`
+std::string render_selftest_text(const Report& report, const Terminal& terminal); // `cudadiag selftest`
+// `cudadiag find NAME --all` (candidates, one per line, full paths, for scripts) and `--explain`
+// (every place searched, the candidates and both decisions; full paths, wrapped to the width) of
+// the report's first component; "" when the report has none.
+std::string render_candidates(const Report& report, const Terminal& terminal);
+std::string render_explanation(const Report& report, const Terminal& terminal);
 std::string render_inspection_text(const ProcessInspection& inspection, bool color);
+// `text` broken into lines of at most `width` columns (words kept whole where they fit), the first
+// starting with `first_prefix`, the others with `continuation_prefix`; each line ends with '\n'.
+std::string wrap_text(std::string_view text, std::size_t width, std::string_view first_prefix,
+                      std::string_view continuation_prefix);
 // `text` with bytes that are not UTF-8 written as \xNN.
 std::string to_valid_utf8(std::string_view text);
 // `text` with control characters (escape sequences from outside data) made visible, for a terminal.
@@ -60,6 +75,35 @@ std::string escape_controls(std::string_view text);
 // The JSON document --json prints for a command that failed before it had a report
 // (docs/schema/error.schema.json), two-space indented with a trailing newline.
 std::string error_document(std::string_view message, int exit_code);
+
+// ---- Help.
+
+// The finding ids the findings reference (docs/findings.md, compiled in) documents, in page order.
+std::vector<std::string> finding_ids();
+// `cudadiag explain ID`: the reference of one finding (cause, severity rule, evidence, remedy) as
+// terminal text fitted to the width; nullopt for an id the reference does not know.
+std::optional<std::string> explain_finding(std::string_view id, const Terminal& terminal);
+// The choice closest to `word` by edit distance (a typo: at most a third of the word's length,
+// and at least 1, apart), or nullopt.
+std::optional<std::string> closest_match(std::string_view word, const std::vector<std::string>& choices);
+
+// `cudadiag completion bash|zsh|fish`: what a completion script completes.
+struct CompletionOption {
+  std::vector<std::string> names; // "-v", "--verbose"
+  std::string help;
+  bool takes_value = false;
+  std::vector<std::string> choices; // the values it accepts, when a fixed set
+};
+struct CompletionCommand {
+  std::string name; // "" for the top level
+  std::string help;
+  std::vector<CompletionOption> options;
+  std::vector<std::string> words; // positional values to offer (component names, finding ids, shells)
+};
+// The script for `shell` ("bash", "zsh", "fish"), completing the subcommands, each one's options
+// (and the top level's, which every subcommand accepts) and `words`. `commands` starts with the top
+// level. nullopt for another shell.
+std::optional<std::string> completion_script(std::string_view shell, const std::vector<CompletionCommand>& commands);
 
 // ---- Report files: one row per format (src/report/output_formats.hpp).
 

@@ -40,6 +40,11 @@ struct Searcher {
     for (const auto& strategy : strategies) {
       if (strategy->applies_to(spec)) {
         strategy->search(spec, inputs, out);
+      } else {
+        const std::string why = spec.packaging == probes::Packaging::driver
+                                    ? "a driver library is found only through the loader"
+                                    : "this step does not apply to a " + std::string(probes::to_string(spec.kind));
+        out.trace.push_back(std::string(strategy->name()) + ": not searched: " + why);
       }
     }
     return out;

@@ -4,13 +4,17 @@
 
 #include "findings/findings.hpp"
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
 namespace cudadiag::report {
 
+// How a terminal rendering looks: colour on or off, and the width every line must fit (80 when
+// the output is not a terminal; the CLI decides, from --width, the terminal or COLUMNS).
 struct TextStyle {
   bool color = false;
+  std::size_t width = 80;
 };
 
 inline constexpr std::string_view k_red = "\033[31m";

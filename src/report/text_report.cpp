@@ -1,6 +1,7 @@
 #include "report/text_report.hpp"
 
 #include "report/json_report.hpp"
+#include "report/text_layout.hpp"
 
 #include <algorithm>
 #include <array>
@@ -22,6 +23,18 @@ std::string version_of(const discovery::Candidate* candidate) {
   return candidate != nullptr && candidate->version ? candidate->version->version : "-";
 }
 
+std::string spaces(std::size_t count) {
+  return std::string(count, ' ');
+}
+
+// A section title, and an optional note after it (wrapped under the title when it does not fit).
+std::string heading(TextStyle style, std::string_view title, std::string_view note = {}) {
+  if (note.empty()) {
+    return "\n" + paint(style, k_bold, title) + "\n";
+  }
+  return "\n" + wrap(paint(style, k_bold, title) + "  " + std::string(note), style.width, "", "  ");
+}
+
 std::string verdict(const Report& report, TextStyle style) {
   const auto& summary = report.summary;
   std::string counts = std::to_string(summary.errors) + " error(s), " + std::to_string(summary.warnings) +
@@ -33,47 +46,63 @@ std::string verdict(const Report& report, TextStyle style) {
   for (const auto& component : report.discovery.components) {
     found += component.status == discovery::ComponentStatus::found ? 1 : 0;
   }
-  return paint(style, k_bold, "cudadiag " CUDADIAG_VERSION ": ") + paint(style, color, label) + " — " + counts +
-         "; " + std::to_string(found) + "/" + std::to_string(report.discovery.components.size()) +
-         " components found" +
-         (report.verification.ran ? "; core libraries loaded in isolated workers" : " (files inspected only; nothing was loaded)") +
-         "\n";
+  const std::string line =
+      paint(style, k_bold, "cudadiag " CUDADIAG_VERSION ":") + " " + paint(style, color, label) + " — " + counts +
+      "; " + std::to_string(found) + "/" + std::to_string(report.discovery.components.size()) +
+      " components found" +
+      (report.verification.ran ? "; core libraries loaded in isolated workers"
+                               : " (files inspected only; nothing was loaded)");
+  return wrap(line, style.width, "", "  ");
 }
 
 std::string components_table(const Report& report, TextStyle style) {
-  std::string out = "\n" + paint(style, k_bold, "Components") + "  (path: what CUDA Python loads; native: what dlopen/PATH gives, when different)\n";
-  out += "  " + pad("NAME", 11) + pad("KIND", 9) + pad("VERSION", 12) + pad("FOUND VIA", 17) + "PATH\n";
+  std::string out = heading(style, "Components",
+                            "(path: what CUDA Python loads; native: what dlopen/PATH gives, when different)");
+  TextTable table;
+  table.header = {"NAME", "KIND", "VERSION", "FOUND VIA", "PATH"};
+  table.flexible = 4;
+  std::vector<std::string> notes;
+  const auto add = [&](std::vector<std::string> row, std::string_view color, std::string note) {
+    table.rows.push_back(std::move(row));
+    table.flexible_color.emplace_back(color);
+    notes.push_back(std::move(note));
+  };
   for (const auto& component : report.discovery.components) {
     const auto* python = component.selected_candidate();
     const auto* native = component.loader_candidate();
     const auto* shown = python != nullptr ? python : native;
     const auto& choice = python != nullptr ? component.selected : component.loader;
     std::string where;
-    std::string via;
+    std::string via = "-";
+    std::string_view where_color;
+    std::string note;
     if (shown != nullptr) {
-      where = choice->via.path;
+      where = to_valid_utf8(choice->via.path);
       via = choice->via.found_via;
       if (python == nullptr) {
         via += " (native only)";
       }
+      if (shown->is_stub) {
+        note += paint(style, k_red, "[stub]");
+      }
+      if (choice->fails) {
+        note += (note.empty() ? "" : " ") + paint(style, k_red, "[fails: " + to_valid_utf8(*choice->fails) + "]");
+      }
     } else {
-      where = paint(style, component.status == discovery::ComponentStatus::error ? k_red : k_dim,
-                    component.status == discovery::ComponentStatus::error ? "error: no usable candidate" : "not found");
+      const bool error = component.status == discovery::ComponentStatus::error;
+      where = error ? "error: no usable candidate" : "not found";
+      where_color = error ? k_red : k_dim;
     }
-    if (shown != nullptr && shown->is_stub) {
-      where += paint(style, k_red, "  [stub]");
-    }
-    if (shown != nullptr && choice->fails) {
-      where += paint(style, k_red, "  [fails: " + *choice->fails + "]");
-    }
-    out += "  " + pad(component.spec->name, 11) + pad(kind_label(component.spec->kind), 9) +
-           pad(version_of(shown), 12) + pad(via, 17) + to_valid_utf8(where) + "\n";
+    add({std::string(component.spec->name), kind_label(component.spec->kind), version_of(shown), via, where},
+        where_color, note);
     if (python != nullptr && native != nullptr && python != native) {
-      out += "  " + pad("", 11 + 9) + pad(version_of(native), 12) + pad(component.loader->via.found_via, 17) +
-             paint(style, k_yellow, "native: " + to_valid_utf8(component.loader->via.path)) + "\n";
+      add({"", "", version_of(native), component.loader->via.found_via,
+           "native: " + to_valid_utf8(component.loader->via.path)},
+          k_yellow, "");
     }
   }
-  return out;
+  table.notes = std::move(notes);
+  return out + render_table(table, style.width, style.color);
 }
 
 // What a loaded library said about its own version, in a short form.
@@ -107,10 +136,11 @@ std::string reported_version(const verify::LibraryStep& step) {
 
 std::string verification_section(const Report& report, TextStyle style) {
   const auto& verification = report.verification;
-  std::string out = "\n" + paint(style, k_bold, "Loaded in isolated workers") + "\n";
+  std::string out = heading(style, "Loaded in isolated workers");
   if (!verification.ran) {
-    return out + "  skipped: " + to_valid_utf8(verification.skipped_reason) + "\n";
+    return out + wrap("skipped: " + to_valid_utf8(verification.skipped_reason), style.width, "  ", "    ");
   }
+  TextTable table;
   for (const auto& step : verification.steps) {
     std::string state = step.status;
     const auto* facts = verify::load_facts(step.facts);
@@ -121,13 +151,12 @@ std::string verification_section(const Report& report, TextStyle style) {
       state = "cuInit: " + driver->init->name.value_or("error " + std::to_string(driver->init->code));
     }
     const auto color = state == "ok" ? k_green : k_red;
-    out += "  " + pad(step.id, 11) + paint(style, color, pad(state, 44)) + " " + pad(reported_version(step), 14) +
-           std::to_string(static_cast<long long>(step.elapsed_ms)) + " ms\n";
-    if (step.status != "ok") {
-      out += "    " + to_valid_utf8(step.detail) + "\n";
-    }
+    table.rows.push_back({step.id, to_valid_utf8(reported_version(step)),
+                          std::to_string(static_cast<long long>(step.elapsed_ms)) + " ms",
+                          paint(style, color, to_valid_utf8(state))});
+    table.notes.push_back(step.status != "ok" ? to_valid_utf8(step.detail) : std::string());
   }
-  return out;
+  return out + render_table(table, style.width, style.color);
 }
 
 std::string devices_section(const Report& report, TextStyle style) {
@@ -135,7 +164,7 @@ std::string devices_section(const Report& report, TextStyle style) {
   if (!report.verification.ran) {
     return "";
   }
-  std::string out = "\n" + paint(style, k_bold, "Devices") + "\n";
+  std::string out = heading(style, "Devices");
   if (devices.empty()) {
     return out + "  none visible to CUDA\n";
   }
@@ -146,7 +175,7 @@ std::string devices_section(const Report& report, TextStyle style) {
     const auto ordinal = driver != nullptr ? std::to_string(driver->ordinal) : std::string("-");
     const std::string name = driver != nullptr ? driver->name.value_or("?")
                                                : (device.nvml ? device.nvml->name.value_or("") : std::string());
-    std::string line = "  GPU " + ordinal + "  " + name;
+    std::string line = "GPU " + ordinal + "  " + name;
     if (queried) {
       line += "  cc " + driver->compute_capability.value_or("?");
       if (driver->sm_count) {
@@ -159,11 +188,13 @@ std::string devices_section(const Report& report, TextStyle style) {
         line += "  peak " + std::to_string(static_cast<long long>(*driver->peak_bandwidth_gbps)) + " GB/s";
       }
     }
-    out += to_valid_utf8(line) + "\n";
+    out += wrap(to_valid_utf8(line), style.width, "  ", "    ");
     if (queried) {
-      out += "    " + to_valid_utf8(driver->pci_bus_id.value_or("") + "  " + driver->uuid.value_or("")) + "\n";
+      out += wrap(to_valid_utf8(driver->pci_bus_id.value_or("") + "  " + driver->uuid.value_or("")), style.width,
+                  "    ", "    ");
     } else if (driver == nullptr) {
-      out += "    " + to_valid_utf8("  " + (device.nvml ? device.nvml->uuid.value_or("") : std::string())) + "\n";
+      out += wrap(to_valid_utf8(device.nvml ? device.nvml->uuid.value_or("") : std::string()), style.width, "    ",
+                  "    ");
     }
     if (device.nvml && device.nvml->pcie) {
       const auto& pcie = *device.nvml->pcie;
@@ -185,9 +216,9 @@ std::string selftest_section(const Report& report, TextStyle style) {
   if (!run.ran && run.skipped_reason.empty()) {
     return "";
   }
-  std::string out = "\n" + paint(style, k_bold, "GPU self-test (" + std::string(selftest::level_name(run.level)) + ")");
+  const std::string title = "GPU self-test (" + std::string(selftest::level_name(run.level)) + ")";
   if (!run.ran) {
-    return out + "\n  skipped: " + to_valid_utf8(run.skipped_reason) + "\n";
+    return heading(style, title) + wrap("skipped: " + to_valid_utf8(run.skipped_reason), style.width, "  ", "    ");
   }
   const auto status = run.status();
   // How many tests ran on a GPU (a skipped test or jit's compile-only pass without one is no run).
@@ -195,67 +226,87 @@ std::string selftest_section(const Report& report, TextStyle style) {
   for (const auto& test : run.tests) {
     ran += test.status != "skip" && test.status != "not_run" && test.device ? 1U : 0U;
   }
-  out += "  " + paint(style, status == "fail" ? k_red : status == "pass" ? k_green : k_yellow, status) + " — " +
-         std::to_string(ran) + " of " + std::to_string(run.tests.size()) + " ran on a GPU";
+  std::string summary = paint(style, status == "fail" ? k_red : status == "pass" ? k_green : k_yellow, status) +
+                        " — " + std::to_string(ran) + " of " + std::to_string(run.tests.size()) + " ran on a GPU";
   if (run.score.value) {
-    out += "  score " + format_figure(*run.score.value) + "/100";
+    summary += "  score " + format_figure(*run.score.value) + "/100";
   }
-  out += "  (" + std::to_string(static_cast<long long>(run.wall_ms)) + " ms)\n";
+  summary += "  (" + std::to_string(static_cast<long long>(run.wall_ms)) + " ms)";
+  std::string out = heading(style, title, summary);
+  TextTable table;
   for (const auto& test : run.tests) {
     const auto color = test.status == "pass" ? k_green : test.status == "skip" ? k_yellow : k_red;
     std::string figure;
     if (test.primary) {
       figure = test.primary->name + " " + format_figure(test.primary->value) + " " + test.primary->unit;
     }
-    out += "  " + pad(test.key, 10) + pad(test.device ? "GPU " + std::to_string(*test.device) : "-", 7) +
-           paint(style, color, pad(test.status, 6)) + pad(figure, 34) + std::to_string(static_cast<long long>(test.wall_ms)) + " ms\n";
-    if (!test.reason.empty()) {
-      out += "    " + to_valid_utf8(test.reason) + "\n";
-    }
+    table.rows.push_back({test.key, test.device ? "GPU " + std::to_string(*test.device) : "-",
+                          paint(style, color, test.status), to_valid_utf8(figure),
+                          std::to_string(static_cast<long long>(test.wall_ms)) + " ms"});
+    table.notes.push_back(to_valid_utf8(test.reason));
   }
+  out += render_table(table, style.width, style.color);
   if (run.module && !run.module->built()) {
-    out += "  note: " + to_valid_utf8(run.module->reason) + "\n";
+    out += wrap("note: " + to_valid_utf8(run.module->reason), style.width, "  ", "    ");
   }
   return out;
 }
 
 std::string python_section(const Report& report, TextStyle style) {
-  std::string out = "\n" + paint(style, k_bold, "Python environments searched") + "\n";
+  std::string out = heading(style, "Python environments searched");
   if (report.discovery.python_error) {
-    out += "  " + paint(style, k_red, "--python failed: " + to_valid_utf8(*report.discovery.python_error)) + "\n";
+    out += wrap(paint(style, k_red, "--python failed: " + to_valid_utf8(*report.discovery.python_error)),
+                style.width, "  ", "    ");
   }
   if (report.discovery.python.environments.empty()) {
     out += "  none found\n";
   } else if (const auto& primary = report.discovery.python.environments.front(); primary.primary) {
-    out += "  answers for " + to_valid_utf8(primary.interpreter.empty() ? primary.prefix : primary.interpreter) +
-           (primary.label == "--python" ? " (--python)" : " (what python3 runs here)") + "\n";
+    const auto who = to_valid_utf8(primary.interpreter.empty() ? primary.prefix : primary.interpreter);
+    const std::string why = primary.label == "--python" ? " (--python)" : " (what python3 runs here)";
+    const std::string lead = "answers for ";
+    const auto room = style.width > 2 + lead.size() + why.size() ? style.width - 2 - lead.size() - why.size() : 0;
+    out += "  " + lead + ellipsize_middle(who, std::max<std::size_t>(room, 16)) + why + "\n";
   }
+  TextTable table;
+  table.flexible = 1;
   for (const auto& environment : report.discovery.python.environments) {
-    out += std::string("  ") + (environment.primary ? "* " : "  ") + to_valid_utf8(environment.prefix) + "  (" +
-           to_valid_utf8(environment.label) + (environment.version.empty() ? "" : ", Python " + environment.version) +
-           (environment.is_venv ? ", venv" : "") + ")\n";
+    table.rows.push_back({environment.primary ? "*" : " ", to_valid_utf8(environment.prefix),
+                          "(" + to_valid_utf8(environment.label) +
+                              (environment.version.empty() ? "" : ", Python " + environment.version) +
+                              (environment.is_venv ? ", venv" : "") + ")"});
   }
+  out += render_table(table, style.width, style.color);
   const auto& cache = report.discovery.ld_cache;
-  out += paint(style, k_bold, "Loader cache") + "  " + to_valid_utf8(cache.path) + ": " +
-         (cache.error ? paint(style, k_red, "unreadable: " + to_valid_utf8(*cache.error))
-                      : std::to_string(cache.entries) + " entries") +
-         "\n";
+  const std::string state = cache.error ? paint(style, k_red, "unreadable: " + to_valid_utf8(*cache.error))
+                                        : std::to_string(cache.entries) + " entries";
+  const auto state_width = display_width(state);
+  const std::string title = "Loader cache  ";
+  const auto room = style.width > title.size() + 2 + state_width ? style.width - title.size() - 2 - state_width : 0;
+  if (room >= 16) {
+    out += paint(style, k_bold, "Loader cache") + "  " + ellipsize_middle(to_valid_utf8(cache.path), room) + ": " +
+           state + "\n";
+  } else {
+    out += paint(style, k_bold, "Loader cache") + "\n" +
+           wrap(to_valid_utf8(cache.path) + ": " + state, style.width, "  ", "    ");
+  }
   return out;
 }
 
 std::string findings_section(const Report& report, TextStyle style) {
   if (report.findings.empty()) {
-    return "\n" + paint(style, k_bold, "Findings") + "\n  none\n";
+    return heading(style, "Findings") + "  none\n";
   }
   auto ordered = report.findings;
   std::stable_sort(ordered.begin(), ordered.end(),
                    [](const auto& a, const auto& b) { return a.severity > b.severity; });
-  std::string out = "\n" + paint(style, k_bold, "Findings") + "\n";
+  std::string out = heading(style, "Findings");
   for (const auto& finding : ordered) {
     std::string label(findings::to_string(finding.severity));
     std::transform(label.begin(), label.end(), label.begin(), [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
-    out += "  " + paint(style, severity_color(finding.severity), pad(label, 8)) + paint(style, k_bold, finding.id) +
-           "\n    " + to_valid_utf8(finding.message) + "\n    remedy: " + to_valid_utf8(finding.remedy) + "\n";
+    out += wrap(paint(style, severity_color(finding.severity), pad(label, 8)) + paint(style, k_bold, finding.id),
+                style.width, "  ", "    ");
+    out += wrap(to_valid_utf8(finding.message), style.width, "    ", "    ");
+    out += wrap(to_valid_utf8(finding.remedy), style.width, "    remedy: ", spaces(12));
   }
   return out;
 }
@@ -271,19 +322,24 @@ std::string markers(const discovery::ComponentResult& component, std::size_t ind
   return out.empty() ? "-" : out;
 }
 
+// Escapes first (a \xNN is four columns), then fits: every line is within style.width.
+std::string finish(std::string_view text, TextStyle style) {
+  return fit_lines(escape_controls(text, style), style.width);
+}
+
 } // namespace
 
 std::string render_text(const Report& report, TextStyle style) {
-  return escape_controls(verdict(report, style) + components_table(report, style) + verification_section(report, style) +
-                             devices_section(report, style) + selftest_section(report, style) +
-                             python_section(report, style) + findings_section(report, style),
-                         style);
+  return finish(verdict(report, style) + components_table(report, style) + verification_section(report, style) +
+                    devices_section(report, style) + selftest_section(report, style) + python_section(report, style) +
+                    findings_section(report, style),
+                style);
 }
 
 std::string render_selftest_text(const Report& report, TextStyle style) {
-  return escape_controls(verdict(report, style) + devices_section(report, style) + selftest_section(report, style) +
-                             findings_section(report, style),
-                         style);
+  return finish(verdict(report, style) + devices_section(report, style) + selftest_section(report, style) +
+                    findings_section(report, style),
+                style);
 }
 
 std::string chosen_path(const discovery::ComponentResult& component) {
@@ -296,6 +352,94 @@ std::string chosen_path(const discovery::ComponentResult& component) {
   return "";
 }
 
+namespace {
+
+// Each found_via once, in the order of the sightings.
+std::string found_via_list(const discovery::Candidate& candidate, std::string_view separator) {
+  std::vector<std::string> seen{candidate.first.found_via};
+  for (const auto& sighting : candidate.also_found_as) {
+    if (std::find(seen.begin(), seen.end(), sighting.found_via) == seen.end()) {
+      seen.push_back(sighting.found_via);
+    }
+  }
+  std::string out;
+  for (const auto& via : seen) {
+    out += (out.empty() ? "" : std::string(separator)) + via;
+  }
+  return out;
+}
+
+bool searched_by_pathfinder(const discovery::Candidate& candidate) {
+  if (candidate.first.pathfinder_step != discovery::PathfinderStep::none) {
+    return true;
+  }
+  return std::any_of(candidate.also_found_as.begin(), candidate.also_found_as.end(), [](const auto& sighting) {
+    return sighting.pathfinder_step != discovery::PathfinderStep::none;
+  });
+}
+
+bool searched_by_loader(const discovery::Candidate& candidate) {
+  if (candidate.first.loader_step != discovery::LoaderStep::none) {
+    return true;
+  }
+  return std::any_of(candidate.also_found_as.begin(), candidate.also_found_as.end(), [](const auto& sighting) {
+    return sighting.loader_step != discovery::LoaderStep::none;
+  });
+}
+
+// Why candidate `index` is or is not an answer, in a few words.
+std::string candidate_verdict(const discovery::ComponentResult& component, std::size_t index) {
+  const auto& candidate = component.candidates[index];
+  const bool python = component.selected && component.selected->candidate == index;
+  const bool native = component.loader && component.loader->candidate == index;
+  std::string out;
+  if (python || native) {
+    out = python && native ? "both answers" : python ? "the python answer" : "the native answer";
+    const auto& fails = python ? component.selected->fails : component.loader->fails;
+    if (fails) {
+      out += ", fails: " + *fails;
+    }
+  } else if (candidate.rejected) {
+    out = "rejected: " + *candidate.rejected;
+  } else if (!searched_by_pathfinder(candidate) && !searched_by_loader(candidate)) {
+    out = "not taken: neither cuda-pathfinder nor the loader looks there";
+  } else {
+    out = "not taken: an earlier place has the answer";
+  }
+  if (candidate.is_stub) {
+    out += " (toolkit stub)";
+  }
+  return out;
+}
+
+// The decision for one answer, and why there is none when there is none.
+std::string decision(const discovery::ComponentResult& component, const std::optional<discovery::Choice>& choice,
+                     bool python) {
+  if (choice) {
+    return to_valid_utf8(choice->via.path) + " — " + to_valid_utf8(choice->reason) +
+           (choice->fails ? "; fails: " + to_valid_utf8(*choice->fails) : "");
+  }
+  std::size_t reachable = 0;
+  std::size_t rejected = 0;
+  for (const auto& candidate : component.candidates) {
+    if (python ? searched_by_pathfinder(candidate) : searched_by_loader(candidate)) {
+      ++reachable;
+      rejected += candidate.rejected ? 1U : 0U;
+    }
+  }
+  const std::string who = python ? "cuda-pathfinder" : "the loader";
+  if (reachable == 0) {
+    return "none — no file in the places " + who + " searches (listed above, in order)" +
+           (component.candidates.empty() ? std::string()
+                                         : "; the " + std::to_string(component.candidates.size()) +
+                                               " candidate(s) are where it does not look");
+  }
+  return "none — " + std::to_string(reachable) + " file(s) where " + who + " looks, " + std::to_string(rejected) +
+         " of them unusable (see the candidates)";
+}
+
+} // namespace
+
 std::string render_candidates(const discovery::ComponentResult& component, TextStyle style) {
   std::string out;
   for (std::size_t i = 0; i < component.candidates.size(); ++i) {
@@ -303,10 +447,7 @@ std::string render_candidates(const discovery::ComponentResult& component, TextS
     std::string line = to_valid_utf8(candidate.first.path) + "\t" + markers(component, i) + "\t" +
                        version_of(&candidate) +
                        (candidate.version ? " (" + std::string(versions::to_string(candidate.version->source)) + ")" : "") +
-                       "\t" + candidate.first.found_via;
-    for (const auto& sighting : candidate.also_found_as) {
-      line += "," + sighting.found_via;
-    }
+                       "\t" + found_via_list(candidate, ",");
     if (candidate.is_stub) {
       line += "\tstub";
     }
@@ -319,33 +460,47 @@ std::string render_candidates(const discovery::ComponentResult& component, TextS
 }
 
 std::string render_explanation(const discovery::ComponentResult& component, TextStyle style) {
-  std::string out = paint(style, k_bold, std::string(component.spec->name) + " (" + kind_label(component.spec->kind) + ")") +
-                    ": " + std::string(component.spec->description) + "\n";
-  out += paint(style, k_bold, "Search trace") + "\n";
+  std::string out = wrap(paint(style, k_bold, std::string(component.spec->name) + " (" + kind_label(component.spec->kind) + ")") +
+                             ": " + std::string(component.spec->description),
+                         style.width, "", "  ");
+  out += heading(style, "Searched, in order", "(what each place held, and why it gave no answer)");
+  std::size_t step = 0;
+  const auto number_width = std::to_string(component.trace.size()).size();
   for (const auto& line : component.trace) {
-    out += "  " + to_valid_utf8(line) + "\n";
+    auto number = std::to_string(++step);
+    number.insert(0, number_width - number.size(), ' ');
+    out += wrap(to_valid_utf8(line), style.width, "  " + number + "  ", spaces(4 + number_width + 2));
   }
   if (component.trace.empty()) {
     out += "  (no search location exists on this machine)\n";
   }
-  out += paint(style, k_bold, "Candidates") + "\n";
-  for (const auto& line : {render_candidates(component, style)}) {
-    out += line.empty() ? "  none\n" : line;
+  out += heading(style, "Candidates");
+  if (component.candidates.empty()) {
+    out += "  none: no file of this name in any place searched\n";
+  } else {
+    TextTable table;
+    table.header = {"#", "VERSION", "FROM", "FOUND VIA", "PATH"};
+    table.flexible = 4;
+    table.keep_whole = true; // --explain shows whole paths: one that does not fit goes under its row
+    for (std::size_t i = 0; i < component.candidates.size(); ++i) {
+      const auto& candidate = component.candidates[i];
+      const auto verdict = candidate_verdict(component, i);
+      const bool answer = verdict.starts_with("the ") || verdict.starts_with("both");
+      table.rows.push_back({std::to_string(i + 1), version_of(&candidate),
+                            candidate.version ? std::string(versions::to_string(candidate.version->source)) : "-",
+                            found_via_list(candidate, ", "), to_valid_utf8(candidate.first.path)});
+      table.notes.push_back(paint(style, answer ? k_green : candidate.rejected ? k_red : k_dim, to_valid_utf8(verdict)));
+    }
+    out += render_table(table, style.width, style.color);
   }
-  out += paint(style, k_bold, "Selection") + "\n";
-  out += "  python (cuda-pathfinder order): " +
-         (component.selected ? to_valid_utf8(component.selected->via.path) + " — " + to_valid_utf8(component.selected->reason) +
-                                   (component.selected->fails ? "; fails: " + to_valid_utf8(*component.selected->fails) : "")
-                             : std::string("none")) +
-         "\n";
+  out += heading(style, "Decision");
+  out += wrap(decision(component, component.selected, true), style.width, "  python (cuda-pathfinder order): ", spaces(4));
   if (component.spec->kind != probes::ComponentKind::headers) {
-    out += "  native (" + std::string(component.spec->kind == probes::ComponentKind::binary ? "PATH" : "dlopen") + "): " +
-           (component.loader ? to_valid_utf8(component.loader->via.path) + " — " + to_valid_utf8(component.loader->reason) +
-                                 (component.loader->fails ? "; fails: " + to_valid_utf8(*component.loader->fails) : "")
-                             : std::string("none")) +
-           "\n";
+    out += wrap(decision(component, component.loader, false), style.width,
+                "  native (" + std::string(component.spec->kind == probes::ComponentKind::binary ? "PATH" : "dlopen") + "): ",
+                spaces(4));
   }
-  return escape_controls(out, style);
+  return fit_lines(escape_controls(out, style), style.width);
 }
 
 } // namespace cudadiag::report

@@ -33,7 +33,8 @@ def run_help(binary, *args):
 
 def parse_help(text):
     """(options, subcommands) of one CLI11 help text: the first column of its "Options:" and
-    "Subcommands:" sections ("-v,--verbose" gives both spellings)."""
+    "Subcommands:" sections ("-v,--verbose" gives both spellings). A subcommand's "Global options"
+    section lists the top level's options again and is not read."""
     options, subcommands = [], []
     section = None
     for line in text.splitlines():
@@ -41,7 +42,8 @@ def parse_help(text):
             section = line.rstrip(":").strip().lower()
             continue
         fields = line.split()
-        if not fields:
+        # An entry starts two columns in; deeper lines continue a wrapped description.
+        if not fields or len(line) - len(line.lstrip(" ")) != 2:
             continue
         first = fields[0]
         if section == "options" and first.startswith("-"):

@@ -1,0 +1,207 @@
+"""The terminal experience through a real pseudo-terminal: every line of real reports fits 80, 120
+and 200 columns (the width cudadiag reads from the terminal itself, TIOCGWINSZ), tables stay
+aligned, paths are shortened in the middle (never in --json or `find`), colour follows no-color.org,
+TERM=dumb and --color."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import pty
+import re
+import select
+import struct
+import subprocess
+import termios
+import unicodedata
+from pathlib import Path
+
+import pytest
+
+from cudadiag_harness import SYSTEM_CTK, clean_env, require_binary, run
+
+FIXTURES = Path(os.environ.get("CUDADIAG_FIXTURES_DIR") or Path(__file__).resolve().parents[2] / "build" / "tests" / "fixtures")
+ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
+WIDTHS = (80, 120, 200)
+
+
+def display_width(line: str) -> int:
+    """Columns a terminal gives `line`: escape sequences none, combining marks none, wide characters two."""
+    width = 0
+    for char in ANSI.sub("", line):
+        if unicodedata.combining(char) or unicodedata.category(char) in ("Mn", "Me", "Cf"):
+            continue
+        width += 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
+    return width
+
+
+def in_pty(args, columns: int, env: dict, timeout: float = 120) -> tuple[int, str, str]:
+    """Runs cudadiag with stdout on a pty of `columns` x 50 (stderr on a pipe); (code, stdout, stderr)."""
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
+    process = subprocess.Popen([str(require_binary()), *args], env=env, stdin=subprocess.DEVNULL,
+                               stdout=slave, stderr=subprocess.PIPE, close_fds=True)
+    os.close(slave)
+    output = bytearray()
+    try:
+        while True:
+            ready, _, _ = select.select([master], [], [], timeout)
+            if not ready:
+                process.kill()
+                pytest.fail(f"cudadiag {args} did not finish within {timeout}s on a pty")
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: the child closed the terminal
+                break
+            if not chunk:
+                break
+            output += chunk
+    finally:
+        os.close(master)
+    stderr = process.stderr.read().decode(errors="replace")
+    code = process.wait(timeout=timeout)
+    return code, output.decode("utf-8").replace("\r\n", "\n"), stderr
+
+
+def check_fits(text: str, columns: int, what: str) -> None:
+    lines = text.splitlines()
+    assert len(lines) >= 3, f"{what}: too little output:\n{text}"
+    too_wide = [(display_width(line), line) for line in lines if display_width(line) > columns]
+    assert not too_wide, f"{what} at {columns} columns: {len(too_wide)} lines too wide:\n" + "\n".join(
+        f"{w:4d} {line}" for w, line in too_wide)
+    # Tables are sized to their content: no line carries a run of 20 spaces between two words.
+    gaps = [line for line in lines if re.search(r"\S {20,}\S", ANSI.sub("", line))]
+    assert not gaps, f"{what} at {columns} columns: wide gaps in\n" + "\n".join(gaps)
+
+
+def check_table_aligned(text: str, header_start: str) -> None:
+    """The rows under a header line start their columns where the header's columns start."""
+    lines = text.splitlines()
+    header = next((i for i, line in enumerate(lines) if line.lstrip().startswith(header_start)), None)
+    assert header is not None, f"no table headed {header_start!r}:\n{text}"
+    starts = [m.start() for m in re.finditer(r"(?<=  )\S", lines[header])]  # columns are 2+ spaces apart
+    starts = [len(lines[header]) - len(lines[header].lstrip())] + starts
+    rows = 0
+    for line in lines[header + 1:]:
+        if not line.strip():
+            break
+        if len(line) - len(line.lstrip()) > starts[0]:
+            continue  # a note or a path on its own line, indented under its row
+        rows += 1
+        for start in starts[1:]:
+            if len(line) > start:
+                assert line[start - 1] == " ", f"column at {start} misaligned in {line!r} (header {lines[header]!r})"
+    assert rows, f"no rows under {header_start!r}"
+
+
+def fake_driver_env(**extra) -> dict:
+    driver = FIXTURES / "fake-driver"
+    nvml = FIXTURES / "fake-nvml"
+    if not (driver / "libcuda.so.1").exists():
+        pytest.skip(f"fixture not built: {driver}")
+    env = clean_env(LD_LIBRARY_PATH=f"{driver}:{nvml}", CUDA_HOME=str(SYSTEM_CTK), CUDADIAG_FAKE_CUDA="ok",
+                    TERM="xterm-256color", **extra)
+    env.pop("COLUMNS", None)
+    return env
+
+
+def broken_env(tmp_path: Path) -> dict:
+    """No driver, and a stub libcuda first on LD_LIBRARY_PATH: a report with error findings."""
+    stubs = SYSTEM_CTK / "lib64" / "stubs"
+    if not (stubs / "libcuda.so").exists():
+        pytest.skip(f"no toolkit stub libcuda at {stubs}")
+    stub_dir = tmp_path / "a-rather-long-directory-name-that-a-user-might-have" / "deeper" / "still" / "lib"
+    stub_dir.mkdir(parents=True)
+    (stub_dir / "libcuda.so.1").symlink_to(stubs / "libcuda.so")
+    env = clean_env(LD_LIBRARY_PATH=str(stub_dir), CUDA_HOME=str(SYSTEM_CTK), CUDA_PATH=str(tmp_path / "nope"),
+                    TERM="xterm-256color")
+    env.pop("COLUMNS", None)
+    return env
+
+
+@pytest.mark.parametrize("columns", WIDTHS)
+def test_a_healthy_report_fits_the_terminal(columns):
+    code, out, err = in_pty(["--no-selftest"], columns, fake_driver_env())
+    assert code == 0, out + err
+    check_fits(out, columns, "healthy report")
+    check_table_aligned(ANSI.sub("", out), "NAME")
+    assert "Findings" in out and "none" in out
+
+
+@pytest.mark.parametrize("columns", WIDTHS)
+def test_a_report_with_errors_fits_the_terminal(columns, tmp_path):
+    env = broken_env(tmp_path)
+    code, out, err = in_pty(["--no-selftest"], columns, env)
+    assert code == 1, out + err
+    check_fits(out, columns, "report with errors")
+    check_table_aligned(ANSI.sub("", out), "NAME")
+    plain = ANSI.sub("", out)
+    assert "ERROR" in plain and "remedy:" in plain
+    # Findings wrap with a hanging indent: no finding text starts at column 0.
+    findings = plain[plain.index("\nFindings"):].splitlines()[2:]
+    assert all(line.startswith("  ") for line in findings if line), findings
+    if columns == 80:
+        # The long stub path is shortened in the middle on the terminal, whole in --json.
+        assert "…" in plain
+        doc = run(["--json", "--no-selftest"], env=env)
+        assert "a-rather-long-directory-name-that-a-user-might-have" in doc.stdout.decode()
+
+
+@pytest.mark.parametrize("columns", WIDTHS)
+def test_find_explain_of_a_miss_fits_the_terminal(columns, tmp_path):
+    empty_cache = tmp_path / "ld.so.cache"
+    empty_cache.write_bytes(b"")
+    env = clean_env(TERM="xterm-256color", CUDA_HOME=str(tmp_path / "no-such-toolkit-here"),
+                    LD_LIBRARY_PATH=f"{tmp_path}/lib-a-long-enough-name-to-need-wrapping-at-eighty-columns-xxxxxxxx")
+    env.pop("COLUMNS", None)
+    code, out, err = in_pty(["--ld-so-cache", str(empty_cache), "find", "nvml", "--explain"], columns, env)
+    assert code == 1, out + err
+    check_fits(out, columns, "find --explain nvml")
+
+
+@pytest.mark.parametrize("columns", WIDTHS)
+def test_selftest_fits_the_terminal(columns):
+    env = clean_env(TERM="xterm-256color", CUDA_HOME=str(SYSTEM_CTK))
+    env.pop("COLUMNS", None)
+    code, out, err = in_pty(["selftest"], columns, env, timeout=300)
+    assert code in (0, 1), out + err
+    check_fits(out, columns, "selftest")
+
+
+def test_width_is_80_on_a_pipe_and_follows_columns_and_width():
+    env = fake_driver_env()
+    piped = run(["--no-selftest"], env=env).stdout.decode()
+    assert max(display_width(line) for line in piped.splitlines()) <= 80
+    wide = run(["--no-selftest"], env=dict(env, COLUMNS="200")).stdout.decode()
+    assert max(display_width(line) for line in wide.splitlines()) > 80, "COLUMNS=200 was not used"
+    narrow = run(["--no-selftest", "--width", "60"], env=dict(env, COLUMNS="200")).stdout.decode()
+    assert max(display_width(line) for line in narrow.splitlines()) <= 60, "--width beats COLUMNS"
+    bad = run(["--width", "5"], env=env)
+    assert bad.returncode == 2
+
+
+def test_find_prints_the_whole_path_however_narrow():
+    env = fake_driver_env(COLUMNS="20")
+    path = run(["find", "nvrtc", "--width", "20"], env=env).stdout.decode().strip()
+    assert "…" not in path and Path(path).exists(), path
+
+
+@pytest.mark.parametrize("setting,coloured", [
+    ({}, True),
+    ({"NO_COLOR": ""}, True),  # no-color.org: only a non-empty value turns colour off
+    ({"NO_COLOR": "1"}, False),
+    ({"TERM": "dumb"}, False),
+])
+def test_colour_follows_no_color_org_and_term(setting, coloured):
+    env = dict(fake_driver_env(), **setting)
+    code, out, _ = in_pty(["--no-selftest"], 80, env)
+    assert code == 0
+    assert bool(ANSI.search(out)) == coloured, f"{setting}: colour {'missing' if coloured else 'present'}"
+
+
+@pytest.mark.parametrize("flag,coloured", [("always", True), ("never", False), ("auto", False)])
+def test_color_flag_on_a_pipe(flag, coloured):
+    result = run(["--no-selftest", "--color", flag], env=fake_driver_env())
+    assert result.returncode == 0
+    assert (b"\x1b[" in result.stdout) == coloured
+    assert run(["--color", "sometimes"], env=fake_driver_env()).returncode == 2
