@@ -6,6 +6,7 @@
 
 #include "ci_options.hpp"
 #include "cudadiag/cudadiag.hpp"
+#include "output.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -21,7 +22,9 @@ struct BundleCommandOptions {
 
 CLI::App* add_bundle_command(CLI::App& app, BundleCommandOptions& options);
 
-// `report` is the full report (verification and self-test as the plain report runs them).
-int run_bundle(const Report& report, const CiOptions& ci, const BundleCommandOptions& options, bool json);
+// `report` is the full report (verification and self-test as the plain report runs them); `line`
+// says what is being collected while the evidence is gathered.
+int run_bundle(const Report& report, const CiOptions& ci, const BundleCommandOptions& options, bool json,
+               ProgressLine& line);
 
 } // namespace cudadiag::cli

@@ -164,15 +164,28 @@ Options api_options(const GlobalOptions& options) {
   return out;
 }
 
-// Self-test progress on stderr, for a person watching a terminal (not with --json, not in CI).
-std::function<void(std::string_view)> progress(const GlobalOptions& options) {
-  if (::isatty(STDERR_FILENO) != 1 || options.json || variable_non_empty("CI")) {
-    return {};
+// A live progress line on stderr for a person watching a terminal: not with --json, not in CI,
+// not when -v or --log-level asks for log lines instead.
+bool live_progress(const GlobalOptions& options) {
+  return ::isatty(STDERR_FILENO) == 1 && !options.json && !variable_non_empty("CI") && options.verbosity == 0 &&
+         options.log_level.empty();
+}
+
+// Feedback while a run works: the live line, or log lines (-v: stages and self-test lines, -vv:
+// search steps and worker messages, --log-level trace: every file examined).
+void attach_feedback(cli_support::RunExtras& extras, ProgressLine& line, bool live) {
+  if (live) {
+    extras.progress = [&line](std::string_view text) { line.update("self-test: " + std::string(text)); };
+    extras.activity = [&line](std::string_view text) { line.update(std::string(text) + " …"); };
+  } else if (spdlog::should_log(spdlog::level::info)) {
+    extras.progress = [](std::string_view text) { spdlog::info("self-test: {}", text); };
   }
-  return [](std::string_view line) {
-    const auto safe = cli_support::escape_controls(line); // device names come from the driver
-    std::fprintf(stderr, "cudadiag: self-test: %s\n", safe.c_str());
-  };
+  if (spdlog::should_log(spdlog::level::info)) {
+    extras.log = [](int detail, std::string_view message) {
+      spdlog::log(detail <= 1 ? spdlog::level::info : detail == 2 ? spdlog::level::debug : spdlog::level::trace, "{}",
+                  message);
+    };
+  }
 }
 
 std::string joined(const std::vector<std::string>& items) {
@@ -212,7 +225,6 @@ cli_support::RunExtras full_report(const GlobalOptions& options, const CiOptions
                   : options.no_selftest ? cli_support::Stages::verify
                                         : cli_support::Stages::self_test;
   extras.self_test_needs_gpu = true;
-  extras.progress = progress(options);
   return extras;
 }
 
@@ -230,7 +242,11 @@ int print_report(const Report& report, const GlobalOptions& options, const CiOpt
 
 int run_report(const GlobalOptions& options, const CiOptions& ci) {
   const auto start = std::chrono::steady_clock::now();
-  const auto report = cli_support::run(api_options(options), full_report(options, ci));
+  auto extras = full_report(options, ci);
+  ProgressLine line(live_progress(options), output_width(options));
+  attach_feedback(extras, line, live_progress(options));
+  const auto report = cli_support::run(api_options(options), extras);
+  line.clear();
   spdlog::info("report took {:.2f} ms",
                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
   const auto shown = terminal(options);
@@ -261,8 +277,10 @@ int run_selftest_command(const GlobalOptions& options, const SelftestCommandOpti
   }
   auto extras = run_extras(ci);
   extras.stages = cli_support::Stages::self_test;
-  extras.progress = progress(options);
+  ProgressLine line(live_progress(options), output_width(options));
+  attach_feedback(extras, line, live_progress(options));
   const auto report = cli_support::run(api, extras);
+  line.clear();
   // --device N names a GPU: when the driver reports GPUs but not N, the input is wrong.
   if (api.device && !report.devices.empty()) {
     const bool known = std::any_of(report.devices.begin(), report.devices.end(),
@@ -380,9 +398,10 @@ int run_command(int argc, char** argv) {
     app.add_option("--width", options.width,
                    "Fit text output to N columns (default: the terminal's width, else COLUMNS, else 80)")
         ->check(CLI::Range(static_cast<int>(cli_support::k_min_width), 1000));
-    app.add_flag("-v,--verbose", options.verbosity, "More log output on stderr (repeat for debug)");
+    app.add_flag("-v,--verbose", options.verbosity, "More log output on stderr: -v each stage and its duration, -vv also each search step and "
+                 "worker message");
     app.add_option("--log-level", options.log_level,
-                   "Log level on stderr: trace, debug, info, warn, error, off")
+                   "Log level on stderr: trace (also every file examined), debug, info, warn, error, off")
         ->check(CLI::IsMember(k_log_levels));
     app.add_option("--python", options.python,
                    "Use this Python interpreter's site-packages (runs it once to ask; default: found without "
@@ -486,8 +505,11 @@ int run_command(int argc, char** argv) {
         return run_diff(diff_options, options.json, color(options));
       }
       if (bundle_command->parsed()) {
-        const auto report = cli_support::run(api_options(options), full_report(options, ci));
-        return run_bundle(report, ci, bundle_options, options.json);
+        auto extras = full_report(options, ci);
+        ProgressLine line(live_progress(options), output_width(options));
+        attach_feedback(extras, line, live_progress(options));
+        const auto report = cli_support::run(api_options(options), extras);
+        return run_bundle(report, ci, bundle_options, options.json, line);
       }
       if (find_command->parsed()) {
         return run_find(options, find);

@@ -103,6 +103,27 @@ std::shared_ptr<spdlog::sinks::sink> error_recorder() {
   return sink;
 }
 
+void ProgressLine::update(std::string_view text) {
+  if (!m_live) {
+    return;
+  }
+  const std::lock_guard lock(m_mutex);
+  const auto shown = cli_support::shorten_middle(cli_support::escape_controls("cudadiag: " + std::string(text)),
+                                                 m_width > 1 ? m_width - 1 : m_width);
+  std::fprintf(stderr, "\r\033[K%s", shown.c_str());
+  std::fflush(stderr);
+  m_shown = true;
+}
+
+void ProgressLine::clear() {
+  const std::lock_guard lock(m_mutex);
+  if (m_shown) {
+    std::fputs("\r\033[K", stderr);
+    std::fflush(stderr);
+    m_shown = false;
+  }
+}
+
 bool json_requested(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];

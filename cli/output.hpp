@@ -11,7 +11,9 @@
 #include <spdlog/formatter.h>
 #include <spdlog/sinks/sink.h>
 
+#include <cstddef>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 
@@ -37,6 +39,25 @@ std::shared_ptr<spdlog::sinks::sink> error_recorder();
 // The log format on stderr, "cudadiag: LEVEL: message", with the message passed through
 // cli_support::escape_controls: logged paths and library strings cannot drive the terminal either.
 std::unique_ptr<spdlog::formatter> safe_log_formatter();
+
+// A live status line on stderr for a person watching a terminal: each update() replaces it (cut
+// to `width` columns, control characters escaped), clear() removes it; when not `live`, nothing.
+// Safe to call from several threads.
+class ProgressLine {
+public:
+  ProgressLine(bool live, std::size_t width) : m_live(live), m_width(width) {}
+  ProgressLine(const ProgressLine&) = delete;
+  ProgressLine& operator=(const ProgressLine&) = delete;
+  ~ProgressLine() { clear(); }
+  void update(std::string_view text);
+  void clear();
+
+private:
+  bool m_live;
+  std::size_t m_width;
+  bool m_shown = false;
+  std::mutex m_mutex;
+};
 
 // True when `--json` is among the arguments (before a "--"), whether or not parsing succeeds.
 bool json_requested(int argc, char** argv);

@@ -179,9 +179,12 @@ AssembledBundle assemble_bundle(const json& report, const Environment& env, cons
 
 Expected<BundleResult> write_bundle(const json& report, const Environment& env,
                                     const BundleOptions& options) {
-  const auto path = options.output.empty() ? fs::join(env.cwd.empty() ? "." : env.cwd,
-                                                      default_bundle_name(report, options.created_unix))
-                                           : options.output;
+  // No output, a path ending in '/' or an existing directory: the default name, inside it.
+  const auto cwd = env.cwd.empty() ? std::string(".") : env.cwd;
+  const auto named = options.output.empty() ? cwd : options.output;
+  const bool into_directory =
+      options.output.empty() || options.output.back() == '/' || fs::is_directory(options.output);
+  const auto path = into_directory ? fs::join(named, default_bundle_name(report, options.created_unix)) : named;
   const auto directory = bundle_directory(path);
   const auto assembled = assemble_bundle(report, env, options);
   TarWriter tar(options.created_unix);

@@ -28,7 +28,9 @@ namespace cudadiag::bundle {
 inline constexpr int k_bundle_format_version = 1;
 
 struct BundleOptions {
-  std::string output; // the archive path; "" = default_bundle_name() in env.cwd
+  // The archive path; "" = default_bundle_name() in env.cwd; a directory (an existing one, or any
+  // path ending in '/') = default_bundle_name() inside it (which must exist).
+  std::string output;
   RedactionOptions redaction;
   EvidenceSources sources;
   std::int64_t created_unix = 0; // creation time (seconds since the epoch): manifest and tar mtimes

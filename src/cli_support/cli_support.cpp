@@ -5,8 +5,8 @@
 #include "bundle/atomic_file.hpp"
 #include "bundle/bundle.hpp"
 #include "diff/diff_render.hpp"
-#include "findings/findings_reference.hpp"
 #include "diff/report_input.hpp"
+#include "findings/findings_reference.hpp"
 #include "fleet/fleet_input.hpp"
 #include "fleet/fleet_render.hpp"
 #include "inspect/loaded_components.hpp"
@@ -84,6 +84,12 @@ Report run(const Options& options, const RunExtras& extras) {
     plan.selftest.require_gpu = true;
   }
   plan.selftest.progress = extras.progress;
+  plan.progress = extras.activity;
+  if (extras.log) {
+    plan.log = [log = extras.log](pipeline::Detail detail, std::string_view message) {
+      log(detail == pipeline::Detail::stage ? 1 : detail == pipeline::Detail::step ? 2 : 3, message);
+    };
+  }
   plan.policy = std::move(policy);
   return api::run_plan(plan, "cli");
 }
@@ -140,6 +146,10 @@ std::string render_inspection_text(const ProcessInspection& inspection, bool col
 std::string wrap_text(std::string_view text, std::size_t width, std::string_view first_prefix,
                       std::string_view continuation_prefix) {
   return report::wrap(text, width, first_prefix, continuation_prefix);
+}
+
+std::string shorten_middle(std::string_view text, std::size_t width) {
+  return report::ellipsize_middle(text, width);
 }
 
 std::vector<std::string> finding_ids() {

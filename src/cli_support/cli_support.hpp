@@ -33,7 +33,12 @@ struct RunExtras {
   bool headers = false;
   std::vector<std::string> requirements;               // --require SPEC, in order
   std::string policy_file;                             // --policy FILE
-  std::function<void(std::string_view line)> progress; // one line per finished self-test
+  std::function<void(std::string_view line)> progress; // the self-test: a line as tests start and finish
+  // What the run is doing now ("loading libraries in isolated workers"), for a live line.
+  std::function<void(std::string_view activity)> activity;
+  // What happened: detail 1 each stage and its duration, 2 each search step and worker message,
+  // 3 each file examined.
+  std::function<void(int detail, std::string_view message)> log;
 };
 
 // The report. Usage errors: an invalid option, an unreadable or invalid policy, a malformed
@@ -68,6 +73,8 @@ std::string render_inspection_text(const ProcessInspection& inspection, bool col
 // starting with `first_prefix`, the others with `continuation_prefix`; each line ends with '\n'.
 std::string wrap_text(std::string_view text, std::size_t width, std::string_view first_prefix,
                       std::string_view continuation_prefix);
+// `text` in at most `width` columns, shortened in the middle with "…" when longer.
+std::string shorten_middle(std::string_view text, std::size_t width);
 // `text` with bytes that are not UTF-8 written as \xNN.
 std::string to_valid_utf8(std::string_view text);
 // `text` with control characters (escape sequences from outside data) made visible, for a terminal.
@@ -132,7 +139,7 @@ StyledExit styled_exit(const Report& report, std::string_view style, bool json);
 // ---- `cudadiag bundle`.
 
 struct BundleRequest {
-  std::string output; // "" = cudadiag-bundle-HOST-TIME.tar.gz in the working directory
+  std::string output; // "" = cudadiag-bundle-HOST-TIME.tar.gz in the working directory; a directory: in it
   bool redact_paths = false;
   double smi_timeout_seconds = 10;
 };

@@ -90,7 +90,9 @@ json diff_to_json(const ReportDiff& diff) {
                            {"b", difference.b ? json(report::to_valid_utf8(*difference.b)) : json(nullptr)},
                            {"note", difference.note.empty() ? json(nullptr) : json(difference.note)}});
   }
-  return {{"equivalent", diff.equivalent()},
+  return {{"schema_version", k_diff_schema_version},
+          {"tool", {{"name", "cudadiag"}, {"version", CUDADIAG_VERSION}}},
+          {"equivalent", diff.equivalent()},
           {"metric_tolerance", diff.metric_tolerance},
           {"a", side_json(diff.a)},
           {"b", side_json(diff.b)},

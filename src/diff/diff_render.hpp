@@ -13,7 +13,9 @@ namespace cudadiag::diff {
 
 std::string render_diff_text(const ReportDiff& diff, report::TextStyle style);
 
-// {"equivalent", "metric_tolerance", "a": {label, kind, hostname, distro, tool_version, status,
+// The schema_version of diff_to_json (docs/schema/diff.schema.json).
+inline constexpr int k_diff_schema_version = 1;
+// {"schema_version": 1, "tool": {name, version}, "equivalent", "metric_tolerance", "a": {label, kind, hostname, distro, tool_version, status,
 //  errors, warnings}, "b": {...}, "differences": [{"area", "subject", "aspect", "a", "b", "note"}]}
 // with differences in the same order as the text; absent values are null.
 nlohmann::json diff_to_json(const ReportDiff& diff);

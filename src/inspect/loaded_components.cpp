@@ -272,7 +272,11 @@ json inspection_to_json(const ProcessInspection& inspection) {
   for (const auto& finding : inspection.findings) {
     found.push_back(report::finding_to_json(finding));
   }
-  return {{"pid", inspection.pid}, {"components", components}, {"findings", found}};
+  return {{"schema_version", k_inspect_schema_version},
+          {"tool", {{"name", "cudadiag"}, {"version", CUDADIAG_VERSION}}},
+          {"pid", inspection.pid},
+          {"components", components},
+          {"findings", found}};
 }
 
 using report::k_bold;

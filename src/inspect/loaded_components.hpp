@@ -74,8 +74,11 @@ Expected<ProcessInspection> inspect_process(int pid);
 // loaded_in_this_process(), then inspect_mapped with pid 0.
 ProcessInspection inspect_this_process();
 
-// {"pid": N, "components": [{"name", "variant", "path", "realpath", "deleted", "version",
-//  "version_source", "is_stub"}], "findings": [finding…]}; every string valid UTF-8.
+// The schema_version of inspection_to_json (docs/schema/inspect.schema.json).
+inline constexpr int k_inspect_schema_version = 1;
+// {"schema_version": 1, "tool": {name, version}, "pid": N, "components": [{"name", "variant",
+//  "path", "realpath", "deleted", "version", "version_source", "is_stub"}], "findings": [finding…]};
+// every string valid UTF-8.
 nlohmann::json inspection_to_json(const ProcessInspection& inspection);
 // A heading, a NAME / VERSION / PATH table and the findings with their remedies.
 std::string render_inspection_text(const ProcessInspection& inspection, report::TextStyle style = {});

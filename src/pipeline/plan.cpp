@@ -7,6 +7,9 @@
 #include "report/json_report.hpp"
 
 #include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstdio>
 #include <future>
 #include <iterator>
 #include <utility>
@@ -50,9 +53,76 @@ private:
   std::vector<findings::Finding> m_list;
 };
 
+// Times the stages of one run and tells plan.log (and plan.progress) about them.
+class StageLog {
+public:
+  explicit StageLog(const Plan& plan) : m_plan(plan) {}
+
+  void start(std::string_view activity) {
+    m_started = Clock::now();
+    if (m_plan.progress) {
+      m_plan.progress(activity);
+    }
+  }
+  // "STAGE: N ms (what)" at stage detail, for the stage begun by the last start().
+  void done(std::string_view stage, std::string_view what = {}) const {
+    if (!m_plan.log) {
+      return;
+    }
+    std::array<char, 32> ms{};
+    static_cast<void>(std::snprintf(ms.data(), ms.size(), "%.1f",
+                                    std::chrono::duration<double, std::milli>(Clock::now() - m_started).count()));
+    m_plan.log(Detail::stage, std::string(stage) + ": " + ms.data() + " ms" +
+                                  (what.empty() ? std::string() : " (" + std::string(what) + ")"));
+  }
+  void say(Detail detail, const std::string& message) const {
+    if (m_plan.log) {
+      m_plan.log(detail, message);
+    }
+  }
+  [[nodiscard]] bool wants_detail() const { return static_cast<bool>(m_plan.log); }
+
+private:
+  using Clock = std::chrono::steady_clock;
+  const Plan& m_plan;
+  Clock::time_point m_started = Clock::now();
+};
+
+// The search steps (-vv) and the files examined (trace) of resolved components.
+void log_components(const StageLog& log, const std::vector<ComponentResult>& components) {
+  if (!log.wants_detail()) {
+    return;
+  }
+  for (const auto& component : components) {
+    const std::string name(component.spec->name);
+    for (const auto& line : component.trace) {
+      log.say(Detail::step, name + ": " + line);
+    }
+    for (const auto& candidate : component.candidates) {
+      std::string facts = candidate.realpath ? "realpath " + *candidate.realpath : std::string("no realpath");
+      if (candidate.elf) {
+        facts += candidate.elf->soname ? "; ELF SONAME " + *candidate.elf->soname : std::string("; ELF, no SONAME");
+      }
+      if (candidate.version) {
+        facts += "; version " + candidate.version->version + " (" +
+                 std::string(versions::to_string(candidate.version->source)) + ")";
+      }
+      if (candidate.is_stub) {
+        facts += "; toolkit stub";
+      }
+      if (candidate.rejected) {
+        facts += "; rejected: " + *candidate.rejected;
+      }
+      log.say(Detail::file, name + ": examined " + candidate.first.path + ": " + facts);
+    }
+  }
+}
+
 } // namespace
 
 Expected<report::Report> run(const Plan& plan) {
+  StageLog log(plan);
+  log.start("finding CUDA components");
   auto options = plan.discovery;
   if (plan.ld_so_cache) {
     if (auto problem = check_ld_so_cache(*plan.ld_so_cache)) {
@@ -64,6 +134,13 @@ Expected<report::Report> run(const Plan& plan) {
   if (options.python_exe && context.python_error) {
     return Error{*context.python_error};
   }
+  log.done("environment", std::to_string(context.python.environments.size()) + " Python environment(s), " +
+                              context.ld_cache.path + ": " +
+                              (context.ld_cache.error ? *context.ld_cache.error
+                                                      : std::to_string(context.ld_cache.entries) + " entries"));
+  for (const auto& line : context.python.trace) {
+    log.say(Detail::step, "python: " + line);
+  }
 
   // The components verification loads come first, so that the workers start while the rest of
   // the catalog is still being resolved.
@@ -74,25 +151,42 @@ Expected<report::Report> run(const Plan& plan) {
     (spec->verify ? verified : rest).push_back(spec);
   }
   discovery::DiscoveryResult loaded; // the verified components, as verification reads them
+  log.start("finding CUDA components");
   loaded.components = discovery::resolve_components(context, verified);
+  log.done("discovery of the verified components", std::to_string(verified.size()) + " components");
 
   report::Report report;
   report.host = report::read_host_info(plan.environment);
   report.environment = plan.environment;
   std::vector<ComponentResult> others;
   if (plan.verify.enabled) {
+    log.start("loading libraries in isolated workers");
     auto workers = std::async(std::launch::async, [&loaded, &plan] {
       return verify::verify(loaded, plan.verify, plan.environment);
     });
     others = discovery::resolve_components(context, rest, loaded.components);
     report.verification = workers.get();
+    log.done("verification and the rest of the discovery",
+             std::to_string(report.verification.steps.size()) + " libraries loaded, " + std::to_string(rest.size()) +
+                 " more components found");
+    for (const auto& step : report.verification.steps) {
+      log.say(Detail::step, "worker " + step.id + ": " + step.status + " in " +
+                                std::to_string(static_cast<long long>(step.elapsed_ms)) + " ms, last phase " +
+                                (step.last_phase.empty() ? std::string("-") : step.last_phase) +
+                                (step.detail.empty() ? std::string() : ": " + step.detail) +
+                                (step.stderr_tail.empty() ? std::string() : "; stderr: " + step.stderr_tail));
+    }
   } else {
+    log.start("finding CUDA components");
     others = discovery::resolve_components(context, rest, loaded.components);
     report.verification = verify::verify(loaded, plan.verify, plan.environment);
     if (!plan.not_loaded_reason.empty()) {
       report.verification.skipped_reason = plan.not_loaded_reason;
     }
+    log.done("discovery of the other components", std::to_string(rest.size()) + " components; nothing loaded");
   }
+  log_components(log, loaded.components);
+  log_components(log, others);
 
   // One result in the order asked for.
   std::vector<ComponentResult> components;
@@ -108,12 +202,19 @@ Expected<report::Report> run(const Plan& plan) {
   }
   report.discovery = discovery::finish_discovery(std::move(context), std::move(components));
 
+  log.start("GPU self-test");
   report.selftest =
       selftest::run_selftest(report.discovery, report.verification, plan.selftest, plan.environment);
   if (plan.selftest_skipped) {
     report.selftest.skipped_reason = *plan.selftest_skipped;
   }
+  if (report.selftest.ran) {
+    log.done("self-test", std::to_string(report.selftest.tests.size()) + " tests");
+  } else if (!report.selftest.skipped_reason.empty()) {
+    log.done("self-test", "skipped: " + report.selftest.skipped_reason);
+  }
 
+  log.start("evaluating findings");
   FindingList found(plan.problems_only);
   found.add(plan.observed);
   found.add(findings::evaluate_discovery(report.discovery, plan.environment));
@@ -130,6 +231,7 @@ Expected<report::Report> run(const Plan& plan) {
     report.policy = report::PolicyResult{plan.policy.sources, std::move(outcomes)};
   }
   report.summary = report::summarize(report.findings, policy::stricter(plan.fail_on, plan.policy.fail_on));
+  log.done("findings", std::to_string(report.findings.size()) + " findings");
   return report;
 }
 

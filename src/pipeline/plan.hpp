@@ -17,11 +17,17 @@
 #include "selftest/selftest.hpp"
 #include "verify/verification.hpp"
 
+#include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace cudadiag::pipeline {
+
+// How much a run tells as it goes: each stage and its duration (-v), each search step and worker
+// message (-vv), each file examined (--log-level trace).
+enum class Detail { stage, step, file };
 
 struct Plan {
   Environment environment; // the snapshot every stage reads
@@ -46,6 +52,12 @@ struct Plan {
   // first, and a driver.stub among them is not repeated by discovery's.
   std::vector<findings::Finding> observed;
   bool problems_only = false; // keep warnings and errors only (the startup check)
+
+  // Optional, called on the thread that called run(): what happened, at three levels of detail.
+  std::function<void(Detail detail, std::string_view message)> log;
+  // Optional: what the run is doing now, for a live progress line ("loading libraries in isolated
+  // workers"); the self-test's own lines come through selftest.progress.
+  std::function<void(std::string_view activity)> progress;
 };
 
 // The Report the plan describes. Error, naming the input, when plan.ld_so_cache is not a regular

@@ -43,6 +43,18 @@ td .detail { display: block; margin-top: 2px; }
 .remedy { background: #f6f8fa; padding: 6px 10px; border-radius: 6px; }
 .empty { color: #6e7781; }
 footer { margin-top: 28px; color: #6e7781; font-size: 12px; }
+/* Fits a window of 800 px and less: long paths, UUIDs and ids break anywhere rather than widen the
+   page, and wide tables scroll inside their own box. */
+dd, p, li, h3 { overflow-wrap: anywhere; }
+th, td { overflow-wrap: break-word; }
+.table-box { max-width: 100%; overflow-x: auto; }
+@media (max-width: 900px) {
+  body { padding: 0 12px 24px; }
+  th, td { padding: 3px 5px; }
+  table { font-size: 13px; }
+  .verdict .status { font-size: 22px; }
+  .verdict .headline { display: block; margin: 4px 0 0; }
+}
 )css";
 
 std::string_view tone_class(Tone tone) {
@@ -81,7 +93,7 @@ void append_cell(std::string& out, const Cell& cell) {
 }
 
 void append_table(std::string& out, const Table& table) {
-  out += "<table><thead><tr>";
+  out += "<div class=\"table-box\"><table><thead><tr>";
   for (const auto& header : table.headers) {
     out += "<th>" + html_escape(header) + "</th>";
   }
@@ -93,7 +105,7 @@ void append_table(std::string& out, const Table& table) {
     }
     out += "</tr>\n";
   }
-  out += "</tbody></table>\n";
+  out += "</tbody></table></div>\n";
 }
 
 void append_finding(std::string& out, const FindingView& finding) {

@@ -177,6 +177,55 @@ Section devices_section(const json& report) {
   return section;
 }
 
+// What a loaded library said about its own version, from its step's result.
+std::string loaded_version(const json& result) {
+  if (const auto version = json_fields::string_or(result, "version"); !version.empty()) {
+    return version;
+  }
+  for (const char* key : {"runtime_version", "driver_version"}) {
+    if (const auto value = json_fields::integer(result, key)) {
+      return "CUDA " + std::to_string(*value / 1000) + "." + std::to_string((*value % 1000) / 10);
+    }
+    if (const auto value = json_fields::string_or(result, key); !value.empty()) {
+      return value;
+    }
+  }
+  return "-";
+}
+
+Section verification_section(const json& report) {
+  const auto& verification = object_at(report, "verification");
+  Section section{"verification", "Verification", {}, {}, {}, ""};
+  if (!json_fields::bool_or(verification, "ran", false)) {
+    section.empty_text = "Nothing was loaded: " + json_fields::string_or(verification, "skipped_reason", "verification did not run") + ".";
+    return section;
+  }
+  section.notes.emplace_back("Each library loaded in an isolated worker process, as CUDA Python would load it.");
+  Table table{{"Library", "Result", "Reports version", "Time", "File"}, {}};
+  for (const auto& step : array_at(verification, "steps")) {
+    const auto& result = object_at(step, "result");
+    auto status = string_or(step, "status", "?");
+    if (status == "ok" && !result.empty() && !json_fields::bool_or(result, "loaded", true)) {
+      status = "load failed";
+    } else if (const auto& init = object_at(result, "init"); status == "ok" && json_fields::integer(init, "code").value_or(0) != 0) {
+      status = "cuInit: " + string_or(init, "name", "error " + std::to_string(json_fields::integer(init, "code").value_or(0)));
+    }
+    const auto elapsed = step.contains("elapsed_ms") && step["elapsed_ms"].is_number()
+                             ? format_number(step["elapsed_ms"].get<double>()) + " ms"
+                             : std::string("?");
+    table.rows.push_back({Cell{string_or(step, "component", "?"), "", Tone::plain},
+                          Cell{status, string_or(step, "detail"), status == "ok" ? Tone::ok : Tone::error},
+                          Cell{loaded_version(result), "", Tone::plain}, Cell{elapsed, "", Tone::muted},
+                          Cell{"", string_or(step, "path"), Tone::plain}});
+  }
+  if (!table.rows.empty()) {
+    section.tables.push_back(std::move(table));
+  } else {
+    section.empty_text = "Verification ran but loaded nothing.";
+  }
+  return section;
+}
+
 Section findings_section(const std::vector<FindingView>& views) {
   Section section{"findings", "Findings", {}, {}, views, "No findings: nothing to fix."};
   return section;
@@ -295,6 +344,7 @@ ReportLayout lay_out_report(const json& report) {
     }
   }
   layout.sections.push_back(components_section(report));
+  layout.sections.push_back(verification_section(report));
   layout.sections.push_back(devices_section(report));
   layout.sections.push_back(findings_section(views));
   layout.sections.push_back(selftest_section(report));

@@ -175,6 +175,17 @@ std::vector<TestResult> run_in_workers(WorkerConfig config, const SelfTestOption
                          ": " + result.status + (result.reason.empty() ? "" : " — " + result.reason));
       };
     }
+    if (options.progress) {
+      std::string tests;
+      for (const auto& key : remaining) {
+        tests += (tests.empty() ? "" : ", ") + key;
+      }
+      const std::lock_guard lock(progress_lock);
+      options.progress("running " + tests + (config.device ? " on GPU " + std::to_string(*config.device) : "") +
+                       (std::find(remaining.begin(), remaining.end(), "jit") != remaining.end()
+                            ? " (jit compiles with NVRTC and links with nvJitLink: a few seconds)"
+                            : ""));
+    }
     const auto outcomes = worker::run_steps({step}, worker, env);
     const auto& outcome = outcomes.front();
     for (const auto& record : outcome.records) {

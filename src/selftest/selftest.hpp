@@ -63,7 +63,8 @@ struct SelfTestOptions {
   std::string kernels_dir;       // the bundled PTX; "" = look next to the executable / in share/
   std::chrono::milliseconds startup_timeout{15000}; // a worker's cuInit + context, before its first test
   bool require_gpu = false; // true: run nothing (skipped_reason says why) when no GPU is usable
-  std::function<void(std::string_view line)> progress; // optional: one line per finished test
+  // Optional: one line as each worker starts (the tests it runs), and one per finished test.
+  std::function<void(std::string_view line)> progress;
 };
 
 // A named figure a test measured. `unit` is one of "GB/s", "Gkeys/s", "ms", "us", "fraction", "count".

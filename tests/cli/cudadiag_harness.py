@@ -160,6 +160,21 @@ def validator():
     return _validator
 
 
+_other_validators: dict = {}
+
+
+def other_schema_errors(schema_name: str, doc) -> list[str]:
+    """Problems of `doc` against docs/schema/SCHEMA_NAME (inspect.schema.json, diff.schema.json)."""
+    if schema_name not in _other_validators:
+        import jsonschema
+
+        schema = json.loads((SOURCE_DIR / "docs" / "schema" / schema_name).read_text())
+        jsonschema.Draft202012Validator.check_schema(schema)
+        _other_validators[schema_name] = jsonschema.Draft202012Validator(schema)
+    return [f"{'/'.join(map(str, e.absolute_path)) or '(root)'}: {e.message[:300]}"
+            for e in _other_validators[schema_name].iter_errors(doc)]
+
+
 def schema_errors(doc) -> list[str]:
     errors = sorted(validator().iter_errors(doc), key=lambda e: list(e.absolute_path))
     messages = []

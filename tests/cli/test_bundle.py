@@ -172,15 +172,14 @@ def test_without_nvidia_smi_the_manifest_says_so(tmp_path):
     assert {"what": "nvidia-smi -q", "why": "nvidia-smi is not on PATH"} in manifest["not_collected"]
 
 
-@pytest.mark.parametrize("kind", ["missing-directory", "is-a-directory", "under-a-file"])
+@pytest.mark.parametrize("kind", ["missing-directory", "missing-directory/", "under-a-file"])
 def test_an_unwritable_target_is_a_usage_error_and_leaves_nothing_behind(kind, tmp_path):
     parent = tmp_path / "target"
     parent.mkdir()
     if kind == "missing-directory":
         target = parent / "no" / "such" / "x.tar.gz"
-    elif kind == "is-a-directory":
-        target = parent / "existing"
-        target.mkdir()
+    elif kind == "missing-directory/":
+        target = str(parent / "no-such-dir") + "/"
     else:
         (parent / "file").write_text("x")
         target = parent / "file" / "x.tar.gz"
@@ -189,7 +188,19 @@ def test_an_unwritable_target_is_a_usage_error_and_leaves_nothing_behind(kind, t
     assert result.stdout == b""
     assert str(target).encode() in result.stderr and b"nothing was written" in result.stderr
     left = sorted(p.relative_to(parent).as_posix() for p in parent.rglob("*"))
-    assert left == {"missing-directory": [], "is-a-directory": ["existing"], "under-a-file": ["file"]}[kind]
+    assert left == {"missing-directory": [], "missing-directory/": [], "under-a-file": ["file"]}[kind]
+
+
+@pytest.mark.parametrize("spelling", ["dir/", "dir"])
+def test_a_directory_as_output_gets_the_default_name_inside_it(spelling, tmp_path):
+    directory = tmp_path / "dir"
+    directory.mkdir()
+    result = run(["--no-load", "bundle", "-o", str(tmp_path / spelling)], env=clean_env(), cwd=tmp_path, timeout=60)
+    assert result.returncode in (0, 1), describe(result)
+    written = Path(result.stdout.decode().strip())
+    assert written.parent == directory, written
+    assert written.name.startswith("cudadiag-bundle-") and written.name.endswith(".tar.gz")
+    assert [p.name for p in directory.iterdir()] == [written.name]
 
 
 def test_the_default_name_goes_to_the_current_directory(tmp_path):

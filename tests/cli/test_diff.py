@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from cudadiag_harness import SOURCE_DIR, SYSTEM_CTK, clean_env, compile_shared_library, describe, parse_report, run
+from cudadiag_harness import (SOURCE_DIR, SYSTEM_CTK, clean_env, compile_shared_library, describe, other_schema_errors,
+                              parse_report, run)
 
 FIXTURES = Path(os.environ.get("CUDADIAG_FIXTURES_DIR") or SOURCE_DIR / "build" / "tests" / "fixtures")
 H200_REPORT = SOURCE_DIR / "docs" / "examples" / "h200-host-report.json"
@@ -50,6 +51,8 @@ def diff_json(a: Path, b: Path) -> dict:
     result = run(["--json", "diff", str(a), str(b)], timeout=30)
     assert result.returncode in (0, 1), describe(result)
     doc = json.loads(result.stdout)
+    assert not other_schema_errors("diff.schema.json", doc), other_schema_errors("diff.schema.json", doc)
+    assert doc["schema_version"] == 1
     assert result.returncode == (0 if doc["equivalent"] else 1)
     ranks = [AREAS.index(d["area"]) for d in doc["differences"]]
     assert ranks == sorted(ranks), f"areas out of order: {[d['area'] for d in doc['differences']]}"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from cudadiag_harness import run
+from cudadiag_harness import other_schema_errors, run
 
 FIXTURES = Path(os.environ.get("CUDADIAG_FIXTURES_DIR") or Path(__file__).resolve().parents[2] / "build" / "tests" / "fixtures")
 PROGRAM = FIXTURES / "cudadiag_two_copies"
@@ -47,6 +47,8 @@ def test_two_mapped_copies_of_cudart_are_a_duplicate(two_copies):
     result = run(["inspect", "--pid", str(pid), "--json"])
     assert result.returncode == 1, result.stderr
     doc = json.loads(result.stdout)
+    assert not other_schema_errors("inspect.schema.json", doc), other_schema_errors("inspect.schema.json", doc)
+    assert doc["schema_version"] == 1 and doc["tool"]["name"] == "cudadiag"
     assert doc["pid"] == pid
     mapped = {entry["path"] for entry in doc["components"] if entry["name"] == "cudart"}
     assert mapped == {str(copy) for copy in copies}
@@ -67,5 +69,6 @@ def test_a_pid_that_does_not_exist_is_a_clear_message():
 def test_this_shell_has_no_cuda_library_mapped():
     result = run(["inspect", "--pid", str(os.getpid()), "--json"])
     doc = json.loads(result.stdout)
+    assert not other_schema_errors("inspect.schema.json", doc), other_schema_errors("inspect.schema.json", doc)
     assert result.returncode == 0
     assert all(f["severity"] != "error" for f in doc["findings"])

@@ -205,3 +205,72 @@ def test_color_flag_on_a_pipe(flag, coloured):
     assert result.returncode == 0
     assert (b"\x1b[" in result.stdout) == coloured
     assert run(["--color", "sometimes"], env=fake_driver_env()).returncode == 2
+
+
+# ---------------------------------------------------------------------------------------------
+# Logs and progress on stderr
+# ---------------------------------------------------------------------------------------------
+
+
+def stderr_in_pty(args, env: dict, timeout: float = 300) -> tuple[int, bytes, str]:
+    """Runs cudadiag with stderr on an 80-column pty and stdout on a pipe; (code, stdout, stderr)."""
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 80, 0, 0))
+    process = subprocess.Popen([str(require_binary()), *args], env=env, stdin=subprocess.DEVNULL,
+                               stdout=subprocess.PIPE, stderr=slave, close_fds=True)
+    os.close(slave)
+    err = bytearray()
+    out = bytearray()
+    try:
+        while True:
+            ready, _, _ = select.select([master, process.stdout], [], [], timeout)
+            if not ready:
+                process.kill()
+                pytest.fail(f"cudadiag {args} did not finish within {timeout}s")
+            if process.stdout in ready:
+                chunk = os.read(process.stdout.fileno(), 65536)
+                out += chunk
+            if master in ready:
+                try:
+                    chunk = os.read(master, 65536)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                err += chunk
+    finally:
+        os.close(master)
+    out += process.stdout.read()
+    return process.wait(timeout=timeout), bytes(out), err.decode(errors="replace")
+
+
+def test_v_logs_each_stage_with_its_duration():
+    result = run(["-v", "--no-selftest"], env=fake_driver_env())
+    stderr = result.stderr.decode()
+    for stage in ("environment", "discovery of the verified components", "verification and the rest of the discovery",
+                  "findings"):
+        assert re.search(rf"^cudadiag: info: {re.escape(stage)}: [0-9.]+ ms", stderr, re.MULTILINE), (stage, stderr)
+    assert "examined" not in stderr and "worker cuda:" not in stderr, "-v shows stages only"
+
+
+def test_vv_logs_search_steps_and_worker_messages_and_trace_every_file():
+    stderr = run(["-vv", "--no-selftest"], env=fake_driver_env()).stderr.decode()
+    assert re.search(r"^cudadiag: debug: nvml: LD_LIBRARY_PATH: .*libnvidia-ml\.so\.1 exists", stderr, re.MULTILINE), stderr
+    assert re.search(r"^cudadiag: debug: nvml: conda: not searched", stderr, re.MULTILINE), stderr
+    assert re.search(r"^cudadiag: debug: worker cuda: ok in [0-9]+ ms, last phase ", stderr, re.MULTILINE), stderr
+    assert "examined" not in stderr
+    traced = run(["--log-level", "trace", "--no-selftest"], env=fake_driver_env()).stderr.decode()
+    assert re.search(r"^cudadiag: trace: cuda: examined .*libcuda\.so\.1: realpath .*; ELF SONAME libcuda\.so\.1",
+                     traced, re.MULTILINE), traced
+
+
+def test_a_live_progress_line_on_a_terminal_and_none_with_json():
+    env = clean_env(TERM="xterm-256color", CUDA_HOME=str(SYSTEM_CTK))
+    env.pop("CI", None)
+    code, out, err = stderr_in_pty(["selftest", "--only", "jit"], env)
+    assert code in (0, 1), err
+    assert "\r\x1b[Kcudadiag: self-test: running jit" in err, repr(err)
+    assert "self-test:" not in err.rsplit("\r\x1b[K", 1)[1], f"the line is cleared at the end: {err!r}"
+    assert b"\x1b" not in out, "stdout (a pipe) carries no escape sequence"
+    code, out, err = stderr_in_pty(["selftest", "--only", "jit", "--json"], env)
+    assert "self-test: running" not in err, repr(err)
