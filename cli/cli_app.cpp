@@ -377,7 +377,7 @@ int run_inspect(const GlobalOptions& options, const InspectOptions& inspect) {
     spdlog::error("{}", error.what());
     return k_exit_not_found;
   }
-  write_stdout(options.json ? to_json(inspection) : cli_support::render_inspection_text(inspection, false));
+  write_stdout(options.json ? to_json(inspection) : cli_support::render_inspection_text(inspection, terminal(options)));
   const bool errors = std::any_of(inspection.findings.begin(), inspection.findings.end(),
                                   [](const Finding& finding) { return finding.severity == Severity::error; });
   return errors ? 1 : 0;
@@ -499,10 +499,10 @@ int run_command(int argc, char** argv) {
         return k_exit_usage;
       }
       if (fleet_command->parsed()) {
-        return run_fleet(fleet_options, options.json, color(options));
+        return run_fleet(fleet_options, options.json, terminal(options));
       }
       if (diff_command->parsed()) {
-        return run_diff(diff_options, options.json, color(options));
+        return run_diff(diff_options, options.json, terminal(options));
       }
       if (bundle_command->parsed()) {
         auto extras = full_report(options, ci);

@@ -25,9 +25,9 @@ CLI::App* add_diff_command(CLI::App& app, DiffCommandOptions& options) {
   return command;
 }
 
-int run_diff(const DiffCommandOptions& options, bool json, bool color) {
+int run_diff(const DiffCommandOptions& options, bool json, const cli_support::Terminal& terminal) {
   // An unreadable or incomparable input is a cudadiag::Exception: the caller reports it (exit 2).
-  const auto outcome = cli_support::diff({options.a, options.b, options.tolerance_percent}, json, color);
+  const auto outcome = cli_support::diff({options.a, options.b, options.tolerance_percent}, json, terminal);
   write_stdout(outcome.rendered);
   return outcome.equivalent ? 0 : k_exit_different;
 }

@@ -4,6 +4,8 @@
 // Exit status: 0 equivalent, 1 different, 2 when an input is unreadable, not a report, truncated,
 // or of another schema version (the message names the file and the problem).
 
+#include "cli_support/cli_support.hpp"
+
 #include <CLI/CLI.hpp>
 
 #include <string>
@@ -18,6 +20,6 @@ struct DiffCommandOptions {
 
 CLI::App* add_diff_command(CLI::App& app, DiffCommandOptions& options);
 
-int run_diff(const DiffCommandOptions& options, bool json, bool color);
+int run_diff(const DiffCommandOptions& options, bool json, const cli_support::Terminal& terminal);
 
 } // namespace cudadiag::cli

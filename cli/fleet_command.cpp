@@ -26,8 +26,8 @@ CLI::App* add_fleet_command(CLI::App& app, FleetCommandOptions& options) {
   return command;
 }
 
-int run_fleet(const FleetCommandOptions& options, bool json, bool color) {
-  const auto outcome = cli_support::fleet({options.inputs, options.tolerance_percent, options.html}, json, color);
+int run_fleet(const FleetCommandOptions& options, bool json, const cli_support::Terminal& terminal) {
+  const auto outcome = cli_support::fleet({options.inputs, options.tolerance_percent, options.html}, json, terminal);
   for (const auto& error : outcome.errors) {
     spdlog::error("{}", error);
   }

@@ -5,6 +5,8 @@
 // has an error; 1 a node has an error finding, differs in a core component, or an input is not a
 // readable report; 2 usage errors (no input, a path that does not exist, no report at all).
 
+#include "cli_support/cli_support.hpp"
+
 #include <CLI/CLI.hpp>
 
 #include <string>
@@ -20,6 +22,6 @@ struct FleetCommandOptions {
 
 CLI::App* add_fleet_command(CLI::App& app, FleetCommandOptions& options);
 
-int run_fleet(const FleetCommandOptions& options, bool json, bool color);
+int run_fleet(const FleetCommandOptions& options, bool json, const cli_support::Terminal& terminal);
 
 } // namespace cudadiag::cli

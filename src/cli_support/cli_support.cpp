@@ -137,10 +137,11 @@ std::string render_explanation(const Report& report, const Terminal& terminal) {
   return components.empty() ? std::string() : report::render_explanation(components.front(), text_style(terminal));
 }
 
-std::string render_inspection_text(const ProcessInspection& inspection, bool color) {
+std::string render_inspection_text(const ProcessInspection& inspection, const Terminal& terminal) {
   const auto* data = detail::Access::data(inspection);
+  const auto style = text_style(terminal);
   return data == nullptr ? std::string()
-                         : inspect::render_inspection_text(data->inspection, report::TextStyle{color});
+                         : report::fit_lines(inspect::render_inspection_text(data->inspection, style), style.width);
 }
 
 std::string wrap_text(std::string_view text, std::size_t width, std::string_view first_prefix,
@@ -328,7 +329,7 @@ BundleWritten write_bundle(const Report& report, const BundleRequest& request) {
   return out;
 }
 
-DiffOutcome diff(const DiffRequest& request, bool json, bool color) {
+DiffOutcome diff(const DiffRequest& request, bool json, const Terminal& terminal) {
   const auto a = diff::load_report(request.a, "A");
   if (!a) {
     throw Exception(a.error().message);
@@ -349,11 +350,11 @@ DiffOutcome diff(const DiffRequest& request, bool json, bool color) {
   out.equivalent = result.equivalent();
   out.rendered =
       json ? diff::diff_to_json(result).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"
-           : diff::render_diff_text(result, report::TextStyle{color});
+           : report::fit_lines(diff::render_diff_text(result, text_style(terminal)), text_style(terminal).width);
   return out;
 }
 
-FleetOutcome fleet(const FleetRequest& request, bool json, bool color) {
+FleetOutcome fleet(const FleetRequest& request, bool json, const Terminal& terminal) {
   constexpr int k_exit_usage = 2;
   FleetOutcome out;
   fleet::FleetBuilder builder;
@@ -386,8 +387,9 @@ FleetOutcome fleet(const FleetRequest& request, bool json, bool color) {
   out.rendered = json ? fleet::fleet_to_json(summary).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"
                       // Host and device names come from other machines: no escape sequence of theirs
                       // reaches the terminal.
-                      : report::escape_controls(fleet::render_fleet_text(summary, report::TextStyle{color}),
-                                                report::TextStyle{color});
+                      : report::fit_lines(report::escape_controls(fleet::render_fleet_text(summary, text_style(terminal)),
+                                                                  text_style(terminal)),
+                                          text_style(terminal).width);
   out.exit_code = summary.exit_code;
   return out;
 }

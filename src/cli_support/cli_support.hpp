@@ -68,7 +68,7 @@ std::string render_selftest_text(const Report& report, const Terminal& terminal)
 // the report's first component; "" when the report has none.
 std::string render_candidates(const Report& report, const Terminal& terminal);
 std::string render_explanation(const Report& report, const Terminal& terminal);
-std::string render_inspection_text(const ProcessInspection& inspection, bool color);
+std::string render_inspection_text(const ProcessInspection& inspection, const Terminal& terminal);
 // `text` broken into lines of at most `width` columns (words kept whole where they fit), the first
 // starting with `first_prefix`, the others with `continuation_prefix`; each line ends with '\n'.
 std::string wrap_text(std::string_view text, std::size_t width, std::string_view first_prefix,
@@ -163,7 +163,7 @@ struct DiffOutcome {
   std::string rendered; // text, or the JSON document with `json`
 };
 // Usage error: an input that is unreadable, not a report, truncated, or of another schema version.
-DiffOutcome diff(const DiffRequest& request, bool json, bool color);
+DiffOutcome diff(const DiffRequest& request, bool json, const Terminal& terminal);
 
 // ---- `cudadiag fleet REPORT...|-` (src/fleet/).
 
@@ -177,6 +177,6 @@ struct FleetOutcome {
   std::string rendered;            // text, or the JSON document with `json`
   std::vector<std::string> errors; // usage errors, one line each (exit_code 2 then, nothing rendered)
 };
-FleetOutcome fleet(const FleetRequest& request, bool json, bool color);
+FleetOutcome fleet(const FleetRequest& request, bool json, const Terminal& terminal);
 
 } // namespace cudadiag::cli_support

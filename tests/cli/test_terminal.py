@@ -274,3 +274,17 @@ def test_a_live_progress_line_on_a_terminal_and_none_with_json():
     assert b"\x1b" not in out, "stdout (a pipe) carries no escape sequence"
     code, out, err = stderr_in_pty(["selftest", "--only", "jit", "--json"], env)
     assert "self-test: running" not in err, repr(err)
+
+
+@pytest.mark.parametrize("columns", WIDTHS)
+def test_diff_fleet_and_inspect_text_fit_the_width(columns, tmp_path):
+    h200 = Path(__file__).resolve().parents[2] / "docs" / "examples" / "h200-host-report.json"
+    here = tmp_path / "here.json"
+    here.write_bytes(run(["--json", "--no-selftest"], env=fake_driver_env()).stdout)
+    env = dict(fake_driver_env(), COLUMNS=str(columns))
+    for args in (["diff", str(h200), str(here)], ["fleet", str(h200), str(here)], ["inspect", "--pid", str(os.getpid())]):
+        result = run(args, env=env)
+        assert result.returncode in (0, 1), (args, result.stderr)
+        text = result.stdout.decode()
+        too_wide = [line for line in text.splitlines() if display_width(line) > columns]
+        assert not too_wide, f"{args} at {columns}: " + "\n".join(too_wide)
