@@ -194,12 +194,30 @@ private:
 
 // Runs `prepare` (untimed) then `body` for warmup runs, then for each timed repetition with `body`
 // alone between two events; fills median_ms and best_ms.
+// Warm-up by time: after `warmup` runs, batches of runs (doubling in size) until `warmup_ms` of GPU
+// time have passed since the first one, measured with two extra events.
 template <typename Prepare, typename Body>
-bool time_repetitions(Run& run, int32_t warmup, int32_t repetitions, Prepare prepare, Body body) {
-  for (int32_t i = 0; i < warmup; ++i)
-    if (!prepare() || !body()) return false;
+bool time_repetitions(Run& run, int32_t warmup, int32_t warmup_ms, int32_t repetitions, Prepare prepare, Body body) {
   const auto reps = static_cast<size_t>(repetitions);
-  if (!run.create_events(2 * reps)) return false;
+  if (!run.create_events(2 * reps + 2)) return false;
+  cudaEvent_t warm_start = run.event(2 * reps);
+  cudaEvent_t warm_now = run.event(2 * reps + 1);
+  if (!run.check(cudaEventRecord(warm_start, run.stream()), "cudaEventRecord (warm-up)")) return false;
+  int32_t runs = 0;
+  for (; runs < warmup; ++runs)
+    if (!prepare() || !body()) return false;
+  float elapsed = 0;
+  for (int32_t batch = 1; warmup_ms > 0; batch = batch < 4096 ? batch * 2 : batch) {
+    if (!run.check(cudaEventRecord(warm_now, run.stream()), "cudaEventRecord (warm-up)") ||
+        !run.check(cudaEventSynchronize(warm_now), "cudaEventSynchronize (warm-up)") ||
+        !run.check(cudaEventElapsedTime(&elapsed, warm_start, warm_now), "cudaEventElapsedTime (warm-up)"))
+      return false;
+    if (elapsed >= static_cast<float>(warmup_ms)) break;
+    for (int32_t i = 0; i < batch; ++i, ++runs)
+      if (!prepare() || !body()) return false;
+  }
+  run.result().warmup_runs = runs;
+  run.result().warmup_elapsed_ms = elapsed;
   for (size_t i = 0; i < reps; ++i) {
     if (!prepare()) return false;
     if (!run.check(cudaEventRecord(run.event(2 * i), run.stream()), "cudaEventRecord")) return false;
@@ -218,6 +236,7 @@ bool time_repetitions(Run& run, int32_t warmup, int32_t repetitions, Prepare pre
   }
   std::sort(times.begin(), times.end());
   run.result().best_ms = times.front();
+  run.result().max_ms = times.back();
   run.result().median_ms = reps % 2 ? times[reps / 2] : (times[reps / 2 - 1] + times[reps / 2]) / 2;
   return true;
 }
@@ -275,7 +294,7 @@ void run_reduce(Run& run, const cudadiag_cub_params& params) {
     return run.check(cub::DeviceReduce::Sum(temp, bytes, input, output, num_items, run.stream()),
                      "cub::DeviceReduce::Sum");
   };
-  if (!time_repetitions(run, params.warmup, params.repetitions, nothing, reduce)) return;
+  if (!time_repetitions(run, params.warmup, params.warmup_ms, params.repetitions, nothing, reduce)) return;
 
   OutT got{};
   if (!run.check(cudaMemcpyAsync(&got, output, sizeof got, cudaMemcpyDeviceToHost, run.stream()),
@@ -350,7 +369,7 @@ template <typename KeyT, typename NumItemsT> void run_sort(Run& run, const cudad
     sorted = buffers.Current();
     return ok;
   };
-  if (!time_repetitions(run, params.warmup, params.repetitions, generate, sort)) return;
+  if (!time_repetitions(run, params.warmup, params.warmup_ms, params.repetitions, generate, sort)) return;
   if (!checksum(sorted, &stats[1], "checksum kernel (output)")) return;
 
   KeyStats host[2] = {};
@@ -461,8 +480,8 @@ CUDADIAG_MODULE_EXPORT int32_t cudadiag_cub_selftest_run(const cudadiag_cub_para
     return result->cuda_error;
   }
   if (params->count < 1 || params->count > (static_cast<uint64_t>(1) << 40) || params->warmup < 0 ||
-      params->repetitions < 1) {
-    fail_parameters(result, "parameters: need 1 <= count <= 2^40, warmup >= 0, repetitions >= 1");
+      params->repetitions < 1 || params->warmup_ms < 0 || params->warmup_ms > 10000) {
+    fail_parameters(result, "parameters: need 1 <= count <= 2^40, warmup >= 0, repetitions >= 1, 0 <= warmup_ms <= 10000");
     return result->cuda_error;
   }
   try {

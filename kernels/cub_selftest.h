@@ -18,7 +18,7 @@
 extern "C" {
 #endif
 
-#define CUDADIAG_CUB_SELFTEST_ABI 1
+#define CUDADIAG_CUB_SELFTEST_ABI 2
 
 /* What a run does: cub::DeviceReduce::Sum or cub::DeviceRadixSort::SortKeys (DoubleBuffer). */
 typedef enum cudadiag_cub_case {
@@ -34,6 +34,8 @@ typedef struct cudadiag_cub_params {
   int32_t warmup;          /* untimed runs before the timed ones; >= 0 */
   int32_t repetitions;     /* timed runs, each between two events on the stream; >= 1 */
   void* stream;            /* a CUstream / cudaStream_t of the current context; NULL = legacy default */
+  int32_t warmup_ms;       /* after `warmup` runs, more untimed runs until this much GPU time has passed
+                              (clocks reach steady state); 0..10000 */
 } cudadiag_cub_params;
 
 typedef struct cudadiag_cub_result {
@@ -44,6 +46,9 @@ typedef struct cudadiag_cub_result {
   char mismatch[256];          /* what was wrong, "" when verified or when a CUDA error stopped the run */
   double median_ms;            /* median of the timed repetitions (CUDA events) */
   double best_ms;              /* fastest timed repetition */
+  double max_ms;               /* slowest timed repetition (spread = (max_ms - best_ms) / median_ms) */
+  int32_t warmup_runs;         /* untimed runs made (warmup plus those warmup_ms asked for) */
+  double warmup_elapsed_ms;    /* GPU time the untimed runs took */
   double bytes_per_run;        /* reduce: count * sizeof(input); sort: 0 */
   double keys_per_run;         /* sort: count; reduce: 0 */
   uint64_t device_bytes;       /* device memory the run allocated (buffers + temporary storage) */

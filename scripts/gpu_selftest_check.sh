@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # Run on the GPU host (through the device tool): builds cudadiag with the nvcc-built self-test
 # module, runs `cudadiag selftest` at both levels (cold processes, timed), the default report, the
-# GPU-labelled ctest checks and the benchmark against CUB called directly. Results go to ${OUT:-out}/.
+# GPU-labelled ctest checks and the benchmark against CUB called directly, RUNS (default 5)
+# consecutive times, every ratio printed. Results go to ${OUT:-out}/. CUDADIAG_SELFTEST_ARCHS=90
+# builds the module for sm_90 only (faster); CUDADIAG_WERROR=OFF keeps a new -O3 warning from
+# costing the run.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-out}
 mkdir -p "$out"
 {
-  cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCUDADIAG_WERROR="${CUDADIAG_WERROR:-ON}" &&
+  cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCUDADIAG_WERROR="${CUDADIAG_WERROR:-ON}" \
+        ${CUDADIAG_SELFTEST_ARCHS:+-DCUDADIAG_SELFTEST_ARCHS=$CUDADIAG_SELFTEST_ARCHS} &&
   cmake --build build-gpu --parallel "$(nproc)" --target cudadiag cudadiag_cub_selftest
 } >/tmp/build.log 2>&1 || { cp /tmp/build.log "$out/"; tail -60 /tmp/build.log; exit 1; }
 bin=build-gpu/cli/cudadiag
@@ -34,4 +38,4 @@ if [ -z "${LEAN:-}" ]; then # LEAN=1: the self-test, the bundle and the benchmar
   "$bin" --html "$out/h200-host-report.html" >/dev/null 2>>"$out/stderr.log"; echo "html exit $?"
   (cd build-gpu && ctest -L gpu --output-on-failure) >"$out/gpu-ctest.log" 2>&1; tail -5 "$out/gpu-ctest.log"
 fi
-python3 bench/bench_selftest.py "$bin" >"$out/bench.txt" 2>&1; cat "$out/bench.txt"
+python3 bench/bench_selftest.py "$bin" --runs "${RUNS:-5}" >"$out/bench.txt" 2>&1; cat "$out/bench.txt"

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Regenerates the bundled PTX (copy.ptx, smid.ptx) from copy.cu and smid.cu; see kernels/README.md.
+# Regenerates the bundled PTX (copy, smid, fma, memtest .ptx) from their .cu sources; see kernels/README.md.
 # nvcc 13 cannot target anything older than compute_75, so the PTX is generated for compute_75 and
 # its header lowered to ISA 7.0 / sm_70 (CUDA 11.0 drivers); ptxas then proves that the body uses
 # nothing newer. Usage: kernels/ptx/regenerate.sh   (NVCC, PTXAS override the tools)
@@ -7,7 +7,7 @@ set -eu
 cd "$(dirname "$0")"
 NVCC=${NVCC:-nvcc}
 PTXAS=${PTXAS:-ptxas}
-for name in copy smid; do
+for name in copy smid fma memtest; do
   "$NVCC" -ptx -arch=compute_75 -O3 -o "$name.ptx.tmp" "$name.cu"
   {
     printf '//\n// cudadiag bundled PTX, generated from kernels/ptx/%s.cu by kernels/ptx/regenerate.sh:\n' "$name"

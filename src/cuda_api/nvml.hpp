@@ -30,8 +30,15 @@ constexpr EnableState k_feature_enabled = 1;  // NVML_FEATURE_ENABLED
 constexpr unsigned k_mig_disable = 0;         // NVML_DEVICE_MIG_DISABLE
 constexpr unsigned k_mig_enable = 1;          // NVML_DEVICE_MIG_ENABLE
 
+constexpr unsigned k_memory_error_type_corrected = 0;   // NVML_MEMORY_ERROR_TYPE_CORRECTED
 constexpr unsigned k_memory_error_type_uncorrected = 1; // NVML_MEMORY_ERROR_TYPE_UNCORRECTED
+constexpr unsigned k_volatile_ecc = 0;                  // NVML_VOLATILE_ECC (since the last driver load)
 constexpr unsigned k_aggregate_ecc = 1;                 // NVML_AGGREGATE_ECC
+
+constexpr unsigned k_clock_graphics = 0; // NVML_CLOCK_GRAPHICS (nvmlClockType_t)
+constexpr unsigned k_clock_sm = 1;       // NVML_CLOCK_SM
+constexpr unsigned k_clock_mem = 2;      // NVML_CLOCK_MEM
+constexpr unsigned k_temperature_gpu = 0; // NVML_TEMPERATURE_GPU (nvmlTemperatureSensors_t)
 
 constexpr unsigned k_system_driver_version_buffer_size = 80; // NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE
 constexpr unsigned k_system_nvml_version_buffer_size = 80;   // NVML_SYSTEM_NVML_VERSION_BUFFER_SIZE
@@ -106,5 +113,15 @@ using DeviceGetPersistenceModeFn = Return (*)(Device, EnableState*);
 using DeviceGetMigModeFn = Return (*)(Device, unsigned int*, unsigned int*);
 // nvmlDeviceGetCurrentClocksEventReasons, nvmlDeviceGetCurrentClocksThrottleReasons (DEPRECATED(13.0))
 using DeviceGetClocksEventReasonsFn = Return (*)(Device, unsigned long long*);
+
+// The self-test's health reader (selftest/nvml_health.hpp) also calls:
+// nvmlDeviceGetHandleByPciBusId_v2(pciBusId, &device)
+using DeviceGetHandleByPciBusIdFn = Return (*)(const char*, Device*);
+// nvmlDeviceGetClockInfo, nvmlDeviceGetMaxClockInfo, nvmlDeviceGetApplicationsClock
+// (device, nvmlClockType_t, &MHz)
+using DeviceGetClockFn = Return (*)(Device, unsigned int, unsigned int*);
+// nvmlDeviceGetTemperature(device, nvmlTemperatureSensors_t, &degrees C)
+using DeviceGetTemperatureFn = Return (*)(Device, unsigned int, unsigned int*);
+// nvmlDeviceGetPowerUsage, nvmlDeviceGetEnforcedPowerLimit (milliwatts): DeviceGetUintFn above
 
 } // namespace cudadiag::cuda_api::nvml

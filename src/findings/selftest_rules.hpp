@@ -1,6 +1,10 @@
 #pragma once
-// Findings from the GPU self-test: selftest.failed (a test failed or broke) and selftest.slow (a
-// benchmark below half of its expected figure; see selftest/score.hpp for "expected").
+// Findings from the GPU self-test: selftest.failed (a test failed or broke), selftest.slow (a
+// benchmark below half of its expected figure; see selftest/score.hpp for "expected"),
+// gpu.pcie_degraded (the pcie test's link below its max gen/width, or a pinned copy under 70% of
+// the link's expected rate), gpu.memory_errors (the memory test read wrong words back, or NVML's
+// ECC / remapped-row counters rose during it) and gpu.throttled (a benchmark under 95% of expected
+// while NVML reported a slowdown reason: power cap, thermal, HW slowdown).
 
 #include "findings/findings.hpp"
 #include "selftest/selftest.hpp"
@@ -10,6 +14,7 @@
 namespace cudadiag::findings {
 
 inline constexpr double k_slow_ratio = 0.5;
+inline constexpr double k_throttled_ratio = 0.95;
 
 std::vector<Finding> evaluate_selftest(const selftest::SelfTestRun& run);
 

@@ -16,6 +16,9 @@ TestResult run_reduce(const TestContext& context);    // cub_tests.cpp
 TestResult run_sort(const TestContext& context);      // cub_tests.cpp
 TestResult run_ipc(const TestContext& context);       // ipc_test.cpp
 TestResult run_green_ctx(const TestContext& context); // green_ctx_test.cpp
+TestResult run_pcie(const TestContext& context);      // pcie_test.cpp
+TestResult run_compute(const TestContext& context);   // compute_test.cpp
+TestResult run_memory(const TestContext& context);    // memory_test.cpp
 
 namespace {
 
@@ -33,6 +36,12 @@ constexpr TestInfo k_tests[] = {
      .quick_timeout = seconds(30),  .full_timeout = seconds(90),  .run = run_reduce},
     {.key = "sort",      .description = "cub::DeviceRadixSort::SortKeys (u32, u64) from the nvcc-built module: sorted, same multiset, Gkeys/s",
      .quick_timeout = seconds(30),  .full_timeout = seconds(90),  .run = run_sort},
+    {.key = "pcie",      .description = "pinned H2D, D2H and bidirectional copies (pageable reported) against the PCIe link NVML reports: GB/s, link below its max gen/width",
+     .quick_timeout = seconds(30),  .full_timeout = seconds(90),  .run = run_pcie},
+    {.key = "compute",   .description = "FP32 FMA throughput of a bundled PTX kernel (dependent FMA chains on every SM) against SMs x max SM clock x FMA/clock; results checked bit for bit",
+     .quick_timeout = seconds(30),  .full_timeout = seconds(90),  .run = run_compute},
+    {.key = "memory",    .description = "full level: walking ones, moving inversions and seeded random patterns over most of the free device memory, verified on the GPU; NVML ECC and remapped rows before and after",
+     .quick_timeout = seconds(30),  .full_timeout = seconds(120), .run = run_memory},
     {.key = "ipc",       .description = "device memory shared with a second process: legacy IPC handle and VMM POSIX fd, both directions",
      .quick_timeout = seconds(60),  .full_timeout = seconds(180), .run = run_ipc},
     {.key = "green_ctx", .description = "green contexts: two SM partitions, confinement proven with %smid, latency under load in the other partition",

@@ -64,12 +64,17 @@ std::string run_case(const CubModule& module, const TestContext& context, const 
   params.warmup = context.sizes.cub_warmup;
   params.repetitions = repetitions;
   params.stream = stream;
+  params.warmup_ms = context.sizes.warm_ms;
   cudadiag_cub_result out{};
   static_cast<void>(module.run(&params, &out));
   json entry = {{"count", count},
                 {"repetitions", repetitions},
                 {"median_ms", out.median_ms},
                 {"best_ms", out.best_ms},
+                {"max_ms", out.max_ms},
+                {"spread", out.median_ms > 0 ? (out.max_ms - out.best_ms) / out.median_ms : 0.0},
+                {"warmup_runs", out.warmup_runs},
+                {"warmup_elapsed_ms", out.warmup_elapsed_ms},
                 {"device_bytes", out.device_bytes},
                 {"temp_storage_bytes", out.temp_storage_bytes}};
   std::string problem;

@@ -40,6 +40,12 @@ void resolve_all(cuda_api::DriverResolver& r, DriverEntryPoints& a) {
   r.resolve(a.memcpy_dtoh, "cuMemcpyDtoH");
   r.resolve(a.memcpy_dtod_async, "cuMemcpyDtoDAsync");
   r.resolve(a.memset_d32, "cuMemsetD32");
+  r.resolve(a.mem_get_info, "cuMemGetInfo");
+  r.resolve(a.mem_host_alloc, "cuMemHostAlloc");
+  r.resolve(a.mem_free_host, "cuMemFreeHost");
+  r.resolve(a.memcpy_htod_async, "cuMemcpyHtoDAsync");
+  r.resolve(a.memcpy_dtoh_async, "cuMemcpyDtoHAsync");
+  r.resolve(a.device_get_pci_bus_id, "cuDeviceGetPCIBusId");
   r.resolve(a.memcpy_peer, "cuMemcpyPeer");
   r.resolve(a.device_can_access_peer, "cuDeviceCanAccessPeer");
   r.resolve(a.ctx_enable_peer_access, "cuCtxEnablePeerAccess");
@@ -152,6 +158,18 @@ DeviceBuffer::DeviceBuffer(const Gpu& gpu, std::size_t bytes) : m_gpu(gpu), m_by
 DeviceBuffer::~DeviceBuffer() {
   if (m_pointer != 0 && m_gpu.api().mem_free != nullptr) {
     static_cast<void>(m_gpu.api().mem_free(m_pointer));
+  }
+}
+
+PinnedBuffer::PinnedBuffer(const Gpu& gpu, std::size_t bytes) : m_gpu(gpu), m_bytes(bytes) {
+  gpu.require(gpu.api().mem_host_alloc, "cuMemHostAlloc");
+  gpu.require(gpu.api().mem_free_host, "cuMemFreeHost");
+  gpu.check(gpu.api().mem_host_alloc(&m_pointer, bytes, 0), "cuMemHostAlloc (" + std::to_string(bytes) + " bytes)");
+}
+
+PinnedBuffer::~PinnedBuffer() {
+  if (m_pointer != nullptr) {
+    static_cast<void>(m_gpu.api().mem_free_host(m_pointer));
   }
 }
 

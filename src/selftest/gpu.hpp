@@ -59,6 +59,12 @@ struct DriverEntryPoints {
   cu::PfnMemcpyDtoH memcpy_dtoh = nullptr;
   cu::PfnMemcpyDtoDAsync memcpy_dtod_async = nullptr;
   cu::PfnMemsetD32 memset_d32 = nullptr;
+  cu::PfnMemGetInfo mem_get_info = nullptr;
+  cu::PfnMemHostAlloc mem_host_alloc = nullptr;
+  cu::PfnMemFreeHost mem_free_host = nullptr;
+  cu::PfnMemcpyHtoDAsync memcpy_htod_async = nullptr;
+  cu::PfnMemcpyDtoHAsync memcpy_dtoh_async = nullptr;
+  cu::PfnDeviceGetPCIBusId device_get_pci_bus_id = nullptr;
   cu::PfnMemcpyPeer memcpy_peer = nullptr;
   cu::PfnDeviceCanAccessPeer device_can_access_peer = nullptr;
   cu::PfnCtxEnablePeerAccess ctx_enable_peer_access = nullptr;
@@ -144,6 +150,23 @@ public:
 private:
   const Gpu& m_gpu;
   cu::CUdeviceptr m_pointer = 0;
+  std::size_t m_bytes = 0;
+};
+
+// Page-locked host memory from cuMemHostAlloc (flags 0: this context's, not portable), freed on
+// destruction.
+class PinnedBuffer {
+public:
+  PinnedBuffer(const Gpu& gpu, std::size_t bytes);
+  ~PinnedBuffer();
+  PinnedBuffer(const PinnedBuffer&) = delete;
+  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+  [[nodiscard]] void* get() const { return m_pointer; }
+  [[nodiscard]] std::size_t size() const { return m_bytes; }
+
+private:
+  const Gpu& m_gpu;
+  void* m_pointer = nullptr;
   std::size_t m_bytes = 0;
 };
 

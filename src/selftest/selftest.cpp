@@ -5,6 +5,7 @@
 #include "selftest/selftest.hpp"
 
 #include "core/filesystem.hpp"
+#include "selftest/health.hpp"
 #include "selftest/runner.hpp"
 #include "selftest/score.hpp"
 #include "selftest/selftest_worker.hpp"
@@ -13,6 +14,7 @@
 #include "worker/process.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <chrono>
 #include <future>
@@ -134,6 +136,20 @@ std::optional<int> device_arch(const std::vector<verify::Device>& devices, int o
     }
   }
   return std::nullopt;
+}
+
+// CUDADIAG_SELFTEST_WORKERS: a positive integer (1..4096); anything else is ignored.
+std::optional<unsigned> configured_workers(const Environment& env) {
+  const auto text = env.non_empty("CUDADIAG_SELFTEST_WORKERS");
+  unsigned value = 0;
+  if (!text) {
+    return std::nullopt;
+  }
+  const auto [end, error] = std::from_chars(text->data(), text->data() + text->size(), value);
+  if (error != std::errc{} || end != text->data() + text->size() || value < 1 || value > 4096) {
+    return std::nullopt;
+  }
+  return value;
 }
 
 std::size_t catalog_index(std::string_view key) {
@@ -267,6 +283,7 @@ SelfTestRun run_selftest(const discovery::DiscoveryResult& discovery,
     base.cccl_include = cccl_include(discovery);
     base.module_path = find_module(options, base.module_missing_reason);
     base.executable = options.executable;
+    base.nvml = step_path(steps, "nvml");
     run.module = SelfTestModule{base.module_path, base.module_missing_reason};
 
     const auto view = driver_view(verification, base.libcuda);
@@ -308,14 +325,26 @@ SelfTestRun run_selftest(const discovery::DiscoveryResult& discovery,
       }
     }
 
+    // A bounded pool: `limit` threads, each taking the next device's worker until none is left.
+    const unsigned limit = std::min<unsigned>(
+        worker_limit(options.max_workers ? options.max_workers : configured_workers(env), usable_cpus()),
+        static_cast<unsigned>(configs.size()));
+    run.max_workers = limit;
     std::mutex progress_lock;
-    std::vector<std::future<std::vector<TestResult>>> workers;
-    for (const auto& config : configs) {
-      workers.push_back(std::async(
-          std::launch::async, [&, config] { return run_in_workers(config, options, env, progress_lock); }));
+    std::vector<std::vector<TestResult>> per_config(configs.size());
+    std::atomic<std::size_t> next{0};
+    std::vector<std::future<void>> pool;
+    for (unsigned i = 0; i < limit; ++i) {
+      pool.push_back(std::async(std::launch::async, [&] {
+        for (std::size_t index = next++; index < configs.size(); index = next++) {
+          per_config[index] = run_in_workers(configs[index], options, env, progress_lock);
+        }
+      }));
     }
-    for (auto& worker : workers) {
-      auto results = worker.get();
+    for (auto& thread : pool) {
+      thread.get();
+    }
+    for (auto& results : per_config) {
       // Workers run jit last (its compiles overlap the GPU tests); report in catalog order.
       std::stable_sort(results.begin(), results.end(), [](const TestResult& a, const TestResult& b) {
         return catalog_index(a.key) < catalog_index(b.key);
@@ -345,6 +374,7 @@ json selftest_to_json(const SelfTestRun& run) {
           {"level", level_name(run.level)},
           {"status", run.status()},
           {"wall_ms", run.wall_ms},
+          {"max_workers", run.max_workers},
           {"module", run.module ? json{{"path", run.module->built() ? json(run.module->path) : json(nullptr)},
                                        {"built", run.module->built()},
                                        {"reason", run.module->reason.empty() ? json(nullptr) : json(run.module->reason)}}

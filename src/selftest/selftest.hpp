@@ -63,6 +63,10 @@ struct SelfTestOptions {
   std::string kernels_dir;       // the bundled PTX; "" = look next to the executable / in share/
   std::chrono::milliseconds startup_timeout{15000}; // a worker's cuInit + context, before its first test
   bool require_gpu = false; // true: run nothing (skipped_reason says why) when no GPU is usable
+  // At most this many workers (one per GPU) at once; nullopt: CUDADIAG_SELFTEST_WORKERS from the
+  // environment snapshot, else one per two usable CPUs (selftest/health.hpp worker_limit). A driver
+  // that lists 1000 devices, or 56 MIG instances on 8 GPUs, never starts that many processes at once.
+  std::optional<unsigned> max_workers;
   // Optional: one line as each worker starts (the tests it runs), and one per finished test.
   std::function<void(std::string_view line)> progress;
 };
@@ -120,6 +124,7 @@ struct SelfTestRun {
   std::vector<TestResult> tests;
   Score score;
   double wall_ms = 0;
+  unsigned max_workers = 1; // workers that ran at once (see SelfTestOptions::max_workers)
   // "pass" (nothing failed, something passed), "fail" (a fail or error), "skip" (nothing ran).
   [[nodiscard]] std::string status() const;
 };

@@ -6,6 +6,8 @@
 
 #include "selftest/selftest_worker.hpp"
 
+#include "selftest/health.hpp"
+#include "selftest/nvml_health.hpp"
 #include "selftest/test_context.hpp"
 #include "worker/child.hpp"
 
@@ -62,6 +64,34 @@ std::optional<DeviceFacts> open_device(const Gpu& gpu, int ordinal, std::string&
   const int bus_bits = gpu.attribute(facts.handle, cu::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH);
   facts.peak_gbps = 2.0 * clock_khz * 1000.0 * (bus_bits / 8.0) / 1e9;
   return facts;
+}
+
+// NVML clocks, power, temperature and clocks event reasons are sampled this often while a test runs.
+constexpr std::chrono::milliseconds k_sample_interval{10};
+
+// This GPU in the NVML at `path`; nullopt with `problem` set when there is none.
+std::optional<NvmlDevice> open_nvml(const Gpu& gpu, const DeviceFacts& device, const std::string& path,
+                                    std::unique_ptr<NvmlHealth>& nvml, std::string& problem) {
+  if (path.empty()) {
+    problem = "NVML (libnvidia-ml.so.1) was not found";
+    return std::nullopt;
+  }
+  if (gpu.api().device_get_pci_bus_id == nullptr) {
+    problem = "the driver has no cuDeviceGetPCIBusId";
+    return std::nullopt;
+  }
+  char bus_id[32] = {};
+  if (const auto code = gpu.api().device_get_pci_bus_id(bus_id, sizeof bus_id, device.handle);
+      code != cu::CUDA_SUCCESS) {
+    problem = "cuDeviceGetPCIBusId: " + gpu.error_name(code);
+    return std::nullopt;
+  }
+  worker::report_phase("nvml");
+  nvml = NvmlHealth::open(path, problem);
+  if (!nvml) {
+    return std::nullopt;
+  }
+  return nvml->device(bus_id, problem);
 }
 
 json facts_json(const DeviceFacts& facts) {
@@ -125,6 +155,17 @@ json run_selftest_worker(const std::string& libcuda_path, const std::string& con
     }
   }
 
+  // NVML, for the link, clocks and memory counters of this GPU (found by its PCI bus id).
+  std::unique_ptr<NvmlHealth> nvml;
+  std::optional<NvmlDevice> nvml_device;
+  std::string nvml_problem;
+  if (device) {
+    nvml_device = open_nvml(*gpu, *device, config.nvml, nvml, nvml_problem);
+    summary["nvml"] = {{"path", config.nvml},
+                       {"bus_id", nvml_device ? json(nvml_device->bus_id()) : json(nullptr)},
+                       {"problem", nvml_problem.empty() ? json(nullptr) : json(nvml_problem)}};
+  }
+
   if (device && config.device_arch && *config.device_arch != device->cc_major * 10 + device->cc_minor) {
     jit_preparation = {}; // verification described another device: compile for this one in the test
   }
@@ -139,11 +180,25 @@ json run_selftest_worker(const std::string& libcuda_path, const std::string& con
     if (!wanted(test->key)) {
       continue;
     }
-    const TestContext test_context{
-        config,        *test,         device ? gpu.get() : nullptr, device,
-        no_gpu_reason, device_broken, sizes_for(config.level),      jit_preparation};
+    const TestContext test_context{config,
+                                   *test,
+                                   device ? gpu.get() : nullptr,
+                                   device,
+                                   no_gpu_reason,
+                                   device_broken,
+                                   sizes_for(config.level),
+                                   jit_preparation,
+                                   nvml_device ? &*nvml_device : nullptr,
+                                   nvml_problem};
     worker::report_phase("test:" + std::string(test->key), test_timeout(test->key, config.level));
+    std::optional<ClockSampler> sampler;
+    if (nvml_device) {
+      sampler.emplace(*nvml_device, k_sample_interval);
+    }
     auto result = run_guarded(*test, test_context);
+    if (sampler) {
+      result.details["clocks"] = summarize_samples(sampler->stop());
+    }
     worker::report_record(result_to_json(result).dump(-1, ' ', false, json::error_handler_t::replace));
     ++run;
   }

@@ -2,6 +2,8 @@
 
 #include "core/json_fields.hpp"
 
+#include <algorithm>
+
 namespace cudadiag::selftest {
 
 using json = nlohmann::json;
@@ -18,6 +20,7 @@ json config_to_json(const WorkerConfig& config) {
           {"module_path", config.module_path},
           {"module_missing_reason", config.module_missing_reason},
           {"executable", config.executable},
+          {"nvml", config.nvml},
           {"device_arch", config.device_arch ? json(*config.device_arch) : json(nullptr)}};
 }
 
@@ -42,6 +45,7 @@ WorkerConfig config_from_json(const json& object) {
   config.module_path = json_fields::string_or(object, "module_path", "");
   config.module_missing_reason = json_fields::string_or(object, "module_missing_reason", "");
   config.executable = json_fields::string_or(object, "executable", "");
+  config.nvml = json_fields::string_or(object, "nvml", "");
   if (object.contains("device_arch") && object["device_arch"].is_number_integer()) {
     config.device_arch = object["device_arch"].get<int>();
   }
@@ -55,25 +59,52 @@ const LevelSizes& sizes_for(Level level) {
       .copy_elements = std::uint64_t{1} << 24U, // 256 MiB per buffer
       .copy_repetitions = 10,
       .cub_warmup = 3,
+      .warm_ms = 20,
       .reduce_count = std::uint64_t{1} << 26U,
       .reduce_repetitions = 10,
       .sort_count = std::uint64_t{1} << 24U,
       .sort_repetitions = 5,
       .probe_spin_ns = 100'000,
       .latency_repetitions = 20,
+      .pcie_bytes = std::uint64_t{256} << 20U,
+      .pcie_repetitions = 5,
+      .compute_rounds = 512,
+      .compute_repetitions = 5,
+      .memory_test = false,
   };
   static const LevelSizes full{
       .copy_elements = std::uint64_t{1} << 28U, // 4 GiB per buffer
       .copy_repetitions = 20,
       .cub_warmup = 5,
+      .warm_ms = 100,
       .reduce_count = std::uint64_t{1} << 30U,
       .reduce_repetitions = 20,
       .sort_count = std::uint64_t{1} << 28U,
       .sort_repetitions = 10,
       .probe_spin_ns = 200'000,
       .latency_repetitions = 50,
+      .pcie_bytes = std::uint64_t{512} << 20U,
+      .pcie_repetitions = 10,
+      .compute_rounds = 1024,
+      .compute_repetitions = 10,
+      .memory_test = true,
   };
   return level == Level::full ? full : quick;
+}
+
+int warm_up(const Gpu& gpu, cu::CUstream stream, int warm_ms, const std::function<void()>& launch) {
+  const EventTimer timer(gpu);
+  timer.start(stream);
+  int runs = 0;
+  for (int batch = 1; warm_ms > 0; batch = std::min(batch * 2, 1024)) {
+    for (int i = 0; i < batch; ++i, ++runs) {
+      launch();
+    }
+    if (timer.stop(stream) >= warm_ms) {
+      break;
+    }
+  }
+  return runs;
 }
 
 TestResult new_result(const TestContext& context) {

@@ -6,11 +6,13 @@
 // or any other exception is turned into a status by run_guarded.
 
 #include "selftest/gpu.hpp"
+#include "selftest/nvml_health.hpp"
 #include "selftest/selftest.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <future>
 #include <memory>
 #include <optional>
@@ -32,6 +34,7 @@ struct WorkerConfig {
   std::string module_path;  // libcudadiag_cub_selftest.so; "" = not built
   std::string module_missing_reason;
   std::string executable; // the cudadiag binary (the ipc test starts its peer with it)
+  std::string nvml;       // the libnvidia-ml discovery selected; "" = none (no link, clocks or ECC readings)
   std::optional<int>
       device_arch; // the device's compute capability (10 x major + minor) as verification saw it
 };
@@ -51,13 +54,19 @@ struct DeviceFacts {
 struct LevelSizes {
   std::uint64_t copy_elements; // 16-byte elements per copy buffer
   int copy_repetitions;
-  int cub_warmup; // untimed CUB runs first (clocks ramp up, caches and allocations settle)
+  int cub_warmup; // untimed CUB runs first (caches and allocations settle)
+  int warm_ms;    // then untimed runs of the same kernel for this much GPU time (clocks reach steady state)
   std::uint64_t reduce_count;
   int reduce_repetitions;
   std::uint64_t sort_count;
   int sort_repetitions;
   std::uint64_t probe_spin_ns; // how long each %smid probe block stays resident
   int latency_repetitions;     // green_ctx isolation samples
+  std::uint64_t pcie_bytes;    // per pinned copy (pcie)
+  int pcie_repetitions;
+  std::uint64_t compute_rounds; // cudadiag_fma_f32 rounds (64 steps of 16 FMAs each per thread)
+  int compute_repetitions;
+  bool memory_test; // the memory pattern test runs at this level
 };
 const LevelSizes& sizes_for(Level level);
 
@@ -77,6 +86,8 @@ struct TestContext {
   const LevelSizes& sizes;
   // The jit test's compiles, started early; not valid() = run_jit compiles itself.
   std::shared_future<std::shared_ptr<const JitPreparation>> jit_preparation;
+  const NvmlDevice* nvml = nullptr; // this GPU in NVML; null: nvml_problem says why
+  std::string nvml_problem;
 };
 
 // A result skeleton for the context's test.
@@ -94,6 +105,12 @@ TestResult result_from_json(const nlohmann::json& object);
 // The bundled PTX (kernels/ptx/*.ptx, embedded at build time; see embedded_ptx.cpp.in).
 extern const char* const k_copy_ptx;
 extern const char* const k_smid_ptx;
+extern const char* const k_fma_ptx;
+extern const char* const k_memtest_ptx;
+
+// The warm-up by time of the bundled kernels: calls `launch` (which enqueues one run on `stream`)
+// until `warm_ms` of GPU time have passed; returns the runs made.
+int warm_up(const Gpu& gpu, cu::CUstream stream, int warm_ms, const std::function<void()>& launch);
 
 // Reads %smid bitmaps: launches the probe (cudadiag_smid_probe) with `blocks` blocks on `stream`
 // and returns the set of SM ids it ran on. `module` holds smid.ptx, loaded in the stream's context.

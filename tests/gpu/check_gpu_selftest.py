@@ -3,10 +3,12 @@
 
     check_gpu_selftest.py CUDADIAG [--level quick|full] [--json-out FILE]
 
-Every test must pass on every device (ipc and green_ctx included), with the evidence that makes a
-pass meaningful: jit ran all three routes on the device; the %smid probe reached every SM; the
-green-context partitions were disjoint and each stayed within its SMs; both IPC paths exchanged
-data. Benchmark figures are printed, not asserted (the ratios against CUB called directly come from
+Every test must pass on every device (ipc and green_ctx included; memory skips at the quick level),
+with the evidence that makes a pass meaningful: jit ran all three routes on the device; the %smid
+probe reached every SM; the green-context partitions were disjoint and each stayed within its SMs;
+both IPC paths exchanged data; pcie read the link from NVML and found it at its max gen and width;
+compute reached at least 80% of SMs x max clock x FMA/clock; memory (full) found no wrong word and no
+new NVML memory error. Benchmark figures are printed, not asserted (the ratios against CUB called directly come from
 bench/bench_selftest.py); only a floor of a quarter of the device's peak guards against a figure
 computed from the wrong units.
 """
@@ -15,6 +17,11 @@ import glob
 import json
 import subprocess
 import sys
+
+
+def key_level_skip(test, level):
+    """The memory test runs at the full level only; at quick its skip is expected."""
+    return test["key"] == "memory" and level == "quick" and test["status"] == "skip" and "full" in (test["reason"] or "")
 
 
 def main() -> int:
@@ -40,6 +47,8 @@ def main() -> int:
     for test in selftest["tests"]:
         figures = ", ".join(f'{m["name"]}={m["value"]:.4g} {m["unit"]}' for m in test["metrics"])
         print(f'GPU {test["device"]} {test["key"]:10} {test["status"]:5} {test["wall_ms"]:8.0f} ms  {figures}')
+        if key_level_skip(test, args.level):
+            continue
         if test["status"] != "pass" or test["reason"]:
             problems.append(f'{test["key"]} on GPU {test["device"]}: {test["status"]}: {test["reason"]}')
             continue
@@ -59,6 +68,17 @@ def main() -> int:
                 problems.append(f"green contexts not confined: {parts}, overlap {details['overlap_sm_ids']}")
         if key == "ipc" and (details["legacy"]["status"], details["vmm"]["status"]) != ("pass", "pass"):
             problems.append(f"ipc: legacy {details['legacy']}, vmm {details['vmm']}")
+        if key == "pcie":
+            pcie = details["pcie"]
+            print(f'    pcie: link {pcie.get("link")}, expected {pcie.get("expected_current_gbps")}, problem {pcie.get("problem")}')
+            if pcie.get("link") is None or pcie.get("problem"):
+                problems.append(f"pcie: {pcie.get('link_unknown') or pcie.get('problem')}")
+        if key == "compute" and metrics.get("fp32_fraction_of_peak", 0) < 0.8:
+            problems.append(f"compute: {metrics.get('fp32_tflops')} TFLOP/s is under 80% of {metrics.get('fp32_expected_tflops')}")
+        if key == "memory" and (details["memory"]["wrong_words"] or details["memory"]["new_errors"]):
+            problems.append(f"memory: {details['memory']['wrong_words']} wrong words, new errors {details['memory']['new_errors']}")
+        if "clocks" in details:
+            print(f'    clocks: {json.dumps(details["clocks"])}')
     print(f'selftest {selftest["level"]}: {selftest["status"]}, score {selftest["score"]["value"]}, {selftest["wall_ms"]:.0f} ms')
     for problem in problems:
         print("PROBLEM:", problem)

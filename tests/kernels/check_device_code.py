@@ -91,8 +91,8 @@ def check_ptx(cu, ptx_dir, sm_count, problems):
         problems.append("the %smid probe did not reach exactly the device's SMs")
 
 
-def run_case(module, which, count, problems, warmup=1, reps=3, stream=None, expect_error=None):
-    params = abi.Params(which=which, count=count, warmup=warmup, repetitions=reps, stream=stream)
+def run_case(module, which, count, problems, warmup=1, reps=3, stream=None, expect_error=None, warmup_ms=0):
+    params = abi.Params(which=which, count=count, warmup=warmup, repetitions=reps, stream=stream, warmup_ms=warmup_ms)
     result = abi.Result()
     code = module.cudadiag_cub_selftest_run(ctypes.byref(params), ctypes.byref(result))
     label = f"case {which} count {count}"
@@ -125,6 +125,12 @@ def check_module(cu, module_path, context, problems):
     if b"cudaMalloc input (4398046511104 bytes)" not in oom.error_where:
         problems.append(f"out-of-memory place: {oom.error_where}")
     run_case(module, abi.REDUCE_F32, 12345, problems)
+    # Warm-up by time: at least warmup_ms of GPU time in untimed runs, and their count reported.
+    warm = run_case(module, abi.REDUCE_F32, 1 << 24, problems, warmup=0, reps=3, warmup_ms=50)
+    print(f"  warm-up: {warm.warmup_runs} runs, {warm.warmup_elapsed_ms:.1f} ms")
+    if warm.warmup_elapsed_ms < 50 or warm.warmup_runs < 1 or warm.max_ms < warm.best_ms:
+        problems.append(f"warmup_ms=50 gave {warm.warmup_runs} runs in {warm.warmup_elapsed_ms:.1f} ms, "
+                        f"best {warm.best_ms}, max {warm.max_ms}")
     # The full-level sizes, for information.
     for which, count, unit in ((abi.REDUCE_F32, 1 << 30, "GB/s"), (abi.REDUCE_I32, 1 << 30, "GB/s"),
                                (abi.SORT_U32, 1 << 28, "Gkeys/s"), (abi.SORT_U64, 1 << 28, "Gkeys/s")):

@@ -85,7 +85,9 @@ def main() -> int:
         problems.append(f"run(NULL params): {abi.describe(result)}")
     for bad in (abi.Params(which=9, count=10, warmup=0, repetitions=1),
                 abi.Params(which=abi.REDUCE_I32, count=0, warmup=0, repetitions=1),
-                abi.Params(which=abi.SORT_U32, count=10, warmup=0, repetitions=0)):
+                abi.Params(which=abi.SORT_U32, count=10, warmup=0, repetitions=0),
+                abi.Params(which=abi.REDUCE_I32, count=10, warmup=0, repetitions=1, warmup_ms=-1),
+                abi.Params(which=abi.REDUCE_I32, count=10, warmup=0, repetitions=1, warmup_ms=10001)):
         code = module.cudadiag_cub_selftest_run(ctypes.byref(bad), ctypes.byref(result))
         if code != 1 or not result.error_where.startswith(b"parameters"):
             problems.append(f"invalid parameters accepted: {abi.describe(result)}")

@@ -20,6 +20,10 @@ ENTRIES = {
     "copy.ptx": {"cudadiag_copy_u32x4": 3},          # (dst, src, count of 16-byte elements)
     "smid.ptx": {"cudadiag_smid_probe": 2,           # (u32 bitmap, spin_ns)
                  "cudadiag_nsmid": 1},               # (u32 out)
+    "fma.ptx": {"cudadiag_fma_f32": 2},             # (f32 out per thread, rounds)
+    "memtest.ptx": {"cudadiag_mem_fill": 4,          # (buffer, elements, mode, arg)
+                    "cudadiag_mem_check": 5,         # (buffer, elements, mode, arg, errors)
+                    "cudadiag_mem_check_write": 7},  # (..., next_mode, next_arg, errors)
 }
 HEADER = [".version 7.0", ".target sm_70", ".address_size 64"]
 ARCHS = ["sm_80", "sm_90"]
