@@ -84,8 +84,14 @@ bool variable_non_empty(const char* name) {
   return value != nullptr && *value != '\0';
 }
 
+// TERM=dumb: a terminal that understands no escape sequence (no colour, no live line).
+bool dumb_terminal() {
+  const char* term = std::getenv("TERM");
+  return term != nullptr && std::string_view(term) == "dumb";
+}
+
 // Colour on `fd`: --color always|never (--no-color is never) decide; auto colours a terminal
-// unless NO_COLOR is set to a non-empty value (no-color.org) or TERM is unset or "dumb".
+// unless NO_COLOR is set to a non-empty value (no-color.org) or TERM is "dumb".
 bool color_on(const GlobalOptions& options, int fd) {
   if (options.no_color || options.color == "never") {
     return false;
@@ -93,9 +99,7 @@ bool color_on(const GlobalOptions& options, int fd) {
   if (options.color == "always") {
     return true;
   }
-  const char* term = std::getenv("TERM");
-  const bool dumb = term == nullptr || *term == '\0' || std::string_view(term) == "dumb";
-  return ::isatty(fd) == 1 && !variable_non_empty("NO_COLOR") && !dumb;
+  return ::isatty(fd) == 1 && !variable_non_empty("NO_COLOR") && !dumb_terminal();
 }
 
 bool color(const GlobalOptions& options) {
@@ -167,8 +171,8 @@ Options api_options(const GlobalOptions& options) {
 // A live progress line on stderr for a person watching a terminal: not with --json, not in CI,
 // not when -v or --log-level asks for log lines instead.
 bool live_progress(const GlobalOptions& options) {
-  return ::isatty(STDERR_FILENO) == 1 && !options.json && !variable_non_empty("CI") && options.verbosity == 0 &&
-         options.log_level.empty();
+  return ::isatty(STDERR_FILENO) == 1 && !options.json && !variable_non_empty("CI") && !dumb_terminal() &&
+         options.verbosity == 0 && options.log_level.empty();
 }
 
 // Feedback while a run works: the live line, or log lines (-v: stages and self-test lines, -vv:
