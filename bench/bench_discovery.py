@@ -72,10 +72,8 @@ def catalog(cudadiag: str, env: dict) -> list[tuple[str, str]]:
 
 
 def find_command(cudadiag: str, kind: str, name: str) -> list[str]:
-    command = [cudadiag, "find", "--all", "--json"]
-    if kind == "headers":
-        command.append("--headers")
-    return command + [name]
+    """`cudadiag find KIND/NAME`: exactly that component, whatever else shares its name."""
+    return [cudadiag, "find", "--all", "--json", f"{kind}/{name}"]
 
 
 def pathfinder_info(python: str, env: dict) -> dict:
@@ -133,6 +131,31 @@ def check_subprocesses(command: list[str], env: dict) -> str:
     return f"{verdict} ({execs} execve after its own, {processes} fork/clone without CLONE_THREAD)"
 
 
+def syscall_counts(command: list[str], env: dict) -> dict[str, int] | str:
+    """System calls of one run of `command` (strace -c -f), by name; a string when strace is missing
+    or fails."""
+    strace = shutil.which("strace")
+    if not strace:
+        return "strace is not installed"
+    with tempfile.TemporaryDirectory() as tmp:
+        log = Path(tmp) / "counts.txt"
+        subprocess.run([strace, "-c", "-f", "-U", "name,calls", "-o", str(log), *command], env=env,
+                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        if not log.exists():
+            return "strace failed"
+        counts = {}
+        for line in log.read_text().splitlines():
+            parts = line.split()
+            if len(parts) == 2 and parts[1].isdigit():
+                counts[parts[0]] = int(parts[1])
+        if not counts:  # an older strace without -U: the default columns, name last
+            for line in log.read_text().splitlines():
+                parts = line.split()
+                if len(parts) >= 5 and parts[-1].isidentifier() and parts[3].isdigit():
+                    counts[parts[-1]] = int(parts[3])
+        return counts
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cudadiag", required=True, help="the cudadiag executable")
@@ -141,6 +164,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("-m", "--pathfinder-runs", type=int, default=10, help="cold runs of cuda-pathfinder (10)")
     parser.add_argument("--no-activate", action="store_true", help="do not activate --python's venv for both tools")
     parser.add_argument("--json-out", help="also write the numbers here as JSON")
+    parser.add_argument("--no-per-component", action="store_true",
+                        help="skip the per-component `find` rows (101 of them; the whole-catalog rows remain)")
     args = parser.parse_args(argv)
 
     cudadiag = os.path.abspath(args.cudadiag)
@@ -160,8 +185,9 @@ def main(argv: list[str]) -> int:
           f"{args.runs} cold runs per cudadiag row, {args.pathfinder_runs} per cuda-pathfinder row\n")
 
     per_component = []
-    print(f"{'cudadiag find --all --json':<34} {'median ms':>10} {'p90 ms':>9}")
-    for kind, name in components:
+    if not args.no_per_component:
+        print(f"{'cudadiag find --all --json':<34} {'median ms':>10} {'p90 ms':>9}")
+    for kind, name in ([] if args.no_per_component else components):
         timing = time_command(f"{kind} {name}", find_command(cudadiag, kind, name), args.runs, env)
         per_component.append(timing)
         print(f"  {kind + ' ' + name:<32} {timing.median:>10.2f} {timing.p90:>9.2f}")
@@ -179,6 +205,18 @@ def main(argv: list[str]) -> int:
     for timing in (full, pathfinder, baseline):
         print(f"  {timing.label:<56} {timing.median:>10.2f} {timing.p90:>9.2f}")
     print(f"  {'sum of the per-component find medians':<56} {sum_of_medians:>10.2f}")
+
+    counts = syscall_counts([cudadiag, "--json", "--no-load"], env)
+    groups = {"stat (stat, lstat, newfstatat, statx)": ("stat", "lstat", "newfstatat", "statx", "fstat"),
+              "openat / open": ("openat", "open"), "getdents64": ("getdents64", "getdents"),
+              "readlink": ("readlink", "readlinkat"), "read": ("read", "pread64"), "access": ("access", "faccessat", "faccessat2")}
+    print("\nsystem calls of one `cudadiag --json --no-load` (strace -c -f)")
+    if isinstance(counts, str):
+        print(f"  could not count: {counts}")
+    else:
+        for label, names in groups.items():
+            print(f"  {label:<40} {sum(counts.get(n, 0) for n in names):>7}")
+        print(f"  {'all':<40} {sum(counts.values()):>7}")
 
     ratio = pathfinder.median / full.median if full.median else float("inf")
     spawn_default = check_subprocesses([cudadiag, "--json", "--no-load"], env)
@@ -201,6 +239,7 @@ def main(argv: list[str]) -> int:
             "pathfinder": {"median_ms": pathfinder.median, "p90_ms": pathfinder.p90, "libs": libs, "headers": headers},
             "pathfinder_import_only": {"median_ms": baseline.median, "p90_ms": baseline.p90},
             "ratio": ratio, "subprocess_default": spawn_default, "subprocess_find": spawn_find,
+            "syscalls": counts,
         }, indent=2) + "\n")
     return 0
 

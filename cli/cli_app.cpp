@@ -302,13 +302,18 @@ int run_selftest_command(const GlobalOptions& options, const SelftestCommandOpti
 }
 
 int run_find(const GlobalOptions& options, const FindOptions& find) {
-  const auto known = cli_support::component_names(find.headers);
-  if (std::find(known.begin(), known.end(), find.name) == known.end()) {
-    spdlog::error("unknown component '{}'; known: {}", find.name, joined(known));
+  const auto target = cli_support::find_target(find.name, find.headers);
+  if (!target) {
+    const auto known = cli_support::component_names(find.headers);
+    if (const auto closest = cli_support::closest_component_name(find.name)) {
+      spdlog::error("unknown component '{}'; did you mean {}?", find.name, *closest);
+    } else {
+      spdlog::error("unknown component '{}'; known: {}", find.name, joined(known));
+    }
     return k_exit_usage;
   }
   auto api = api_options(options);
-  api.components = {find.name};
+  api.components = {*target};
   cli_support::RunExtras extras;
   extras.single_component = true;
   extras.headers = find.headers;
@@ -430,7 +435,8 @@ int run_command(int argc, char** argv) {
     auto* find_command = app.add_subcommand("find", "Print the path of one component (exit 1 if not found)");
     find_command
         ->add_option("name", find.name,
-                     "Component name as cuda-pathfinder spells it (nvrtc, nvJitLink, cccl, nvcc, ...)")
+                     "Component name as cuda-pathfinder spells it (nvrtc, nvJitLink, cccl, nvcc, ...), or "
+                     "KIND/NAME (headers/cudart, static/cudadevrt, bitcode/device, binary/nvcc)")
         ->required();
     find_command->add_flag("--all", find.all, "List every candidate, one per line");
     find_command->add_flag("--explain", find.explain, "Show the search trace and why the answer was chosen");

@@ -1,5 +1,5 @@
 # All third-party dependencies, found in one place, from the distribution's packages
-# (Debian 12: libcli11-dev, nlohmann-json3-dev, libspdlog-dev, doctest-dev, zlib1g-dev). Nothing is downloaded.
+# (Debian 12: libcli11-dev, nlohmann-json3-dev, libspdlog-dev, doctest-dev, zlib1g-dev, libsqlite3-dev). Nothing is downloaded.
 find_package(CLI11 2.1 CONFIG REQUIRED)
 find_package(nlohmann_json 3.10 CONFIG REQUIRED)
 find_package(spdlog 1.9 CONFIG REQUIRED)
@@ -9,6 +9,8 @@ endif()
 find_package(Threads REQUIRED)
 # zlib (zlib1g-dev): the support bundle's .tar.gz is written and read in-process.
 find_package(ZLIB REQUIRED)
+# SQLite (libsqlite3-dev): versions from RPM's package database (rpmdb.sqlite), read-only.
+find_package(SQLite3 REQUIRED)
 # simdjson (libsimdjson-dev), optional: `cudadiag fleet` parses thousands of node reports with it
 # (10,000 reports in seconds); without it the fleet falls back to nlohmann_json, several times slower.
 find_package(simdjson CONFIG QUIET)

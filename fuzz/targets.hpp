@@ -35,6 +35,7 @@ int options_json(const std::uint8_t* data, std::size_t size);  // src/api: the C
 int bounded_json(const std::uint8_t* data, std::size_t size);  // src/core: bounded JSON (worker lines)
 int terminal_text(const std::uint8_t* data, std::size_t size); // src/report: escape_controls
 int fleet_stream(const std::uint8_t* data, std::size_t size);  // src/fleet: report streams, pruned parse
+int package_db(const std::uint8_t* data, std::size_t size);    // src/versions: dpkg status/.list, RPM headers
 
 struct Target {
   std::string_view name; // also the corpus directory fuzz/corpus/<name> and tests/fuzz/<name>
@@ -58,6 +59,7 @@ inline constexpr Target k_targets[] = {
     {.name = "bounded_json", .run = bounded_json},
     {.name = "terminal_text", .run = terminal_text},
     {.name = "fleet_stream", .run = fleet_stream},
+    {.name = "package_db", .run = package_db},
 };
 
 // Helpers for the targets (support.cpp).

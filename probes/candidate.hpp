@@ -18,7 +18,16 @@ namespace cudadiag::probes {
 
 // cuda-pathfinder's search steps, in its priority order. A sighting made by a search that
 // cuda-pathfinder does not perform has step `none` and never becomes the Python selection.
-enum class PathfinderStep { site_packages, conda, system_search, product_root, cuda_path, ctk_root, none };
+enum class PathfinderStep {
+  site_packages,
+  conda,
+  system_search,
+  product_root,
+  cuda_path,
+  ctk_root,
+  system_install_dir, // headers: /usr/include and the like (cuDNN, NCCL, NVSHMEM), last
+  none
+};
 // The value cuda-pathfinder reports as found_via for a step ("site-packages", "system-search", ...);
 // for product roots it is the variable's name, which only the sighting knows (see below).
 constexpr std::string_view pathfinder_found_via(PathfinderStep step) {
@@ -29,6 +38,7 @@ constexpr std::string_view pathfinder_found_via(PathfinderStep step) {
   case PathfinderStep::product_root: return "product-root";
   case PathfinderStep::cuda_path: return "CUDA_PATH";
   case PathfinderStep::ctk_root: return "system-ctk-root";
+  case PathfinderStep::system_install_dir: return "supported_install_dir";
   case PathfinderStep::none: return "";
   }
   return "";

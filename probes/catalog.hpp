@@ -9,8 +9,21 @@
 
 namespace cudadiag::probes {
 
-enum class ComponentKind { dynamic_lib, headers, binary };
-std::string_view to_string(ComponentKind kind); // "dynamic_lib", "headers", "binary"
+enum class ComponentKind { dynamic_lib, headers, binary, static_lib, bitcode_lib };
+// "dynamic_lib", "headers", "binary", "static_lib", "bitcode_lib" (the JSON's spelling).
+std::string_view to_string(ComponentKind kind);
+// The kind named by `text`: the JSON spelling, or the short prefix `cudadiag find` accepts before a
+// slash ("lib", "headers", "binary", "static", "bitcode"). nullopt for anything else.
+std::optional<ComponentKind> kind_from_string(std::string_view text);
+
+// A header set's version macros: <dir>/<header> with `#define MAJOR n`, `MINOR n` and (optional)
+// `PATCH n`, read literally (nothing is compiled): {"cudnn_version.h", "CUDNN_MAJOR", ...}.
+struct VersionMacros {
+  std::string_view header = {};
+  std::string_view major = {};
+  std::string_view minor = {};
+  std::string_view patch = {};
+};
 
 // Who ships a component; decides which search strategies apply.
 enum class Packaging {
@@ -52,6 +65,9 @@ struct ComponentSpec {
   std::vector<std::string_view> toolkit_dirs = {};
   // How many leading entries of toolkit_dirs cuda-pathfinder itself searches.
   std::size_t pathfinder_toolkit_dirs = 0;
+  // Where a static or bitcode library lives under $CONDA_PREFIX when that differs from toolkit_dirs'
+  // anchors (cudadevrt: lib only); empty: the pathfinder anchors of toolkit_dirs.
+  std::vector<std::string_view> conda_dirs = {};
   // Product-root variables cuda-pathfinder honours before CUDA_PATH (CUDNN_PATH, NCCL_HOME) and their sub-dirs.
   std::vector<std::string_view> product_root_vars = {};
   std::vector<std::string_view> product_root_dirs = {};
@@ -62,16 +78,42 @@ struct ComponentSpec {
   std::vector<std::string_view> toolkit_json_keys = {};
   // cuda-pathfinder's last resort: derive a toolkit root from where the loader finds cudart.
   bool uses_ctk_root_canary = false;
+  // Headers: cuda-pathfinder anchors a toolkit header set in conda at the single
+  // $CONDA_PREFIX/targets/*/ directory; others (cuDNN, NCCL, ...) at $CONDA_PREFIX itself.
+  bool conda_targets_layout = true;
+  // Headers: the system include directories cuda-pathfinder searches last ("supported_install_dir"),
+  // in order; "{multiarch}" stands for SystemLayout::multiarch, a trailing "*" is a glob whose
+  // matches are taken newest version first (/usr/include/nvshmem_*).
+  std::vector<std::string_view> system_include_dirs = {};
+  // Libraries: what cuda-pathfinder loads first (a missing or failing one fails this library too)
+  // and what it loads first when it can (a missing one is passed over).
+  std::vector<std::string_view> dependencies = {};
+  std::vector<std::string_view> optional_dependencies = {};
+  // Headers: the version macros, when the header set has them.
+  std::optional<VersionMacros> version_macros = std::nullopt;
   // Verification loads it in a worker with this probe; nullopt: it is found, never loaded.
   std::optional<VerifyWith> verify = std::nullopt;
   Importance importance = Importance::other;
 };
 
-// Every component, libraries first, then headers, then binaries.
+// Every component, libraries first, then headers, binaries, static and bitcode libraries: the 101
+// names cuda-pathfinder 1.9.1 knows on Linux (50 libraries, 31 header sets, 16 binaries, 1 static
+// and 3 bitcode libraries).
 const std::vector<ComponentSpec>& catalog();
 
-// The component named `name` of `kind`, or, with no kind, the first of any kind with that name
-// (libraries before headers). nullptr if unknown.
+// The component named `name` of `kind`, or, with no kind, the one a bare name means: a library
+// before a binary before a header set ("cudart" the library, "nvcc" the compiler, not its headers),
+// then static and bitcode libraries. nullptr if unknown.
 const ComponentSpec* find_component(std::string_view name, std::optional<ComponentKind> kind = std::nullopt);
+
+// The components `text` names, in catalog order: "KIND/NAME" (KIND as kind_from_string reads it:
+// "headers/cudart", "static/cudadevrt", "bitcode/device", "binary/nvcc") names one; a bare name
+// names every component of that name. Empty when nothing matches.
+std::vector<const ComponentSpec*> components_named(std::string_view text);
+
+// The known name closest to `name` (case-insensitive edit distance, at most a third of the
+// name's length; an exact match ignoring case first): "nvjitlink" -> "nvJitLink", "cudrt" ->
+// "cudart". nullopt when nothing is that close.
+std::optional<std::string_view> closest_name(std::string_view name);
 
 } // namespace cudadiag::probes

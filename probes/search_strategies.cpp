@@ -2,9 +2,12 @@
 
 #include "core/filesystem.hpp"
 
+#include <dirent.h>
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <span>
 
 namespace cudadiag::probes {
 
@@ -15,11 +18,34 @@ bool name_exists(const std::string& path) {
   return ::lstat(path.c_str(), &st) == 0; // broken symlinks and loops count: they are reported
 }
 
+// Whether `dir` is a directory, from the shared listings when the search has them.
+bool is_dir(const SearchInputs& inputs, const std::string& dir) {
+  return inputs.dirs != nullptr ? inputs.dirs->listing(dir).is_directory : fs::is_directory(dir);
+}
+
+// Whether `dir` has an entry `name` (a broken link counts), matched in the shared listing of `dir`
+// when there is one; names with a '/' (cuda/std/version) are looked up on disk.
+bool has_entry(const SearchInputs& inputs, const std::string& dir, std::string_view name) {
+  if (inputs.dirs == nullptr || name.find('/') != std::string_view::npos) {
+    return name_exists(fs::join(dir, name));
+  }
+  const auto& listing = inputs.dirs->listing(dir);
+  if (!listing.complete) {
+    return listing.is_directory && name_exists(fs::join(dir, name));
+  }
+  return listing.names.contains(std::string(name));
+}
+
 // What a directory that lacks `spec`'s files holds, for the trace: the entries whose names start
 // like a file that was looked for ("libnvrtc.so.12" beside a missing "libnvrtc.so.13": a SONAME
 // cuda-pathfinder does not take), else how many entries there are.
-std::string what_was_there(const ComponentSpec& spec, const std::string& dir) {
-  auto entries = fs::list_directory(dir);
+std::string what_was_there(const SearchInputs& inputs, const ComponentSpec& spec, const std::string& dir) {
+  std::optional<std::vector<std::string>> listed_names;
+  if (inputs.dirs != nullptr && inputs.dirs->listing(dir).complete) {
+    const auto& names = inputs.dirs->listing(dir).names;
+    listed_names.emplace(names.begin(), names.end());
+  }
+  auto entries = listed_names ? Expected<std::vector<std::string>>(std::move(*listed_names)) : fs::list_directory(dir);
   if (!entries) {
     return "unreadable (" + entries.error().message + ")";
   }
@@ -57,14 +83,15 @@ std::string what_was_there(const ComponentSpec& spec, const std::string& dir) {
 // Records a sighting for each of `spec`'s file names present in `dir`, or a trace line saying what
 // the directory holds instead. For headers the sighting is the directory holding the anchor file.
 // Returns whether anything was seen.
-bool look_in_directory(const ComponentSpec& spec, const std::string& dir, std::string_view found_via,
-                       PathfinderStep pathfinder_step, LoaderStep loader_step, SearchOutput& out) {
+bool look_in_directory(const SearchInputs& inputs, const ComponentSpec& spec, const std::string& dir,
+                       std::string_view found_via, PathfinderStep pathfinder_step, LoaderStep loader_step,
+                       SearchOutput& out) {
   bool seen = false;
   for (const auto file_name : spec.file_names) {
-    const auto path = fs::join(dir, file_name);
-    if (!name_exists(path)) {
+    if (!has_entry(inputs, dir, file_name)) {
       continue;
     }
+    const auto path = fs::join(dir, file_name);
     seen = true;
     Sighting sighting;
     sighting.path = spec.kind == ComponentKind::headers ? dir : path;
@@ -80,7 +107,7 @@ bool look_in_directory(const ComponentSpec& spec, const std::string& dir, std::s
     }
   }
   if (!seen) {
-    out.trace.push_back(std::string(found_via) + ": " + dir + ": " + what_was_there(spec, dir));
+    out.trace.push_back(std::string(found_via) + ": " + dir + ": " + what_was_there(inputs, spec, dir));
   }
   return seen;
 }
@@ -90,10 +117,11 @@ void trace_missing_dir(SearchOutput& out, std::string_view found_via, const std:
 }
 
 // look_in_directory when `dir` is a directory; a trace line saying it is not otherwise.
-void look_in_if_directory(const ComponentSpec& spec, const std::string& dir, std::string_view found_via,
-                          PathfinderStep pathfinder_step, LoaderStep loader_step, SearchOutput& out) {
-  if (fs::is_directory(dir)) {
-    look_in_directory(spec, dir, found_via, pathfinder_step, loader_step, out);
+void look_in_if_directory(const SearchInputs& inputs, const ComponentSpec& spec, const std::string& dir,
+                          std::string_view found_via, PathfinderStep pathfinder_step, LoaderStep loader_step,
+                          SearchOutput& out) {
+  if (is_dir(inputs, dir)) {
+    look_in_directory(inputs, spec, dir, found_via, pathfinder_step, loader_step, out);
   } else {
     trace_missing_dir(out, found_via, dir);
   }
@@ -116,7 +144,7 @@ public:
       const auto step = environment.primary ? PathfinderStep::site_packages : PathfinderStep::none;
       for (const auto rel_dir : spec.wheel_dirs) {
         for (const auto& site_dir : environment.site_dirs) {
-          look_in_if_directory(spec, fs::join(site_dir, rel_dir), name(), step, LoaderStep::none, out);
+          look_in_if_directory(inputs, spec, fs::join(site_dir, rel_dir), name(), step, LoaderStep::none, out);
         }
       }
     }
@@ -138,7 +166,7 @@ public:
       if (const auto value = inputs.env.get("CONDA_PREFIX"); value && value->empty()) {
         out.trace.push_back("conda: CONDA_PREFIX is set but empty: cuda-pathfinder searches ./bin (" +
                             fs::join(inputs.env.cwd, "bin") + ")");
-        look_in_directory(spec, fs::join(inputs.env.cwd, "bin"), name(), PathfinderStep::conda, LoaderStep::none, out);
+        look_in_directory(inputs, spec, fs::join(inputs.env.cwd, "bin"), name(), PathfinderStep::conda, LoaderStep::none, out);
         return;
       }
     }
@@ -147,30 +175,43 @@ public:
       out.trace.push_back("conda: CONDA_PREFIX is not set (no conda environment active): step skipped");
       return;
     }
-    if (!fs::is_directory(*prefix)) {
+    if (!is_dir(inputs, *prefix)) {
       trace_missing_dir(out, name(), *prefix);
       return;
     }
     if (spec.kind == ComponentKind::binary) {
-      look_in_directory(spec, fs::join(*prefix, "bin"), name(), PathfinderStep::conda, LoaderStep::none, out);
+      look_in_directory(inputs, spec, fs::join(*prefix, "bin"), name(), PathfinderStep::conda, LoaderStep::none, out);
       return;
     }
     if (spec.kind == ComponentKind::headers) {
-      search_conda_headers(spec, *prefix, out);
+      if (spec.conda_targets_layout) {
+        search_conda_headers(inputs, spec, *prefix, out);
+      } else {
+        search_toolkit_root(spec, inputs, *prefix, name(), PathfinderStep::conda, out);
+      }
+      return;
+    }
+    if (!spec.conda_dirs.empty()) { // static libraries: their own conda directories
+      for (const auto rel : spec.conda_dirs) {
+        look_in_if_directory(inputs, spec, fs::join(*prefix, expand_triple(rel, inputs.layout)), name(),
+                             PathfinderStep::conda, LoaderStep::none, out);
+      }
       return;
     }
     search_toolkit_root(spec, inputs, *prefix, name(), PathfinderStep::conda, out);
   }
 
 private:
-  // cuda-pathfinder anchors conda headers at the single $CONDA_PREFIX/targets/*/ directory
-  // (skipping the step when there are none or several); $CONDA_PREFIX/include is listed only.
-  static void search_conda_headers(const ComponentSpec& spec, const std::string& prefix, SearchOutput& out) {
+  // cuda-pathfinder anchors a toolkit header set in conda at the single $CONDA_PREFIX/targets/*/
+  // directory (skipping the step when there are none or several) and looks in its anchor layout
+  // there (include/cccl, include; nvvm/include); the same directories under $CONDA_PREFIX are listed only.
+  static void search_conda_headers(const SearchInputs& inputs, const ComponentSpec& spec, const std::string& prefix,
+                                   SearchOutput& out) {
     std::vector<std::string> target_roots;
     if (auto targets = fs::list_directory(fs::join(prefix, "targets"))) {
       for (const auto& entry : *targets) {
         const auto root = fs::join(fs::join(prefix, "targets"), entry);
-        if (fs::is_directory(fs::join(root, "include"))) {
+        if (is_dir(inputs, fs::join(root, "include"))) {
           target_roots.push_back(root);
         }
       }
@@ -179,17 +220,15 @@ private:
       out.trace.push_back("conda: " + std::to_string(target_roots.size()) +
                           " targets/*/include directories (cuda-pathfinder needs exactly one)");
     }
+    const auto anchors = std::span(spec.toolkit_dirs).first(spec.pathfinder_toolkit_dirs);
     for (const auto& root : target_roots) {
       const auto step = target_roots.size() == 1 ? PathfinderStep::conda : PathfinderStep::none;
-      for (const auto rel : {std::string_view("include/cccl"), std::string_view("include")}) {
-        if (rel == "include/cccl" && spec.name != "cccl") {
-          continue;
-        }
-        look_in_directory(spec, fs::join(root, rel), "conda", step, LoaderStep::none, out);
+      for (const auto rel : anchors) {
+        look_in_if_directory(inputs, spec, fs::join(root, rel), "conda", step, LoaderStep::none, out);
       }
     }
-    for (const auto rel : {std::string_view("include/cccl"), std::string_view("include")}) {
-      look_in_directory(spec, fs::join(prefix, rel), "conda", PathfinderStep::none, LoaderStep::none, out);
+    for (const auto rel : anchors) {
+      look_in_if_directory(inputs, spec, fs::join(prefix, rel), "conda", PathfinderStep::none, LoaderStep::none, out);
     }
   }
 };
@@ -208,19 +247,37 @@ public:
       out.trace.push_back("LD_LIBRARY_PATH: not set: step skipped");
       return;
     }
-    std::vector<std::string> seen_dirs;
-    for (const auto& entry : split_search_path(*value)) {
-      // The loader reads an empty entry as the current directory and a relative one against it.
-      const auto dir = entry.empty() ? inputs.env.cwd
-                       : entry.front() == '/' ? entry
-                                              : fs::join(inputs.env.cwd, entry);
-      if (std::find(seen_dirs.begin(), seen_dirs.end(), dir) != seen_dirs.end()) {
-        continue;
+    // The entries are the same for every component of a run: resolved, deduplicated and checked
+    // once (5,000 entries x 50 libraries would otherwise be 250,000 checks).
+    std::call_once(m_once, [&] {
+      std::unordered_set<std::string> seen;
+      for (const auto& entry : split_search_path(*value)) {
+        // The loader reads an empty entry as the current directory and a relative one against it.
+        auto dir = entry.empty() ? inputs.env.cwd : entry.front() == '/' ? entry : fs::join(inputs.env.cwd, entry);
+        if (seen.insert(dir).second) {
+          const bool directory = is_dir(inputs, dir);
+          m_dirs.push_back({std::move(dir), directory});
+        }
       }
-      seen_dirs.push_back(dir);
-      look_in_if_directory(spec, dir, name(), PathfinderStep::system_search, LoaderStep::ld_library_path, out);
+    });
+    std::size_t missing = 0;
+    for (const auto& [dir, directory] : m_dirs) {
+      if (directory) {
+        look_in_directory(inputs, spec, dir, name(), PathfinderStep::system_search, LoaderStep::ld_library_path, out);
+      } else if (++missing <= k_missing_traced) {
+        trace_missing_dir(out, name(), dir);
+      }
+    }
+    if (missing > k_missing_traced) {
+      out.trace.push_back("LD_LIBRARY_PATH: " + std::to_string(missing - k_missing_traced) +
+                          " more entries are not directories (env.bad_search_path lists them)");
     }
   }
+
+private:
+  static constexpr std::size_t k_missing_traced = 16; // per component; the rest are counted
+  mutable std::once_flag m_once;
+  mutable std::vector<std::pair<std::string, bool>> m_dirs; // directory, whether it is one
 };
 
 class LdSoCacheSearch final : public SearchStrategy {
@@ -272,7 +329,7 @@ public:
   }
   void search(const ComponentSpec& spec, const SearchInputs& inputs, SearchOutput& out) const override {
     for (const auto& dir : inputs.layout.default_lib_dirs) {
-      look_in_if_directory(spec, dir, name(), PathfinderStep::system_search, LoaderStep::default_dirs, out);
+      look_in_if_directory(inputs, spec, dir, name(), PathfinderStep::system_search, LoaderStep::default_dirs, out);
     }
   }
 };
@@ -292,7 +349,7 @@ public:
         continue;
       }
       for (const auto rel : spec.product_root_dirs) {
-        look_in_if_directory(spec, fs::join(*root, rel), variable, PathfinderStep::product_root, LoaderStep::none, out);
+        look_in_if_directory(inputs, spec, fs::join(*root, rel), variable, PathfinderStep::product_root, LoaderStep::none, out);
       }
     }
   }
@@ -326,11 +383,55 @@ public:
 private:
   static void search_variable(const ComponentSpec& spec, const SearchInputs& inputs, std::string_view variable,
                               const std::string& root, PathfinderStep step, SearchOutput& out) {
-    if (!fs::is_directory(root)) {
+    if (!is_dir(inputs, root)) {
       trace_missing_dir(out, variable, root);
       return;
     }
     search_toolkit_root(spec, inputs, root, variable, step, out);
+  }
+};
+
+// cuda-pathfinder's last step for cuDNN, NCCL and NVSHMEM headers: the system include directories
+// (/usr/include/<multiarch>, /usr/include, /usr/local/include; /usr/include/nvshmem_* newest first).
+class SystemIncludeSearch final : public SearchStrategy {
+public:
+  [[nodiscard]] std::string_view name() const override { return "supported_install_dir"; }
+  [[nodiscard]] bool applies_to(const ComponentSpec& spec) const override {
+    return spec.kind == ComponentKind::headers && !spec.system_include_dirs.empty();
+  }
+  void search(const ComponentSpec& spec, const SearchInputs& inputs, SearchOutput& out) const override {
+    for (const auto pattern : spec.system_include_dirs) {
+      std::string dir(pattern);
+      if (const auto at = dir.find("{multiarch}"); at != std::string::npos) {
+        dir.replace(at, 11, inputs.layout.multiarch);
+      }
+      dir = inputs.layout.system_root + dir;
+      if (dir.empty() || dir.back() != '*') {
+        look_in_if_directory(inputs, spec, dir, name(), PathfinderStep::system_install_dir, LoaderStep::none, out);
+        continue;
+      }
+      // A trailing glob: the matching directories, highest version first (numeric-aware).
+      dir.pop_back();
+      const auto parent = fs::parent(dir);
+      const auto prefix = fs::basename(dir); // "nvshmem_"
+      auto entries = fs::list_directory(parent);
+      if (!entries) {
+        continue;
+      }
+      std::vector<std::string> matches;
+      for (const auto& entry : *entries) {
+        if (entry.rfind(prefix, 0) == 0 && fs::is_directory(fs::join(parent, entry))) {
+          matches.push_back(entry);
+        }
+      }
+      std::sort(matches.begin(), matches.end(), [&](const std::string& a, const std::string& b) {
+        return versions::compare_versions(a.substr(prefix.size()), b.substr(prefix.size())) > 0;
+      });
+      for (const auto& entry : matches) {
+        look_in_directory(inputs, spec, fs::join(parent, entry), name(), PathfinderStep::system_install_dir, LoaderStep::none,
+                          out);
+      }
+    }
   }
 };
 
@@ -343,7 +444,9 @@ public:
   [[nodiscard]] std::string_view name() const override { return "system-ctk"; }
   [[nodiscard]] bool applies_to(const ComponentSpec&) const override { return true; }
   void search(const ComponentSpec& spec, const SearchInputs& inputs, SearchOutput& out) const override {
-    for (const auto& root : toolkit_roots(inputs.layout)) {
+    // The roots are the same for every component of a run: found once per strategy object.
+    std::call_once(m_roots_once, [&] { m_roots = toolkit_roots(inputs.layout); });
+    for (const auto& root : m_roots) {
       if (spec.packaging == Packaging::driver) {
         search_stubs(spec, inputs, root, out);
       } else {
@@ -353,6 +456,9 @@ public:
   }
 
 private:
+  mutable std::once_flag m_roots_once;
+  mutable std::vector<std::string> m_roots;
+
   static std::vector<std::string> toolkit_roots(const SystemLayout& layout) {
     std::vector<std::string> roots;
     for (const auto& parent : layout.toolkit_parents) {
@@ -395,7 +501,7 @@ private:
                            SearchOutput& out) {
     for (const auto rel : {"lib64/stubs", "lib/stubs", "targets/{triple}/lib/stubs"}) {
       const auto dir = fs::join(root, expand_triple(rel, inputs.layout));
-      if (!fs::is_directory(dir)) {
+      if (!is_dir(inputs, dir)) {
         continue;
       }
       for (const auto file_name : spec.file_names) {
@@ -404,7 +510,7 @@ private:
         const auto linker_name = soname.substr(0, soname.find(".so") + 3);
         for (const auto& candidate_name : {soname, linker_name}) {
           const auto path = fs::join(dir, candidate_name);
-          if (!name_exists(path)) {
+          if (!has_entry(inputs, dir, candidate_name)) {
             continue;
           }
           Sighting sighting{path, "system-ctk", dir, PathfinderStep::none, LoaderStep::none, candidate_name};
@@ -422,23 +528,65 @@ public:
   [[nodiscard]] std::string_view name() const override { return "PATH"; }
   [[nodiscard]] bool applies_to(const ComponentSpec& spec) const override { return spec.kind == ComponentKind::binary; }
   void search(const ComponentSpec& spec, const SearchInputs& inputs, SearchOutput& out) const override {
-    const auto value = inputs.env.get("PATH");
-    if (!value) {
-      return;
-    }
-    std::vector<std::string> seen_dirs;
-    for (const auto& entry : split_search_path(*value)) {
-      const auto dir = entry.empty() || entry.front() != '/' ? fs::join(inputs.env.cwd, entry) : entry;
-      if (std::find(seen_dirs.begin(), seen_dirs.end(), dir) != seen_dirs.end() || !fs::is_directory(dir)) {
-        continue;
+    std::call_once(m_once, [&] { // the same directories for every binary of a run
+      const auto value = inputs.env.get("PATH");
+      if (!value) {
+        return;
       }
-      seen_dirs.push_back(dir);
-      look_in_directory(spec, dir, name(), PathfinderStep::none, LoaderStep::none, out);
+      std::unordered_set<std::string> seen;
+      for (const auto& entry : split_search_path(*value)) {
+        auto dir = entry.empty() || entry.front() != '/' ? fs::join(inputs.env.cwd, entry) : entry;
+        if (is_dir(inputs, dir) && seen.insert(dir).second) {
+          m_dirs.push_back(std::move(dir));
+        }
+      }
+    });
+    for (const auto& dir : m_dirs) {
+      look_in_directory(inputs, spec, dir, name(), PathfinderStep::none, LoaderStep::none, out);
     }
   }
+
+private:
+  mutable std::once_flag m_once;
+  mutable std::vector<std::string> m_dirs;
 };
 
 } // namespace
+
+const DirectoryCache::Listing& DirectoryCache::listing(const std::string& dir) const {
+  const std::lock_guard lock(m_mutex);
+  if (const auto known = m_listings.find(dir); known != m_listings.end()) {
+    return known->second;
+  }
+  auto& slot = m_listings[dir];
+  DIR* handle = ::opendir(dir.c_str());
+  if (handle == nullptr) {
+    // A directory that can be searched but not read (mode 0711) still serves lookups by name.
+    slot.is_directory = errno == EACCES && fs::is_directory(dir);
+    return slot;
+  }
+  slot.is_directory = true;
+  slot.complete = true;
+  while (const dirent* entry = ::readdir(handle)) {
+    const std::string_view name(entry->d_name);
+    if (name == "." || name == "..") {
+      continue;
+    }
+    if (slot.names.size() >= k_max_entries) {
+      slot.complete = false;
+      slot.names.clear();
+      break;
+    }
+    slot.names.emplace(name);
+  }
+  ::closedir(handle);
+  return slot;
+}
+
+std::size_t DirectoryCache::listed() const {
+  const std::lock_guard lock(m_mutex);
+  return m_listings.size();
+}
 
 std::string expand_triple(std::string_view relative_dir, const SystemLayout& layout) {
   std::string out(relative_dir);
@@ -454,7 +602,7 @@ void search_toolkit_root(const ComponentSpec& spec, const SearchInputs& inputs, 
   for (std::size_t i = 0; i < spec.toolkit_dirs.size(); ++i) {
     const auto dir = fs::join(root, expand_triple(spec.toolkit_dirs[i], inputs.layout));
     const auto dir_step = i < spec.pathfinder_toolkit_dirs ? step : PathfinderStep::none;
-    look_in_if_directory(spec, dir, found_via, dir_step, LoaderStep::none, out);
+    look_in_if_directory(inputs, spec, dir, found_via, dir_step, LoaderStep::none, out);
   }
 }
 
@@ -481,6 +629,7 @@ std::vector<std::unique_ptr<SearchStrategy>> all_strategies() {
   strategies.push_back(std::make_unique<DefaultDirsSearch>());
   strategies.push_back(std::make_unique<ProductRootSearch>());
   strategies.push_back(std::make_unique<CudaPathSearch>());
+  strategies.push_back(std::make_unique<SystemIncludeSearch>());
   strategies.push_back(std::make_unique<SystemToolkitSearch>());
   strategies.push_back(std::make_unique<PathSearch>());
   return strategies;

@@ -8,12 +8,39 @@
 #include "probes/candidate.hpp"
 #include "probes/catalog.hpp"
 #include "python/python_environments.hpp"
+#include "versions/package_db.hpp"
 
 #include <memory>
+#include <mutex>
+#include <optional>
+#include <unordered_map>
+#include <unordered_set>
 #include <string>
 #include <vector>
 
 namespace cudadiag::probes {
+
+// Directory listings shared by every component's search in a run: each directory is listed once
+// (one opendir/getdents pass) and file names are matched in memory, instead of one lstat per name,
+// per directory, per component. Thread-safe; entries never change once listed (a run is a
+// snapshot: a file created during the run may be missed, as a sequential search could miss it).
+class DirectoryCache {
+public:
+  struct Listing {
+    bool is_directory = false; // opendir succeeded (a directory, or a link to one)
+    bool complete = false;     // `names` holds every entry (false past k_max_entries: use lstat)
+    std::unordered_set<std::string> names;
+  };
+  // The listing of `dir`, read on the first question about it.
+  [[nodiscard]] const Listing& listing(const std::string& dir) const;
+  // How many directories were listed (for benchmarks and tests).
+  [[nodiscard]] std::size_t listed() const;
+  static constexpr std::size_t k_max_entries = 200000;
+
+private:
+  mutable std::mutex m_mutex;
+  mutable std::unordered_map<std::string, Listing> m_listings;
+};
 
 // Everything a strategy may look at, read once per run.
 struct SearchInputs {
@@ -21,6 +48,8 @@ struct SearchInputs {
   const SystemLayout& layout;
   const python::PythonDiscovery& python;
   const loader::LdSoCache* ld_cache; // nullptr when /etc/ld.so.cache could not be read
+  const versions::PackageDatabase* packages = nullptr; // which system package installed a file
+  const DirectoryCache* dirs = nullptr;                // nullptr: every name is lstat'ed
 };
 
 struct SearchOutput {

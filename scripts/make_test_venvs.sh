@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Creates the two Python virtual environments the CLI and real-layout tests run in:
 #
-#   DEST/wheels  cuda-pathfinder + the CUDA 13 pip wheels (nvrtc, nvJitLink, CCCL) + pytest, jsonschema
-#   DEST/bare    cuda-pathfinder + pytest, jsonschema, junitparser, prometheus_client,
+#   DEST/wheels  cuda-pathfinder 1.9.1 + the CUDA 13 pip wheels (nvrtc, nvJitLink, CCCL) + pytest, jsonschema
+#   DEST/bare    cuda-pathfinder 1.9.1 + pytest, jsonschema, junitparser, prometheus_client,
 #                kubernetes-validate, dockerfile (CUDA comes from the system toolkit)
 #   DEST/mismatch  NVRTC 13 with a CUDA 12 nvJitLink wheel: the nvjitlink.version_mismatch situation
 #
@@ -16,7 +16,10 @@
 set -euo pipefail
 
 readonly k_marker=".cudadiag-test-venv-complete"
-readonly k_common_packages=(cuda-pathfinder pytest jsonschema)
+# cuda-pathfinder is pinned: the catalog mirrors 1.9.1 and the conformance tests compare with it
+# (1.9.1 is also the newest release on 2026-12-02).
+readonly k_pathfinder_pin=cuda-pathfinder==1.9.1
+readonly k_common_packages=("$k_pathfinder_pin" pytest jsonschema)
 # The bare venv also runs the JUnit test, whose consumer is junitparser, and the fleet tests:
 # prometheus_client parses node_exporter's scrape, kubernetes-validate checks packaging/kubernetes/,
 # dockerfile (Docker's own parser) reads packaging/Containerfile.

@@ -34,7 +34,9 @@ enum class Verdict { ok, warning, error };
 enum class SelfTestLevel { quick, full };
 
 struct Options {
-  // cuda-pathfinder component names to examine ("cuda", "nvrtc", "cccl", ...); empty: all of them.
+  // cuda-pathfinder component names to examine ("cuda", "nvrtc", "cccl", ...; every component of
+  // that name), or "KIND/NAME" for one ("headers/cudart", "static/cudadevrt", "bitcode/device",
+  // "binary/nvcc"); empty: all of them.
   std::vector<std::string> components;
   // An interpreter to ask for its site-packages (runs it once); empty: found without running Python.
   // quick_check() ignores it.
@@ -65,7 +67,7 @@ struct Location {
 
 struct Component {
   std::string name;                 // "nvrtc"
-  std::string kind;                 // "dynamic_lib" | "headers" | "binary"
+  std::string kind;                 // "dynamic_lib" | "headers" | "binary" | "static_lib" | "bitcode_lib"
   std::string status;               // "found" | "not_found" | "error"
   std::optional<Location> selected; // what CUDA Python (cuda-pathfinder) loads
   std::optional<Location> loader;   // what dlopen("libX.so.N") resolves (PATH lookup for binaries)

@@ -55,10 +55,9 @@ pipeline::Plan make_plan(const Options& options, Stages stages) {
   pipeline::Plan plan;
   plan.environment = run_environment(options);
   for (const auto& name : options.components) {
-    for (const auto& spec : probes::catalog()) {
-      if (spec.name == name &&
-          std::find(plan.components.begin(), plan.components.end(), &spec) == plan.components.end()) {
-        plan.components.push_back(&spec);
+    for (const auto* spec : probes::components_named(name)) {
+      if (std::find(plan.components.begin(), plan.components.end(), spec) == plan.components.end()) {
+        plan.components.push_back(spec);
       }
     }
   }

@@ -150,7 +150,7 @@ std::string known_components() {
 
 std::optional<std::string> validate(const Options& options) {
   for (const auto& name : options.components) {
-    if (probes::find_component(name) == nullptr) {
+    if (probes::components_named(name).empty()) {
       return "unknown component \"" + name + "\" in components (known: " + known_components() + ")";
     }
   }

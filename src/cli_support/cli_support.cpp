@@ -105,6 +105,27 @@ std::vector<std::string> component_names(bool headers_only) {
   return names;
 }
 
+std::optional<std::string> find_target(std::string_view name, bool headers_only) {
+  const probes::ComponentSpec* spec = nullptr;
+  if (name.find('/') != std::string_view::npos) {
+    const auto named = probes::components_named(name);
+    spec = named.size() == 1 && (!headers_only || named.front()->kind == probes::ComponentKind::headers)
+               ? named.front()
+               : nullptr;
+  } else {
+    spec = probes::find_component(name, headers_only ? std::optional(probes::ComponentKind::headers) : std::nullopt);
+  }
+  if (spec == nullptr) {
+    return std::nullopt;
+  }
+  return std::string(probes::to_string(spec->kind)) + "/" + std::string(spec->name);
+}
+
+std::optional<std::string> closest_component_name(std::string_view name) {
+  const auto closest = probes::closest_name(name);
+  return closest ? std::optional<std::string>(*closest) : std::nullopt;
+}
+
 std::vector<std::string> self_test_keys() {
   std::vector<std::string> keys;
   for (const auto& info : selftest::test_catalog()) {

@@ -48,6 +48,15 @@ Report run(const Options& options, const RunExtras& extras);
 // For usage messages: the catalog's component names (header sets only, or all), each once, in
 // catalog order; the self-test keys in the order the tests run.
 std::vector<std::string> component_names(bool headers_only);
+// `cudadiag find NAME`: the one component NAME means, as "KIND/NAME" for Options::components.
+// NAME is "KIND/NAME" (KIND: lib, headers, binary, static, bitcode, or the JSON's spelling) or a bare
+// name: the library of that name, else the binary, else the header set, else the static or bitcode
+// library ("nvcc" is the compiler; "headers/nvcc" its headers). With headers_only, the header set.
+// nullopt when nothing is named so.
+std::optional<std::string> find_target(std::string_view name, bool headers_only);
+// The known component name closest to `name` ("nvjitlnk" -> "nvJitLink"), for "did you mean";
+// nullopt when nothing is close.
+std::optional<std::string> closest_component_name(std::string_view name);
 std::vector<std::string> self_test_keys();
 
 // ---- Terminal renderings.

@@ -43,17 +43,36 @@ std::vector<std::string> split_search_path(std::string_view value);
 
 // Where this operating system keeps what the loader and the toolkits use. The defaults describe
 // the running machine; tests point them at synthetic trees.
+// The machine this binary was built for, in the spellings the layouts use: the toolkit's target
+// triple (targets/x86_64-linux, targets/sbsa-linux) and Debian's multiarch tuple.
+#if defined(__aarch64__)
+inline constexpr std::string_view k_host_target_triple = "sbsa-linux";
+inline constexpr std::string_view k_host_multiarch = "aarch64-linux-gnu";
+#else
+inline constexpr std::string_view k_host_target_triple = "x86_64-linux";
+inline constexpr std::string_view k_host_multiarch = "x86_64-linux-gnu";
+#endif
+
 struct SystemLayout {
   std::string ld_so_cache = "/etc/ld.so.cache";
   // What ldconfig builds the cache from (with its include files); named in remedies.
   std::string ld_so_conf = "/etc/ld.so.conf";
   // glibc's trusted directories, searched after ld.so.cache, in order.
-  std::vector<std::string> default_lib_dirs = {"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
+  std::vector<std::string> default_lib_dirs = {"/lib/" + std::string(k_host_multiarch),
+                                               "/usr/lib/" + std::string(k_host_multiarch),
                                                "/lib64", "/usr/lib64", "/lib", "/usr/lib"};
   // Parents of system toolkits: <parent>/cuda and <parent>/cuda-X.Y.
   std::vector<std::string> toolkit_parents = {"/usr/local"};
   // The target triple used by toolkit and conda layouts (targets/<triple>/lib).
-  std::string target_triple = "x86_64-linux";
+  std::string target_triple = std::string(k_host_target_triple);
+  // Debian's multiarch tuple (/usr/include/<multiarch>, where cuDNN's packages put cudnn.h).
+  std::string multiarch = std::string(k_host_multiarch);
+  // Prefixed to the system include directories the catalog names (/usr/include, ...); "" on a
+  // real machine, a synthetic tree in tests.
+  std::string system_root = "";
+  // The system package databases versions are read from (Debian's dpkg, RPM's SQLite database).
+  std::string dpkg_dir = "/var/lib/dpkg";
+  std::string rpm_db = "/var/lib/rpm/rpmdb.sqlite";
 };
 
 } // namespace cudadiag

@@ -100,6 +100,38 @@ void inspect_headers(const ComponentSpec& spec, Candidate& candidate) {
   }
 }
 
+// Static archives and LLVM bitcode: cuda-pathfinder only asks os.path.isfile(); what is inside
+// decides whether linking it works. Reads the first 8 bytes.
+void inspect_link_input(ComponentKind kind, Candidate& candidate) {
+  if (!fs::is_regular_file(*candidate.realpath)) {
+    candidate.rejected = fs::is_directory(*candidate.realpath) ? "a directory, not a file" : "not a regular file";
+    candidate.pathfinder_skips = true;
+    return;
+  }
+  const auto head = fs::read_file_prefix(*candidate.realpath, 8);
+  if (!head) {
+    candidate.rejected = "unreadable: " + head.error().message;
+    return;
+  }
+  if (head->empty()) {
+    candidate.rejected = "empty file";
+    return;
+  }
+  if (kind == ComponentKind::static_lib) {
+    if (*head != "!<arch>\n") {
+      candidate.rejected = "not an ar archive (no !<arch> header)";
+    }
+    return;
+  }
+  // LLVM bitcode: 'B' 'C' 0xC0 0xDE, or the bitcode wrapper 0x0B17C0DE (little-endian).
+  const auto byte = [&](std::size_t i) { return i < head->size() ? static_cast<unsigned char>((*head)[i]) : 0U; };
+  const bool raw = byte(0) == 'B' && byte(1) == 'C' && byte(2) == 0xC0 && byte(3) == 0xDE;
+  const bool wrapped = byte(0) == 0xDE && byte(1) == 0xC0 && byte(2) == 0x17 && byte(3) == 0x0B;
+  if (!raw && !wrapped) {
+    candidate.rejected = "not LLVM bitcode (no BC 0xC0DE magic)";
+  }
+}
+
 void inspect_binary(Candidate& candidate) {
   if (!fs::is_regular_file(*candidate.realpath)) {
     candidate.rejected = "not a regular file";
@@ -109,7 +141,8 @@ void inspect_binary(Candidate& candidate) {
   candidate.pathfinder_skips = candidate.rejected.has_value(); // isfile() and os.access(X_OK)
 }
 
-Candidate inspect(const ComponentSpec& spec, const Sighting& sighting, const SystemLayout& layout) {
+Candidate inspect(const ComponentSpec& spec, const Sighting& sighting, const SystemLayout& layout,
+                  const versions::PackageDatabase* packages) {
   Candidate candidate;
   candidate.first = sighting;
   auto resolved = fs::real_path(sighting.path);
@@ -124,27 +157,37 @@ Candidate inspect(const ComponentSpec& spec, const Sighting& sighting, const Sys
   case ComponentKind::dynamic_lib: inspect_library(candidate); break;
   case ComponentKind::headers: inspect_headers(spec, candidate); break;
   case ComponentKind::binary: inspect_binary(candidate); break;
+  case ComponentKind::static_lib:
+  case ComponentKind::bitcode_lib: inspect_link_input(spec.kind, candidate); break;
   }
-  candidate.version = find_version(spec, sighting, candidate.realpath, layout);
+  candidate.version = find_version(spec, sighting, candidate.realpath, layout, packages);
   return candidate;
 }
 
-// The site-packages directory a wheel file lives in: the part of `path` before "/nvidia/".
+// The site-packages directory a wheel file lives in: the last directory of `path` named
+// site-packages or dist-packages (nvidia/..., cutensor/..., cuquantum/..., nvpl/... below it).
 std::optional<std::string> wheel_site_dir(const std::string& path) {
-  const auto at = path.rfind("/nvidia/");
-  if (at == std::string::npos) {
-    return std::nullopt;
-  }
-  const auto site = path.substr(0, at);
-  const auto name = fs::basename(site);
-  if (name == "site-packages" || name == "dist-packages") {
-    return site;
+  for (const std::string_view name : {"/site-packages/", "/dist-packages/"}) {
+    const auto at = path.rfind(name);
+    if (at != std::string::npos) {
+      return path.substr(0, at + name.size() - 1);
+    }
   }
   return std::nullopt;
 }
 
 // A toolkit or conda root above a file: lib/, lib64/, targets/<triple>/lib*, include/, bin/, nvvm/lib64.
 std::optional<std::string> root_above(const std::string& path, ComponentKind kind) {
+  if (kind == ComponentKind::bitcode_lib) {
+    const auto dir = fs::parent(path);
+    if (fs::basename(dir) == "libdevice" && fs::basename(fs::parent(dir)) == "nvvm") {
+      return fs::parent(fs::parent(dir));
+    }
+    return probes::derive_toolkit_root(path);
+  }
+  if (kind == ComponentKind::static_lib) {
+    return probes::derive_toolkit_root(path);
+  }
   if (kind == ComponentKind::dynamic_lib) {
     if (auto root = probes::derive_toolkit_root(path)) {
       return root;
@@ -178,7 +221,7 @@ std::optional<std::string> root_above(const std::string& path, ComponentKind kin
 // files under nvidia/cu13/, CUDA 12 wheels (named *-cu12) under per-component directories; a
 // site-packages dir may hold both, so the layout decides which metadata to read first.
 std::vector<std::string_view> wheel_distributions_for(const ComponentSpec& spec, const std::string& path) {
-  const bool cu13_layout = path.find("/nvidia/cu13/") != std::string::npos;
+  const bool cu13_layout = path.find("/cu13/") != std::string::npos; // nvidia/cu13/, nvidia/cublasmp/cu13/
   std::vector<std::string_view> first;
   std::vector<std::string_view> rest;
   for (const auto name : spec.wheel_distributions) {
@@ -195,7 +238,7 @@ template <class T> std::span<const std::string_view> as_span(const T& list) { re
 
 std::optional<versions::FoundVersion> find_version(const ComponentSpec& spec, const Sighting& sighting,
                                                    const std::optional<std::string>& realpath,
-                                                   const SystemLayout&) {
+                                                   const SystemLayout&, const versions::PackageDatabase* packages) {
   if (!realpath) {
     return std::nullopt;
   }
@@ -224,6 +267,11 @@ std::optional<versions::FoundVersion> find_version(const ComponentSpec& spec, co
       if (auto found = versions::cuda_version_from_header(*realpath, "cuda_runtime_api.h", "CUDART_VERSION")) {
         return found;
       }
+    } else if (spec.version_macros) {
+      const auto& macros = *spec.version_macros;
+      if (auto found = versions::version_from_macros(*realpath, macros.header, macros.major, macros.minor, macros.patch)) {
+        return found;
+      }
     }
   }
   for (const auto& path : {sighting.path, *realpath}) {
@@ -250,11 +298,20 @@ std::optional<versions::FoundVersion> find_version(const ComponentSpec& spec, co
       return found;
     }
   }
+  if (packages != nullptr) {
+    // A header set is a directory: its anchor file is what a package lists.
+    const bool directory = spec.kind == ComponentKind::headers;
+    const auto listed = directory ? fs::join(sighting.path, spec.file_names.front()) : sighting.path;
+    const auto real = directory ? fs::join(*realpath, spec.file_names.front()) : *realpath;
+    if (auto found = packages->version_of_file(listed, real)) {
+      return found;
+    }
+  }
   return from_file_name;
 }
 
 std::vector<Candidate> build_candidates(const ComponentSpec& spec, const std::vector<Sighting>& sightings,
-                                        const SystemLayout& layout) {
+                                        const SystemLayout& layout, const versions::PackageDatabase* packages) {
   std::vector<Candidate> candidates;
   std::vector<Identity> identities;
   for (const auto& sighting : sightings) {
@@ -269,7 +326,7 @@ std::vector<Candidate> build_candidates(const ComponentSpec& spec, const std::ve
     }
     if (!merged) {
       identities.push_back(identity);
-      candidates.push_back(inspect(spec, sighting, layout));
+      candidates.push_back(inspect(spec, sighting, layout, packages));
     }
   }
   return candidates;

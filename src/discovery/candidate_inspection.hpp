@@ -5,20 +5,26 @@
 #include "core/environment.hpp"
 #include "discovery/candidate.hpp"
 #include "probes/catalog.hpp"
+#include "versions/package_db.hpp"
 
 #include <vector>
 
 namespace cudadiag::discovery {
 
 // Groups `sightings` (in search order) by file identity, then inspects each distinct file.
+// `packages` (may be null) answers which system package installed a file.
 std::vector<Candidate> build_candidates(const probes::ComponentSpec& spec, const std::vector<Sighting>& sightings,
-                                        const SystemLayout& layout);
+                                        const SystemLayout& layout,
+                                        const versions::PackageDatabase* packages = nullptr);
 
-// The version of a candidate, read without loading it: the real file name, wheel metadata, a
-// toolkit's version.json or dist-info folder, conda-meta, or header macros, in that order.
+// The version of a candidate, read without loading it: the real file name when it extends the
+// SONAME's number, header macros, wheel metadata, a toolkit's version.json or dist-info folder,
+// conda-meta, the system package database (dpkg, RPM) when `packages` is given, and last any other
+// number in the real file name, in that order.
 std::optional<versions::FoundVersion> find_version(const probes::ComponentSpec& spec, const Sighting& sighting,
                                                    const std::optional<std::string>& realpath,
-                                                   const SystemLayout& layout);
+                                                   const SystemLayout& layout,
+                                                   const versions::PackageDatabase* packages = nullptr);
 
 // Whether a library file is the CUDA Toolkit's link-time stub of a driver library rather than the
 // driver itself: `path` or `realpath` has a stubs/ directory component, or, wherever it lives and

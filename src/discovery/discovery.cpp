@@ -58,7 +58,7 @@ struct Searcher {
     }
     ComponentResult result;
     result.spec = &spec;
-    result.candidates = build_candidates(spec, out.sightings, inputs.layout);
+    result.candidates = build_candidates(spec, out.sightings, inputs.layout, inputs.packages);
     result.trace = std::move(out.trace);
     select(result);
     return result;
@@ -93,7 +93,7 @@ LdCacheStatus load_ld_cache(const SystemLayout& layout, std::optional<loader::Ld
 } // namespace
 
 DiscoveryContext prepare_discovery(const Environment& env, const DiscoveryOptions& options) {
-  DiscoveryContext context{env, options, {}, {}, {}, {}, {}};
+  DiscoveryContext context{env, options, {}, {}, {}, {}, {}, {}, std::make_shared<probes::DirectoryCache>()};
   if (options.python_exe) {
     auto explicit_discovery = python::discover_python_environments_with(env, *options.python_exe, std::chrono::seconds{5}, options.python_search);
     if (explicit_discovery) {
@@ -107,6 +107,7 @@ DiscoveryContext prepare_discovery(const Environment& env, const DiscoveryOption
   }
   context.ld_cache = load_ld_cache(options.layout, context.cache);
   context.ld_so_conf = loader::read_ld_so_conf(options.layout.ld_so_conf);
+  context.packages = versions::PackageDatabase({options.layout.dpkg_dir, options.layout.rpm_db});
   return context;
 }
 
@@ -114,7 +115,8 @@ std::vector<ComponentResult> resolve_components(const DiscoveryContext& context,
                                                 const std::vector<const ComponentSpec*>& specs,
                                                 const std::vector<ComponentResult>& resolved) {
   const probes::SearchInputs inputs{context.env, context.options.layout, context.python,
-                                    context.cache ? &*context.cache : nullptr};
+                                    context.cache ? &*context.cache : nullptr, &context.packages,
+                                    context.dirs.get()};
   const auto strategies = probes::all_strategies();
   const Searcher searcher{inputs, strategies};
 

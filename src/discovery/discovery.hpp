@@ -8,8 +8,11 @@
 #include "loader/ld_so_cache.hpp"
 #include "loader/ld_so_conf.hpp"
 #include "probes/catalog.hpp"
+#include "probes/search_strategies.hpp"
 #include "python/python_environments.hpp"
+#include "versions/package_db.hpp"
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -66,6 +69,9 @@ struct DiscoveryContext {
   LdCacheStatus ld_cache;
   std::optional<loader::LdSoCache> cache; // nullopt when ld_cache.error is set
   loader::LdConf ld_so_conf;              // options.layout.ld_so_conf and its includes
+  versions::PackageDatabase packages;     // options.layout's dpkg and RPM databases, read on first use
+  // Every directory the searches look in, listed once and shared by all components.
+  std::shared_ptr<const probes::DirectoryCache> dirs = std::make_shared<probes::DirectoryCache>();
 };
 DiscoveryContext prepare_discovery(const Environment& env, const DiscoveryOptions& options);
 

@@ -98,8 +98,13 @@ std::optional<Choice> first_executable_on_path(const ComponentResult& result) {
 std::optional<Choice> first_in_pathfinder_order(const ComponentResult& result) {
   constexpr std::array k_order = {PathfinderStep::site_packages, PathfinderStep::conda,
                                   PathfinderStep::system_search, PathfinderStep::product_root,
-                                  PathfinderStep::cuda_path,     PathfinderStep::ctk_root};
+                                  PathfinderStep::cuda_path,     PathfinderStep::ctk_root,
+                                  PathfinderStep::system_install_dir};
   const bool library = result.spec->kind == ComponentKind::dynamic_lib;
+  // Libraries, static and bitcode libraries: cuda-pathfinder takes the first file that exists and
+  // does not look inside; a broken one is the answer, and using it fails.
+  const bool takes_broken = library || result.spec->kind == ComponentKind::static_lib ||
+                            result.spec->kind == ComponentKind::bitcode_lib;
   for (const auto step : k_order) {
     if (step == PathfinderStep::system_search) {
       // cuda-pathfinder calls dlopen(SONAME) per declared name and swallows the errors: whatever
@@ -117,14 +122,15 @@ std::optional<Choice> first_in_pathfinder_order(const ComponentResult& result) {
       if (sighting.pathfinder_step != step || candidate.pathfinder_skips) {
         return false;
       }
-      if (!candidate.usable() && !library) {
+      if (!candidate.usable() && !takes_broken) {
         return false;
       }
       found = Choice{index, sighting, "first file in cuda-pathfinder's order: " + sighting.found_via + " (" +
                                           sighting.search_dir + ")"};
       if (!candidate.usable()) {
         found->fails = candidate.rejected;
-        found->reason += "; cuda-pathfinder takes it and does not fall back, so loading fails";
+        found->reason += library ? "; cuda-pathfinder takes it and does not fall back, so loading fails"
+                                 : "; cuda-pathfinder returns it without looking inside, so linking it fails";
       }
       return true;
     });
@@ -158,14 +164,16 @@ void select(ComponentResult& result) {
 }
 
 const std::vector<PathfinderDependencies>& pathfinder_dependencies() {
-  // clang-format off
-  static const std::vector<PathfinderDependencies> table = {
-    {"cublas",   {"cublasLt"},                                  {}},
-    {"cusolver", {"nvJitLink", "cusparse", "cublasLt", "cublas"}, {}},
-    {"cusparse", {"nvJitLink"},                                 {}},
-    {"cudnn",    {"cublasLt"},                                  {"nvrtc"}},
-  };
-  // clang-format on
+  static const std::vector<PathfinderDependencies> table = [] {
+    std::vector<PathfinderDependencies> rows;
+    for (const auto& spec : probes::catalog()) {
+      if (spec.kind == ComponentKind::dynamic_lib &&
+          (!spec.dependencies.empty() || !spec.optional_dependencies.empty())) {
+        rows.push_back({spec.name, spec.dependencies, spec.optional_dependencies});
+      }
+    }
+    return rows;
+  }();
   return table;
 }
 

@@ -10,7 +10,8 @@
 //    PATH.
 //  - selected: cuda-pathfinder's priority: site-packages (rel-dir-major), conda, its system search
 //    (the loader's answer, when it loads), product roots, CUDA_PATH/CUDA_HOME, the toolkit root
-//    derived from cudart. Its file-system steps take the first name that is a file
+//    derived from cudart, and for cuDNN, NCCL and NVSHMEM headers the system include directories.
+//    Its file-system steps take the first name that is a file
 //    (os.path.isfile) and never fall back: a broken first file is the answer, with `fails` set.
 //
 // select() also sets result.status: error when the answer CUDA Python gets fails (or, with no such
@@ -26,7 +27,8 @@ namespace cudadiag::discovery {
 // Fills result.loader, result.loader_blocked_by, result.selected and result.status.
 void select(ComponentResult& result);
 
-// cuda-pathfinder's descriptor dependencies (1.9.1) for the catalog's libraries: each is loaded,
+// cuda-pathfinder's descriptor dependencies (1.9.1; the catalog's .dependencies and
+// .optional_dependencies) for the catalog's libraries: each is loaded,
 // with its own full search, before the library itself, so a dependency that fails (or, when
 // required, is not found) makes the library fail too.
 struct PathfinderDependencies {

@@ -15,6 +15,8 @@ std::string kind_label(probes::ComponentKind kind) {
   case probes::ComponentKind::dynamic_lib: return "lib";
   case probes::ComponentKind::headers: return "headers";
   case probes::ComponentKind::binary: return "binary";
+  case probes::ComponentKind::static_lib: return "static";
+  case probes::ComponentKind::bitcode_lib: return "bitcode";
   }
   return "?";
 }
@@ -495,7 +497,7 @@ std::string render_explanation(const discovery::ComponentResult& component, Text
   }
   out += heading(style, "Decision");
   out += wrap(decision(component, component.selected, true), style.width, "  python (cuda-pathfinder order): ", spaces(4));
-  if (component.spec->kind != probes::ComponentKind::headers) {
+  if (component.spec->kind == probes::ComponentKind::dynamic_lib || component.spec->kind == probes::ComponentKind::binary) {
     out += wrap(decision(component, component.loader, false), style.width,
                 "  native (" + std::string(component.spec->kind == probes::ComponentKind::binary ? "PATH" : "dlopen") + "): ",
                 spaces(4));

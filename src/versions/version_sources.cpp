@@ -334,6 +334,10 @@ std::string_view to_string(VersionSource source) {
     return "header_macro";
   case VersionSource::toolkit_dist_info:
     return "toolkit_dist_info";
+  case VersionSource::dpkg_status:
+    return "dpkg_status";
+  case VersionSource::rpm_db:
+    return "rpm_db";
   }
   return "unknown";
 }
@@ -540,6 +544,37 @@ std::optional<FoundVersion> cuda_version_from_header(const std::string& include_
   }
   return FoundVersion{std::to_string(*value / 1000) + "." + std::to_string(*value % 1000 / 10),
                       VersionSource::header_macro, path};
+}
+
+std::optional<FoundVersion> version_from_macros(const std::string& include_dir, std::string_view header_name,
+                                                std::string_view major, std::string_view minor,
+                                                std::string_view patch) {
+  if (header_name.empty() || major.empty() || minor.empty()) {
+    return std::nullopt;
+  }
+  const auto path = fs::join(include_dir, header_name);
+  const auto content = fs::read_file_prefix(path, k_header_max_bytes);
+  if (!content) {
+    return std::nullopt;
+  }
+  std::optional<std::uint64_t> values[3];
+  const std::string_view names[3] = {major, minor, patch};
+  for_each_line(std::string_view(*content), [&](std::string_view line) {
+    for (int i = 0; i < 3; ++i) {
+      if (!values[i] && !names[i].empty()) {
+        values[i] = define_value(line, names[i]);
+      }
+    }
+    return values[0] && values[1] && (patch.empty() || values[2]);
+  });
+  if (!values[0] || !values[1]) {
+    return std::nullopt;
+  }
+  auto version = std::to_string(*values[0]) + "." + std::to_string(*values[1]);
+  if (values[2]) {
+    version += "." + std::to_string(*values[2]);
+  }
+  return FoundVersion{std::move(version), VersionSource::header_macro, path};
 }
 
 int compare_versions(std::string_view a, std::string_view b) {

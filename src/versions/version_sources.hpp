@@ -20,10 +20,12 @@ enum class VersionSource {
   conda_meta,           // <prefix>/conda-meta/<name>-<version>-<build>.json
   header_macro,         // a #define in a header (CUDA_VERSION, CCCL_VERSION, THRUST_VERSION…)
   toolkit_dist_info,    // <toolkit>/dist-info/<dist>-<version>.dist-info of a toolkit built from wheels
+  dpkg_status,          // the Debian package that installed the file (info/*.list, then status)
+  rpm_db,               // the RPM package that installed the file (rpmdb.sqlite)
 };
 
 // "file_name", "wheel_metadata", "toolkit_version_json", "conda_meta", "header_macro",
-// "toolkit_dist_info".
+// "toolkit_dist_info", "dpkg_status", "rpm_db".
 std::string_view to_string(VersionSource source);
 
 struct FoundVersion {
@@ -86,6 +88,15 @@ std::optional<FoundVersion> cccl_version_from_headers(const std::string& include
 // ("cuda_runtime_api.h", "CUDART_VERSION"). NVRTC's header has no version macro.
 std::optional<FoundVersion> cuda_version_from_header(const std::string& include_dir, std::string_view header_name,
                                                      std::string_view macro);
+
+// A library's version from literal macros in <include_dir>/<header_name>: `#define MAJOR n`,
+// `#define MINOR n` and, when `patch` is not empty and defined, `#define PATCH n` ->
+// "9.19.0" (CUDNN_MAJOR/CUDNN_MINOR/CUDNN_PATCHLEVEL in cudnn_version.h, NCCL_MAJOR/..., CUBLAS_VER_*).
+// Nullopt unless MAJOR and MINOR are both there. The header is read as any other: bounded, and a
+// FIFO, directory or device is not read.
+std::optional<FoundVersion> version_from_macros(const std::string& include_dir, std::string_view header_name,
+                                                std::string_view major, std::string_view minor,
+                                                std::string_view patch);
 
 // "13", "13.0.88", "580.95.05": one or more digit runs separated by single dots (bounded length).
 bool is_dotted_digits(std::string_view text);

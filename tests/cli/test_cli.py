@@ -203,6 +203,42 @@ def test_find_nvcc_prints_an_executable():
     assert len(found) == 1 and os.access(found[0], os.X_OK) and Path(found[0]).name == "nvcc", describe(result)
 
 
+@pytest.mark.parametrize("name, kind, check", [
+    ("headers/cudart", "headers", lambda p: (p / "cuda_runtime.h").is_file()),
+    ("binary/nvcc", "binary", lambda p: p.name == "nvcc" and os.access(p, os.X_OK)),
+    ("headers/nvcc", "headers", lambda p: (p / "fatbinary_section.h").is_file()),
+    ("static/cudadevrt", "static_lib", lambda p: p.name == "libcudadevrt.a"),
+    ("bitcode/device", "bitcode_lib", lambda p: p.name == "libdevice.10.bc"),
+    ("bitcode_lib/device", "bitcode_lib", lambda p: p.name == "libdevice.10.bc"),
+])
+def test_find_kind_slash_name_picks_one_component(name, kind, check):
+    """The system toolkit (CUDA_HOME) has all of these; KIND/NAME names exactly one component."""
+    env = {**os.environ, "CUDA_HOME": str(SYSTEM_CTK)}
+    result = run(["find", name, "--json"], env=env)
+    assert result.returncode == 0, describe(result)
+    doc = parse_report(result, check_exit_code=False)
+    assert [c["kind"] for c in doc["components"]] == [kind], describe(result)
+    text = run(["find", name], env=env)
+    found = lines(text.stdout)
+    assert len(found) == 1 and check(Path(found[0])), describe(text)
+
+
+@pytest.mark.parametrize("typo, suggestion", [("nvjitlnk", "nvJitLink"), ("cudrt", "cudart"),
+                                              ("headers/cudrt", "cudart"), ("cusparselt", "cusparseLt")])
+def test_find_unknown_name_suggests_the_closest(typo, suggestion):
+    result = run(["find", typo])
+    assert result.returncode == 2, describe(result)
+    assert f"did you mean {suggestion}?".encode() in result.stderr, describe(result)
+    assert result.stdout == b"", describe(result)
+
+
+def test_find_unknown_kind_or_far_name_lists_known_names():
+    for argument in ("no-such-library", "weird/nvrtc"):
+        result = run(["find", argument])
+        assert result.returncode == 2, describe(result)
+        assert b"unknown component" in result.stderr, describe(result)
+
+
 def test_find_json_has_only_that_component():
     result = run(["find", "nvrtc", "--json"])
     assert result.returncode == 0, describe(result)

@@ -7,8 +7,8 @@ venv's site-packages), under the environment variables you want to test:
     <venv>/bin/python tests/real_layouts/pathfinder_oracle.py [--all-supported] [--system-search] [NAME ...]
 
 Prints one JSON object on stdout, keyed "<kind>/<name>" (for example "dynamic_lib/nvrtc",
-"headers/cccl", "binary/nvcc"; a bare name would be ambiguous because cudart and nvrtc are both a
-library and a header set):
+"headers/cccl", "binary/nvcc", "static_lib/cudadevrt", "bitcode_lib/device"; a bare name would be
+ambiguous because cudart and nvrtc are both a library and a header set):
 
     {"dynamic_lib/nvrtc": {"name": "nvrtc", "kind": "dynamic_lib", "abs_path": str|null,
                            "realpath": str|null, "found_via": str|null, "error": str|null}, ...}
@@ -34,21 +34,8 @@ import os
 import subprocess
 import sys
 
-# cudadiag's catalog: (kind, name) in the names cuda-pathfinder uses.
-CUDADIAG_COMPONENTS: tuple[tuple[str, str], ...] = (
-    *(
-        ("dynamic_lib", name)
-        for name in (
-            "cuda", "nvml", "cudart", "nvrtc", "nvJitLink", "nvvm", "nvfatbin", "cupti", "cublas",
-            "cublasLt", "cufft", "curand", "cusolver", "cusparse", "nccl", "cudnn",
-        )
-    ),
-    ("headers", "cccl"),
-    ("headers", "cudart"),
-    ("headers", "nvrtc"),
-    ("binary", "nvcc"),
-    ("binary", "ptxas"),
-)
+# cudadiag's catalog is cuda-pathfinder 1.9.1's: every (kind, name) this cuda-pathfinder knows
+# (all_supported_components) is asked about by default.
 
 _CHILD_TIMEOUT_S = 60
 
@@ -85,6 +72,17 @@ def ask_here(kind: str, name: str) -> dict:
             path = pathfinder.find_nvidia_binary_utility(name)
             # find_nvidia_binary_utility does not say where it looked; report None for found_via.
             return _result(name, kind, path, None, None if path else "not found")
+        if kind in ("static_lib", "bitcode_lib"):
+            static = kind == "static_lib"
+            supported = getattr(pathfinder, "SUPPORTED_STATIC_LIBS" if static else "SUPPORTED_BITCODE_LIBS", ())
+            if name not in supported:
+                return _result(name, kind, None, None, "unsupported")
+            try:
+                located = (pathfinder.locate_static_lib if static else pathfinder.locate_bitcode_lib)(name)
+            except (getattr(pathfinder, "StaticLibNotFoundError", LookupError),
+                    getattr(pathfinder, "BitcodeLibNotFoundError", LookupError)) as error:
+                return _result(name, kind, None, None, f"{type(error).__name__}: {str(error)[:300]}")
+            return _result(name, kind, located.abs_path, located.found_via, None)
     except Exception as error:  # every failure mode is data for the comparison
         message = f"{type(error).__name__}: {error}".strip()
         if kind == "headers" and message.startswith("RuntimeError: UNKNOWN"):
@@ -152,13 +150,32 @@ def ask_in_child(kind: str, name: str, system_search: bool = False) -> dict:
         return _result(name, kind, None, None, f"child exited {done.returncode}: {stderr}")
 
 
+def _all_header_names(pathfinder) -> list[str]:
+    try:  # 1.9: the descriptor registry (toolkit and other header sets)
+        from cuda.pathfinder._headers.header_descriptor import HEADER_DESCRIPTORS
+
+        return sorted(name for name, desc in HEADER_DESCRIPTORS.items() if desc.available_on_linux)
+    except ImportError:
+        names = set(pathfinder.SUPPORTED_HEADERS_CTK)
+        try:
+            from cuda.pathfinder._headers.supported_nvidia_headers import SUPPORTED_HEADERS_NON_CTK
+
+            names |= set(SUPPORTED_HEADERS_NON_CTK)
+        except ImportError:
+            pass
+        return sorted(names)
+
+
 def all_supported_components() -> list[tuple[str, str]]:
+    """Every (kind, name) this cuda-pathfinder knows on Linux: 101 for 1.9.1."""
     import cuda.pathfinder as pathfinder
 
     return (
         [("dynamic_lib", name) for name in sorted(_all_known_libnames(pathfinder))]
-        + [("headers", name) for name in sorted(pathfinder.SUPPORTED_HEADERS_CTK)]
+        + [("headers", name) for name in _all_header_names(pathfinder)]
         + [("binary", name) for name in pathfinder.SUPPORTED_BINARY_UTILITIES]
+        + [("static_lib", name) for name in getattr(pathfinder, "SUPPORTED_STATIC_LIBS", ())]
+        + [("bitcode_lib", name) for name in getattr(pathfinder, "SUPPORTED_BITCODE_LIBS", ())]
     )
 
 
@@ -166,7 +183,9 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("names", nargs="*", help="restrict to these names (any kind)")
     parser.add_argument("--all-supported", action="store_true",
-                        help="ask about everything this cuda-pathfinder supports, not just cudadiag's catalog")
+                        help="the default (kept for scripts): everything this cuda-pathfinder supports")
+    parser.add_argument("--list", action="store_true",
+                        help="print the supported (kind, name) pairs as JSON and exit (no lookups)")
     parser.add_argument("--system-search", action="store_true",
                         help="dynamic libraries only: report what plain dlopen(SONAME) resolves to")
     parser.add_argument("--child", nargs=2, metavar=("KIND", "NAME"), help=argparse.SUPPRESS)
@@ -182,8 +201,12 @@ def main(argv: list[str]) -> int:
 
     import cuda.pathfinder as pathfinder
 
+    if args.list:
+        json.dump([list(pair) for pair in all_supported_components()], sys.stdout)
+        sys.stdout.write("\n")
+        return 0
     print(f"cuda-pathfinder {pathfinder.__version__} in {sys.executable} (prefix {sys.prefix})", file=sys.stderr)
-    components = all_supported_components() if args.all_supported else list(CUDADIAG_COMPONENTS)
+    components = all_supported_components()
     if args.names:
         components = [(kind, name) for kind, name in components if name in args.names]
     if args.system_search:

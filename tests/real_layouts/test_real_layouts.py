@@ -402,6 +402,108 @@ def test_loader_agrees_with_plain_dlopen(scenario, tmp_path_factory):
     assert not problems, f"scenario {scenario.id}:\n  " + "\n  ".join(problems)
 
 
+# ---------------------------------------------------------------------------------------------
+# Every name, in synthetic layouts built from cuda-pathfinder's own descriptors
+# ---------------------------------------------------------------------------------------------
+
+SYNTHETIC = Path(__file__).resolve().parent / "synthetic_layouts.py"
+SYNTHETIC_LAYOUTS = ("wheels-cu13", "wheels-cu12", "conda", "cuda-path")
+# (layout, "<kind>/<name>") -> why the two tools differ there, for differences that are a
+# cuda-pathfinder quirk cudadiag mirrors on purpose or cannot mirror. Empty: none known.
+KNOWN_DIFFERENCES: dict[tuple[str, str], str] = {}
+
+
+def answer_of(entry_or_answer: dict | None, *, oracle: bool) -> tuple[str, str | None]:
+    """(outcome class, realpath of the answer when it loads) for either tool."""
+    if entry_or_answer is None:
+        return "absent", None
+    klass = outcome_class(entry_or_answer, oracle=oracle)
+    if klass != "loads":
+        return klass, None
+    if oracle:
+        return klass, realpath_or_none(entry_or_answer["abs_path"])
+    selected = entry_or_answer["selected"]
+    return klass, realpath_or_none(selected["realpath"] or selected["path"])
+
+
+def synthetic_comparison(layout: str, tmp: Path) -> dict[str, tuple[bool, str]]:
+    """{"<kind>/<name>": (agree, detail)} for every name both tools know, in `layout`."""
+    base = venv("bare")
+    built = subprocess.run([str(base.python), str(SYNTHETIC), layout, str(tmp)], capture_output=True, text=True,
+                           timeout=600, check=False)
+    assert built.returncode == 0, built.stderr
+    spec = json.loads(built.stdout)
+    env = {k: v for k, v in os.environ.items() if k not in spec["unset"] and k != "PYTHONPATH"}
+    env.update(spec["env"])
+    if spec["venv"]:
+        env = Venv(Path(spec["venv"])).activated_env(env)
+    else:
+        env = base.activated_env(env)
+    result = run(["--json", "--no-load"], env=env, cwd=tmp)
+    assert result.returncode in (0, 1), describe(result)
+    report = parse_report(result, validate=False)
+    problems = schema_errors(report)
+    assert not problems, "\n".join(problems[:20])
+    oracle = run_oracle(Path(spec["python"]), env)
+    table = {}
+    for key, answer in sorted(oracle.items()):
+        entry = cudadiag_entry(report, answer["kind"], answer["name"])
+        theirs = answer_of(answer, oracle=True)
+        ours = answer_of(entry, oracle=False)
+        agree = theirs == ours
+        detail = "" if agree else f"cudadiag {ours[0]} {ours[1]}, cuda-pathfinder {theirs[0]} {theirs[1]} " \
+                                  f"({(answer['error'] or '')[:160]})"
+        table[key] = (agree, detail)
+    return table
+
+
+def test_every_name_agrees_with_cuda_pathfinder_in_synthetic_layouts(tmp_path_factory):
+    """Conformance for all 101 names: wheel trees (CUDA 13 and CUDA 12 directories), a conda prefix
+    and a CUDA_PATH tree, each built from cuda-pathfinder's descriptors with real shared objects.
+    Prints the table name x layout -> agree/differ (run pytest with -s to see it)."""
+    columns = {layout: synthetic_comparison(layout, tmp_path_factory.mktemp(layout)) for layout in SYNTHETIC_LAYOUTS}
+    keys = sorted(set().union(*columns.values()))
+    width = max(len(key) for key in keys)
+    lines_out = [f"{'name':<{width}}  " + "  ".join(f"{layout:<11}" for layout in SYNTHETIC_LAYOUTS)]
+    problems, agreed, total = [], 0, 0
+    for key in keys:
+        cells = []
+        for layout in SYNTHETIC_LAYOUTS:
+            agree, detail = columns[layout].get(key, (False, "not asked"))
+            known = KNOWN_DIFFERENCES.get((layout, key))
+            total += 1
+            agreed += agree
+            cells.append(f"{'agree' if agree else ('quirk' if known else 'DIFFER'):<11}")
+            if not agree and not known:
+                problems.append(f"{layout} {key}: {detail}")
+        lines_out.append(f"{key:<{width}}  " + "  ".join(cells))
+    lines_out.append(f"{agreed}/{total} agree ({len(keys)} names x {len(SYNTHETIC_LAYOUTS)} layouts)")
+    table = "\n".join(lines_out)
+    print("\n" + table)
+    target = os.environ.get("CUDADIAG_CONFORMANCE_TABLE")
+    if target:
+        Path(target).write_text(table + "\n")
+    assert not problems, f"{len(problems)} differences:\n  " + "\n  ".join(problems) + "\n" + table
+
+
+def test_catalog_names_are_cuda_pathfinders():
+    """`cudadiag --json --no-load` lists every (kind, name) cuda-pathfinder exports, and only those:
+    101 for the pinned 1.9.1 (50 libraries, 31 header sets, 16 binaries, 1 static, 3 bitcode)."""
+    chosen = venv("bare")
+    listed = subprocess.run([str(chosen.python), str(ORACLE), "--list"], capture_output=True, text=True,
+                            timeout=120, check=True)
+    theirs = {tuple(pair) for pair in json.loads(listed.stdout)}
+    version = subprocess.run([str(chosen.python), "-c", "import cuda.pathfinder as p; print(p.__version__)"],
+                             capture_output=True, text=True, timeout=120, check=True).stdout.strip()
+    result = run(["--json", "--no-load"], env=chosen.activated_env())
+    assert result.returncode in (0, 1), describe(result)
+    ours = {(entry["kind"], entry["name"]) for entry in parse_report(result)["components"]}
+    assert ours == theirs, (f"only cudadiag: {sorted(ours - theirs)}; "
+                            f"only cuda-pathfinder {version}: {sorted(theirs - ours)}")
+    if version == "1.9.1":
+        assert len(ours) == 101
+
+
 def test_oracle_runs_standalone():
     """pathfinder_oracle.py is also a hand tool (the GPU host): it must run outside pytest."""
     chosen = venv("bare")

@@ -30,6 +30,11 @@ SyntheticWorld::SyntheticWorld() {
   layout.ld_so_cache = tree.path("etc/ld.so.cache");
   layout.default_lib_dirs = {tree.mkdir("usr/lib/x86_64-linux-gnu")};
   layout.toolkit_parents = {tree.mkdir("usr/local")};
+  layout.system_root = tree.mkdir("sysroot"); // /usr/include and the like
+  layout.target_triple = "x86_64-linux";
+  layout.multiarch = "x86_64-linux-gnu";
+  layout.dpkg_dir = tree.path("var/lib/dpkg");
+  layout.rpm_db = tree.path("var/lib/rpm/rpmdb.sqlite");
   ld_cache({});
 }
 

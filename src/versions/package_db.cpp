@@ -1,0 +1,401 @@
+#include "versions/package_db.hpp"
+
+#include "core/filesystem.hpp"
+
+#include <sqlite3.h>
+
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <unordered_map>
+
+namespace cudadiag::versions {
+namespace {
+
+constexpr std::size_t k_list_max_bytes = 16u << 20;
+constexpr std::size_t k_status_max_bytes = 64u << 20;
+constexpr std::size_t k_rpm_header_max_bytes = 16u << 20;
+constexpr std::size_t k_max_lists = 4096; // hinted .list files read at most
+
+// Package names that can ship what the catalog finds (NVIDIA's apt/yum repositories, Debian's and
+// Fedora's own packages of cuDNN/NCCL/NVSHMEM).
+constexpr std::array<std::string_view, 20> k_package_hints = {
+    "cuda",   "nvidia",   "cudnn",   "nccl",     "cublas",  "cufft",   "curand",  "cusolver", "cusparse", "npp",
+    "nvjpeg", "nvjitlink", "nvrtc",  "cufile",   "cutensor", "cudss",  "nvshmem", "nsight",   "libnv",    "nvvm"};
+
+bool hinted(std::string_view package) {
+  for (const auto hint : k_package_hints) {
+    if (package.find(hint) != std::string_view::npos) {
+      return true;
+    }
+  }
+  return false;
+}
+
+template <class Visit> void for_each_line(std::string_view text, Visit&& visit) {
+  while (!text.empty()) {
+    const auto end = text.find('\n');
+    visit(text.substr(0, end));
+    if (end == std::string_view::npos) {
+      return;
+    }
+    text.remove_prefix(end + 1);
+  }
+}
+
+std::string_view trim(std::string_view text) {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t' || text.front() == '\r')) {
+    text.remove_prefix(1);
+  }
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\r')) {
+    text.remove_suffix(1);
+  }
+  return text;
+}
+
+struct Stanza {
+  std::string version;
+  std::string status;
+  std::string architecture;
+};
+
+// The stanza of `name` in a dpkg status file's text (the installed one for `arch` when given).
+std::optional<Stanza> find_stanza(std::string_view status, std::string_view name, std::string_view arch) {
+  const std::string needle = "Package: " + std::string(name) + "\n";
+  std::size_t from = 0;
+  while (true) {
+    const auto at = status.find(needle, from);
+    if (at == std::string_view::npos) {
+      return std::nullopt;
+    }
+    from = at + needle.size();
+    if (at != 0 && status[at - 1] != '\n') {
+      continue; // "Package:" inside another field's text
+    }
+    const auto end = status.find("\n\n", at);
+    const auto block = status.substr(at, end == std::string_view::npos ? std::string_view::npos : end - at);
+    Stanza stanza;
+    for_each_line(block, [&](std::string_view line) {
+      const auto colon = line.find(':');
+      if (colon == std::string_view::npos || line.front() == ' ') {
+        return;
+      }
+      const auto key = line.substr(0, colon);
+      const auto value = std::string(trim(line.substr(colon + 1)));
+      if (key == "Version") {
+        stanza.version = value;
+      } else if (key == "Status") {
+        stanza.status = value;
+      } else if (key == "Architecture") {
+        stanza.architecture = value;
+      }
+    });
+    const bool installed = stanza.status.ends_with(" installed");
+    // An arch-qualified list (libfoo:amd64.list) belongs to the stanza of that architecture.
+    const bool same_arch = arch.empty() || stanza.architecture.empty() || stanza.architecture == arch;
+    if (installed && !stanza.version.empty() && same_arch) {
+      return stanza;
+    }
+  }
+}
+
+// --- RPM headers ----------------------------------------------------------------------------------
+
+std::uint32_t be32(const unsigned char* p) {
+  return (std::uint32_t{p[0]} << 24) | (std::uint32_t{p[1]} << 16) | (std::uint32_t{p[2]} << 8) | p[3];
+}
+
+// An RPM header blob (as rpmdb.sqlite stores it: il, dl, il index entries, dl bytes of data;
+// optionally after the 8-byte header magic), read with every offset checked.
+class RpmHeader {
+public:
+  static std::optional<RpmHeader> parse(const unsigned char* data, std::size_t size) {
+    if (size >= 8 && data[0] == 0x8e && data[1] == 0xad && data[2] == 0xe8 && data[3] == 0x01) {
+      data += 8;
+      size -= 8;
+    }
+    if (size < 8) {
+      return std::nullopt;
+    }
+    const auto il = be32(data);
+    const auto dl = be32(data + 4);
+    if (il > 100000 || std::uint64_t{il} * 16 + dl + 8 > size) {
+      return std::nullopt;
+    }
+    return RpmHeader{data + 8, il, data + 8 + std::size_t{il} * 16, dl};
+  }
+
+  // The strings of a STRING (6), I18NSTRING (9) or STRING_ARRAY (8) tag.
+  [[nodiscard]] std::vector<std::string_view> strings(std::uint32_t tag) const {
+    const auto* entry = find(tag);
+    if (entry == nullptr) {
+      return {};
+    }
+    const auto type = be32(entry + 4);
+    const auto offset = be32(entry + 8);
+    const auto count = be32(entry + 12);
+    if ((type != 6 && type != 8 && type != 9) || offset >= m_dl) {
+      return {};
+    }
+    std::vector<std::string_view> out;
+    std::size_t at = offset;
+    const auto wanted = type == 6 ? 1U : count;
+    for (std::uint32_t i = 0; i < wanted && at < m_dl; ++i) {
+      const auto* start = reinterpret_cast<const char*>(m_store + at);
+      const auto* end = static_cast<const char*>(std::memchr(start, '\0', m_dl - at));
+      if (end == nullptr) {
+        break;
+      }
+      out.emplace_back(start, static_cast<std::size_t>(end - start));
+      at += out.back().size() + 1;
+    }
+    return out;
+  }
+
+  // The values of an INT32 (4) tag.
+  [[nodiscard]] std::vector<std::uint32_t> ints(std::uint32_t tag) const {
+    const auto* entry = find(tag);
+    if (entry == nullptr || be32(entry + 4) != 4) {
+      return {};
+    }
+    const auto offset = be32(entry + 8);
+    const auto count = be32(entry + 12);
+    if (offset % 4 != 0 || std::uint64_t{offset} + std::uint64_t{count} * 4 > m_dl) {
+      return {};
+    }
+    std::vector<std::uint32_t> out(count);
+    for (std::uint32_t i = 0; i < count; ++i) {
+      out[i] = be32(m_store + offset + 4 * i);
+    }
+    return out;
+  }
+
+private:
+  RpmHeader(const unsigned char* index, std::uint32_t il, const unsigned char* store, std::uint32_t dl)
+      : m_index(index), m_il(il), m_store(store), m_dl(dl) {}
+
+  [[nodiscard]] const unsigned char* find(std::uint32_t tag) const {
+    for (std::uint32_t i = 0; i < m_il; ++i) {
+      if (be32(m_index + 16 * i) == tag) {
+        return m_index + 16 * i;
+      }
+    }
+    return nullptr;
+  }
+
+  const unsigned char* m_index;
+  std::uint32_t m_il;
+  const unsigned char* m_store;
+  std::uint32_t m_dl;
+};
+
+constexpr std::uint32_t k_tag_name = 1000;
+constexpr std::uint32_t k_tag_version = 1001;
+constexpr std::uint32_t k_tag_release = 1002;
+constexpr std::uint32_t k_tag_dirindexes = 1116;
+constexpr std::uint32_t k_tag_basenames = 1117;
+constexpr std::uint32_t k_tag_dirnames = 1118;
+
+struct SqliteCloser {
+  void operator()(sqlite3* db) const { sqlite3_close_v2(db); }
+};
+struct StatementCloser {
+  void operator()(sqlite3_stmt* statement) const { sqlite3_finalize(statement); }
+};
+
+} // namespace
+
+std::string upstream_version(std::string_view version) {
+  if (const auto colon = version.find(':'); colon != std::string_view::npos) {
+    version.remove_prefix(colon + 1);
+  }
+  if (const auto dash = version.rfind('-'); dash != std::string_view::npos) {
+    version = version.substr(0, dash);
+  }
+  return std::string(version);
+}
+
+struct PackageDatabase::State {
+  std::once_flag dpkg_once;
+  std::once_flag status_once;
+  std::once_flag rpm_once;
+  std::unordered_map<std::string, std::string> dpkg_owner; // listed path -> "name[:arch]"
+  std::string status;                                      // the status file's text, once needed
+  bool status_read = false;
+  std::unique_ptr<sqlite3, SqliteCloser> rpm;
+  std::unique_ptr<sqlite3_stmt, StatementCloser> rpm_query;
+  std::mutex rpm_mutex;
+  std::mutex problems_mutex;
+  std::vector<std::string> problems;
+
+  void problem(std::string line) {
+    const std::lock_guard lock(problems_mutex);
+    problems.push_back(std::move(line));
+  }
+};
+
+PackageDatabase::PackageDatabase(PackageDbPaths paths)
+    : m_paths(std::move(paths)), m_state(std::make_shared<State>()) {}
+
+std::vector<std::string> PackageDatabase::problems() const {
+  const std::lock_guard lock(m_state->problems_mutex);
+  return m_state->problems;
+}
+
+std::optional<FoundVersion> PackageDatabase::version_of_file(const std::string& path,
+                                                             const std::optional<std::string>& realpath) const {
+  auto& state = *m_state;
+  std::vector<std::string> paths{path};
+  if (realpath && *realpath != path) {
+    paths.push_back(*realpath);
+  }
+  // Debian.
+  std::call_once(state.dpkg_once, [&] {
+    const auto info = fs::join(m_paths.dpkg_dir, "info");
+    auto entries = fs::list_directory(info);
+    if (!entries) {
+      return; // no dpkg here
+    }
+    std::size_t read = 0;
+    for (const auto& entry : *entries) {
+      if (!entry.ends_with(".list")) {
+        continue;
+      }
+      const auto package = entry.substr(0, entry.size() - 5);
+      if (!hinted(package)) {
+        continue;
+      }
+      if (++read > k_max_lists) {
+        state.problem("dpkg: more than " + std::to_string(k_max_lists) + " CUDA-like .list files; the rest not read");
+        break;
+      }
+      const auto file = fs::join(info, entry);
+      auto content = fs::read_file_prefix(file, k_list_max_bytes + 1);
+      if (!content) {
+        continue;
+      }
+      if (content->size() > k_list_max_bytes) {
+        state.problem("dpkg: " + file + " is over 16 MiB; not read");
+        continue;
+      }
+      for_each_line(*content, [&](std::string_view line) {
+        if (!line.empty() && line.front() == '/') {
+          state.dpkg_owner.emplace(std::string(line), package);
+        }
+      });
+    }
+  });
+  for (const auto& candidate : paths) {
+    const auto owner = state.dpkg_owner.find(candidate);
+    if (owner == state.dpkg_owner.end()) {
+      continue;
+    }
+    std::call_once(state.status_once, [&] {
+      const auto file = fs::join(m_paths.dpkg_dir, "status");
+      auto content = fs::read_file_prefix(file, k_status_max_bytes + 1);
+      if (!content) {
+        state.problem("dpkg: " + file + ": " + content.error().message);
+        return;
+      }
+      if (content->size() > k_status_max_bytes) {
+        state.problem("dpkg: " + file + " is over 64 MiB; not read");
+        return;
+      }
+      state.status = std::move(*content);
+      state.status_read = true;
+    });
+    if (!state.status_read) {
+      return std::nullopt;
+    }
+    const auto& key = owner->second;
+    const auto colon = key.find(':');
+    const auto name = std::string_view(key).substr(0, colon);
+    const auto arch = colon == std::string::npos ? std::string_view{} : std::string_view(key).substr(colon + 1);
+    const auto stanza = find_stanza(state.status, name, arch);
+    if (!stanza) {
+      state.problem("dpkg: " + std::string(name) + " lists " + candidate + " but has no installed stanza in the status file");
+      return std::nullopt;
+    }
+    auto version = upstream_version(stanza->version);
+    if (!is_dotted_digits(version)) {
+      return std::nullopt;
+    }
+    return FoundVersion{std::move(version), VersionSource::dpkg_status,
+                        std::string(name) + " " + stanza->version + " (" + fs::join(m_paths.dpkg_dir, "status") + ")"};
+  }
+
+  // RPM.
+  std::call_once(state.rpm_once, [&] {
+    if (!fs::exists(m_paths.rpm_db)) {
+      return;
+    }
+    sqlite3* raw = nullptr;
+    const auto uri = "file:" + m_paths.rpm_db + "?mode=ro";
+    const int opened = sqlite3_open_v2(uri.c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr);
+    std::unique_ptr<sqlite3, SqliteCloser> db(raw);
+    if (opened != SQLITE_OK) {
+      state.problem("rpm: " + m_paths.rpm_db + ": " + (raw ? sqlite3_errmsg(raw) : sqlite3_errstr(opened)));
+      return;
+    }
+    sqlite3_busy_timeout(db.get(), 100);
+    sqlite3_stmt* statement = nullptr;
+    constexpr const char* k_query =
+        "SELECT p.blob FROM Basenames b JOIN Packages p ON p.hnum = b.hnum WHERE b.key = ?1 LIMIT 64";
+    if (sqlite3_prepare_v2(db.get(), k_query, -1, &statement, nullptr) != SQLITE_OK) {
+      state.problem("rpm: " + m_paths.rpm_db + ": " + sqlite3_errmsg(db.get()));
+      return;
+    }
+    state.rpm_query.reset(statement);
+    state.rpm = std::move(db);
+  });
+  if (!state.rpm_query) {
+    return std::nullopt;
+  }
+  const std::lock_guard lock(state.rpm_mutex);
+  for (const auto& candidate : paths) {
+    const auto dir = fs::parent(candidate) + "/";
+    const auto base = fs::basename(candidate);
+    auto* query = state.rpm_query.get();
+    sqlite3_reset(query);
+    sqlite3_bind_text(query, 1, base.c_str(), static_cast<int>(base.size()), SQLITE_TRANSIENT);
+    while (true) {
+      const int step = sqlite3_step(query);
+      if (step != SQLITE_ROW) {
+        if (step != SQLITE_DONE) {
+          state.problem("rpm: " + m_paths.rpm_db + ": " + sqlite3_errmsg(state.rpm.get()));
+        }
+        break;
+      }
+      const auto size = static_cast<std::size_t>(sqlite3_column_bytes(query, 0));
+      const auto* blob = static_cast<const unsigned char*>(sqlite3_column_blob(query, 0));
+      if (blob == nullptr || size > k_rpm_header_max_bytes) {
+        continue;
+      }
+      const auto header = RpmHeader::parse(blob, size);
+      if (!header) {
+        state.problem("rpm: a header for " + base + " is malformed");
+        continue;
+      }
+      // The file must be this package's: basename i with dirnames[dirindexes[i]] == dir.
+      const auto basenames = header->strings(k_tag_basenames);
+      const auto dirnames = header->strings(k_tag_dirnames);
+      const auto indexes = header->ints(k_tag_dirindexes);
+      bool owns = false;
+      for (std::size_t i = 0; i < basenames.size() && i < indexes.size() && !owns; ++i) {
+        owns = basenames[i] == base && indexes[i] < dirnames.size() && dirnames[indexes[i]] == dir;
+      }
+      const auto name = header->strings(k_tag_name);
+      const auto version = header->strings(k_tag_version);
+      const auto release = header->strings(k_tag_release);
+      if (!owns || name.empty() || version.empty() || !is_dotted_digits(version.front())) {
+        continue;
+      }
+      const std::string full = std::string(version.front()) + (release.empty() ? "" : "-" + std::string(release.front()));
+      return FoundVersion{std::string(version.front()), VersionSource::rpm_db,
+                          std::string(name.front()) + " " + full + " (" + m_paths.rpm_db + ")"};
+    }
+  }
+  return std::nullopt;
+}
+
+} // namespace cudadiag::versions
