@@ -467,7 +467,11 @@ void check_unusable(const ComponentResult& result, std::vector<Finding>& out) {
 }
 
 void check_not_on_search_path(const ComponentResult& result, std::vector<Finding>& out) {
-  if (result.status != discovery::ComponentStatus::not_found) {
+  // Static and bitcode libraries have no loader answer; a toolkit's libdevice or libcudadevrt.a
+  // that only a system-toolkit listing sees is listed as a candidate, not a finding.
+  const auto kind = result.spec->kind;
+  if (result.status != discovery::ComponentStatus::not_found || kind == probes::ComponentKind::static_lib ||
+      kind == probes::ComponentKind::bitcode_lib) {
     return;
   }
   for (const auto& candidate : result.candidates) {

@@ -451,7 +451,7 @@ def synthetic_comparison(layout: str, tmp: Path) -> dict[str, tuple[bool, str]]:
         theirs = answer_of(answer, oracle=True)
         ours = answer_of(entry, oracle=False)
         agree = theirs == ours
-        detail = "" if agree else f"cudadiag {ours[0]} {ours[1]}, cuda-pathfinder {theirs[0]} {theirs[1]} " \
+        detail = theirs[0] if agree else f"cudadiag {ours[0]} {ours[1]}, cuda-pathfinder {theirs[0]} {theirs[1]} " \
                                   f"({(answer['error'] or '')[:160]})"
         table[key] = (agree, detail)
     return table
@@ -466,6 +466,7 @@ def test_every_name_agrees_with_cuda_pathfinder_in_synthetic_layouts(tmp_path_fa
     width = max(len(key) for key in keys)
     lines_out = [f"{'name':<{width}}  " + "  ".join(f"{layout:<11}" for layout in SYNTHETIC_LAYOUTS)]
     problems, agreed, total = [], 0, 0
+    outcomes: dict[str, int] = {}
     for key in keys:
         cells = []
         for layout in SYNTHETIC_LAYOUTS:
@@ -473,11 +474,14 @@ def test_every_name_agrees_with_cuda_pathfinder_in_synthetic_layouts(tmp_path_fa
             known = KNOWN_DIFFERENCES.get((layout, key))
             total += 1
             agreed += agree
+            if agree:
+                outcomes[detail] = outcomes.get(detail, 0) + 1
             cells.append(f"{'agree' if agree else ('quirk' if known else 'DIFFER'):<11}")
             if not agree and not known:
                 problems.append(f"{layout} {key}: {detail}")
         lines_out.append(f"{key:<{width}}  " + "  ".join(cells))
-    lines_out.append(f"{agreed}/{total} agree ({len(keys)} names x {len(SYNTHETIC_LAYOUTS)} layouts)")
+    lines_out.append(f"{agreed}/{total} agree ({len(keys)} names x {len(SYNTHETIC_LAYOUTS)} layouts; agreeing on: "
+                     + ", ".join(f"{n} {what}" for what, n in sorted(outcomes.items())) + ")")
     table = "\n".join(lines_out)
     print("\n" + table)
     target = os.environ.get("CUDADIAG_CONFORMANCE_TABLE")

@@ -81,7 +81,7 @@ TEST_CASE("catalog: dependencies name catalog libraries") {
   }
 }
 
-TEST_CASE("catalog: a bare name prefers the library, then the binary, then the header set; KIND/NAME picks") {
+TEST_CASE("catalog: a bare name prefers the library, then the binary, then the header set, and KIND/NAME picks one") {
   CHECK(find_component("nvcc")->kind == ComponentKind::binary);
   CHECK(find_component("nvjitlink")->kind == ComponentKind::headers);
   CHECK(find_component("cudadevrt")->kind == ComponentKind::static_lib);

@@ -98,7 +98,7 @@ TEST_CASE("package db: a corrupt, truncated or binary status file gives no versi
   }
 }
 
-TEST_CASE("package db: a status file of 100 MB is not read; a FIFO status is not waited on") {
+TEST_CASE("package db: a status file of 100 MB is not read, and a FIFO status is not waited on") {
   DpkgRoot root;
   const auto status = root.tree.path("dpkg/status");
   REQUIRE(::truncate(status.c_str(), 100LL << 20) == 0);
