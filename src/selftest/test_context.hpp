@@ -64,6 +64,7 @@ struct LevelSizes {
   int latency_repetitions;     // green_ctx isolation samples
   std::uint64_t pcie_bytes;    // per pinned copy (pcie)
   int pcie_repetitions;
+  bool pcie_pageable; // pageable copies too (reported, not scored)
   std::uint64_t compute_rounds; // cudadiag_fma_f32 rounds (64 steps of 16 FMAs each per thread)
   int compute_repetitions;
   bool memory_test; // the memory pattern test runs at this level
