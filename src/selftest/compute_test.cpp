@@ -72,10 +72,11 @@ TestResult run_compute(const TestContext& context) {
   const double tflops = flops / (median(ms) / 1e3) / 1e12;
   add_metric(result, "fp32_tflops", tflops, "TFLOP/s", true);
 
-  // The clock the expectation assumes: NVML's max SM clock, else the driver's attribute.
-  std::optional<unsigned> clock_mhz = context.nvml != nullptr ? context.nvml->max_sm_clock_mhz() : std::nullopt;
+  // The clock the expectation assumes: NVML's max SM clock, else the driver's attribute; 0 is
+  // "unknown" (a plain value: g++ 12 -O2 reads an optional's payload as maybe-uninitialised here).
+  unsigned clock_mhz = context.nvml != nullptr ? context.nvml->max_sm_clock_mhz().value_or(0U) : 0U;
   std::string clock_source = "nvmlDeviceGetMaxClockInfo(SM)";
-  if (!clock_mhz) {
+  if (clock_mhz == 0) {
     int khz = 0; // deprecated in CUDA 13: an error here is "unknown"
     if (gpu.api().device_get_attribute(&khz, cu::CU_DEVICE_ATTRIBUTE_CLOCK_RATE, device.handle) ==
             cu::CUDA_SUCCESS &&
@@ -94,10 +95,10 @@ TestResult run_compute(const TestContext& context) {
                   {"best_ms", *std::min_element(ms.begin(), ms.end())},
                   {"max_ms", *std::max_element(ms.begin(), ms.end())},
                   {"fma_per_clock_per_sm", fma == 0 ? json(nullptr) : json(fma)},
-                  {"sm_clock_mhz", clock_mhz ? json(*clock_mhz) : json(nullptr)},
-                  {"sm_clock_source", clock_mhz ? json(clock_source) : json(nullptr)}};
-  if (fma > 0 && clock_mhz) {
-    const double expected = device.sm_count * (*clock_mhz * 1e6) * fma * 2.0 / 1e12;
+                  {"sm_clock_mhz", clock_mhz != 0 ? json(clock_mhz) : json(nullptr)},
+                  {"sm_clock_source", clock_mhz != 0 ? json(clock_source) : json(nullptr)}};
+  if (fma > 0 && clock_mhz != 0) {
+    const double expected = device.sm_count * (clock_mhz * 1e6) * fma * 2.0 / 1e12;
     add_metric(result, "fp32_expected_tflops", expected, "TFLOP/s");
     add_metric(result, "fp32_fraction_of_peak", tflops / expected, "fraction");
     compute["expected_tflops"] = expected;
