@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <span>
+#include <unordered_set>
 
 namespace cudadiag::probes {
 
@@ -23,6 +24,13 @@ bool is_dir(const SearchInputs& inputs, const std::string& dir) {
   return inputs.dirs != nullptr ? inputs.dirs->listing(dir).is_directory : fs::is_directory(dir);
 }
 
+// Whether the sorted `names` hold `name`.
+bool sorted_contains(const std::vector<std::string>& names, std::string_view name) {
+  const auto at = std::lower_bound(names.begin(), names.end(), name,
+                                   [](const std::string& entry, std::string_view wanted) { return entry < wanted; });
+  return at != names.end() && *at == name;
+}
+
 // Whether `dir` has an entry `name` (a broken link counts), matched in the shared listing of `dir`
 // when there is one; names with a '/' (cuda/std/version) are looked up on disk.
 bool has_entry(const SearchInputs& inputs, const std::string& dir, std::string_view name) {
@@ -33,46 +41,53 @@ bool has_entry(const SearchInputs& inputs, const std::string& dir, std::string_v
   if (!listing.complete) {
     return listing.is_directory && name_exists(fs::join(dir, name));
   }
-  return listing.names.contains(std::string(name));
+  return sorted_contains(listing.names, name);
 }
 
 // What a directory that lacks `spec`'s files holds, for the trace: the entries whose names start
 // like a file that was looked for ("libnvrtc.so.12" beside a missing "libnvrtc.so.13": a SONAME
 // cuda-pathfinder does not take), else how many entries there are.
 std::string what_was_there(const SearchInputs& inputs, const ComponentSpec& spec, const std::string& dir) {
-  std::optional<std::vector<std::string>> listed_names;
-  if (inputs.dirs != nullptr && inputs.dirs->listing(dir).complete) {
-    const auto& names = inputs.dirs->listing(dir).names;
-    listed_names.emplace(names.begin(), names.end());
+  // The sorted names: the shared listing's own, else read here (no listing, or one too long).
+  const DirectoryCache::Listing* listing = inputs.dirs != nullptr ? &inputs.dirs->listing(dir) : nullptr;
+  std::vector<std::string> read_here;
+  if (listing == nullptr || !listing->complete) {
+    auto entries = fs::list_directory(dir);
+    if (!entries) {
+      return "unreadable (" + entries.error().message + ")";
+    }
+    read_here = std::move(*entries);
+    std::sort(read_here.begin(), read_here.end());
   }
-  auto entries = listed_names ? Expected<std::vector<std::string>>(std::move(*listed_names)) : fs::list_directory(dir);
-  if (!entries) {
-    return "unreadable (" + entries.error().message + ")";
-  }
-  std::vector<std::string> similar;
-  for (const auto& entry : *entries) {
-    for (const auto file_name : spec.file_names) {
-      const auto stem = file_name.substr(0, std::min(file_name.find(".so"), file_name.size()));
-      if (!stem.empty() && stem.find('/') == std::string_view::npos && entry.rfind(stem, 0) == 0) {
-        similar.push_back(entry);
-        break;
-      }
+  const std::vector<std::string>& entries = read_here.empty() && listing != nullptr ? listing->names : read_here;
+  // Entries that start like a wanted file name (its stem before ".so"), found by binary search.
+  std::vector<std::string_view> similar;
+  for (const auto file_name : spec.file_names) {
+    const auto stem = file_name.substr(0, std::min(file_name.find(".so"), file_name.size()));
+    if (stem.empty() || stem.find('/') != std::string_view::npos) {
+      continue;
+    }
+    auto at = std::lower_bound(entries.begin(), entries.end(), stem,
+                               [](const std::string& entry, std::string_view wanted) { return entry < wanted; });
+    for (; at != entries.end() && at->starts_with(stem); ++at) {
+      similar.emplace_back(*at);
     }
   }
+  std::sort(similar.begin(), similar.end());
+  similar.erase(std::unique(similar.begin(), similar.end()), similar.end());
   std::string names;
   for (const auto file_name : spec.file_names) {
     names += (names.empty() ? "" : ", ") + std::string(file_name);
   }
-  if (entries->empty()) {
+  if (entries.empty()) {
     return "no " + names + " (the directory is empty)";
   }
   if (similar.empty()) {
-    return "no " + names + " among its " + std::to_string(entries->size()) + (entries->size() == 1 ? " entry" : " entries");
+    return "no " + names + " among its " + std::to_string(entries.size()) + (entries.size() == 1 ? " entry" : " entries");
   }
-  std::sort(similar.begin(), similar.end());
   std::string listed;
   for (std::size_t i = 0; i < similar.size() && i < 6; ++i) {
-    listed += (listed.empty() ? "" : ", ") + similar[i];
+    listed += (listed.empty() ? "" : ", ") + std::string(similar[i]);
   }
   if (similar.size() > 6) {
     listed += ", and " + std::to_string(similar.size() - 6) + " more";
@@ -577,9 +592,10 @@ const DirectoryCache::Listing& DirectoryCache::listing(const std::string& dir) c
       slot.names.clear();
       break;
     }
-    slot.names.emplace(name);
+    slot.names.emplace_back(name);
   }
   ::closedir(handle);
+  std::sort(slot.names.begin(), slot.names.end());
   return slot;
 }
 

@@ -14,7 +14,6 @@
 #include <mutex>
 #include <optional>
 #include <unordered_map>
-#include <unordered_set>
 #include <string>
 #include <vector>
 
@@ -29,7 +28,7 @@ public:
   struct Listing {
     bool is_directory = false; // opendir succeeded (a directory, or a link to one)
     bool complete = false;     // `names` holds every entry (false past k_max_entries: use lstat)
-    std::unordered_set<std::string> names;
+    std::vector<std::string> names; // sorted: looked up and prefix-matched by binary search
   };
   // The listing of `dir`, read on the first question about it.
   [[nodiscard]] const Listing& listing(const std::string& dir) const;

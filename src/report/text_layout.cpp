@@ -367,7 +367,10 @@ std::string render_table(const TextTable& table, std::size_t width, bool color) 
       if (i == flexible) {
         if (flexible_below) {
           if (!cell.empty() && !header) { // the header names only the columns on the row's line
-            below = wrap(cell, width, indent + "    ", indent + "      ");
+            const std::string deeper = indent + "    ";
+            below = table.keep_whole || width <= deeper.size() + 16
+                        ? wrap(cell, width, deeper, indent + "      ")
+                        : deeper + ellipsize_middle(cell, width - deeper.size()) + "\n";
           }
           continue;
         }

@@ -39,7 +39,8 @@ std::string fit_lines(std::string_view text, std::size_t width);
 // A table whose columns are as wide as their widest cell (plus a gap of two). One column may be
 // `flexible`: when the table is wider than `width`, that column's cells are ellipsised in the
 // middle (paths) down to `min_flexible`; when even that does not fit, the flexible cell goes on a
-// line of its own under the row, indented, wrapped at '/'. Cells may hold colour codes except in
+// line of its own under the row, indented, ellipsised in the middle to the width (wrapped at '/'
+// instead with `keep_whole`, or when the width leaves fewer than 16 columns for it). Cells may hold colour codes except in
 // the flexible column, which gets colour through `flexible_color` (one code per row or empty).
 // A row's note (a detail, a reason) is wrapped on the lines under it, four columns deeper.
 struct TextTable {

@@ -64,6 +64,8 @@ std::string components_table(const Report& report, TextStyle style) {
   table.header = {"NAME", "KIND", "VERSION", "FOUND VIA", "PATH"};
   table.flexible = 4;
   std::vector<std::string> notes;
+  std::string not_found; // named on one wrapped line under the table, not a row each
+  std::size_t not_found_count = 0;
   const auto add = [&](std::vector<std::string> row, std::string_view color, std::string note) {
     table.rows.push_back(std::move(row));
     table.flexible_color.emplace_back(color);
@@ -90,10 +92,15 @@ std::string components_table(const Report& report, TextStyle style) {
       if (choice->fails) {
         note += (note.empty() ? "" : " ") + paint(style, k_red, "[fails: " + to_valid_utf8(*choice->fails) + "]");
       }
+    } else if (component.status == discovery::ComponentStatus::error) {
+      where = "error: no usable candidate";
+      where_color = k_red;
     } else {
-      const bool error = component.status == discovery::ComponentStatus::error;
-      where = error ? "error: no usable candidate" : "not found";
-      where_color = error ? k_red : k_dim;
+      const auto kind = kind_label(component.spec->kind);
+      not_found += (not_found.empty() ? "" : ", ") + std::string(component.spec->name) +
+                   (kind == "lib" ? "" : " (" + kind + ")");
+      ++not_found_count;
+      continue;
     }
     add({std::string(component.spec->name), kind_label(component.spec->kind), version_of(shown), via, where},
         where_color, note);
@@ -104,7 +111,12 @@ std::string components_table(const Report& report, TextStyle style) {
     }
   }
   table.notes = std::move(notes);
-  return out + render_table(table, style.width, style.color);
+  out += render_table(table, style.width, style.color);
+  if (not_found_count > 0) {
+    out += wrap(paint(style, k_dim, "not found (" + std::to_string(not_found_count) + "):") + " " + not_found,
+                style.width, "  ", "    ");
+  }
+  return out;
 }
 
 // What a loaded library said about its own version, in a short form.

@@ -1,8 +1,8 @@
 #include "versions/package_db.hpp"
 
 #include "core/filesystem.hpp"
+#include "versions/sqlite_api.hpp"
 
-#include <sqlite3.h>
 
 #include <array>
 #include <cstdint>
@@ -197,10 +197,12 @@ constexpr std::uint32_t k_tag_basenames = 1117;
 constexpr std::uint32_t k_tag_dirnames = 1118;
 
 struct SqliteCloser {
-  void operator()(sqlite3* db) const { sqlite3_close_v2(db); }
+  const SqliteApi* api = nullptr;
+  void operator()(sqlite3* db) const { api->close_v2(db); }
 };
 struct StatementCloser {
-  void operator()(sqlite3_stmt* statement) const { sqlite3_finalize(statement); }
+  const SqliteApi* api = nullptr;
+  void operator()(sqlite3_stmt* statement) const { api->finalize(statement); }
 };
 
 } // namespace
@@ -222,6 +224,7 @@ struct PackageDatabase::State {
   std::unordered_map<std::string, std::string> dpkg_owner; // listed path -> "name[:arch]"
   std::string status;                                      // the status file's text, once needed
   bool status_read = false;
+  const SqliteApi* sql = nullptr; // set with rpm and rpm_query
   std::unique_ptr<sqlite3, SqliteCloser> rpm;
   std::unique_ptr<sqlite3_stmt, StatementCloser> rpm_query;
   std::mutex rpm_mutex;
@@ -329,23 +332,30 @@ std::optional<FoundVersion> PackageDatabase::version_of_file(const std::string& 
     if (!fs::exists(m_paths.rpm_db)) {
       return;
     }
-    sqlite3* raw = nullptr;
-    const auto uri = "file:" + m_paths.rpm_db + "?mode=ro";
-    const int opened = sqlite3_open_v2(uri.c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr);
-    std::unique_ptr<sqlite3, SqliteCloser> db(raw);
-    if (opened != SQLITE_OK) {
-      state.problem("rpm: " + m_paths.rpm_db + ": " + (raw ? sqlite3_errmsg(raw) : sqlite3_errstr(opened)));
+    std::string why;
+    const SqliteApi* sql = sqlite_api(why);
+    if (sql == nullptr) {
+      state.problem("rpm: " + m_paths.rpm_db + ": not read: " + why);
       return;
     }
-    sqlite3_busy_timeout(db.get(), 100);
+    sqlite3* raw = nullptr;
+    const auto uri = "file:" + m_paths.rpm_db + "?mode=ro";
+    const int opened = sql->open_v2(uri.c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr);
+    std::unique_ptr<sqlite3, SqliteCloser> db(raw, SqliteCloser{sql});
+    if (opened != SQLITE_OK) {
+      state.problem("rpm: " + m_paths.rpm_db + ": " + (raw ? sql->errmsg(raw) : sql->errstr(opened)));
+      return;
+    }
+    sql->busy_timeout(db.get(), 100);
     sqlite3_stmt* statement = nullptr;
     constexpr const char* k_query =
         "SELECT p.blob FROM Basenames b JOIN Packages p ON p.hnum = b.hnum WHERE b.key = ?1 LIMIT 64";
-    if (sqlite3_prepare_v2(db.get(), k_query, -1, &statement, nullptr) != SQLITE_OK) {
-      state.problem("rpm: " + m_paths.rpm_db + ": " + sqlite3_errmsg(db.get()));
+    if (sql->prepare_v2(db.get(), k_query, -1, &statement, nullptr) != SQLITE_OK) {
+      state.problem("rpm: " + m_paths.rpm_db + ": " + sql->errmsg(db.get()));
       return;
     }
-    state.rpm_query.reset(statement);
+    state.sql = sql;
+    state.rpm_query = std::unique_ptr<sqlite3_stmt, StatementCloser>(statement, StatementCloser{sql});
     state.rpm = std::move(db);
   });
   if (!state.rpm_query) {
@@ -356,18 +366,19 @@ std::optional<FoundVersion> PackageDatabase::version_of_file(const std::string& 
     const auto dir = fs::parent(candidate) + "/";
     const auto base = fs::basename(candidate);
     auto* query = state.rpm_query.get();
-    sqlite3_reset(query);
-    sqlite3_bind_text(query, 1, base.c_str(), static_cast<int>(base.size()), SQLITE_TRANSIENT);
+    const SqliteApi& sql = *state.sql;
+    sql.reset(query);
+    sql.bind_text(query, 1, base.c_str(), static_cast<int>(base.size()), SQLITE_TRANSIENT);
     while (true) {
-      const int step = sqlite3_step(query);
+      const int step = sql.step(query);
       if (step != SQLITE_ROW) {
         if (step != SQLITE_DONE) {
-          state.problem("rpm: " + m_paths.rpm_db + ": " + sqlite3_errmsg(state.rpm.get()));
+          state.problem("rpm: " + m_paths.rpm_db + ": " + sql.errmsg(state.rpm.get()));
         }
         break;
       }
-      const auto size = static_cast<std::size_t>(sqlite3_column_bytes(query, 0));
-      const auto* blob = static_cast<const unsigned char*>(sqlite3_column_blob(query, 0));
+      const auto size = static_cast<std::size_t>(sql.column_bytes(query, 0));
+      const auto* blob = static_cast<const unsigned char*>(sql.column_blob(query, 0));
       if (blob == nullptr || size > k_rpm_header_max_bytes) {
         continue;
       }

@@ -120,6 +120,21 @@ TEST_CASE("text layout: a table is sized to its content and its flexible column 
   CHECK(render_table(table, 200, false).find("\n      a note under the first row\n") != std::string::npos);
 }
 
+TEST_CASE("text layout: a flexible cell that goes under its row is shortened in the middle, on one line") {
+  TextTable table;
+  table.header = {"NAME", "VERSION", "PATH"};
+  table.flexible = 2;
+  table.rows = {{"a-name-wide-enough-to-crowd-out-the-path", "13.0.88",
+                 "/usr/local/cuda-13.0/targets/x86_64-linux/lib/libnvrtc.so.13"}};
+  const auto narrow = render_table(table, 60, false);
+  check_within(narrow, 60);
+  const auto lines = lines_of(narrow);
+  REQUIRE(lines.size() == 3); // the header, the row, the path under it
+  CHECK(lines[2].rfind("      /usr/", 0) == 0);
+  CHECK(lines[2].find("…") != std::string::npos);
+  CHECK(lines[2].find("/lib/libnvrtc.so.13") != std::string::npos);
+}
+
 TEST_CASE("text layout: colour codes in cells do not upset the alignment") {
   TextTable table;
   table.rows = {{"a", cudadiag::report::paint({true}, cudadiag::report::k_green, "ok"), "x"},
