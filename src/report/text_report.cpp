@@ -113,7 +113,7 @@ std::string components_table(const Report& report, TextStyle style) {
   table.notes = std::move(notes);
   out += render_table(table, style.width, style.color);
   if (not_found_count > 0) {
-    out += wrap(paint(style, k_dim, "not found (" + std::to_string(not_found_count) + "):") + " " + not_found,
+    out += "\n" + wrap(paint(style, k_dim, "not found (" + std::to_string(not_found_count) + "):") + " " + not_found,
                 style.width, "  ", "    ");
   }
   return out;

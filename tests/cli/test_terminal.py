@@ -126,6 +126,9 @@ def test_a_healthy_report_fits_the_terminal(columns):
     check_fits(out, columns, "healthy report")
     check_table_aligned(ANSI.sub("", out), "NAME")
     assert "Findings" in out and "none" in out
+    # Components that were not found are named on one wrapped line under the table, not a row each.
+    plain = ANSI.sub("", out)
+    assert re.search(r"\n  not found \(\d+\): \w", plain), plain
 
 
 @pytest.mark.parametrize("columns", WIDTHS)
