@@ -1,5 +1,7 @@
 #include "inspect/process_maps.hpp"
 
+#include "inspect/access_denial.hpp"
+
 #include <fcntl.h>
 #include <link.h>
 #include <unistd.h>
@@ -161,8 +163,7 @@ Error open_error(int pid, int error) {
     return Error{"no process with PID " + id};
   }
   if (error == EACCES || error == EPERM) {
-    return Error{"permission denied reading " + maps_path(pid) +
-                 " (the process belongs to another user; run as that user or root)"};
+    return Error{"permission denied reading " + maps_path(pid) + " " + access_denial_reason(pid, access_facts(pid))};
   }
   return Error{"cannot read " + maps_path(pid) + ": " + std::strerror(error)};
 }

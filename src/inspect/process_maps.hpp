@@ -37,7 +37,7 @@ inline constexpr std::size_t k_max_maps_bytes = 16U << 20U;
 // Errors, as messages a user can act on (123 stands for the PID):
 //   "no process with PID 123"
 //   "permission denied reading /proc/123/maps (the process belongs to another user; run as that
-//    user or root)" (one line)
+//    user or root)" (one line; the parenthesis names the cause the facts support: access_denial.hpp)
 //   "process 123 has exited (a zombie waiting for its parent to reap it); its mappings are gone"
 //   "process 123 exited while being read"
 //   "invalid PID 0 (expected a positive process id)"

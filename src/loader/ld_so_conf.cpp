@@ -5,7 +5,6 @@
 #include <glob.h>
 
 #include <algorithm>
-#include <fstream>
 #include <sstream>
 
 namespace cudadiag::loader {
@@ -47,17 +46,14 @@ struct Reader {
       conf.trace.push_back("ld.so.conf: " + path + " skipped (include loop, depth or file limit)");
       return;
     }
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-      conf.trace.push_back("ld.so.conf: cannot read " + path);
+    const auto text = fs::read_file_prefix(path, k_max_bytes); // a regular file only: no FIFO waits
+    if (!text) {
+      conf.trace.push_back("ld.so.conf: cannot read " + path + " (" + text.error().message + ")");
       return;
     }
     read_files.push_back(path);
-    std::string text(k_max_bytes, '\0');
-    in.read(text.data(), static_cast<std::streamsize>(text.size()));
-    text.resize(static_cast<std::size_t>(in.gcount()));
     conf.trace.push_back("ld.so.conf: read " + path);
-    std::istringstream lines(text);
+    std::istringstream lines(*text);
     std::string line;
     int number = 0;
     while (std::getline(lines, line)) {

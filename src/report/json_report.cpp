@@ -3,10 +3,16 @@
 #include "core/utf8.hpp"
 #include "verify/facts_codec.hpp"
 
+#include <algorithm>
+
 namespace cudadiag::report {
 
 std::string to_valid_utf8(std::string_view text) {
   constexpr std::string_view k_hex = "0123456789abcdef";
+  // Most text (paths, names, trace lines) is ASCII: taken whole, without decoding.
+  if (std::all_of(text.begin(), text.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80U; })) {
+    return std::string(text);
+  }
   std::string out;
   out.reserve(text.size());
   std::size_t at = 0;
