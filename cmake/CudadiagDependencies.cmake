@@ -9,9 +9,10 @@ endif()
 find_package(Threads REQUIRED)
 # zlib (zlib1g-dev): the support bundle's .tar.gz is written and read in-process.
 find_package(ZLIB REQUIRED)
-# SQLite (libsqlite3-dev): versions from RPM's package database (rpmdb.sqlite), read-only; its header at
-# build time, libsqlite3.so.0 dlopen'd at run time (src/versions/sqlite_api.hpp).
-find_package(SQLite3 REQUIRED)
+# SQLite (libsqlite3-dev), optional: only the tests that write an RPM database (rpmdb.sqlite) and
+# check the API mirror against sqlite3.h use it; cudadiag itself dlopens libsqlite3.so.0 when it
+# reads one (src/versions/sqlite_api.hpp).
+find_package(SQLite3)
 # simdjson (libsimdjson-dev), optional: `cudadiag fleet` parses thousands of node reports with it
 # (10,000 reports in seconds); without it the fleet falls back to nlohmann_json, several times slower.
 find_package(simdjson CONFIG QUIET)

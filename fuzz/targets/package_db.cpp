@@ -4,12 +4,16 @@
 #include "targets.hpp"
 #include "versions/package_db.hpp"
 
+#if CUDADIAG_HAVE_SQLITE3
 #include <sqlite3.h>
+#endif
 
 namespace cudadiag::fuzz {
 namespace {
 
-void write_rpmdb(const std::string& path, const std::string& blob) {
+// Without libsqlite3-dev no database is written, and the RPM part of the input is not exercised.
+void write_rpmdb([[maybe_unused]] const std::string& path, [[maybe_unused]] const std::string& blob) {
+#if CUDADIAG_HAVE_SQLITE3
   sqlite3* db = nullptr;
   if (sqlite3_open(path.c_str(), &db) != SQLITE_OK) {
     sqlite3_close(db);
@@ -27,6 +31,7 @@ void write_rpmdb(const std::string& path, const std::string& blob) {
   }
   sqlite3_finalize(insert);
   sqlite3_close(db);
+#endif
 }
 
 } // namespace

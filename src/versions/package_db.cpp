@@ -340,9 +340,9 @@ std::optional<FoundVersion> PackageDatabase::version_of_file(const std::string& 
     }
     sqlite3* raw = nullptr;
     const auto uri = "file:" + m_paths.rpm_db + "?mode=ro";
-    const int opened = sql->open_v2(uri.c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr);
+    const int opened = sql->open_v2(uri.c_str(), &raw, sqlite::k_open_readonly | sqlite::k_open_uri, nullptr);
     std::unique_ptr<sqlite3, SqliteCloser> db(raw, SqliteCloser{sql});
-    if (opened != SQLITE_OK) {
+    if (opened != sqlite::k_ok) {
       state.problem("rpm: " + m_paths.rpm_db + ": " + (raw ? sql->errmsg(raw) : sql->errstr(opened)));
       return;
     }
@@ -350,7 +350,7 @@ std::optional<FoundVersion> PackageDatabase::version_of_file(const std::string& 
     sqlite3_stmt* statement = nullptr;
     constexpr const char* k_query =
         "SELECT p.blob FROM Basenames b JOIN Packages p ON p.hnum = b.hnum WHERE b.key = ?1 LIMIT 64";
-    if (sql->prepare_v2(db.get(), k_query, -1, &statement, nullptr) != SQLITE_OK) {
+    if (sql->prepare_v2(db.get(), k_query, -1, &statement, nullptr) != sqlite::k_ok) {
       state.problem("rpm: " + m_paths.rpm_db + ": " + sql->errmsg(db.get()));
       return;
     }
@@ -368,11 +368,11 @@ std::optional<FoundVersion> PackageDatabase::version_of_file(const std::string& 
     auto* query = state.rpm_query.get();
     const SqliteApi& sql = *state.sql;
     sql.reset(query);
-    sql.bind_text(query, 1, base.c_str(), static_cast<int>(base.size()), SQLITE_TRANSIENT);
+    sql.bind_text(query, 1, base.c_str(), static_cast<int>(base.size()), sqlite::transient());
     while (true) {
       const int step = sql.step(query);
-      if (step != SQLITE_ROW) {
-        if (step != SQLITE_DONE) {
+      if (step != sqlite::k_row) {
+        if (step != sqlite::k_done) {
           state.problem("rpm: " + m_paths.rpm_db + ": " + sql.errmsg(state.rpm.get()));
         }
         break;

@@ -2,10 +2,13 @@
 // databases written with libsqlite3 (rpmdb.sqlite's tables, a synthesized header blob), good and bad.
 #include "versions/package_db.hpp"
 
+#include "skip.hpp"
 #include "temp_tree.hpp"
 
 #include <doctest/doctest.h>
+#if CUDADIAG_HAVE_SQLITE3
 #include <sqlite3.h>
+#endif
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -113,6 +116,8 @@ TEST_CASE("package db: a status file of 100 MB is not read, and a FIFO status is
   const PackageDatabase fifo_db(fifo.paths);
   CHECK_FALSE(fifo_db.version_of_file("/usr/local/cuda-13.0/bin/nvcc").has_value());
 }
+
+#if CUDADIAG_HAVE_SQLITE3
 
 namespace {
 
@@ -239,3 +244,8 @@ TEST_CASE("package db: a file that is not SQLite, a locked database and a garble
   exec(writer, "ROLLBACK;");
   sqlite3_close(writer);
 }
+#else
+TEST_CASE("package db: RPM's SQLite database (needs libsqlite3-dev to write one)") {
+  CUDADIAG_SKIP("built without libsqlite3-dev: the RPM database tests cannot write a database");
+}
+#endif
