@@ -26,6 +26,13 @@ TEST_CASE("markdown: the verdict comes first, then the sections in order") {
   CHECK(findings < selftest);
   CHECK(selftest < environment);
   CHECK(environment != std::string::npos);
+  // What each isolated worker loaded, between the components and the findings.
+  const auto verification = markdown.find("## Verification");
+  REQUIRE(verification != std::string::npos);
+  CHECK(components < verification);
+  CHECK(verification < findings);
+  CHECK(markdown.find("Each library loaded in an isolated worker process", verification) < findings);
+  CHECK(markdown.find("| nvrtc | ok |", verification) < findings);
   CHECK(markdown.find("| nvrtc | found | 13.0.88 · site-packages<br>`") != std::string::npos);
   CHECK(markdown.find("**Remedy:**") != std::string::npos);
 }
