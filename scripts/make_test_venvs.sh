@@ -3,7 +3,7 @@
 #
 #   DEST/wheels  cuda-pathfinder 1.9.1 + the CUDA 13 pip wheels (nvrtc, nvJitLink, CCCL) + pytest, jsonschema
 #   DEST/bare    cuda-pathfinder 1.9.1 + pytest, jsonschema, junitparser, prometheus_client,
-#                kubernetes-validate, dockerfile (CUDA comes from the system toolkit)
+#                kubernetes-validate, dockerfile, packaging (CUDA comes from the system toolkit)
 #   DEST/mismatch  NVRTC 13 with a CUDA 12 nvJitLink wheel: the nvjitlink.version_mismatch situation
 #
 # Usage: scripts/make_test_venvs.sh DEST
@@ -22,8 +22,9 @@ readonly k_pathfinder_pin=cuda-pathfinder==1.9.1
 readonly k_common_packages=("$k_pathfinder_pin" pytest jsonschema)
 # The bare venv also runs the JUnit test, whose consumer is junitparser, and the fleet tests:
 # prometheus_client parses node_exporter's scrape, kubernetes-validate checks packaging/kubernetes/,
-# dockerfile (Docker's own parser) reads packaging/Containerfile.
-readonly k_bare_packages=(junitparser prometheus_client kubernetes-validate dockerfile)
+# dockerfile (Docker's own parser) reads packaging/Containerfile; packaging is the oracle of the
+# PEP 440/508 evaluators (tests/cli/test_pep440_oracle.py).
+readonly k_bare_packages=(junitparser prometheus_client kubernetes-validate dockerfile packaging)
 readonly k_wheel_packages=(nvidia-cuda-nvrtc nvidia-nvjitlink nvidia-cuda-cccl)
 readonly k_mismatch_packages=(nvidia-cuda-nvrtc nvidia-nvjitlink-cu12)
 

@@ -221,7 +221,7 @@ Compilation compile_lto_elsewhere(const WorkerConfig& config, const Nvrtc& nvrtc
   }
   worker::WorkerOptions options;
   options.executable = config.executable;
-  options.step_timeout = std::chrono::seconds(120);
+  options.step_timeout = test_timeout("jit", config.level); // within the jit test's own deadline
   const auto outcomes = worker::run_steps(
       {worker::WorkerStep("jit_lto", "jit_lto", config.nvrtc, {std::to_string(arch), config.cccl_include})}, options,
       Environment::capture());

@@ -183,6 +183,12 @@ std::vector<TestResult> run_in_workers(WorkerConfig config, const SelfTestOption
     worker::WorkerOptions worker;
     worker.executable = options.executable;
     worker.step_timeout = options.startup_timeout;
+    // Each test moves the deadline to its own (deadline_ms); the whole worker never outlives the
+    // startup plus every remaining test's deadline.
+    worker.step_budget = options.startup_timeout;
+    for (const auto& key : remaining) {
+      worker.step_budget += test_timeout(key, config.level);
+    }
     if (options.progress) {
       worker.on_record = [&](const worker::StepOutcome&, const std::string& record) {
         const auto result = result_from_json(json::parse(record, nullptr, false));

@@ -1,17 +1,22 @@
 #include "worker/child.hpp"
 
+#include "core/filesystem.hpp"
+
 #include <nlohmann/json.hpp>
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cstdio>
 #include <string>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <vector>
 
 namespace cudadiag::worker {
 namespace {
@@ -19,6 +24,7 @@ namespace {
 using json = nlohmann::json;
 
 constexpr int k_protocol_fd = 3;
+constexpr int k_protocol_fd_floor = 512; // where the protocol descriptor moves to
 constexpr int k_exit_usage = 2;
 constexpr int k_exit_internal = 3;
 
@@ -41,6 +47,51 @@ void write_all(int fd, std::string_view data) {
 void write_line(const json& line) {
   if (g_protocol_fd >= 0) {
     write_all(g_protocol_fd, line.dump(-1, ' ', false, json::error_handler_t::replace) + "\n");
+  }
+}
+
+// The children of process `pid` (every thread's), from /proc/PID/task/*/children.
+std::vector<pid_t> children_of(pid_t pid) {
+  std::vector<pid_t> children;
+  const auto task_dir = "/proc/" + std::to_string(pid) + "/task";
+  DIR* tasks = ::opendir(task_dir.c_str());
+  if (tasks == nullptr) {
+    return children;
+  }
+  while (const dirent* task = ::readdir(tasks)) {
+    if (task->d_name[0] == '.') {
+      continue;
+    }
+    const auto listed = fs::read_file_prefix(task_dir + "/" + task->d_name + "/children", 64U << 10U);
+    if (!listed) {
+      continue;
+    }
+    std::string_view rest(*listed);
+    while (!rest.empty()) {
+      const auto space = rest.find(' ');
+      const auto word = rest.substr(0, space);
+      pid_t child = 0;
+      if (std::from_chars(word.data(), word.data() + word.size(), child).ec == std::errc() && child > 0) {
+        children.push_back(child);
+      }
+      rest = space == std::string_view::npos ? std::string_view{} : rest.substr(space + 1);
+    }
+  }
+  ::closedir(tasks);
+  return children;
+}
+
+// SIGKILLs every descendant of this process (children, theirs, and orphans reparented here by
+// PR_SET_CHILD_SUBREAPER), stopping each before listing its children so none can slip away.
+void kill_descendants() {
+  std::vector<pid_t> pending = children_of(::getpid());
+  for (std::size_t seen = 0; !pending.empty() && seen < 4096; ++seen) {
+    const pid_t pid = pending.back();
+    pending.pop_back();
+    ::kill(pid, SIGSTOP);
+    const auto grandchildren = children_of(pid);
+    pending.insert(pending.end(), grandchildren.begin(), grandchildren.end());
+    ::kill(pid, SIGKILL);
   }
 }
 
@@ -97,8 +148,20 @@ void serve(int argc, char** argv, std::span<const WorkerKind> kinds) {
         stderr));
     ::_exit(k_exit_usage);
   }
-  ::fcntl(k_protocol_fd, F_SETFD, FD_CLOEXEC); // nothing a library starts inherits the protocol
-  g_protocol_fd = k_protocol_fd;
+  // The protocol moves off descriptor 3 to a high one, close-on-exec: nothing a library starts
+  // inherits it, and a library that writes to "fd 3" blindly reaches nothing. (A library can still
+  // find it, being in this process: the parent treats every line as hostile and bounded.)
+  const int moved = ::fcntl(k_protocol_fd, F_DUPFD_CLOEXEC, k_protocol_fd_floor);
+  if (moved >= 0) {
+    ::close(k_protocol_fd);
+    g_protocol_fd = moved;
+  } else {
+    ::fcntl(k_protocol_fd, F_SETFD, FD_CLOEXEC);
+    g_protocol_fd = k_protocol_fd;
+  }
+  // Orphans of whatever a library starts (a daemon that double-forks) become this process's
+  // children, and are killed with the rest before it exits (the parent also sweeps by session).
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1);
   const rlimit no_core{0, 0};
   ::setrlimit(RLIMIT_CORE, &no_core); // a crashing library is a finding, not a core file in the user's cwd
   ::prctl(PR_SET_PDEATHSIG, SIGKILL); // never outlive the parent
@@ -113,6 +176,7 @@ void serve(int argc, char** argv, std::span<const WorkerKind> kinds) {
   // End here: the loaded libraries' destructors and atexit handlers (a driver's teardown) never run,
   // so they can neither crash nor slow down a worker whose answer is already written.
   static_cast<void>(std::fflush(nullptr));
+  kill_descendants();
   ::_exit(status);
 }
 

@@ -1,9 +1,11 @@
 #include "worker/process.hpp"
 
+#include "core/bounded_json.hpp"
 #include "core/filesystem.hpp"
 
 #include <nlohmann/json.hpp>
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -13,9 +15,11 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <random>
 #include <optional>
 #include <string>
 #include <sys/wait.h>
@@ -32,6 +36,12 @@ constexpr int k_protocol_fd = 3; // the child's end of the protocol pipe
 constexpr int k_passed_fd = 4; // WorkerStep::pass_fd in the child
 constexpr std::size_t k_stderr_tail_bytes = 2048;
 constexpr std::size_t k_max_line_bytes = std::size_t{16} << 20U; // a result with many devices stays far below
+// Every line is hostile until parsed (a loaded library can write to the protocol descriptor): at
+// most this deep, and per step at most this many records and bytes in all (a full self-test on 8
+// GPUs sends about 100 records, a few MiB).
+constexpr std::size_t k_max_line_depth = 32;
+constexpr std::size_t k_max_records = 4096;
+constexpr std::size_t k_max_step_bytes = std::size_t{64} << 20U;
 constexpr int k_lowest_parent_fd = 10; // pipe ends the parent keeps, above anything dup2'd in the child
 // How long a killed child may take to die (it may be in uninterruptible sleep inside a kernel driver)
 // before the parent stops waiting and leaves the reaping to a background thread.
@@ -96,8 +106,10 @@ bool move_pipes_high(std::array<int, 2>& first, std::array<int, 2>& second) {
 class Child {
 public:
   Child(const WorkerStep& step, const WorkerOptions& options)
-      : m_timeout(options.step_timeout), m_arguments(step.arguments), m_pass_fd(step.pass_fd),
-        m_on_record(options.on_record) {
+      : m_timeout(options.step_timeout),
+        m_budget(options.step_budget.count() > 0 ? std::max(options.step_budget, options.step_timeout)
+                                                 : options.step_timeout),
+        m_arguments(step.arguments), m_pass_fd(step.pass_fd), m_on_record(options.on_record) {
     outcome.id = step.id;
     outcome.kind = step.kind;
     outcome.path = step.path;
@@ -120,6 +132,7 @@ public:
   void start(const std::string& executable, char* const* envp, const std::string& cwd) {
     m_start = Clock::now();
     m_deadline = m_start + m_timeout;
+    m_hard_deadline = m_start + m_budget;
     std::string error;
     if (!spawn(executable, envp, cwd, error)) {
       outcome.status = "error";
@@ -272,23 +285,68 @@ private:
       m_line.erase(0, newline + 1);
     }
     if (m_line.size() > k_max_line_bytes) {
-      m_protocol_error = "a protocol line longer than " + std::to_string(k_max_line_bytes) + " bytes";
+      refuse("a protocol line longer than " + std::to_string(k_max_line_bytes) + " bytes");
       m_line.clear();
     }
+  }
+
+  // Ends a step whose protocol broke a limit: the reason is kept (the first one) and the child
+  // killed, since nothing it sends afterwards is believed.
+  void refuse(std::string reason) {
+    if (m_protocol_error.empty()) {
+      m_protocol_error = std::move(reason);
+    }
+    if (!m_killed_at && m_pid > 0) {
+      kill_group(Clock::now());
+    }
+  }
+
+  // A deadline_ms value as a duration within [0, the step's budget]; nullopt when not an integer.
+  [[nodiscard]] std::optional<std::chrono::milliseconds> announced_deadline(const json& value) const {
+    if (value.is_number_unsigned()) {
+      const auto asked = value.get<std::uint64_t>();
+      return std::chrono::milliseconds(
+          static_cast<std::int64_t>(std::min<std::uint64_t>(asked, static_cast<std::uint64_t>(m_budget.count()))));
+    }
+    if (value.is_number_integer()) {
+      return std::chrono::milliseconds(0); // negative: due now
+    }
+    return std::nullopt;
   }
 
   void take_line(std::string_view line) {
     if (line.empty()) {
       return;
     }
-    const auto message = json::parse(line, nullptr, false);
+    if (m_killed_at && !m_protocol_error.empty()) {
+      return; // refused: nothing more is believed
+    }
+    m_received_bytes += line.size();
+    if (m_received_bytes > k_max_step_bytes) {
+      refuse("more than " + std::to_string(k_max_step_bytes >> 20U) + " MiB of protocol lines");
+      return;
+    }
+    auto parsed = bounded_json::parse(line, {k_max_line_depth, k_max_line_bytes});
+    if (const auto* failure = std::get_if<bounded_json::Failure>(&parsed)) {
+      refuse("an unreadable protocol line (" + failure->message() + "): " + std::string(line.substr(0, 120)));
+      return;
+    }
+    const auto& message = std::get<json>(parsed);
     if (message.is_object() && message.contains("phase") && message["phase"].is_string()) {
       outcome.last_phase = message["phase"].get<std::string>();
-      if (message.contains("deadline_ms") && message["deadline_ms"].is_number_integer() && !m_killed_at) {
-        m_timeout = std::chrono::milliseconds(message["deadline_ms"].get<std::int64_t>());
-        m_deadline = Clock::now() + m_timeout;
+      if (message.contains("deadline_ms") && !m_killed_at) {
+        // A worker may move its deadline (a self-test announcing its next test), within the
+        // step's budget: never past the hard deadline set when it started.
+        if (const auto announced = announced_deadline(message["deadline_ms"])) {
+          m_timeout = *announced;
+          m_deadline = std::min(Clock::now() + *announced, m_hard_deadline);
+        }
       }
     } else if (message.is_object() && message.contains("record")) {
+      if (outcome.records.size() >= k_max_records) {
+        refuse("more than " + std::to_string(k_max_records) + " records");
+        return;
+      }
       outcome.records.push_back(message["record"].dump(-1, ' ', false, json::error_handler_t::replace));
       if (m_on_record) {
         m_on_record(outcome, outcome.records.back());
@@ -361,6 +419,12 @@ private:
   }
 
   void classify(bool have_status, int status) {
+    if (!m_protocol_error.empty() && m_killed_at && !m_timed_out) { // refused and killed: the limit is the cause
+      outcome.status = "error";
+      outcome.detail = "the worker sent " + m_protocol_error + " " + where() + "; it was stopped";
+      outcome.result.clear();
+      return;
+    }
     if (m_timed_out) {
       outcome.status = "timeout";
       outcome.detail = "timed out after " + seconds_text(m_timeout) + " " + where();
@@ -393,7 +457,8 @@ private:
     }
   }
 
-  std::chrono::milliseconds m_timeout;
+  std::chrono::milliseconds m_timeout; // the deadline last set: step_timeout, then each deadline_ms
+  std::chrono::milliseconds m_budget;  // the hard limit of the whole step
   std::vector<std::string> m_arguments;
   int m_pass_fd = -1;
   std::function<void(const StepOutcome&, const std::string&)> m_on_record;
@@ -402,7 +467,9 @@ private:
   int m_stderr_fd = -1;
   Clock::time_point m_start{};
   Clock::time_point m_deadline{};
+  Clock::time_point m_hard_deadline{};
   std::optional<Clock::time_point> m_killed_at;
+  std::size_t m_received_bytes = 0;
   bool m_timed_out = false;
   bool m_done = false;
   std::string m_line;                       // the protocol line being received
@@ -410,15 +477,61 @@ private:
   std::optional<std::string> m_child_error; // the child's {"error": ...}
 };
 
+// The variable that marks every process a run of workers starts, whatever group or session it
+// moves to: "CUDADIAG_WORKER_SESSION=<pid>.<random>", unique to the run.
+std::string session_variable() {
+  std::random_device entropy;
+  const std::uint64_t random = (std::uint64_t{entropy()} << 32U) ^ entropy();
+  return "CUDADIAG_WORKER_SESSION=" + std::to_string(::getpid()) + "." + std::to_string(random);
+}
+
+// SIGKILLs every process whose environment holds `variable` (a daemon a library double-forked out
+// of its worker's process group keeps the variable it inherited). Only processes this user may
+// read are seen, which covers everything a worker started. Two passes: one that was forking
+// during the first is caught by the second.
+void sweep_session(const std::string& variable) {
+  const std::string needle = variable + '\0';
+  for (int pass = 0; pass < 2; ++pass) {
+    DIR* proc = ::opendir("/proc");
+    if (proc == nullptr) {
+      return;
+    }
+    bool killed = false;
+    while (const dirent* entry = ::readdir(proc)) {
+      pid_t pid = 0;
+      const std::string_view name(entry->d_name);
+      if (std::from_chars(name.data(), name.data() + name.size(), pid).ec != std::errc() || pid <= 1 ||
+          pid == ::getpid()) {
+        continue;
+      }
+      const auto environ = fs::read_file_prefix("/proc/" + std::string(name) + "/environ", 1U << 20U);
+      if (environ && (environ->find(needle) != std::string::npos ||
+                      (environ->size() >= variable.size() && environ->ends_with(variable)))) {
+        ::kill(pid, SIGKILL);
+        killed = true;
+      }
+    }
+    ::closedir(proc);
+    if (!killed) {
+      return;
+    }
+  }
+}
+
 std::vector<StepOutcome> run_all(const std::vector<WorkerStep>& steps, const WorkerOptions& options,
                                  const Environment& env) {
   std::vector<std::string> variables;
-  variables.reserve(env.variables().size());
+  variables.reserve(env.variables().size() + 1);
   for (const auto& [name, value] : env.variables()) {
+    if (name == "CUDADIAG_WORKER_SESSION") {
+      continue; // a worker starting workers marks them with a session of its own
+    }
     auto& variable = variables.emplace_back(name);
     variable += '=';
     variable += value;
   }
+  const std::string session = session_variable();
+  variables.push_back(session);
   std::vector<char*> envp;
   envp.reserve(variables.size() + 1);
   for (auto& variable : variables) {
@@ -463,6 +576,7 @@ std::vector<StepOutcome> run_all(const std::vector<WorkerStep>& steps, const Wor
     }
   }
 
+  sweep_session(session);
   std::vector<StepOutcome> outcomes;
   outcomes.reserve(children.size());
   for (auto& child : children) {

@@ -59,15 +59,23 @@ struct StepOutcome {
 struct WorkerOptions {
   std::string executable;                        // the cudadiag binary to re-execute (/proc/self/exe)
   std::chrono::milliseconds step_timeout{15000}; // per step, measured from its start (or its last deadline_ms)
+  // The hard limit of a step from its start (0: step_timeout). A deadline_ms line moves the step's
+  // deadline to now + N with N capped at this budget, and never past start + budget, so a worker
+  // (or a library writing on its descriptor) cannot keep a step alive beyond it.
+  std::chrono::milliseconds step_budget{0};
   // Called (on the calling thread of run_steps) for each record (JSON text) as it arrives.
   std::function<void(const StepOutcome& outcome, const std::string& record)> on_record;
 };
 
 // Runs every step in its own child process, all at once: `executable __worker KIND PATH` with the
-// environment of `env` (its variables only, nothing of this process), cwd env.cwd (when it is a
-// directory), stdin and stdout /dev/null, stderr and fd 3 piped back. A child runs in a process
-// group of its own; at its deadline the whole group is killed with SIGKILL. When a step ends, any
-// process left in its group is killed too, and the child is reaped.
+// environment of `env` (its variables only, nothing of this process) plus a session variable
+// unique to this call (CUDADIAG_WORKER_SESSION), cwd env.cwd (when it is a directory), stdin and
+// stdout /dev/null, stderr and fd 3 piped back. A child runs in a process group of its own; at its
+// deadline the whole group is killed with SIGKILL. When a step ends, any process left in its group
+// is killed too, and the child is reaped; when all have ended, any process still carrying the
+// session variable (a daemon that left the group with setsid) is killed.
+// Every protocol line is parsed bounded (depth, size); a step that sends more than its limits of
+// lines, records or bytes is stopped and reported as an error naming the limit.
 // Never throws, never leaves children behind. Outcomes are returned in step order.
 std::vector<StepOutcome> run_steps(const std::vector<WorkerStep>& steps, const WorkerOptions& options,
                                    const Environment& env);

@@ -178,6 +178,49 @@ TEST_CASE("worker: everything a child started dies with it, on timeout and on no
   }
 }
 
+TEST_CASE("worker: a daemon that double-forks and leaves the process group with setsid dies too") {
+  const auto marker = unique_marker();
+  auto env = cudadiag::testing::fake_driver_env({{"CUDADIAG_FAKE_CUDA", "daemon"}, {"CUDADIAG_TEST_MARKER", marker}});
+  const auto outcomes = run({{"cuda", "driver", CUDADIAG_FAKE_DRIVER}}, env, 5000ms);
+  REQUIRE(outcomes.size() == 1);
+  INFO(outcomes.front().detail);
+  CHECK(outcomes.front().status == "ok");
+  CHECK(children_of_this_process().empty());
+  CHECK(marked_processes_gone(marker));
+}
+
+TEST_CASE("worker: a library writing a record nested a million deep on the protocol stops its step, not the parent") {
+  const auto outcome = run_driver(CUDADIAG_FAKE_DRIVER, "protocol-deep", 10000ms);
+  INFO(outcome.detail);
+  CHECK(outcome.status == "error");
+  CHECK(contains(outcome.detail, "the worker sent an unreadable protocol line"));
+  CHECK(contains(outcome.detail, "deeper than 32"));
+  CHECK(outcome.records.empty());
+  CHECK(children_of_this_process().empty());
+}
+
+TEST_CASE("worker: deadline_ms lines never keep a step alive past its budget") {
+  const auto start = std::chrono::steady_clock::now();
+  const auto outcome = run_driver(CUDADIAG_FAKE_DRIVER, "protocol-deadline", 1000ms);
+  const auto wall = std::chrono::steady_clock::now() - start;
+  INFO(outcome.detail);
+  CHECK(outcome.status == "timeout");
+  CHECK(outcome.last_phase == "stalling");
+  CHECK(wall < 3000ms); // 1 s budget, the kill and the reap; an hour or 2^64-1 ms asked
+  CHECK(children_of_this_process().empty());
+}
+
+TEST_CASE("worker: a flood of records is cut at the record limit and the step stopped") {
+  const auto start = std::chrono::steady_clock::now();
+  const auto outcome = run_driver(CUDADIAG_FAKE_DRIVER, "protocol-flood", 10000ms);
+  INFO(outcome.detail);
+  CHECK(outcome.status == "error");
+  CHECK(contains(outcome.detail, "more than 4096 records"));
+  CHECK(outcome.records.size() == 4096);
+  CHECK(std::chrono::steady_clock::now() - start < 5000ms);
+  CHECK(children_of_this_process().empty());
+}
+
 TEST_CASE("worker: steps run concurrently and come back in step order") {
   const auto env = cudadiag::testing::fake_driver_env({{"CUDADIAG_FAKE_CUDA", "hang"}});
   const std::vector<WorkerStep> steps = {
