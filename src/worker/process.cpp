@@ -230,6 +230,9 @@ private:
     if (m_pass_fd >= 0) {
       ::posix_spawn_file_actions_adddup2(&actions, m_pass_fd, k_passed_fd);
     }
+    // Nothing else of this process reaches the child: descriptors an embedding application left
+    // inheritable are closed there, so a loaded library can neither write into them nor hold them.
+    ::posix_spawn_file_actions_addclosefrom_np(&actions, m_pass_fd >= 0 ? k_passed_fd + 1 : k_protocol_fd + 1);
     if (!cwd.empty() && fs::is_directory(cwd)) {
       ::posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
     }
