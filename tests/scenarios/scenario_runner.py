@@ -165,6 +165,7 @@ class Built:
     cwd: Path
     args: list[str]
     substitutions: dict[str, str] = field(default_factory=dict)
+    run_as_nobody: bool = False  # `run_as = "nobody"`: cudadiag runs as uid/gid 65534 (root only)
 
     def expand(self, text: str) -> str:
         for key, value in self.substitutions.items():
@@ -343,6 +344,10 @@ def build(scenario: dict, root: Path, factory: ElfFactory) -> Built:
         (root / "ld.so.cache").write_bytes(build_ld_so_cache(added + entries + driver_entries))
         args += ["--ld-so-cache", str(root / "ld.so.cache")]
     built.args = args
+    if scenario.get("run_as") == "nobody":
+        prepare_run_as_nobody(built)
+    elif "run_as" in scenario:
+        raise ValueError(f"unknown run_as {scenario['run_as']!r} (only \"nobody\")")
     return built
 
 
@@ -351,9 +356,32 @@ def build(scenario: dict, root: Path, factory: ElfFactory) -> Built:
 # ---------------------------------------------------------------------------------------------
 
 
+NOBODY = 65534
+
+
+def become_nobody() -> None:
+    os.setgroups([])
+    os.setgid(NOBODY)
+    os.setuid(NOBODY)
+
+
 def run_cudadiag(built: Built, args: list[str]) -> subprocess.CompletedProcess:
     return subprocess.run([str(require_binary()), *args], env=built.env, cwd=built.cwd, capture_output=True,
-                          timeout=TIMEOUT_S, stdin=subprocess.DEVNULL, check=False)
+                          timeout=TIMEOUT_S, stdin=subprocess.DEVNULL, check=False,
+                          preexec_fn=become_nobody if built.run_as_nobody else None)
+
+
+def prepare_run_as_nobody(built: Built) -> None:
+    """A scenario run as `nobody` (files it must not read, made unreadable by mode): only root can
+    switch users; everyone else already lacks the rights the mode takes away. The binary and the
+    scenario tree must be reachable by nobody, or the scenario is skipped, saying which directory."""
+    if os.geteuid() != 0:
+        return
+    for path in (built.root, require_binary()):
+        for ancestor in Path(path).resolve().parents:
+            if not os.stat(ancestor).st_mode & 0o001:
+                raise ScenarioSkip(f"run_as nobody: {ancestor} is not searchable by other users")
+    built.run_as_nobody = True
 
 
 def component_key(key: str) -> tuple[str, str]:

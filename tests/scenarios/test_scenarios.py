@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import collections
 import re
+import shutil
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -25,10 +27,18 @@ def elf_factory(tmp_path_factory):
 @pytest.mark.parametrize("path", SCENARIOS, ids=lambda p: p.stem)
 def test_scenario(path, elf_factory, tmp_path):
     scenario = scenario_runner.load(path)
+    # A scenario run as nobody needs a tree nobody can reach: pytest's own temp dirs are private.
+    shared_root = None
+    if scenario.get("run_as") == "nobody":
+        shared_root = Path(tempfile.mkdtemp(prefix="cudadiag-scenario-"))
+        shared_root.chmod(0o755)
     try:
-        problems = scenario_runner.run_scenario(scenario, tmp_path / "s", elf_factory)
+        problems = scenario_runner.run_scenario(scenario, (shared_root or tmp_path) / "s", elf_factory)
     except scenario_runner.ScenarioSkip as why:
         pytest.skip(str(why))
+    finally:
+        if shared_root is not None:
+            shutil.rmtree(shared_root, ignore_errors=True)
     assert not problems, f"{path.name}: {scenario.get('description', '')}\n  " + "\n  ".join(problems)
 
 
