@@ -193,6 +193,12 @@ DiscoveryResult finish_discovery(DiscoveryContext&& context, std::vector<Compone
   }
 
   DiscoveryResult result;
+  for (const auto& environment : context.python.environments) {
+    if (environment.primary) { // the interpreter CUDA Python (and `import torch`) runs in
+      result.framework_requirements_unmet = python::unmet_framework_requirements(
+          python::installed_distributions(environment.site_dirs), python::marker_environment(environment));
+    }
+  }
   result.ld_so_conf = std::move(context.ld_so_conf);
   result.python = std::move(context.python);
   result.python_error = std::move(context.python_error);

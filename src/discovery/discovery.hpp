@@ -9,6 +9,7 @@
 #include "loader/ld_so_conf.hpp"
 #include "probes/catalog.hpp"
 #include "probes/search_strategies.hpp"
+#include "python/framework_requirements.hpp"
 #include "python/python_environments.hpp"
 #include "versions/package_db.hpp"
 
@@ -53,6 +54,9 @@ struct DiscoveryOptions {
 struct DiscoveryResult {
   python::PythonDiscovery python;
   std::optional<std::string> python_error; // --python failed; the no-run discovery was used instead
+  // The CUDA pins of the frameworks installed in the primary Python environment that it does not
+  // meet (python/framework_requirements.hpp).
+  std::vector<python::UnmetRequirement> framework_requirements_unmet;
   LdCacheStatus ld_cache;
   loader::LdConf ld_so_conf; // which conf file lists which directory (for remedies)
   std::vector<ComponentResult> components;

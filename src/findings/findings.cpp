@@ -111,6 +111,9 @@ const std::vector<FindingDefinition>& finding_definitions() {
     {"python.virtual_env_inactive", Severity::warning,
      "VIRTUAL_ENV names a virtual environment that `python3` does not run (the venv's bin is not first on PATH); Python ignores the variable, so CUDA Python searches the site-packages of the interpreter PATH finds, not the venv's.",
      "Activate the venv (`source VENV/bin/activate` puts its bin first on PATH) or run its interpreter by path (VENV/bin/python); if you no longer use it, `deactivate` or unset VIRTUAL_ENV."},
+    {"python.requirement_unmet", Severity::error,
+     "A Python framework in the environment CUDA Python runs in (torch, JAX, CuPy, TensorFlow, Triton, vLLM, ...) pins a CUDA distribution that is not installed there, or installed in a version its requirement does not allow; the framework was built and tested against the pinned one.",
+     "Install the version the framework requires (the message gives the pip command), or install the framework release that matches the CUDA distributions you want."},
     {"policy.unmet", Severity::error,
      "A requirement given with --require or --policy does not hold on this machine (the requirement and what was seen are named).",
      "Install or select what the requirement asks for (a newer library, the driver, a passing self-test), or change the requirement if it is wrong."},
@@ -603,6 +606,39 @@ void check_virtual_env(const discovery::DiscoveryResult& result, std::vector<Fin
                       {"how", inactive->how}}));
 }
 
+// python.requirement_unmet: one finding per framework requirement the primary environment breaks.
+void check_framework_requirements(const discovery::DiscoveryResult& result, std::vector<Finding>& out) {
+  std::string interpreter = "python3";
+  for (const auto& environment : result.python.environments) {
+    if (environment.primary && !environment.interpreter.empty()) {
+      interpreter = environment.interpreter;
+    }
+  }
+  for (const auto& unmet : result.framework_requirements_unmet) {
+    const std::string wanted = unmet.dependency + unmet.specifier;
+    const std::string asked = unmet.framework + " " + unmet.framework_version + " requires " + wanted +
+                              (unmet.through_extra ? " (through its extra [" + *unmet.through_extra + "])" : "");
+    const std::string seen = unmet.installed ? "; " + *unmet.installed + " is installed (" + unmet.installed_at + ")"
+                                             : "; it is not installed";
+    // A requirement only an extra asks for is optional: a warning when it is missing.
+    const bool optional = unmet.through_extra.has_value() && !unmet.installed;
+    auto finding = make("python.requirement_unmet", asked + seen, {},
+                        {{"framework", unmet.framework},
+                         {"framework_version", unmet.framework_version},
+                         {"requirement", unmet.requirement},
+                         {"dependency", unmet.dependency},
+                         {"specifier", unmet.specifier},
+                         {"installed", unmet.installed ? nlohmann::json(*unmet.installed) : nlohmann::json(nullptr)},
+                         {"installed_at", unmet.installed_at},
+                         {"extra", unmet.through_extra ? nlohmann::json(*unmet.through_extra) : nlohmann::json(nullptr)}},
+                        optional ? std::optional(Severity::warning) : std::nullopt);
+    finding.remedy = interpreter + " -m pip install '" + wanted + "' restores what " + unmet.framework +
+                     " was built against; or install the " + unmet.framework +
+                     " release that matches the CUDA distributions you want.";
+    out.push_back(std::move(finding));
+  }
+}
+
 } // namespace
 
 std::vector<Finding> evaluate_discovery(const discovery::DiscoveryResult& result, const Environment& env) {
@@ -610,6 +646,7 @@ std::vector<Finding> evaluate_discovery(const discovery::DiscoveryResult& result
   check_cuda_path_home(env, out);
   check_search_path_entries(env, out);
   check_virtual_env(result, out);
+  check_framework_requirements(result, out);
   for (const auto& component : result.components) {
     check_driver(component, result, env, out);
     check_unusable(component, out);
