@@ -608,10 +608,13 @@ void check_virtual_env(const discovery::DiscoveryResult& result, std::vector<Fin
 
 // python.requirement_unmet: one finding per framework requirement the primary environment breaks.
 void check_framework_requirements(const discovery::DiscoveryResult& result, std::vector<Finding>& out) {
+  // pip must run in the environment itself: a venv's own bin/python (its interpreter's realpath is
+  // the base Python, whose pip installs elsewhere), else the interpreter.
   std::string interpreter = "python3";
   for (const auto& environment : result.python.environments) {
-    if (environment.primary && !environment.interpreter.empty()) {
-      interpreter = environment.interpreter;
+    if (environment.primary) {
+      interpreter = environment.is_venv ? fs::join(environment.prefix, "bin/python")
+                                        : (environment.interpreter.empty() ? interpreter : environment.interpreter);
     }
   }
   for (const auto& unmet : result.framework_requirements_unmet) {

@@ -31,6 +31,7 @@ from cudadiag_harness import (
 
 CASES_DIR = Path(__file__).resolve().parent / "cases"
 CTK = Path(os.path.realpath(SYSTEM_CTK))
+SOURCE_DIR = Path(__file__).resolve().parents[2]  # the repository
 SYSTEM_PYTHON = Path("/usr/bin/python3")
 TIMEOUT_S = 30
 
@@ -293,12 +294,25 @@ def make_file(spec: dict, built: Built, factory: ElfFactory) -> None:
         path.chmod(int(spec["mode"], 8))
 
 
+def make_dist_info(spec: dict, built: Built) -> None:
+    """An installed distribution in a venv's site-packages: `<name>-<version>.dist-info/METADATA`,
+    copied from `metadata` (a real release's, tests/fixtures/python_metadata) or made of Name and
+    Version alone (a distribution that requires nothing)."""
+    site = Path(built.expand(f"{{site:{spec.get('venv', 'venv')}}}"))
+    dist_info = site / f"{spec['name'].replace('-', '_')}-{spec['version']}.dist-info"
+    dist_info.mkdir(parents=True, exist_ok=True)
+    if "metadata" in spec:
+        shutil.copyfile(built.expand(spec["metadata"]), dist_info / "METADATA")
+    else:
+        (dist_info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {spec['name']}\nVersion: {spec['version']}\n")
+
+
 def build(scenario: dict, root: Path, factory: ElfFactory) -> Built:
     root.mkdir(parents=True, exist_ok=True)
     (root / "home").mkdir(exist_ok=True)
     built = Built(root=root, env={}, cwd=root, args=[])
     built.substitutions = {"root": str(root), "ctk": str(CTK), "fixtures": str(FIXTURES),
-                           "pyver": python_version()}
+                           "pyver": python_version(), "source": str(SOURCE_DIR)}
     path_prefix = []
     for venv_spec in scenario.get("venv", []):
         venv_root = make_venv(venv_spec, root, factory)
@@ -306,6 +320,8 @@ def build(scenario: dict, root: Path, factory: ElfFactory) -> Built:
         if venv_spec.get("activate", True):
             built.env["VIRTUAL_ENV"] = str(venv_root)
             path_prefix.insert(0, str(venv_root / "bin"))
+    for dist_spec in scenario.get("dist", []):
+        make_dist_info(dist_spec, built)
     for file_spec in scenario.get("file", []):
         make_file(file_spec, built, factory)
     needs = list(scenario.get("needs_fixtures", []))
