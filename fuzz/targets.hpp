@@ -36,6 +36,7 @@ int bounded_json(const std::uint8_t* data, std::size_t size);  // src/core: boun
 int terminal_text(const std::uint8_t* data, std::size_t size); // src/report: escape_controls
 int fleet_stream(const std::uint8_t* data, std::size_t size);  // src/fleet: report streams, pruned parse
 int package_db(const std::uint8_t* data, std::size_t size);    // src/versions: dpkg status/.list, RPM headers
+int python_requirements(const std::uint8_t* data, std::size_t size); // src/python: PEP 440/508, METADATA Requires-Dist
 
 struct Target {
   std::string_view name; // also the corpus directory fuzz/corpus/<name> and tests/fuzz/<name>
@@ -60,6 +61,7 @@ inline constexpr Target k_targets[] = {
     {.name = "terminal_text", .run = terminal_text},
     {.name = "fleet_stream", .run = fleet_stream},
     {.name = "package_db", .run = package_db},
+    {.name = "python_requirements", .run = python_requirements},
 };
 
 // Helpers for the targets (support.cpp).
