@@ -195,8 +195,10 @@ DiscoveryResult finish_discovery(DiscoveryContext&& context, std::vector<Compone
   DiscoveryResult result;
   for (const auto& environment : context.python.environments) {
     if (environment.primary) { // the interpreter CUDA Python (and `import torch`) runs in
-      result.framework_requirements_unmet = python::unmet_framework_requirements(
-          python::installed_distributions(environment.site_dirs), python::marker_environment(environment));
+      const auto installed = python::installed_distributions(environment.site_dirs);
+      result.framework_requirements_unmet =
+          python::unmet_framework_requirements(installed, python::marker_environment(environment));
+      result.frameworks = python::framework_builds(environment.site_dirs, installed);
     }
   }
   result.ld_so_conf = std::move(context.ld_so_conf);

@@ -9,6 +9,7 @@
 #include "loader/ld_so_conf.hpp"
 #include "probes/catalog.hpp"
 #include "probes/search_strategies.hpp"
+#include "python/framework_builds.hpp"
 #include "python/framework_requirements.hpp"
 #include "python/python_environments.hpp"
 #include "versions/package_db.hpp"
@@ -57,6 +58,8 @@ struct DiscoveryResult {
   // The CUDA pins of the frameworks installed in the primary Python environment that it does not
   // meet (python/framework_requirements.hpp).
   std::vector<python::UnmetRequirement> framework_requirements_unmet;
+  // The CUDA the frameworks in the primary environment were built for (python/framework_builds.hpp).
+  std::vector<python::FrameworkBuild> frameworks;
   LdCacheStatus ld_cache;
   loader::LdConf ld_so_conf; // which conf file lists which directory (for remedies)
   std::vector<ComponentResult> components;

@@ -407,6 +407,40 @@ void check_versions(const discovery::DiscoveryResult& discovery, const verify::V
     }
   }
 
+  // framework.driver_too_old: a framework built for a newer CUDA major than the driver runs, or
+  // below that major's driver branch floor (torch: "The NVIDIA driver on your system is too old").
+  for (const auto& build : discovery.frameworks) {
+    const auto major_text = build.cuda.substr(0, build.cuda.find('.'));
+    int major = 0;
+    if (std::from_chars(major_text.data(), major_text.data() + major_text.size(), major).ec != std::errc() ||
+        major <= 0) {
+      continue;
+    }
+    std::optional<int> needed_branch;
+    for (const auto& row : k_minimum_driver) {
+      if (row.cuda_major == major) {
+        needed_branch = row.driver_branch;
+      }
+    }
+    const bool cuda_too_old = driver.cuda && driver.cuda->first < major;
+    const bool branch_too_old = driver.branch && needed_branch && *driver.branch < *needed_branch;
+    if (!cuda_too_old && !branch_too_old) {
+      continue;
+    }
+    out.push_back(make_finding(
+        "framework.driver_too_old",
+        build.framework + " " + build.version + " is built for CUDA " + build.cuda + " (" + build.source +
+            "), which needs a CUDA " + std::to_string(major) + " driver" +
+            (needed_branch ? " (branch >= " + std::to_string(*needed_branch) + ")" : "") + "; the driver is " +
+            (driver.cuda ? "CUDA " + to_text(*driver.cuda) : std::string("of an unknown CUDA version")) +
+            (driver.branch ? ", branch " + std::to_string(*driver.branch) : "") + ": it fails at its first CUDA call",
+        {"cuda"},
+        {{"framework", build.framework}, {"framework_version", build.version}, {"framework_cuda", build.cuda},
+         {"source", build.source},
+         {"driver_cuda", driver.cuda ? nlohmann::json(to_text(*driver.cuda)) : nlohmann::json(nullptr)},
+         {"driver_branch", driver.branch ? nlohmann::json(*driver.branch) : nlohmann::json(nullptr)}}));
+  }
+
   // nvrtc.ptx_newer_than_driver: the PTX ISA NVRTC emits against the one the driver JITs.
   if (nvrtc && driver.cuda) {
     const auto nvrtc_isa = ptx_isa_for_cuda(nvrtc->first, nvrtc->second);

@@ -1,0 +1,125 @@
+#include "python/framework_builds.hpp"
+
+#include "core/filesystem.hpp"
+
+#include <optional>
+
+namespace cudadiag::python {
+
+namespace {
+
+constexpr std::size_t k_max_python_file_bytes = 1U << 20U;
+
+bool is_space(char c) { return c == ' ' || c == '\t'; }
+
+std::string_view skip_spaces(std::string_view text) {
+  while (!text.empty() && is_space(text.front())) {
+    text.remove_prefix(1);
+  }
+  return text;
+}
+
+// The first existing `relative` file under the site directories, read (bounded).
+std::optional<std::pair<std::string, std::string>> read_in_sites(const std::vector<std::string>& site_dirs,
+                                                                 const std::string& relative) {
+  for (const auto& site : site_dirs) {
+    const auto path = fs::join(site, relative);
+    if (auto text = fs::read_file_prefix(path, k_max_python_file_bytes)) {
+      return std::make_pair(path, std::move(*text));
+    }
+  }
+  return std::nullopt;
+}
+
+// "12" from "cupy-cuda12x", "13" from "jax-cuda13-plugin"; "" when the name has no cudaNN.
+std::string major_in_name(std::string_view name) {
+  const auto at = name.find("cuda");
+  if (at == std::string_view::npos) {
+    return "";
+  }
+  std::string digits;
+  for (std::size_t i = at + 4; i < name.size() && name[i] >= '0' && name[i] <= '9' && digits.size() < 3; ++i) {
+    digits += name[i];
+  }
+  return digits;
+}
+
+} // namespace
+
+std::optional<std::string> python_string_assignment(std::string_view text, std::string_view key) {
+  std::size_t from = 0;
+  while (from < text.size()) {
+    const auto end = text.find('\n', from);
+    std::string_view line = skip_spaces(text.substr(from, end == std::string_view::npos ? end : end - from));
+    from = end == std::string_view::npos ? text.size() : end + 1;
+    // Every place the key appears on the line, bare or quoted (dict literals hold several keys).
+    for (std::size_t at = line.find(key); at != std::string_view::npos; at = line.find(key, at + 1)) {
+      const bool quoted = at > 0 && (line[at - 1] == '\'' || line[at - 1] == '"');
+      const bool bare = at == 0;
+      if (!quoted && !bare) {
+        continue;
+      }
+      auto rest = line.substr(at + key.size());
+      if (quoted) {
+        if (rest.empty() || rest.front() != line[at - 1]) {
+          continue;
+        }
+        rest = skip_spaces(rest.substr(1));
+        if (rest.empty() || rest.front() != ':') {
+          continue;
+        }
+      } else {
+        rest = skip_spaces(rest);
+        if (!rest.empty() && rest.front() == ':') { // an annotation: "cuda: Optional[str] = ..."
+          const auto equals = rest.find('=');
+          if (equals == std::string_view::npos) {
+            continue;
+          }
+          rest = rest.substr(equals);
+        }
+        if (rest.empty() || rest.front() != '=') {
+          continue;
+        }
+      }
+      rest = skip_spaces(rest.substr(1));
+      if (rest.empty() || (rest.front() != '\'' && rest.front() != '"')) {
+        return std::nullopt; // None, or something that is not a string literal
+      }
+      const char quote = rest.front();
+      const auto close = rest.find(quote, 1);
+      if (close == std::string_view::npos) {
+        return std::nullopt;
+      }
+      return std::string(rest.substr(1, close - 1));
+    }
+  }
+  return std::nullopt;
+}
+
+std::vector<FrameworkBuild> framework_builds(const std::vector<std::string>& site_dirs,
+                                             const std::vector<Distribution>& installed) {
+  std::vector<FrameworkBuild> out;
+  for (const auto& distribution : installed) {
+    const auto& name = distribution.canonical_name;
+    if (name == "torch") {
+      if (const auto file = read_in_sites(site_dirs, "torch/version.py")) {
+        if (auto cuda = python_string_assignment(file->second, "cuda"); cuda && !cuda->empty()) {
+          out.push_back({distribution.name, distribution.version, std::move(*cuda), file->first});
+        }
+      }
+    } else if (name == "tensorflow") {
+      if (const auto file = read_in_sites(site_dirs, "tensorflow/python/platform/build_info.py")) {
+        if (auto cuda = python_string_assignment(file->second, "cuda_version"); cuda && !cuda->empty()) {
+          out.push_back({distribution.name, distribution.version, std::move(*cuda), file->first});
+        }
+      }
+    } else if (name.starts_with("jax-cuda") || name.starts_with("cupy-cuda")) {
+      if (auto major = major_in_name(name); !major.empty()) {
+        out.push_back({distribution.name, distribution.version, std::move(major), "the distribution's name"});
+      }
+    }
+  }
+  return out;
+}
+
+} // namespace cudadiag::python
