@@ -5,6 +5,7 @@
 #include "versions/version_sources.hpp"
 
 #include <array>
+#include <charconv>
 #include <tuple>
 #include <string>
 
