@@ -108,11 +108,19 @@ json environment_to_json(const Report& report) {
   for (const auto& environment : report.discovery.python.environments) {
     pythons.push_back(python_environment_to_json(environment));
   }
+  json frameworks = json::array();
+  for (const auto& build : report.discovery.frameworks) {
+    frameworks.push_back({{"framework", text(build.framework)},
+                          {"version", text(build.version)},
+                          {"cuda", text(build.cuda)},
+                          {"source", text(build.source)}});
+  }
   const auto& cache = report.discovery.ld_cache;
   return {{"variables", variables},
           {"cwd", text(report.environment.cwd)},
           {"uid", report.environment.uid},
           {"python_environments", pythons},
+          {"frameworks", frameworks},
           {"ld_so_cache",
            {{"path", text(cache.path)},
             {"status", cache.error ? "error" : "ok"},

@@ -290,6 +290,14 @@ std::string python_section(const Report& report, TextStyle style) {
                               (environment.is_venv ? ", venv" : "") + ")"});
   }
   out += render_table(table, style.width, style.color);
+  if (!report.discovery.frameworks.empty()) {
+    std::string builds;
+    for (const auto& build : report.discovery.frameworks) {
+      builds += (builds.empty() ? "" : ", ") + to_valid_utf8(build.framework) + " " + to_valid_utf8(build.version) +
+                " (CUDA " + to_valid_utf8(build.cuda) + ")";
+    }
+    out += wrap("frameworks built for CUDA: " + builds, style.width, "  ", "    ");
+  }
   const auto& cache = report.discovery.ld_cache;
   const std::string state = cache.error ? paint(style, k_red, "unreadable: " + to_valid_utf8(*cache.error))
                                         : std::to_string(cache.entries) + " entries";
