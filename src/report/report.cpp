@@ -83,7 +83,10 @@ const std::vector<std::string_view>& reported_variables() {
       "CUDA_PATH",      "CUDA_HOME",      "LD_LIBRARY_PATH", "LD_PRELOAD",        "CONDA_PREFIX",
       "VIRTUAL_ENV",    "PATH",           "PYENV_VERSION",   "PYENV_ROOT",        "PYTHONPATH",
       "PYTHONNOUSERSITE", "PYTHONUSERBASE", "CUDNN_PATH",    "NCCL_HOME",         "CUDA_VISIBLE_DEVICES",
-      "NVIDIA_VISIBLE_DEVICES", "CUDA_MODULE_LOADING", "LIBRARY_PATH"};
+      "NVIDIA_VISIBLE_DEVICES", "CUDA_MODULE_LOADING", "LIBRARY_PATH",
+      // What changes where the frameworks look or what they check:
+      "CONDA_OVERRIDE_CUDA", "JAX_SKIP_CUDA_CONSTRAINTS_CHECK", "TRITON_PTXAS_PATH", "TRITON_CUOBJDUMP_PATH",
+      "TRITON_NVDISASM_PATH", "TRITON_LIBCUDA_PATH", "CUPY_CUDA_PATH", "CUPY_CUDA_LIB_PATH", "NVIDIA_DISABLE_REQUIRE"};
   return names;
 }
 
