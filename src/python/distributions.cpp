@@ -1,6 +1,7 @@
 #include "python/distributions.hpp"
 
 #include "core/filesystem.hpp"
+#include "core/text.hpp"
 #include "python/pep508.hpp"
 
 #include <algorithm>
@@ -17,16 +18,6 @@ bool is_name_char(char c) {
          c == '.';
 }
 
-std::string_view trimmed(std::string_view text) {
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) {
-    text.remove_prefix(1);
-  }
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\r')) {
-    text.remove_suffix(1);
-  }
-  return text;
-}
-
 // The headers of a METADATA file (RFC 822 style; the body after the first empty line is the
 // description and is not read).
 std::optional<Distribution> read_metadata(const std::string& dist_info) {
@@ -41,7 +32,7 @@ std::optional<Distribution> read_metadata(const std::string& dist_info) {
     const auto end = rest.find('\n');
     const auto line = rest.substr(0, end);
     rest = end == std::string_view::npos ? std::string_view{} : rest.substr(end + 1);
-    if (trimmed(line).empty()) {
+    if (trim(line).empty()) {
       break; // the description follows
     }
     const auto colon = line.find(':');
@@ -49,7 +40,7 @@ std::optional<Distribution> read_metadata(const std::string& dist_info) {
       continue; // a continuation line (descriptions, long license texts)
     }
     const auto key = line.substr(0, colon);
-    const auto value = std::string(trimmed(line.substr(colon + 1)));
+    const auto value = std::string(trim(line.substr(colon + 1)));
     if (key == "Name") {
       out.name = value;
     } else if (key == "Version") {
@@ -92,10 +83,10 @@ std::optional<Requirement> parse_requirement(std::string_view text) {
   Requirement out;
   const auto semicolon = text.find(';');
   if (semicolon != std::string_view::npos) {
-    out.marker = std::string(trimmed(text.substr(semicolon + 1)));
+    out.marker = std::string(trim(text.substr(semicolon + 1)));
     text = text.substr(0, semicolon);
   }
-  text = trimmed(text);
+  text = trim(text);
   std::size_t at = 0;
   while (at < text.size() && is_name_char(text[at])) {
     ++at;
@@ -104,7 +95,7 @@ std::optional<Requirement> parse_requirement(std::string_view text) {
     return std::nullopt;
   }
   out.name = std::string(text.substr(0, at));
-  auto rest = trimmed(text.substr(at));
+  auto rest = trim(text.substr(at));
   if (!rest.empty() && rest.front() == '[') {
     const auto close = rest.find(']');
     if (close == std::string_view::npos) {
@@ -113,18 +104,18 @@ std::optional<Requirement> parse_requirement(std::string_view text) {
     auto extras = rest.substr(1, close - 1);
     while (!extras.empty()) {
       const auto comma = extras.find(',');
-      if (const auto name = trimmed(extras.substr(0, comma)); !name.empty()) {
+      if (const auto name = trim(extras.substr(0, comma)); !name.empty()) {
         out.extras.emplace_back(name);
       }
       extras = comma == std::string_view::npos ? std::string_view{} : extras.substr(comma + 1);
     }
-    rest = trimmed(rest.substr(close + 1));
+    rest = trim(rest.substr(close + 1));
   }
   if (!rest.empty() && rest.front() == '@') {
     return std::nullopt; // a direct URL reference
   }
   if (!rest.empty() && rest.front() == '(' && rest.back() == ')') {
-    rest = trimmed(rest.substr(1, rest.size() - 2));
+    rest = trim(rest.substr(1, rest.size() - 2));
   }
   out.specifier = std::string(rest);
   return out;

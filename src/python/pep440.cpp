@@ -1,5 +1,7 @@
 #include "python/pep440.hpp"
 
+#include "core/text.hpp"
+
 #include <algorithm>
 #include <array>
 #include <charconv>
@@ -15,23 +17,6 @@ bool is_digit(char c) { return c >= '0' && c <= '9'; }
 bool is_alnum(char c) { return is_digit(c) || (c >= 'a' && c <= 'z'); }
 bool is_separator(char c) { return c == '-' || c == '_' || c == '.'; }
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
-
-std::string_view trim(std::string_view text) {
-  while (!text.empty() && is_space(text.front())) {
-    text.remove_prefix(1);
-  }
-  while (!text.empty() && is_space(text.back())) {
-    text.remove_suffix(1);
-  }
-  return text;
-}
-
-std::string lower(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; });
-  return out;
-}
 
 // A scanner over the lower-cased text, following packaging's VERSION_PATTERN.
 class Scanner {
@@ -225,7 +210,7 @@ Version Version::base_version() const {
 }
 
 std::optional<Version> parse_version(std::string_view text) {
-  const std::string folded = lower(trim(text));
+  const std::string folded = to_lower(trim(text));
   Scanner scan(folded);
   bool too_long = false;
   Version version;
@@ -430,7 +415,7 @@ std::optional<std::vector<Specifier>> parse_specifiers(std::string_view text) {
 
 bool satisfies(const Version& version, const Specifier& specifier) {
   if (specifier.op == "===") {
-    return lower(version.to_string()) == lower(specifier.version);
+    return to_lower(version.to_string()) == to_lower(specifier.version);
   }
   const auto parsed = spec_version(specifier);
   if (!parsed) {
@@ -475,7 +460,7 @@ bool satisfies(std::string_view version_text, const std::vector<Specifier>& spec
   const auto version = parse_version(version_text);
   for (const auto& specifier : specifiers) {
     if (specifier.op == "===") {
-      if (lower(trim(version_text)) != lower(specifier.version)) {
+      if (to_lower(trim(version_text)) != to_lower(specifier.version)) {
         return false;
       }
       continue;
