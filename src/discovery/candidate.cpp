@@ -142,7 +142,7 @@ void inspect_binary(Candidate& candidate) {
 }
 
 Candidate inspect(const ComponentSpec& spec, const Sighting& sighting, const SystemLayout& layout,
-                  const versions::PackageDatabase* packages) {
+                  const versions::PackageDatabase* packages, const probes::DirectoryCache* dirs) {
   Candidate candidate;
   candidate.first = sighting;
   auto resolved = fs::real_path(sighting.path);
@@ -160,7 +160,7 @@ Candidate inspect(const ComponentSpec& spec, const Sighting& sighting, const Sys
   case ComponentKind::static_lib:
   case ComponentKind::bitcode_lib: inspect_link_input(spec.kind, candidate); break;
   }
-  candidate.version = find_version(spec, sighting, candidate.realpath, layout, packages);
+  candidate.version = find_version(spec, sighting, candidate.realpath, layout, packages, dirs);
   return candidate;
 }
 
@@ -238,7 +238,8 @@ template <class T> std::span<const std::string_view> as_span(const T& list) { re
 
 std::optional<versions::FoundVersion> find_version(const ComponentSpec& spec, const Sighting& sighting,
                                                    const std::optional<std::string>& realpath,
-                                                   const SystemLayout&, const versions::PackageDatabase* packages) {
+                                                   const SystemLayout&, const versions::PackageDatabase* packages,
+                                                   const probes::DirectoryCache* dirs) {
   if (!realpath) {
     return std::nullopt;
   }
@@ -277,7 +278,13 @@ std::optional<versions::FoundVersion> find_version(const ComponentSpec& spec, co
   for (const auto& path : {sighting.path, *realpath}) {
     if (auto site = wheel_site_dir(path)) {
       const auto names = wheel_distributions_for(spec, path);
-      if (auto found = versions::version_from_dist_info(*site, as_span(names))) {
+      const std::vector<std::string>* listing = nullptr;
+      if (dirs != nullptr) {
+        if (const auto& listed = dirs->listing(*site); listed.complete) {
+          listing = &listed.names;
+        }
+      }
+      if (auto found = versions::version_from_dist_info(*site, as_span(names), listing)) {
         return found;
       }
     }
@@ -311,7 +318,8 @@ std::optional<versions::FoundVersion> find_version(const ComponentSpec& spec, co
 }
 
 std::vector<Candidate> build_candidates(const ComponentSpec& spec, const std::vector<Sighting>& sightings,
-                                        const SystemLayout& layout, const versions::PackageDatabase* packages) {
+                                        const SystemLayout& layout, const versions::PackageDatabase* packages,
+                                        const probes::DirectoryCache* dirs) {
   std::vector<Candidate> candidates;
   std::vector<Identity> identities;
   for (const auto& sighting : sightings) {
@@ -326,7 +334,7 @@ std::vector<Candidate> build_candidates(const ComponentSpec& spec, const std::ve
     }
     if (!merged) {
       identities.push_back(identity);
-      candidates.push_back(inspect(spec, sighting, layout, packages));
+      candidates.push_back(inspect(spec, sighting, layout, packages, dirs));
     }
   }
   return candidates;

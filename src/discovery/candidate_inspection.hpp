@@ -5,6 +5,7 @@
 #include "core/environment.hpp"
 #include "discovery/candidate.hpp"
 #include "probes/catalog.hpp"
+#include "probes/search_strategies.hpp"
 #include "versions/package_db.hpp"
 
 #include <vector>
@@ -13,9 +14,12 @@ namespace cudadiag::discovery {
 
 // Groups `sightings` (in search order) by file identity, then inspects each distinct file.
 // `packages` (may be null) answers which system package installed a file.
+// `dirs` (may be null) is the run's shared directory listings (site-packages read once, not per
+// candidate).
 std::vector<Candidate> build_candidates(const probes::ComponentSpec& spec, const std::vector<Sighting>& sightings,
                                         const SystemLayout& layout,
-                                        const versions::PackageDatabase* packages = nullptr);
+                                        const versions::PackageDatabase* packages = nullptr,
+                                        const probes::DirectoryCache* dirs = nullptr);
 
 // The version of a candidate, read without loading it: the real file name when it extends the
 // SONAME's number, header macros, wheel metadata, a toolkit's version.json or dist-info folder,
@@ -24,7 +28,8 @@ std::vector<Candidate> build_candidates(const probes::ComponentSpec& spec, const
 std::optional<versions::FoundVersion> find_version(const probes::ComponentSpec& spec, const Sighting& sighting,
                                                    const std::optional<std::string>& realpath,
                                                    const SystemLayout& layout,
-                                                   const versions::PackageDatabase* packages = nullptr);
+                                                   const versions::PackageDatabase* packages = nullptr,
+                                                   const probes::DirectoryCache* dirs = nullptr);
 
 // Whether a library file is the CUDA Toolkit's link-time stub of a driver library rather than the
 // driver itself: `path` or `realpath` has a stubs/ directory component, or, wherever it lives and

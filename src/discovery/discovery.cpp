@@ -58,7 +58,7 @@ struct Searcher {
     }
     ComponentResult result;
     result.spec = &spec;
-    result.candidates = build_candidates(spec, out.sightings, inputs.layout, inputs.packages);
+    result.candidates = build_candidates(spec, out.sightings, inputs.layout, inputs.packages, inputs.dirs);
     result.trace = std::move(out.trace);
     select(result);
     return result;

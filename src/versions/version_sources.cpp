@@ -375,11 +375,16 @@ std::optional<std::string> version_from_file_name(std::string_view file_name, st
 }
 
 std::optional<FoundVersion> version_from_dist_info(const std::string& dir,
-                                                   std::span<const std::string_view> distribution_names) {
-  const auto entries = fs::list_directory(dir);
-  if (!entries) {
-    return std::nullopt;
+                                                   std::span<const std::string_view> distribution_names,
+                                                   const std::vector<std::string>* listing) {
+  std::optional<Expected<std::vector<std::string>>> read_here;
+  if (listing == nullptr) {
+    read_here.emplace(fs::list_directory(dir));
+    if (!*read_here) {
+      return std::nullopt;
+    }
   }
+  const std::vector<std::string>* entries = listing != nullptr ? listing : &read_here->value();
   const auto source =
       fs::basename(dir) == "dist-info" ? VersionSource::toolkit_dist_info : VersionSource::wheel_metadata;
   for (const auto wanted_name : distribution_names) {

@@ -53,8 +53,11 @@ std::optional<std::string> version_from_file_name(std::string_view file_name, st
 // only); if METADATA is missing or has no usable Version, the directory name's version is used and
 // the evidence says so. Several dist-info directories for one name (a broken upgrade) give the
 // newest. Source is toolkit_dist_info when `dir` is itself named "dist-info", else wheel_metadata.
+// `listing`, when given, is `dir`'s entry names (a run's shared listing), so that the directory is
+// not listed again for every candidate.
 std::optional<FoundVersion> version_from_dist_info(const std::string& dir,
-                                                   std::span<const std::string_view> distribution_names);
+                                                   std::span<const std::string_view> distribution_names,
+                                                   const std::vector<std::string>* listing = nullptr);
 
 // The "version" string of the first of `keys` present as an object in <toolkit_root>/version.json
 // (e.g. {"cuda_nvrtc"}). Nullopt if the file is missing, over 1 MiB or not valid JSON.
