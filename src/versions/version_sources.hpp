@@ -8,6 +8,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 #include <utility>
 
 namespace cudadiag::versions {
