@@ -152,6 +152,20 @@ std::optional<unsigned> configured_workers(const Environment& env) {
   return value;
 }
 
+// The self-test's overall budget: CUDADIAG_SELFTEST_BUDGET_S (1-86400 seconds) from the snapshot,
+// else 120 s at the quick level and 900 s at the full level - far above what 8 GPUs need, and a
+// bound when a driver lists a thousand devices.
+std::chrono::seconds overall_budget(const Environment& env, Level level) {
+  if (const auto text = env.non_empty("CUDADIAG_SELFTEST_BUDGET_S")) {
+    unsigned value = 0;
+    const auto [end, error] = std::from_chars(text->data(), text->data() + text->size(), value);
+    if (error == std::errc{} && end == text->data() + text->size() && value >= 1 && value <= 86400) {
+      return std::chrono::seconds(value);
+    }
+  }
+  return level == Level::full ? std::chrono::seconds(900) : std::chrono::seconds(120);
+}
+
 std::size_t catalog_index(std::string_view key) {
   const auto& catalog = test_catalog();
   const auto found =
@@ -340,9 +354,24 @@ SelfTestRun run_selftest(const discovery::DiscoveryResult& discovery,
     std::vector<std::vector<TestResult>> per_config(configs.size());
     std::atomic<std::size_t> next{0};
     std::vector<std::future<void>> pool;
+    // A device whose turn comes after the overall budget is not tested: its tests are skipped, saying so.
+    const auto budget = overall_budget(env, options.level);
+    const auto cut_at = started + budget;
+    const std::string late = "not run: the self-test's overall budget of " + std::to_string(budget.count()) +
+                             " s (CUDADIAG_SELFTEST_BUDGET_S) was spent before this device's turn (" +
+                             std::to_string(configs.size()) + " devices, at most " + std::to_string(limit) +
+                             " workers at once)";
     for (unsigned i = 0; i < limit; ++i) {
       pool.push_back(std::async(std::launch::async, [&] {
         for (std::size_t index = next++; index < configs.size(); index = next++) {
+          if (Clock::now() >= cut_at) {
+            for (const auto& key : configs[index].tests) {
+              auto skipped = error_result(key, configs[index].device, late);
+              skipped.status = "skip";
+              per_config[index].push_back(std::move(skipped));
+            }
+            continue;
+          }
           per_config[index] = run_in_workers(configs[index], options, env, progress_lock);
         }
       }));
