@@ -21,6 +21,10 @@ phase_done() {
 launcher=
 if [[ ${CUDADIAG_CCACHE:-1} == 1 ]] && command -v ccache >/dev/null; then
   launcher=ccache
+  # Paths under the checkout hash as relative ones, and the working directory is left out of the
+  # hash of -g compiles (the sanitizer and fuzz builds): a clone in another folder on the same
+  # machine reuses what an earlier one compiled.
+  export CCACHE_BASEDIR=$PWD CCACHE_NOHASHDIR=1
 fi
 export CUDADIAG_COMPILER_LAUNCHER=$launcher
 # -O2 and NDEBUG as RelWithDebInfo, without the debug information nobody reads in CI (it made every
