@@ -5,6 +5,7 @@
 #include "python/pep508.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <set>
 
 namespace cudadiag::python {
@@ -58,7 +59,8 @@ std::optional<Distribution> read_metadata(const std::string& dist_info) {
 
 } // namespace
 
-std::vector<Distribution> installed_distributions(const std::vector<std::string>& site_dirs) {
+std::vector<Distribution> installed_distributions(const std::vector<std::string>& site_dirs,
+                                                  const std::function<bool(std::string_view)>& read_requirements) {
   std::vector<Distribution> out;
   std::set<std::string> seen;
   for (const auto& site : site_dirs) {
@@ -70,7 +72,17 @@ std::vector<Distribution> installed_distributions(const std::vector<std::string>
       if (!entry.ends_with(".dist-info")) {
         continue;
       }
-      auto distribution = read_metadata(fs::join(site, entry));
+      // "<name>-<version>.dist-info", the name with '-' written as '_' (so the first '-' splits).
+      const std::string_view stem(entry.data(), entry.size() - std::string_view(".dist-info").size());
+      const auto dash = stem.find('-');
+      std::optional<Distribution> distribution;
+      if (dash != std::string_view::npos && dash > 0 && dash + 1 < stem.size() && read_requirements &&
+          !read_requirements(canonical_name(stem.substr(0, dash)))) {
+        distribution = Distribution{std::string(stem.substr(0, dash)), canonical_name(stem.substr(0, dash)),
+                                    std::string(stem.substr(dash + 1)), fs::join(site, entry), {}};
+      } else {
+        distribution = read_metadata(fs::join(site, entry));
+      }
       if (distribution && seen.insert(distribution->canonical_name).second) {
         out.push_back(std::move(*distribution));
       }

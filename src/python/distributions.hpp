@@ -3,6 +3,7 @@
 // files (no Python is run): name, version and Requires-Dist, as importlib.metadata sees them —
 // the first site directory that has a name wins, as on sys.path.
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -19,8 +20,12 @@ struct Distribution {
 };
 
 // Every distribution in `site_dirs` (in order; a name seen in an earlier directory hides later
-// ones). METADATA files over 4 MiB and dist-info directories without a Name and Version are skipped.
-std::vector<Distribution> installed_distributions(const std::vector<std::string>& site_dirs);
+// ones). METADATA is read (its Requires-Dist with it) for the names `read_requirements` accepts
+// (PEP 503 names; every name when it is empty); the others are known by their dist-info directory's
+// name alone ("<name>-<version>.dist-info"), so a large environment costs a directory listing.
+// METADATA files over 4 MiB and dist-info directories without a Name and Version are skipped.
+std::vector<Distribution> installed_distributions(const std::vector<std::string>& site_dirs,
+                                                  const std::function<bool(std::string_view)>& read_requirements = {});
 
 // One PEP 508 requirement: "nvidia-cudnn-cu13==9.19.0.56; platform_system == \"Linux\"".
 struct Requirement {

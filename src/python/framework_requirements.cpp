@@ -22,10 +22,6 @@ constexpr std::array<std::string_view, 21> k_frameworks{
     "torchaudio",
 };
 
-bool is_framework(std::string_view canonical) {
-  return std::find(k_frameworks.begin(), k_frameworks.end(), canonical) != k_frameworks.end();
-}
-
 // Whether a dependency is part of the CUDA stack (the pins this check is about).
 bool is_cuda_dependency(std::string_view canonical) {
   return canonical.starts_with("nvidia-") || canonical.starts_with("cuda-") || canonical.starts_with("jax") ||
@@ -43,6 +39,10 @@ std::optional<bool> holds(const std::string& marker, MarkerEnvironment markers, 
 }
 
 } // namespace
+
+bool is_framework(std::string_view canonical) {
+  return std::find(k_frameworks.begin(), k_frameworks.end(), canonical) != k_frameworks.end();
+}
 
 MarkerEnvironment marker_environment(const PythonEnvironment& environment) {
   MarkerEnvironment markers = {{"os_name", "posix"},

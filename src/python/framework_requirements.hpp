@@ -27,6 +27,9 @@ struct UnmetRequirement {
   std::optional<std::string> through_extra;    // the extra that asks for it, when one does
 };
 
+// Whether `canonical` (a PEP 503 name) is a framework whose requirements are checked.
+bool is_framework(std::string_view canonical);
+
 // The marker variables of `environment` on this machine (Linux; its CPU; CPython; the
 // environment's Python version when known).
 MarkerEnvironment marker_environment(const PythonEnvironment& environment);
