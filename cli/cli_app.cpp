@@ -454,13 +454,13 @@ int run_command(int argc, char** argv) {
     SelftestCommandOptions selftest_options;
     auto* selftest_command =
         app.add_subcommand("selftest", "Run the GPU self-test: JIT chain, bundled PTX, CUB reduce/sort, PCIe, "
-                                       "FP32 compute, memory patterns, IPC, green contexts (exit 1 on a failure)");
+                                       "FP32 compute, memory patterns, IPC, green contexts, math libraries (exit 1 on a failure)");
     selftest_command
         ->add_option("--level", selftest_options.level,
                      "quick (default; a few seconds) or full (2^28+ elements; under a minute)")
         ->check(CLI::IsMember(k_levels));
     selftest_command->add_option("--only", selftest_options.only,
-                                 "Comma-separated tests: jit, ptx, reduce, sort, pcie, compute, memory, ipc, green_ctx");
+                                 "Comma-separated tests: jit, ptx, reduce, sort, pcie, compute, memory, ipc, green_ctx, libs");
     selftest_command->add_option("--device", selftest_options.device,
                                  "A CUDA device ordinal, or 'all' (default; one worker per GPU)");
     selftest_command->fallthrough();

@@ -19,6 +19,7 @@ TestResult run_green_ctx(const TestContext& context); // green_ctx_test.cpp
 TestResult run_pcie(const TestContext& context);      // pcie_test.cpp
 TestResult run_compute(const TestContext& context);   // compute_test.cpp
 TestResult run_memory(const TestContext& context);    // memory_test.cpp
+TestResult run_libs(const TestContext& context);      // libs_test.cpp (libs_checks.cpp)
 
 namespace {
 
@@ -46,6 +47,8 @@ constexpr TestInfo k_tests[] = {
      .quick_timeout = seconds(60),  .full_timeout = seconds(180), .run = run_ipc},
     {.key = "green_ctx", .description = "green contexts: two SM partitions, confinement proven with %smid, latency under load in the other partition",
      .quick_timeout = seconds(30),  .full_timeout = seconds(90),  .run = run_green_ctx},
+    {.key = "libs",      .description = "one verified call into each math library discovery selected (cuBLAS SGEMM, cuBLASLt bf16 GEMM TFLOP/s, cuFFT, cuRAND, cuSPARSE SpMV, cuSOLVER potrf, cuDNN convolution, NCCL all-reduce), loaded by path",
+     .quick_timeout = seconds(60),  .full_timeout = seconds(120), .run = run_libs},
 };
 // clang-format on
 

@@ -2,8 +2,8 @@
 // independent dependent FMA chains per thread, 8 blocks of 256 threads per SM), warmed up by time,
 // timed with events, against SMs x max SM clock x FMA/clock/SM (selftest/health.hpp's table) x 2
 // FLOP. Every thread's result must equal that of the thread with the same index mod 1024, and four of
-// those must equal the host's fmaf recomputation bit for bit. (A tensor-core GEMM figure is not
-// measured: the stack has no cuBLASLt mirror yet.)
+// those must equal the host's fmaf recomputation bit for bit. (The tensor-core GEMM figure is the
+// libs test's: cuBLASLt bf16.)
 
 #include "selftest/test_context.hpp"
 
@@ -72,19 +72,9 @@ TestResult run_compute(const TestContext& context) {
   const double tflops = flops / (median(ms) / 1e3) / 1e12;
   add_metric(result, "fp32_tflops", tflops, "TFLOP/s", true);
 
-  // The clock the expectation assumes: NVML's max SM clock, else the driver's attribute; 0 is
-  // "unknown" (a plain value: g++ 12 -O2 reads an optional's payload as maybe-uninitialised here).
-  unsigned clock_mhz = context.nvml != nullptr ? context.nvml->max_sm_clock_mhz().value_or(0U) : 0U;
-  std::string clock_source = "nvmlDeviceGetMaxClockInfo(SM)";
-  if (clock_mhz == 0) {
-    int khz = 0; // deprecated in CUDA 13: an error here is "unknown"
-    if (gpu.api().device_get_attribute(&khz, cu::CU_DEVICE_ATTRIBUTE_CLOCK_RATE, device.handle) ==
-            cu::CUDA_SUCCESS &&
-        khz > 0) {
-      clock_mhz = static_cast<unsigned>(khz / 1000);
-      clock_source = "CU_DEVICE_ATTRIBUTE_CLOCK_RATE";
-    }
-  }
+  const auto clock = max_sm_clock(context);
+  const unsigned clock_mhz = clock.mhz;
+  const std::string& clock_source = clock.source;
   const int fma = fma_per_clock_per_sm(device.cc_major, device.cc_minor);
   json compute = {{"blocks", blocks},
                   {"threads_per_block", k_threads},

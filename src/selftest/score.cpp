@@ -22,6 +22,12 @@ const std::vector<BenchmarkReference>& benchmark_references() {
       {"pcie",    "h2d_gbps",     0, 0, "h2d_expected_gbps"},
       {"pcie",    "d2h_gbps",     0, 0, "d2h_expected_gbps"},
       {"compute", "fp32_tflops",  0, 0, "fp32_expected_tflops"},
+      // The libs test's GEMMs: cuBLASLt bf16 8192^3 and cuBLAS SGEMM 4096^3 against what a healthy
+      // device reaches, SMs x max SM clock x FLOP/clock/SM x the share the H200 reached (selftest/libs.hpp).
+      // The dense BF16 peak is 4096 FLOP/clock/SM on Hopper: 1070 TFLOP/s on an H200 at NVML's 1980 MHz
+      // (NVIDIA's H200 datasheet states 989 dense, 1,979 with sparsity, at a lower clock).
+      {"libs",    "bf16_gemm_tflops", 0, 0, "bf16_expected_tflops"},
+      {"libs",    "sgemm_tflops",     0, 0, "sgemm_expected_tflops"},
   };
   // clang-format on
   return references;

@@ -6,6 +6,7 @@
 
 #include "core/filesystem.hpp"
 #include "selftest/health.hpp"
+#include "selftest/libs.hpp"
 #include "selftest/runner.hpp"
 #include "selftest/score.hpp"
 #include "selftest/selftest_worker.hpp"
@@ -19,6 +20,7 @@
 #include <chrono>
 #include <future>
 #include <iterator>
+#include <map>
 #include <mutex>
 
 namespace cudadiag::selftest {
@@ -46,6 +48,23 @@ std::string cccl_include(const discovery::DiscoveryResult& discovery) {
     }
   }
   return {};
+}
+
+// The file discovery selected (else the loader's) of each library the libs test loads.
+std::map<std::string, std::string> library_paths(const discovery::DiscoveryResult& discovery) {
+  std::map<std::string, std::string> paths;
+  const auto needed = libs::components_needed();
+  for (const auto& component : discovery.components) {
+    if (component.spec == nullptr || component.spec->kind != probes::ComponentKind::dynamic_lib ||
+        std::find(needed.begin(), needed.end(), component.spec->name) == needed.end()) {
+      continue;
+    }
+    const auto& choice = component.selected ? component.selected : component.loader;
+    if (choice && !choice->via.path.empty()) {
+      paths[std::string(component.spec->name)] = choice->via.path;
+    }
+  }
+  return paths;
 }
 
 // The module next to the executable (build tree), else in ../lib/cudadiag (install tree).
@@ -298,6 +317,7 @@ SelfTestRun run_selftest(const discovery::DiscoveryResult& discovery,
       }
     }
     base.libcuda = step_path(steps, "driver");
+    base.libraries = library_paths(discovery);
     base.nvrtc = step_path(steps, "nvrtc");
     base.nvjitlink = step_path(steps, "nvjitlink");
     base.cccl_include = cccl_include(discovery);

@@ -13,6 +13,8 @@
 //   sort       cub::DeviceRadixSort::SortKeys (u32 and u64, DoubleBuffer) from the same module.
 //   ipc        device memory shared with a second process: legacy IPC handles and VMM POSIX fds.
 //   green_ctx  SM partitions from green contexts: confinement proven with %smid, and isolation.
+//   libs       one verified call into each math library discovery selected (cuBLAS, cuBLASLt with
+//              the bf16 GEMM figure, cuFFT, cuRAND, cuSPARSE, cuSOLVER, cuDNN, NCCL).
 //
 // Statuses: "pass", "fail" (ran, wrong answer or a CUDA error where success was required), "skip"
 // (cannot run here; `reason` says why, e.g. "no GPU", "driver 12.2 has no green contexts"),
@@ -130,7 +132,8 @@ struct SelfTestRun {
 };
 
 // Runs the self-test for the components discovery selected (the driver the loader resolves, the
-// NVRTC/nvJitLink/CCCL CUDA Python would use) on the devices verification found. Never throws.
+// NVRTC/nvJitLink/CCCL and math libraries CUDA Python would use) on the devices verification found.
+// Never throws.
 SelfTestRun run_selftest(const discovery::DiscoveryResult& discovery,
                          const verify::Verification& verification, const SelfTestOptions& options,
                          const Environment& env);

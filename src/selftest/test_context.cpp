@@ -14,6 +14,7 @@ json config_to_json(const WorkerConfig& config) {
           {"level", level_name(config.level)},
           {"tests", config.tests},
           {"libcuda", config.libcuda},
+          {"libraries", config.libraries},
           {"nvrtc", config.nvrtc},
           {"nvjitlink", config.nvjitlink},
           {"cccl_include", config.cccl_include},
@@ -39,6 +40,13 @@ WorkerConfig config_from_json(const json& object) {
     }
   }
   config.libcuda = json_fields::string_or(object, "libcuda", "");
+  if (object.contains("libraries") && object["libraries"].is_object()) {
+    for (const auto& [name, path] : object["libraries"].items()) {
+      if (path.is_string()) {
+        config.libraries[name] = path.get<std::string>();
+      }
+    }
+  }
   config.nvrtc = json_fields::string_or(object, "nvrtc", "");
   config.nvjitlink = json_fields::string_or(object, "nvjitlink", "");
   config.cccl_include = json_fields::string_or(object, "cccl_include", "");
@@ -107,6 +115,26 @@ int warm_up(const Gpu& gpu, cu::CUstream stream, int warm_ms, const std::functio
     }
   }
   return runs;
+}
+
+SmClock max_sm_clock(const TestContext& context) {
+  // A plain value, not an optional: g++ 12 -O2 reads an optional's payload as maybe-uninitialised here.
+  SmClock clock;
+  clock.mhz = context.nvml != nullptr ? context.nvml->max_sm_clock_mhz().value_or(0U) : 0U;
+  clock.source = "nvmlDeviceGetMaxClockInfo(SM)";
+  if (clock.mhz == 0 && context.gpu != nullptr && context.device) {
+    int khz = 0;
+    if (context.gpu->api().device_get_attribute(&khz, cu::CU_DEVICE_ATTRIBUTE_CLOCK_RATE, context.device->handle) ==
+            cu::CUDA_SUCCESS &&
+        khz > 0) {
+      clock.mhz = static_cast<unsigned>(khz / 1000);
+      clock.source = "CU_DEVICE_ATTRIBUTE_CLOCK_RATE";
+    }
+  }
+  if (clock.mhz == 0) {
+    clock.source.clear();
+  }
+  return clock;
 }
 
 TestResult new_result(const TestContext& context) {

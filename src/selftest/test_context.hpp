@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <future>
 #include <memory>
 #include <optional>
@@ -28,6 +29,9 @@ struct WorkerConfig {
   Level level = Level::quick;
   std::vector<std::string> tests;
   std::string libcuda;      // the driver discovery's loader order resolves; "" = none
+  // The libs test's math libraries and their dependencies (selftest/libs.hpp): catalog name ->
+  // the file discovery selected; a name that is absent was not found.
+  std::map<std::string, std::string> libraries;
   std::string nvrtc;        // "" = not found
   std::string nvjitlink;    // "" = not found
   std::string cccl_include; // the directory holding cub/ and cuda/std; "" = not found
@@ -90,6 +94,14 @@ struct TestContext {
   const NvmlDevice* nvml = nullptr; // this GPU in NVML; null: nvml_problem says why
   std::string nvml_problem;
 };
+
+// The SM clock a peak expectation assumes: NVML's max SM clock, else the driver's
+// CU_DEVICE_ATTRIBUTE_CLOCK_RATE (deprecated in CUDA 13: an error there is "unknown"); mhz 0 = unknown.
+struct SmClock {
+  unsigned mhz = 0;
+  std::string source; // "nvmlDeviceGetMaxClockInfo(SM)" or "CU_DEVICE_ATTRIBUTE_CLOCK_RATE"
+};
+SmClock max_sm_clock(const TestContext& context);
 
 // A result skeleton for the context's test.
 TestResult new_result(const TestContext& context);

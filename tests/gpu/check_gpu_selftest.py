@@ -8,7 +8,9 @@ with the evidence that makes a pass meaningful: jit ran all three routes on the 
 probe reached every SM; the green-context partitions were disjoint and each stayed within its SMs;
 both IPC paths exchanged data; pcie read the link from NVML and found it at its max gen and width;
 compute reached at least 80% of SMs x max clock x FMA/clock; memory (full) found no wrong word and no
-new NVML memory error. Benchmark figures are printed, not asserted (the ratios against CUB called directly come from
+new NVML memory error; libs called every math library it found (each listed with its file, version and
+time; a library not installed is a skip, printed) and reported the cuBLASLt bf16 GEMM and cuBLAS SGEMM
+TFLOP/s. Benchmark figures are printed, not asserted (the ratios against CUB called directly come from
 bench/bench_selftest.py); only a floor of a quarter of the device's peak guards against a figure
 computed from the wrong units.
 """
@@ -77,6 +79,18 @@ def main() -> int:
             problems.append(f"compute: {metrics.get('fp32_tflops')} TFLOP/s is under 80% of {metrics.get('fp32_expected_tflops')}")
         if key == "memory" and (details["memory"]["wrong_words"] or details["memory"]["new_errors"]):
             problems.append(f"memory: {details['memory']['wrong_words']} wrong words, new errors {details['memory']['new_errors']}")
+        if key == "libs":
+            for lib in details["libraries"]:
+                print(f'    {lib["library"]:9} {lib["status"]:4} {lib.get("ms", 0):7.0f} ms  version {lib.get("version")}  '
+                      f'{lib.get("path")}  {lib.get("reason") or lib.get("checked") or ""}')
+            ran = {lib["library"] for lib in details["libraries"] if lib["status"] == "ok"}
+            if "cublasLt" in ran and "bf16_gemm_tflops" not in metrics:
+                problems.append("libs: cuBLASLt ran but reported no bf16_gemm_tflops")
+            if "cublas" in ran and "sgemm_tflops" not in metrics:
+                problems.append("libs: cuBLAS ran but reported no sgemm_tflops")
+            for name, expected in (("bf16_gemm_tflops", "bf16_peak_tflops"), ("sgemm_tflops", "sgemm_peak_tflops")):
+                if name in metrics and expected in metrics and metrics[name] < 0.25 * metrics[expected]:
+                    problems.append(f"libs.{name} = {metrics[name]:.0f} TFLOP/s, under a quarter of {metrics[expected]:.0f}")
         if "clocks" in details:
             print(f'    clocks: {json.dumps(details["clocks"])}')
     print(f'selftest {selftest["level"]}: {selftest["status"]}, score {selftest["score"]["value"]}, {selftest["wall_ms"]:.0f} ms')

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 using namespace cudadiag;
 using selftest::Level;
@@ -156,13 +157,38 @@ TEST_CASE("selftest config: the worker's instructions round-trip") {
   config.tests = {"ptx", "green_ctx"};
   config.libcuda = "/usr/lib/x86_64-linux-gnu/libcuda.so.1";
   config.cccl_include = "/usr/local/cuda/include/cccl";
+  config.libraries = {{"cublas", "/usr/local/cuda/lib64/libcublas.so.13"},
+                      {"cublasLt", "/usr/local/cuda/lib64/libcublasLt.so.13"}};
   const auto back = selftest::config_from_json(selftest::config_to_json(config));
   CHECK(back.device == 3);
   CHECK(back.level == Level::full);
   CHECK(back.tests == config.tests);
   CHECK(back.libcuda == config.libcuda);
   CHECK(back.cccl_include == config.cccl_include);
+  CHECK(back.libraries == config.libraries);
   CHECK_FALSE(selftest::config_from_json(json::object()).device);
+  CHECK(selftest::config_from_json(json::object()).libraries.empty());
+  // A hostile value is dropped, not thrown on.
+  CHECK(selftest::config_from_json(json{{"libraries", {{"cublas", 7}, {"cufft", "/x/libcufft.so.12"}}}}).libraries ==
+        std::map<std::string, std::string>{{"cufft", "/x/libcufft.so.12"}});
+}
+
+TEST_CASE("selftest score: the libs test's GEMM figures are held against the peaks it reports") {
+  auto libs = passed("libs", 0,
+                     {{"bf16_gemm_tflops", 749.0, "TFLOP/s"},
+                      {"bf16_expected_tflops", 1070.0, "TFLOP/s"},
+                      {"sgemm_tflops", 50.0, "TFLOP/s"},
+                      {"sgemm_expected_tflops", 66.9, "TFLOP/s"}});
+  const auto result = selftest::score({libs}, devices_with_peak(selftest::k_reference_peak_gbps), Level::quick);
+  REQUIRE(result.components.size() == 2);
+  CHECK(result.components[0].benchmark == "libs.bf16_gemm_tflops");
+  CHECK(result.components[0].ratio == doctest::Approx(0.7));
+  CHECK(result.components[1].benchmark == "libs.sgemm_tflops");
+  REQUIRE(result.value);
+  CHECK(*result.value == doctest::Approx(100.0 * std::sqrt(0.7 * 50.0 / 66.9)).epsilon(0.01));
+  // Without a known peak (an architecture not in the table) the figure is reported, not scored.
+  libs.metrics = {{"bf16_gemm_tflops", 300.0, "TFLOP/s"}};
+  CHECK(selftest::score({libs}, devices_with_peak(selftest::k_reference_peak_gbps), Level::quick).components.empty());
 }
 
 TEST_CASE("selftest catalog and deadlines: every test has a key, a description and a deadline") {
@@ -172,7 +198,7 @@ TEST_CASE("selftest catalog and deadlines: every test has a key, a description a
     keys.push_back(info.key);
   }
   CHECK(keys == std::vector<std::string_view>{"jit", "ptx", "reduce", "sort", "pcie", "compute", "memory", "ipc",
-                                              "green_ctx"});
+                                              "green_ctx", "libs"});
   for (const auto& info : catalog) {
     CHECK_FALSE(info.description.empty());
     CHECK(selftest::test_timeout(info.key, Level::quick).count() >= 30000);
