@@ -23,6 +23,8 @@ std::string_view trim(std::string_view text);
 std::string to_lower(std::string_view text);
 // The lines of `text`, split at '\n' (a '\r' stays); no empty last line for a final newline.
 std::vector<std::string_view> split_lines(std::string_view text);
+// The parts with `separator` between them ("a, b, c").
+std::string join(const std::vector<std::string>& parts, std::string_view separator);
 
 // Whether `text` is well-formed UTF-8 (no overlong forms, surrogates or code points past U+10FFFF).
 bool is_valid_utf8(std::string_view text);

@@ -205,6 +205,7 @@ DiscoveryResult finish_discovery(DiscoveryContext&& context, std::vector<Compone
   result.python = std::move(context.python);
   result.python_error = std::move(context.python_error);
   result.ld_cache = std::move(context.ld_cache);
+  result.cache = std::move(context.cache);
   result.components = std::move(components);
   return result;
 }

@@ -61,6 +61,7 @@ struct DiscoveryResult {
   // The CUDA the frameworks in the primary environment were built for (python/framework_builds.hpp).
   std::vector<python::FrameworkBuild> frameworks;
   LdCacheStatus ld_cache;
+  std::optional<loader::LdSoCache> cache; // the parsed loader cache; nullopt when ld_cache.error is set
   loader::LdConf ld_so_conf; // which conf file lists which directory (for remedies)
   std::vector<ComponentResult> components;
 };

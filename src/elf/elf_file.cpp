@@ -1,5 +1,6 @@
 #include "elf/elf_file.hpp"
 #include "core/text.hpp"
+#include "elf/byte_source.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -15,6 +16,12 @@
 
 namespace cudadiag::elf {
 namespace {
+
+using detail::ByteSource;
+using detail::FileDescriptor;
+using detail::FileSource;
+using detail::load;
+using detail::SpanSource;
 
 constexpr std::array<std::byte, 4> k_magic{std::byte{0x7f}, std::byte{'E'}, std::byte{'L'}, std::byte{'F'}};
 constexpr std::size_t k_ident_class = 4;
@@ -33,6 +40,21 @@ constexpr std::uint64_t k_dt_strsz = 10;
 constexpr std::uint64_t k_dt_soname = 14;
 constexpr std::uint64_t k_dt_rpath = 15;
 constexpr std::uint64_t k_dt_runpath = 29;
+constexpr std::uint64_t k_dt_hash = 4;
+constexpr std::uint64_t k_dt_symtab = 6;
+constexpr std::uint64_t k_dt_syment = 11;
+constexpr std::uint64_t k_dt_bind_now = 24;
+constexpr std::uint64_t k_dt_flags = 30;
+constexpr std::uint64_t k_dt_gnu_hash = 0x6ffffef5;
+constexpr std::uint64_t k_dt_versym = 0x6ffffff0;
+constexpr std::uint64_t k_dt_flags_1 = 0x6ffffffb;
+constexpr std::uint64_t k_dt_verdef = 0x6ffffffc;
+constexpr std::uint64_t k_dt_verdefnum = 0x6ffffffd;
+constexpr std::uint64_t k_dt_verneed = 0x6ffffffe;
+constexpr std::uint64_t k_dt_verneednum = 0x6fffffff;
+constexpr std::uint64_t k_df_bind_now = 0x8;
+constexpr std::uint64_t k_df_1_now = 0x1;
+constexpr std::uint64_t k_df_1_nodeflib = 0x800;
 
 // Bounds that keep hostile counts from turning into large reads or allocations.
 constexpr std::uint64_t k_max_program_headers = 65535;
@@ -92,97 +114,14 @@ struct DynamicEntries {
   std::vector<std::uint64_t> needed;
   std::optional<std::uint64_t> runpath;
   std::optional<std::uint64_t> rpath;
+  // Addresses of the symbol tables (elf_symbols.hpp reads them) and the binding flags.
+  std::optional<std::uint64_t> symtab, syment, gnu_hash, sysv_hash, versym, verneed, verdef;
+  std::uint64_t verneed_count = 0, verdef_count = 0;
+  bool bind_now = false;
+  bool no_default_lib = false;
 
   [[nodiscard]] bool references_strings() const { return soname || !needed.empty() || runpath || rpath; }
 };
-
-// Random access to the bytes of one file or image.
-class ByteSource {
-public:
-  virtual ~ByteSource() = default;
-  [[nodiscard]] virtual std::uint64_t size() const = 0;
-  // Fills `out` with the bytes at `offset`; false unless the whole range exists and was read.
-  [[nodiscard]] virtual bool read(std::uint64_t offset, std::span<std::byte> out) const = 0;
-
-protected:
-  [[nodiscard]] bool contains(std::uint64_t offset, std::uint64_t length) const {
-    return offset <= size() && length <= size() - offset;
-  }
-};
-
-class SpanSource final : public ByteSource {
-public:
-  explicit SpanSource(std::span<const std::byte> image) : m_image(image) {}
-  [[nodiscard]] std::uint64_t size() const override { return m_image.size(); }
-  [[nodiscard]] bool read(std::uint64_t offset, std::span<std::byte> out) const override {
-    if (!contains(offset, out.size())) {
-      return false;
-    }
-    std::copy_n(m_image.begin() + static_cast<std::ptrdiff_t>(offset), out.size(), out.begin());
-    return true;
-  }
-
-private:
-  std::span<const std::byte> m_image;
-};
-
-// Reads through pread() on an open descriptor it does not own.
-class FileSource final : public ByteSource {
-public:
-  FileSource(int fd, std::uint64_t size) : m_fd(fd), m_size(size) {}
-  [[nodiscard]] std::uint64_t size() const override { return m_size; }
-  [[nodiscard]] bool read(std::uint64_t offset, std::span<std::byte> out) const override {
-    if (!contains(offset, out.size()) || offset > static_cast<std::uint64_t>(std::numeric_limits<off_t>::max())) {
-      return false;
-    }
-    std::size_t done = 0;
-    while (done < out.size()) {
-      const ssize_t got = ::pread(m_fd, out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
-      if (got < 0 && errno == EINTR) {
-        continue;
-      }
-      if (got <= 0) {
-        return false; // error, or the file shrank under us
-      }
-      done += static_cast<std::size_t>(got);
-    }
-    return true;
-  }
-
-private:
-  int m_fd;
-  std::uint64_t m_size;
-};
-
-// Closes a descriptor on scope exit.
-class FileDescriptor {
-public:
-  explicit FileDescriptor(int fd) : m_fd(fd) {}
-  ~FileDescriptor() {
-    if (m_fd >= 0) {
-      ::close(m_fd);
-    }
-  }
-  FileDescriptor(const FileDescriptor&) = delete;
-  FileDescriptor& operator=(const FileDescriptor&) = delete;
-  [[nodiscard]] int get() const { return m_fd; }
-
-private:
-  int m_fd;
-};
-
-// An unsigned field of `width` bytes at `at`, in the file's byte order; 0 if out of bounds.
-std::uint64_t load(std::span<const std::byte> bytes, std::size_t at, std::size_t width, bool little_endian) {
-  if (at > bytes.size() || width > bytes.size() - at) {
-    return 0;
-  }
-  std::uint64_t value = 0;
-  for (std::size_t i = 0; i < width; ++i) {
-    const std::size_t index = little_endian ? at + width - 1 - i : at + i;
-    value = (value << 8U) | std::to_integer<std::uint64_t>(bytes[index]);
-  }
-  return value;
-}
 
 std::string type_name(std::uint16_t type) {
   static constexpr std::array<std::string_view, 5> k_names{"ET_NONE", "ET_REL", "ET_EXEC", "ET_DYN", "ET_CORE"};
@@ -215,6 +154,7 @@ public:
             strings = sections->dynamic_strings;
           }
         }
+        record_tables(*dynamic, strings, program->loads);
         return resolve(*dynamic, strings);
       }
     }
@@ -439,6 +379,21 @@ private:
       case k_dt_runpath:
         entries.runpath = value;
         break;
+      case k_dt_symtab: entries.symtab = value; break;
+      case k_dt_syment: entries.syment = value; break;
+      case k_dt_gnu_hash: entries.gnu_hash = value; break;
+      case k_dt_hash: entries.sysv_hash = value; break;
+      case k_dt_versym: entries.versym = value; break;
+      case k_dt_verneed: entries.verneed = value; break;
+      case k_dt_verneednum: entries.verneed_count = value; break;
+      case k_dt_verdef: entries.verdef = value; break;
+      case k_dt_verdefnum: entries.verdef_count = value; break;
+      case k_dt_bind_now: entries.bind_now = true; break;
+      case k_dt_flags: entries.bind_now = entries.bind_now || (value & k_df_bind_now) != 0; break;
+      case k_dt_flags_1:
+        entries.bind_now = entries.bind_now || (value & k_df_1_now) != 0;
+        entries.no_default_lib = (value & k_df_1_nodeflib) != 0;
+        break;
       default:
         break;
       }
@@ -462,6 +417,35 @@ private:
       }
     }
     return std::nullopt;
+  }
+
+  // Where the symbol tables lie in the file, for read_dynamic_symbols; left unset unless DT_SYMTAB
+  // and the string table map into loadable segments.
+  void record_tables(const DynamicEntries& dynamic, const std::optional<Range>& strings,
+                     const std::vector<Segment>& loads) {
+    m_info.bind_now = dynamic.bind_now;
+    m_info.no_default_lib = dynamic.no_default_lib;
+    const auto symtab = map_address(dynamic.symtab, std::uint64_t{0}, loads);
+    if (!symtab || !strings) {
+      return;
+    }
+    const auto offset_of = [&](std::optional<std::uint64_t> address) -> std::optional<std::uint64_t> {
+      const auto range = map_address(address, std::uint64_t{0}, loads);
+      return range ? std::optional(range->offset) : std::nullopt;
+    };
+    DynamicTables tables;
+    tables.symtab = symtab->offset;
+    tables.strtab = strings->offset;
+    tables.strtab_size = strings->size;
+    tables.syment = dynamic.syment.value_or(m_layout->word == 8 ? 24 : 16);
+    tables.gnu_hash = offset_of(dynamic.gnu_hash);
+    tables.sysv_hash = offset_of(dynamic.sysv_hash);
+    tables.versym = offset_of(dynamic.versym);
+    tables.verneed = offset_of(dynamic.verneed);
+    tables.verdef = offset_of(dynamic.verdef);
+    tables.verneed_count = dynamic.verneed_count;
+    tables.verdef_count = dynamic.verdef_count;
+    m_info.tables = tables;
   }
 
   Expected<ElfInfo> resolve(const DynamicEntries& dynamic, const std::optional<Range>& strings) {

@@ -32,6 +32,17 @@ inline constexpr std::uint16_t k_machine_x86_64 = 62;
 inline constexpr std::uint16_t k_machine_aarch64 = 183;
 inline constexpr std::uint16_t k_machine_riscv = 243;
 
+// Where the dynamic symbol tables lie: DT_* addresses mapped to file offsets through the PT_LOAD
+// segments. Read by elf_symbols.hpp; the counts are the file's claims, not yet checked.
+struct DynamicTables {
+  std::uint64_t symtab = 0;      // DT_SYMTAB
+  std::uint64_t strtab = 0;      // DT_STRTAB
+  std::uint64_t strtab_size = 0; // DT_STRSZ
+  std::uint64_t syment = 0;      // DT_SYMENT (the class's symbol size when absent)
+  std::optional<std::uint64_t> gnu_hash, sysv_hash, versym, verneed, verdef;
+  std::uint64_t verneed_count = 0, verdef_count = 0; // DT_VERNEEDNUM, DT_VERDEFNUM
+};
+
 // What one ELF file says about itself.
 struct ElfInfo {
   ElfClass elf_class = ElfClass::elf64;
@@ -43,6 +54,9 @@ struct ElfInfo {
   std::optional<std::string> runpath; // DT_RUNPATH
   std::optional<std::string> rpath;   // DT_RPATH
   bool has_dynamic_section = false;   // false for static executables and relocatable objects
+  bool bind_now = false;       // DT_BIND_NOW, DF_BIND_NOW or DF_1_NOW: every reference is bound at load
+  bool no_default_lib = false; // DF_1_NODEFLIB: its dependencies skip ld.so.cache and the default dirs
+  std::optional<DynamicTables> tables; // nullopt without DT_SYMTAB or when it maps into no segment
 
   // "ELF32" or "ELF64".
   [[nodiscard]] std::string class_name() const;

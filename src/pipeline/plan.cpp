@@ -2,6 +2,7 @@
 
 #include "core/filesystem.hpp"
 #include "core/text.hpp"
+#include "findings/linkage_rules.hpp"
 #include "findings/selftest_rules.hpp"
 #include "findings/verification_rules.hpp"
 #include "report/json_report.hpp"
@@ -202,6 +203,11 @@ Expected<report::Report> run(const Plan& plan) {
   }
   report.discovery = discovery::finish_discovery(std::move(context), std::move(components));
 
+  log.start("predicting each library's dependency closure");
+  report.linkage = linkage::analyze_linkage(report.discovery, plan.environment, plan.discovery.layout);
+  log.done("closures", std::to_string(report.linkage.components.size()) + " libraries, " +
+                           std::to_string(report.linkage.files_read) + " files read");
+
   log.start("GPU self-test");
   report.selftest =
       selftest::run_selftest(report.discovery, report.verification, plan.selftest, plan.environment);
@@ -218,6 +224,7 @@ Expected<report::Report> run(const Plan& plan) {
   FindingList found(plan.problems_only);
   found.add(plan.observed);
   found.add(findings::evaluate_discovery(report.discovery, plan.environment));
+  found.add(findings::evaluate_linkage(report.discovery, report.linkage, plan.environment));
   found.add(findings::evaluate_verification(report.discovery, report.verification));
   found.add(findings::evaluate_selftest(report.selftest));
   report.findings = found.take();

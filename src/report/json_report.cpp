@@ -1,6 +1,7 @@
 #include "report/json_report.hpp"
 
 #include "core/utf8.hpp"
+#include "linkage/linkage_json.hpp"
 #include "verify/facts_codec.hpp"
 
 #include <algorithm>
@@ -211,6 +212,7 @@ json report_to_json(const Report& report) {
             {"distro", optional_text(host.distro)}}},
           {"environment", environment_to_json(report)},
           {"components", components},
+          {"linkage", linkage::linkage_to_json(report.linkage)},
           {"devices", sanitized(verify::devices_to_json(report.verification.devices))},
           {"verification", verification_to_json(report.verification)},
           {"selftest", sanitized(selftest::selftest_to_json(report.selftest))},

@@ -6,6 +6,7 @@
 #include "core/environment.hpp"
 #include "discovery/discovery.hpp"
 #include "findings/findings.hpp"
+#include "linkage/linkage.hpp"
 #include "policy/evaluate.hpp"
 #include "selftest/selftest.hpp"
 #include "verify/verification.hpp"
@@ -50,6 +51,7 @@ struct Report {
   HostInfo host;
   Environment environment;
   discovery::DiscoveryResult discovery;
+  linkage::Linkage linkage; // the found libraries' predicted closures (not run under --no-closure)
   verify::Verification verification;
   selftest::SelfTestRun selftest; // not run unless asked (selftest.enabled)
   std::optional<PolicyResult> policy; // when the run had requirements

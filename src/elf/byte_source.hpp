@@ -1,0 +1,106 @@
+#pragma once
+// Bounded random access to the bytes of an ELF file or image, shared by the ELF readers
+// (elf_file.cpp: headers and the dynamic section; elf_symbols.cpp: the dynamic symbol tables).
+// Internal to src/elf.
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <span>
+
+namespace cudadiag::elf::detail {
+
+// Random access to the bytes of one file or image.
+class ByteSource {
+public:
+  virtual ~ByteSource() = default;
+  [[nodiscard]] virtual std::uint64_t size() const = 0;
+  // Fills `out` with the bytes at `offset`; false unless the whole range exists and was read.
+  [[nodiscard]] virtual bool read(std::uint64_t offset, std::span<std::byte> out) const = 0;
+
+protected:
+  [[nodiscard]] bool contains(std::uint64_t offset, std::uint64_t length) const {
+    return offset <= size() && length <= size() - offset;
+  }
+};
+
+class SpanSource final : public ByteSource {
+public:
+  explicit SpanSource(std::span<const std::byte> image) : m_image(image) {}
+  [[nodiscard]] std::uint64_t size() const override { return m_image.size(); }
+  [[nodiscard]] bool read(std::uint64_t offset, std::span<std::byte> out) const override {
+    if (!contains(offset, out.size())) {
+      return false;
+    }
+    std::copy_n(m_image.begin() + static_cast<std::ptrdiff_t>(offset), out.size(), out.begin());
+    return true;
+  }
+
+private:
+  std::span<const std::byte> m_image;
+};
+
+// Reads through pread() on an open descriptor it does not own.
+class FileSource final : public ByteSource {
+public:
+  FileSource(int fd, std::uint64_t size) : m_fd(fd), m_size(size) {}
+  [[nodiscard]] std::uint64_t size() const override { return m_size; }
+  [[nodiscard]] bool read(std::uint64_t offset, std::span<std::byte> out) const override {
+    if (!contains(offset, out.size()) || offset > static_cast<std::uint64_t>(std::numeric_limits<off_t>::max())) {
+      return false;
+    }
+    std::size_t done = 0;
+    while (done < out.size()) {
+      const ssize_t got = ::pread(m_fd, out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
+      if (got < 0 && errno == EINTR) {
+        continue;
+      }
+      if (got <= 0) {
+        return false; // error, or the file shrank under us
+      }
+      done += static_cast<std::size_t>(got);
+    }
+    return true;
+  }
+
+private:
+  int m_fd;
+  std::uint64_t m_size;
+};
+
+// Closes a descriptor on scope exit.
+class FileDescriptor {
+public:
+  explicit FileDescriptor(int fd) : m_fd(fd) {}
+  ~FileDescriptor() {
+    if (m_fd >= 0) {
+      ::close(m_fd);
+    }
+  }
+  FileDescriptor(const FileDescriptor&) = delete;
+  FileDescriptor& operator=(const FileDescriptor&) = delete;
+  [[nodiscard]] int get() const { return m_fd; }
+
+private:
+  int m_fd;
+};
+
+// An unsigned field of `width` bytes at `at`, in the file's byte order; 0 if out of bounds.
+inline std::uint64_t load(std::span<const std::byte> bytes, std::size_t at, std::size_t width, bool little_endian) {
+  if (at > bytes.size() || width > bytes.size() - at) {
+    return 0;
+  }
+  std::uint64_t value = 0;
+  for (std::size_t i = 0; i < width; ++i) {
+    const std::size_t index = little_endian ? at + width - 1 - i : at + i;
+    value = (value << 8U) | std::to_integer<std::uint64_t>(bytes[index]);
+  }
+  return value;
+}
+
+} // namespace cudadiag::elf::detail

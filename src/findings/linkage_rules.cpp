@@ -1,0 +1,284 @@
+#include "findings/linkage_rules.hpp"
+
+#include "core/text.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+
+namespace cudadiag::findings {
+namespace {
+
+using linkage::AnswerClosure;
+using linkage::LoadedObject;
+using linkage::Route;
+
+std::string answer_words(const std::string& answer) {
+  if (answer == "python") {
+    return "CUDA Python (cuda-pathfinder, its dependencies loaded first)";
+  }
+  if (answer == "direct") {
+    return "loading the selected file by its path (as a framework's RUNPATH or ctypes.CDLL does)";
+  }
+  return "dlopen(SONAME) in a plain process";
+}
+
+// "libnvJitLink.so.12 (/x/libnvJitLink.so.12, 12.1.105, found through LD_LIBRARY_PATH)"
+std::string describe(const AnswerClosure& answer, std::size_t index) {
+  const auto& object = answer.closure.objects[index];
+  const auto& facts = answer.facts[index];
+  std::string text = object.file->elf->soname.value_or(fs::basename(object.path)) + " (" + object.path;
+  if (!facts.version.empty()) {
+    text += ", " + facts.version;
+  }
+  text += ", " + std::string(linkage::to_string(object.route));
+  if (object.route == Route::rpath || object.route == Route::runpath) {
+    if (object.needed_by) {
+      text += " of " + fs::basename(answer.closure.objects[*object.needed_by].path);
+    }
+  }
+  return text + ")";
+}
+
+// How to stop the loader from reaching `object` the way it did.
+std::string route_remedy(const AnswerClosure& answer, std::size_t index, const discovery::DiscoveryResult& discovery,
+                         const Environment& env) {
+  const auto& object = answer.closure.objects[index];
+  discovery::Sighting via;
+  via.path = object.path;
+  via.search_dir = object.search_dir;
+  switch (object.route) {
+  case Route::ld_library_path: via.found_via = "LD_LIBRARY_PATH"; break;
+  case Route::ld_so_cache: via.found_via = "ld.so.cache"; break;
+  case Route::default_dirs: via.found_via = "default-dirs"; break;
+  case Route::rpath:
+  case Route::runpath: {
+    const auto owner = object.needed_by ? fs::basename(answer.closure.objects[*object.needed_by].path) : "";
+    return std::string("it comes through the ") + (object.route == Route::rpath ? "DT_RPATH" : "DT_RUNPATH") +
+           " of " + owner + " (" + object.search_dir + "): replace the copy there with a matching release";
+  }
+  default: {
+    const bool wheel = object.path.find("-packages/") != std::string::npos;
+    via.found_via = wheel ? "site-packages" : "";
+    if (!wheel) {
+      return "replace " + object.path + " with a release that matches the library that needs it";
+    }
+  }
+  }
+  return remedy_for_route(via, discovery, env);
+}
+
+Finding with_remedy(Finding finding, std::string remedy) {
+  finding.remedy = std::move(remedy);
+  return finding;
+}
+
+struct Problem {
+  Finding finding;
+  std::vector<std::string> answers;
+  bool breaks_main_answer = false;
+};
+
+class Collector {
+public:
+  Collector(const discovery::DiscoveryResult& discovery, const Environment& env) : m_discovery(discovery), m_env(env) {}
+
+  void add(const std::string& key, const std::string& component, const AnswerClosure& answer,
+           const std::function<Finding()>& make_one) {
+    auto [at, inserted] = m_problems.try_emplace(key);
+    if (inserted) {
+      at->second.finding = make_one();
+      m_order.push_back(key);
+    }
+    auto& problem = at->second;
+    auto& components = problem.finding.components;
+    if (std::find(components.begin(), components.end(), component) == components.end()) {
+      components.push_back(component);
+    }
+    for (const auto& name : answer.answers) {
+      if (std::find(problem.answers.begin(), problem.answers.end(), component + ":" + name) == problem.answers.end()) {
+        problem.answers.push_back(component + ":" + name);
+      }
+      problem.breaks_main_answer = problem.breaks_main_answer || name != "direct";
+    }
+  }
+
+  std::vector<Finding> take() {
+    std::vector<Finding> out;
+    for (const auto& key : m_order) {
+      auto& problem = m_problems[key];
+      problem.finding.evidence["answers"] = problem.answers;
+      std::vector<std::string> words;
+      for (const auto& answer : problem.answers) {
+        const auto colon = answer.find(':');
+        const auto phrase = answer.substr(0, colon) + ": " + answer_words(answer.substr(colon + 1));
+        words.push_back(phrase);
+      }
+      problem.finding.message += " Breaks " + join(words, "; ") + ".";
+      if (!problem.breaks_main_answer) {
+        problem.finding.severity = Severity::warning;
+      }
+      out.push_back(std::move(problem.finding));
+    }
+    return out;
+  }
+
+  const discovery::DiscoveryResult& m_discovery;
+  const Environment& m_env;
+
+private:
+  std::map<std::string, Problem> m_problems;
+  std::vector<std::string> m_order;
+};
+
+void unresolved_symbols(Collector& out, const std::string& component, const AnswerClosure& answer) {
+  const auto& closure = answer.closure;
+  for (std::size_t i = 0; i < closure.unresolved.size(); ++i) {
+    const auto& missing = closure.unresolved[i];
+    const auto& needing = closure.objects[missing.needed_by];
+    const std::string bound_path = missing.bound ? closure.objects[*missing.bound].file->realpath : "";
+    const auto key = "sym|" + missing.symbol + "|" + missing.version + "|" + needing.file->realpath + "|" + bound_path;
+    out.add(key, component, answer, [&] {
+      const std::string symbol = missing.symbol + (missing.version.empty() ? "" : ", version " + missing.version);
+      std::string message = describe(answer, missing.needed_by) + " needs the symbol " + symbol + ", which ";
+      if (missing.bound) {
+        message += "the copy the loader binds, " + describe(answer, *missing.bound) + ", does not define";
+      } else {
+        message += "no object of its closure defines";
+      }
+      message += ": dlopen fails with \"undefined symbol: " + symbol + "\".";
+      nlohmann::json evidence = {{"symbol", missing.symbol},
+                                 {"version", missing.version},
+                                 {"needed_by", needing.path},
+                                 {"bound", missing.bound ? nlohmann::json(closure.objects[*missing.bound].path)
+                                                         : nlohmann::json(nullptr)},
+                                 {"bound_via", missing.bound ? nlohmann::json(std::string(linkage::to_string(
+                                                                   closure.objects[*missing.bound].route)))
+                                                             : nlohmann::json(nullptr)}};
+      std::string remedy;
+      if (missing.bound) {
+        remedy = route_remedy(answer, *missing.bound, out.m_discovery, out.m_env);
+      }
+      nlohmann::json providers = nlohmann::json::array();
+      for (const auto& provider : answer.providers[i]) {
+        providers.push_back({{"path", provider.path}, {"found_via", provider.found_via}, {"version", provider.version}});
+      }
+      evidence["providers"] = providers;
+      if (!answer.providers[i].empty()) {
+        const auto& best = answer.providers[i].front();
+        message += " " + best.path + (best.version.empty() ? "" : " (" + best.version + ")") + ", found through " +
+                   best.found_via + ", defines it.";
+        remedy += std::string(remedy.empty() ? "" : "; ") + "then " + best.path + " is bound, which defines it";
+      } else if (remedy.empty()) {
+        remedy = "install a release of the dependency that defines " + missing.symbol;
+      } else {
+        remedy += "; no copy found on this machine defines it: install a release of " +
+                  (missing.version_file.empty() ? std::string("the dependency") : missing.version_file) +
+                  " at least as new as the one " + fs::basename(needing.path) + " was built against";
+      }
+      return with_remedy(make_finding("lib.undefined_symbol", std::move(message), {}, std::move(evidence)), remedy);
+    });
+  }
+}
+
+void missing_versions(Collector& out, const std::string& component, const AnswerClosure& answer) {
+  const auto& closure = answer.closure;
+  for (const auto& missing : closure.missing_versions) {
+    const auto& needing = closure.objects[missing.needed_by];
+    const auto& bound = closure.objects[missing.bound];
+    const auto key = "ver|" + missing.version + "|" + needing.file->realpath + "|" + bound.file->realpath;
+    out.add(key, component, answer, [&] {
+      std::string message = describe(answer, missing.needed_by) + " requires version " + missing.version + " of " +
+                            missing.file + ", and the copy the loader binds, " + describe(answer, missing.bound) +
+                            ", does not define it: dlopen fails with \"version `" + missing.version +
+                            "' not found (required by " + needing.path + ")\".";
+      nlohmann::json evidence = {
+          {"version", missing.version}, {"file", missing.file}, {"needed_by", needing.path}, {"bound", bound.path}};
+      return with_remedy(make_finding("lib.missing_symbol_version", std::move(message), {}, std::move(evidence)), route_remedy(answer, missing.bound, out.m_discovery, out.m_env) +
+                       "; the loader must bind a " + missing.file + " that defines " + missing.version);
+    });
+  }
+}
+
+void missing_dependencies(Collector& out, const std::string& component, const AnswerClosure& answer) {
+  const auto& closure = answer.closure;
+  for (const auto& missing : closure.missing) {
+    const auto& needing = closure.objects[missing.needed_by];
+    out.add("dep|" + missing.name + "|" + needing.file->realpath, component, answer, [&] {
+      std::string message = describe(answer, missing.needed_by) + " needs " + missing.name +
+                            ", which no directory the loader searches holds (searched: " +
+                            (missing.searched.empty() ? std::string("nothing") : join(missing.searched, ", ")) +
+                            "): dlopen fails with \"" + missing.name +
+                            ": cannot open shared object file: No such file or directory\".";
+      std::string remedy = "install the package that provides " + missing.name;
+      for (const auto& other : out.m_discovery.components) {
+        const auto& names = other.spec->file_names;
+        if (std::find(names.begin(), names.end(), missing.name) != names.end() && !other.candidates.empty()) {
+          remedy = "a copy exists at " + other.candidates.front().first.path + " (" +
+                   other.candidates.front().first.found_via + "): add its directory to LD_LIBRARY_PATH or install " +
+                   missing.name + " where the loader looks";
+        }
+      }
+      nlohmann::json evidence = {{"name", missing.name}, {"needed_by", needing.path}, {"searched", missing.searched}};
+      return with_remedy(make_finding("lib.missing_dependency", std::move(message), {}, std::move(evidence)), remedy);
+    });
+  }
+  for (const auto& broken : closure.broken) {
+    const auto& needing = closure.objects[broken.needed_by];
+    out.add("broken|" + broken.path + "|" + needing.file->realpath, component, answer, [&] {
+      std::string message = describe(answer, broken.needed_by) + " needs " + broken.name + ", and the loader stops at " +
+                            broken.path + ": " + broken.error + "; dlopen fails.";
+      nlohmann::json evidence = {
+          {"name", broken.name}, {"needed_by", needing.path}, {"path", broken.path}, {"error", broken.error}};
+      return with_remedy(make_finding("lib.missing_dependency", std::move(message), {}, std::move(evidence)), "remove or replace " + broken.path + " (" + broken.error + ")");
+    });
+  }
+}
+
+// Two files of one catalog component in one closure: what process.duplicate_lib sees in a running
+// process, predicted.
+void duplicates(Collector& out, const std::string& component, const AnswerClosure& answer) {
+  std::map<std::string, std::vector<std::size_t>> by_component;
+  for (std::size_t i = 0; i < answer.facts.size(); ++i) {
+    if (!answer.facts[i].component.empty()) {
+      by_component[answer.facts[i].component].push_back(i);
+    }
+  }
+  for (const auto& [name, objects] : by_component) {
+    if (objects.size() < 2) {
+      continue;
+    }
+    std::vector<std::string> paths;
+    std::vector<std::string> described;
+    for (const auto index : objects) {
+      paths.push_back(answer.closure.objects[index].file->realpath);
+      described.push_back(describe(answer, index));
+    }
+    out.add("dup|" + name + "|" + join(paths, "|"), component, answer, [&] {
+      nlohmann::json evidence = {{"component", name}, {"paths", paths}};
+      return make_finding("process.duplicate_lib",
+                          "Loading it maps " + std::to_string(objects.size()) + " files of " + name + " into one process: " +
+                              join(described, " and ") + ".",
+                          {}, std::move(evidence));
+    });
+  }
+}
+
+} // namespace
+
+std::vector<Finding> evaluate_linkage(const discovery::DiscoveryResult& discovery, const linkage::Linkage& linkage,
+                                      const Environment& env) {
+  Collector out(discovery, env);
+  for (const auto& component : linkage.components) {
+    const std::string name(component.spec->name);
+    for (const auto& answer : component.closures) {
+      missing_dependencies(out, name, answer);
+      missing_versions(out, name, answer);
+      unresolved_symbols(out, name, answer);
+      duplicates(out, name, answer);
+    }
+  }
+  return out.take();
+}
+
+} // namespace cudadiag::findings

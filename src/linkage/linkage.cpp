@@ -1,0 +1,225 @@
+#include "linkage/linkage.hpp"
+
+#include <chrono>
+#include <map>
+
+namespace cudadiag::linkage {
+namespace {
+
+using discovery::ComponentResult;
+using probes::ComponentKind;
+
+// What discovery knows of a file, by real path.
+struct KnownFile {
+  const ComponentResult* component = nullptr;
+  const probes::Candidate* candidate = nullptr;
+  bool selected = false;
+  bool loader = false;
+};
+
+class Analysis {
+public:
+  Analysis(const discovery::DiscoveryResult& discovery, const Environment& env, const SystemLayout& layout)
+      : m_discovery(discovery),
+        m_setting(search_setting(env, layout, discovery.cache ? &*discovery.cache : nullptr)) {
+    for (const auto& component : discovery.components) {
+      if (component.spec->kind != ComponentKind::dynamic_lib) {
+        continue;
+      }
+      m_by_name.emplace(component.spec->name, &component);
+      for (std::size_t i = 0; i < component.candidates.size(); ++i) {
+        const auto& candidate = component.candidates[i];
+        if (!candidate.realpath) {
+          continue;
+        }
+        auto& known = m_known[*candidate.realpath];
+        if (known.component == nullptr) {
+          known = {&component, &candidate};
+        }
+        known.selected = known.selected || (component.selected && component.selected->candidate == i);
+        known.loader = known.loader || (component.loader && component.loader->candidate == i);
+      }
+    }
+  }
+
+  Linkage run() {
+    const auto start = std::chrono::steady_clock::now();
+    Linkage result;
+    result.ran = true;
+    for (const auto& component : m_discovery.components) {
+      if (component.spec->kind == ComponentKind::dynamic_lib) {
+        if (auto linkage = analyze(component); !linkage.closures.empty()) {
+          result.components.push_back(std::move(linkage));
+        }
+      }
+    }
+    result.files_read = m_store->files_read();
+    result.files = m_store;
+    result.elapsed_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    return result;
+  }
+
+private:
+  ComponentLinkage analyze(const ComponentResult& component) {
+    ComponentLinkage linkage;
+    linkage.spec = component.spec;
+    const auto add = [&](const std::string& answer, const std::string& root, Route route, const std::string& dir,
+                         const std::vector<std::string>& preloads) {
+      for (auto& existing : linkage.closures) {
+        const auto& objects = existing.closure.objects;
+        if (!objects.empty() && objects[existing.closure.root].path == root &&
+            preloads_of(existing.closure) == preloads) {
+          existing.answers.push_back(answer);
+          return;
+        }
+      }
+      AnswerClosure closure;
+      closure.answers.push_back(answer);
+      closure.closure = build_closure(root, route, dir, preloads, m_setting, *m_store);
+      annotate(closure);
+      linkage.closures.push_back(std::move(closure));
+    };
+    if (component.selected && !component.selected->fails) {
+      const auto& via = component.selected->via;
+      std::vector<std::string> preloads;
+      std::vector<const probes::ComponentSpec*> visiting;
+      pathfinder_preloads(*component.spec, preloads, visiting);
+      add("python", via.path, Route::root, fs::parent(via.path), preloads);
+      if (!preloads.empty()) {
+        add("direct", via.path, Route::root, fs::parent(via.path), {});
+      }
+    }
+    if (component.loader && !component.loader->fails) {
+      const auto& via = component.loader->via;
+      add("loader", via.path, loader_route(via), via.search_dir, {});
+    }
+    return linkage;
+  }
+
+  static Route loader_route(const probes::Sighting& via) {
+    switch (via.loader_step) {
+    case probes::LoaderStep::ld_library_path: return Route::ld_library_path;
+    case probes::LoaderStep::ld_so_cache: return Route::ld_so_cache;
+    case probes::LoaderStep::default_dirs: return Route::default_dirs;
+    case probes::LoaderStep::none: break;
+    }
+    return Route::root;
+  }
+
+  // The paths cuda-pathfinder has loaded before `spec`: its dependencies, each after its own, once.
+  void pathfinder_preloads(const probes::ComponentSpec& spec, std::vector<std::string>& out,
+                           std::vector<const probes::ComponentSpec*>& visiting) const {
+    if (std::find(visiting.begin(), visiting.end(), &spec) != visiting.end()) {
+      return; // a cycle in the table: cuda-pathfinder's cache ends it the same way
+    }
+    visiting.push_back(&spec);
+    for (const auto& list : {spec.dependencies, spec.optional_dependencies}) {
+      for (const auto name : list) {
+        const auto found = m_by_name.find(name);
+        if (found == m_by_name.end()) {
+          continue;
+        }
+        const auto& dependency = *found->second;
+        pathfinder_preloads(*dependency.spec, out, visiting);
+        if (dependency.selected && !dependency.selected->fails &&
+            std::find(out.begin(), out.end(), dependency.selected->via.path) == out.end()) {
+          out.push_back(dependency.selected->via.path);
+        }
+      }
+    }
+  }
+
+  static std::vector<std::string> preloads_of(const Closure& closure) {
+    std::vector<std::string> paths;
+    for (const auto& object : closure.objects) {
+      if (object.route == Route::preloaded) {
+        paths.push_back(object.path);
+      }
+    }
+    return paths;
+  }
+
+  void annotate(AnswerClosure& answer) {
+    for (const auto& object : answer.closure.objects) {
+      ObjectFacts facts;
+      if (const auto known = m_known.find(object.file->realpath); known != m_known.end()) {
+        facts.component = std::string(known->second.component->spec->name);
+        facts.selected = known->second.selected;
+        facts.loader = known->second.loader;
+        if (known->second.candidate->version) {
+          facts.version = known->second.candidate->version->version;
+        }
+      }
+      if (facts.version.empty()) {
+        facts.version = version_from_name(object);
+      }
+      answer.facts.push_back(std::move(facts));
+    }
+    for (const auto& unresolved : answer.closure.unresolved) {
+      answer.providers.push_back(providers_of(answer.closure, unresolved));
+    }
+  }
+
+  // libnvJitLink.so.12.4.127 with SONAME libnvJitLink.so.12 -> "12.4.127".
+  static std::string version_from_name(const LoadedObject& object) {
+    const auto name = fs::basename(object.file->realpath);
+    const auto& soname = object.file->elf->soname;
+    if (!soname) {
+      return "";
+    }
+    const auto stem = soname->substr(0, soname->find(".so") + 3);
+    if (name.rfind(stem + ".", 0) != 0 || name.size() == stem.size() + 1) {
+      return "";
+    }
+    return name.substr(stem.size() + 1);
+  }
+
+  std::vector<Provider> providers_of(const Closure& closure, const UnresolvedSymbol& unresolved) {
+    std::vector<std::string> names;
+    if (!unresolved.version_file.empty()) {
+      names.push_back(unresolved.version_file);
+    } else {
+      names = closure.objects[unresolved.needed_by].file->elf->needed;
+    }
+    elf::SymbolReference reference{unresolved.symbol, unresolved.version, unresolved.version_file, false};
+    const auto* bound = unresolved.bound ? closure.objects[*unresolved.bound].file : nullptr;
+    std::vector<Provider> providers;
+    for (const auto& component : m_discovery.components) {
+      if (component.spec->kind != ComponentKind::dynamic_lib ||
+          std::none_of(component.spec->file_names.begin(), component.spec->file_names.end(), [&](auto file_name) {
+            return std::find(names.begin(), names.end(), file_name) != names.end();
+          })) {
+        continue;
+      }
+      for (const auto& candidate : component.candidates) {
+        if (!candidate.usable() || !candidate.realpath) {
+          continue;
+        }
+        const auto* file = m_store->open(candidate.first.path);
+        if (file == nullptr || file == bound || file->skipped_because || file->fails_because) {
+          continue;
+        }
+        const auto& symbols = m_store->symbols(*file);
+        if (symbols && symbols->defines(reference)) {
+          providers.push_back({candidate.first.path, candidate.first.found_via,
+                               candidate.version ? candidate.version->version : std::string()});
+        }
+      }
+    }
+    return providers;
+  }
+
+  const discovery::DiscoveryResult& m_discovery;
+  SearchSetting m_setting;
+  std::shared_ptr<ObjectStore> m_store = std::make_shared<ObjectStore>();
+  std::map<std::string, KnownFile, std::less<>> m_known;
+  std::map<std::string_view, const ComponentResult*> m_by_name;
+};
+
+} // namespace
+
+Linkage analyze_linkage(const discovery::DiscoveryResult& discovery, const Environment& env, const SystemLayout& layout) {
+  return Analysis(discovery, env, layout).run();
+}
+
+} // namespace cudadiag::linkage

@@ -1,0 +1,61 @@
+#pragma once
+// The closure stage: for every library discovery found, the dependency closure and symbol check of
+// each way it is loaded (closure.hpp), predicted from the files, nothing loaded:
+//  - "python": cuda-pathfinder's answer: its dependencies loaded first, each from its own selected
+//    copy (its DIRECT_DEPENDENCIES, depth first), then the selected file by its path;
+//  - "direct": the selected file loaded by its path with nothing loaded before, as a framework's
+//    own library reaches it through its RUNPATH, or ctypes.CDLL(path) does; only computed when
+//    it differs from "python" (the component has cuda-pathfinder dependencies);
+//  - "loader": dlopen(SONAME) in a fresh process: the loader's answer, opened where it found it.
+// Answers that load the same files with the same preloads share one closure.
+
+#include "core/environment.hpp"
+#include "discovery/discovery.hpp"
+#include "linkage/closure.hpp"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace cudadiag::linkage {
+
+// What the report says of one object of a closure besides how it was found.
+struct ObjectFacts {
+  std::string component; // the catalog component whose SONAME it carries; "" for the system's libraries
+  std::string version;   // the catalog candidate's version, else the real file name's numbers; "" unknown
+  bool selected = false; // the file cuda-pathfinder's answer takes for that component
+  bool loader = false;   // the file dlopen(SONAME) takes for that component
+};
+
+// Another copy that defines an unresolved symbol: a candidate discovery found for the component
+// the symbol's version names (or, unversioned, for one of the needing object's DT_NEEDED names).
+struct Provider {
+  std::string path;
+  std::string found_via;
+  std::string version;
+};
+
+struct AnswerClosure {
+  std::vector<std::string> answers; // "python", "direct", "loader": which answers load this way
+  Closure closure;
+  std::vector<ObjectFacts> facts; // one per closure.objects
+  std::vector<std::vector<Provider>> providers; // one per closure.unresolved
+};
+
+struct ComponentLinkage {
+  const probes::ComponentSpec* spec = nullptr;
+  std::vector<AnswerClosure> closures;
+};
+
+struct Linkage {
+  bool ran = false;
+  std::vector<ComponentLinkage> components; // the found libraries, in the report's order
+  std::size_t files_read = 0;                // distinct files opened
+  // The files the closures' objects point into (LoadedObject::file): kept alive with the result.
+  std::shared_ptr<const ObjectStore> files;
+  double elapsed_ms = 0;
+};
+
+Linkage analyze_linkage(const discovery::DiscoveryResult& discovery, const Environment& env, const SystemLayout& layout);
+
+} // namespace cudadiag::linkage

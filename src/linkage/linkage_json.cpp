@@ -1,0 +1,92 @@
+#include "linkage/linkage_json.hpp"
+
+namespace cudadiag::linkage {
+namespace {
+
+using nlohmann::json;
+
+json index_or_null(const std::optional<std::size_t>& index) { return index ? json(*index) : json(nullptr); }
+
+json object_to_json(const LoadedObject& object, const ObjectFacts& facts) {
+  return {{"path", object.path},
+          {"realpath", object.file->realpath},
+          {"soname", object.file->elf->soname ? json(*object.file->elf->soname) : json(nullptr)},
+          {"needed_as", object.names},
+          {"needed_by", index_or_null(object.needed_by)},
+          {"found_via", std::string(to_string(object.route))},
+          {"search_dir", object.search_dir},
+          {"dependencies", object.dependencies},
+          {"component", facts.component.empty() ? json(nullptr) : json(facts.component)},
+          {"version", facts.version.empty() ? json(nullptr) : json(facts.version)},
+          {"selected", facts.selected},
+          {"loader", facts.loader}};
+}
+
+json closure_to_json(const AnswerClosure& answer) {
+  const auto& closure = answer.closure;
+  json objects = json::array();
+  for (std::size_t i = 0; i < closure.objects.size(); ++i) {
+    objects.push_back(object_to_json(closure.objects[i], answer.facts[i]));
+  }
+  json missing = json::array();
+  for (const auto& item : closure.missing) {
+    missing.push_back({{"name", item.name}, {"needed_by", item.needed_by}, {"searched", item.searched}});
+  }
+  json broken = json::array();
+  for (const auto& item : closure.broken) {
+    broken.push_back({{"name", item.name}, {"path", item.path}, {"needed_by", item.needed_by}, {"error", item.error}});
+  }
+  json versions = json::array();
+  for (const auto& item : closure.missing_versions) {
+    versions.push_back(
+        {{"version", item.version}, {"file", item.file}, {"needed_by", item.needed_by}, {"bound", item.bound}});
+  }
+  json unresolved = json::array();
+  for (std::size_t i = 0; i < closure.unresolved.size(); ++i) {
+    const auto& item = closure.unresolved[i];
+    json providers = json::array();
+    for (const auto& provider : answer.providers[i]) {
+      providers.push_back({{"path", provider.path}, {"found_via", provider.found_via}, {"version", provider.version}});
+    }
+    unresolved.push_back({{"symbol", item.symbol},
+                          {"version", item.version},
+                          {"version_file", item.version_file},
+                          {"needed_by", item.needed_by},
+                          {"bound", index_or_null(item.bound)},
+                          {"providers", providers}});
+  }
+  json unchecked = json::array();
+  for (const auto& item : closure.unchecked) {
+    unchecked.push_back({{"object", item.object}, {"reason", item.reason}});
+  }
+  return {{"answers", answer.answers},
+          {"loads", closure.loads()},
+          {"root", closure.objects.empty() ? json(nullptr) : json(closure.root)},
+          {"root_error", closure.root_error ? json(*closure.root_error) : json(nullptr)},
+          {"objects", objects},
+          {"missing", missing},
+          {"broken", broken},
+          {"missing_versions", versions},
+          {"unresolved", unresolved},
+          {"unchecked", unchecked},
+          {"references_checked", closure.references_checked}};
+}
+
+} // namespace
+
+json linkage_to_json(const Linkage& linkage) {
+  json components = json::array();
+  for (const auto& component : linkage.components) {
+    json closures = json::array();
+    for (const auto& answer : component.closures) {
+      closures.push_back(closure_to_json(answer));
+    }
+    components.push_back({{"name", std::string(component.spec->name)}, {"closures", closures}});
+  }
+  return {{"ran", linkage.ran},
+          {"elapsed_ms", linkage.elapsed_ms},
+          {"files_read", linkage.files_read},
+          {"components", components}};
+}
+
+} // namespace cudadiag::linkage

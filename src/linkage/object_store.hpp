@@ -1,0 +1,52 @@
+#pragma once
+// The files the closures open, each read once per run: where it really is, its ELF facts and,
+// on first use, its dynamic symbols. Keyed by the path as opened and by file identity (device and
+// inode), as glibc recognises an object it has already loaded under another name.
+
+#include "core/expected.hpp"
+#include "core/filesystem.hpp"
+#include "elf/elf_file.hpp"
+#include "elf/elf_symbols.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+namespace cudadiag::linkage {
+
+struct ObjectFile {
+  fs::FileId identity;
+  std::string realpath;
+  Expected<elf::ElfInfo> elf = Error{"not read"};
+  // Why glibc's loader passes over the file and keeps searching (another ELF class, byte order
+  // or machine); nullopt when it would take it (usable, or broken in a way that stops the load).
+  std::optional<std::string> skipped_because;
+  // Why a load that reaches this file fails ("invalid ELF header", "not a shared object (ET_EXEC)");
+  // nullopt when it loads.
+  std::optional<std::string> fails_because;
+};
+
+class ObjectStore {
+public:
+  // The regular file at `path` (symlinks followed), or nullptr when there is none: missing,
+  // a dangling link or a loop, not readable (glibc's open fails and the search goes on).
+  // A directory or other non-file opens and fails (fails_because set), as glibc's read does.
+  const ObjectFile* open(const std::string& path);
+  // `file`'s dynamic symbols, read on the first call.
+  const Expected<elf::DynamicSymbols>& symbols(const ObjectFile& file);
+  [[nodiscard]] std::size_t files_read() const { return m_by_identity.size(); }
+
+private:
+  struct IdentityHash {
+    std::size_t operator()(const fs::FileId& id) const noexcept {
+      return std::hash<std::uint64_t>()(id.inode * 1000003U ^ id.device);
+    }
+  };
+  std::unordered_map<std::string, const ObjectFile*> m_by_path;
+  std::unordered_map<fs::FileId, std::unique_ptr<ObjectFile>, IdentityHash> m_by_identity;
+  std::unordered_map<const ObjectFile*, Expected<elf::DynamicSymbols>> m_symbols;
+};
+
+} // namespace cudadiag::linkage
