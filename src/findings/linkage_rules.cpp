@@ -76,7 +76,6 @@ Finding with_remedy(Finding finding, std::string remedy) {
 struct Problem {
   Finding finding;
   std::vector<std::string> answers;
-  bool breaks_main_answer = false;
 };
 
 class Collector {
@@ -99,7 +98,6 @@ public:
       if (std::find(problem.answers.begin(), problem.answers.end(), component + ":" + name) == problem.answers.end()) {
         problem.answers.push_back(component + ":" + name);
       }
-      problem.breaks_main_answer = problem.breaks_main_answer || name != "direct";
     }
   }
 
@@ -114,10 +112,7 @@ public:
         const auto phrase = answer.substr(0, colon) + ": " + answer_words(answer.substr(colon + 1));
         words.push_back(phrase);
       }
-      problem.finding.message += " Breaks " + join(words, "; ") + ".";
-      if (!problem.breaks_main_answer) {
-        problem.finding.severity = Severity::warning;
-      }
+      problem.finding.message += " Affects " + join(words, "; ") + ".";
       out.push_back(std::move(problem.finding));
     }
     return out;
@@ -131,49 +126,71 @@ private:
   std::vector<std::string> m_order;
 };
 
+// One finding per (needing object, bound object): every symbol the one needs and the other lacks.
 void unresolved_symbols(Collector& out, const std::string& component, const AnswerClosure& answer) {
   const auto& closure = answer.closure;
+  std::map<std::pair<std::size_t, std::optional<std::size_t>>, std::vector<std::size_t>> groups;
+  std::vector<std::pair<std::size_t, std::optional<std::size_t>>> order;
   for (std::size_t i = 0; i < closure.unresolved.size(); ++i) {
-    const auto& missing = closure.unresolved[i];
-    const auto& needing = closure.objects[missing.needed_by];
-    const std::string bound_path = missing.bound ? closure.objects[*missing.bound].file->realpath : "";
-    const auto key = "sym|" + missing.symbol + "|" + missing.version + "|" + needing.file->realpath + "|" + bound_path;
-    out.add(key, component, answer, [&] {
-      const std::string symbol = missing.symbol + (missing.version.empty() ? "" : ", version " + missing.version);
-      std::string message = describe(answer, missing.needed_by) + " needs the symbol " + symbol + ", which ";
-      if (missing.bound) {
-        message += "the copy the loader binds, " + describe(answer, *missing.bound) + ", does not define";
+    const auto group = std::make_pair(closure.unresolved[i].needed_by, closure.unresolved[i].bound);
+    if (groups[group].empty()) {
+      order.push_back(group);
+    }
+    groups[group].push_back(i);
+  }
+  for (const auto& group : order) {
+    const auto& members = groups[group];
+    const auto& first = closure.unresolved[members.front()];
+    const auto& needing = closure.objects[first.needed_by];
+    const std::string bound_path = first.bound ? closure.objects[*first.bound].file->realpath : "";
+    out.add("sym|" + needing.file->realpath + "|" + bound_path, component, answer, [&] {
+      const auto spelled = [](const linkage::UnresolvedSymbol& item) {
+        return item.symbol + (item.version.empty() ? "" : ", version " + item.version);
+      };
+      std::vector<std::string> names;
+      for (const auto index : members) {
+        names.push_back(closure.unresolved[index].symbol);
+      }
+      std::string message = describe(answer, first.needed_by) + " needs " +
+                            (members.size() == 1 ? "the symbol " + spelled(first)
+                                                 : std::to_string(members.size()) + " symbols (" + join(names, ", ") +
+                                                       (first.version.empty() ? "" : ", version " + first.version) + ")") +
+                            ", which ";
+      if (first.bound) {
+        message += "the copy the loader binds, " + describe(answer, *first.bound) + ", does not define";
       } else {
         message += "no object of its closure defines";
       }
-      message += ": dlopen fails with \"undefined symbol: " + symbol + "\".";
-      nlohmann::json evidence = {{"symbol", missing.symbol},
-                                 {"version", missing.version},
-                                 {"needed_by", needing.path},
-                                 {"bound", missing.bound ? nlohmann::json(closure.objects[*missing.bound].path)
-                                                         : nlohmann::json(nullptr)},
-                                 {"bound_via", missing.bound ? nlohmann::json(std::string(linkage::to_string(
-                                                                   closure.objects[*missing.bound].route)))
-                                                             : nlohmann::json(nullptr)}};
+      message += ": dlopen fails with \"undefined symbol: " + spelled(first) + "\".";
+      nlohmann::json evidence = {
+          {"symbol", first.symbol},
+          {"symbols", names},
+          {"version", first.version},
+          {"needed_by", needing.path},
+          {"bound", first.bound ? nlohmann::json(closure.objects[*first.bound].path) : nlohmann::json(nullptr)},
+          {"bound_via", first.bound ? nlohmann::json(std::string(linkage::to_string(closure.objects[*first.bound].route)))
+                                    : nlohmann::json(nullptr)}};
       std::string remedy;
-      if (missing.bound) {
-        remedy = route_remedy(answer, *missing.bound, out.m_discovery, out.m_env);
+      if (first.bound) {
+        remedy = route_remedy(answer, *first.bound, out.m_discovery, out.m_env);
       }
-      nlohmann::json providers = nlohmann::json::array();
-      for (const auto& provider : answer.providers[i]) {
-        providers.push_back({{"path", provider.path}, {"found_via", provider.found_via}, {"version", provider.version}});
+      const auto& providers = answer.providers[members.front()];
+      nlohmann::json provider_list = nlohmann::json::array();
+      for (const auto& provider : providers) {
+        provider_list.push_back({{"path", provider.path}, {"found_via", provider.found_via}, {"version", provider.version}});
       }
-      evidence["providers"] = providers;
-      if (!answer.providers[i].empty()) {
-        const auto& best = answer.providers[i].front();
+      evidence["providers"] = provider_list;
+      if (!providers.empty()) {
+        const auto& best = providers.front();
         message += " " + best.path + (best.version.empty() ? "" : " (" + best.version + ")") + ", found through " +
-                   best.found_via + ", defines it.";
-        remedy += std::string(remedy.empty() ? "" : "; ") + "then " + best.path + " is bound, which defines it";
+                   best.found_via + ", defines " + (members.size() == 1 ? "it." : "them.");
+        remedy += std::string(remedy.empty() ? "" : "; ") + "then " + best.path + " is bound, which defines " +
+                  (members.size() == 1 ? "it" : "them");
       } else if (remedy.empty()) {
-        remedy = "install a release of the dependency that defines " + missing.symbol;
+        remedy = "install a release of the dependency that defines " + first.symbol;
       } else {
-        remedy += "; no copy found on this machine defines it: install a release of " +
-                  (missing.version_file.empty() ? std::string("the dependency") : missing.version_file) +
+        remedy += "; no copy found on this machine defines " + first.symbol + ": install a release of " +
+                  (first.version_file.empty() ? std::string("the dependency") : first.version_file) +
                   " at least as new as the one " + fs::basename(needing.path) + " was built against";
       }
       return with_remedy(make_finding("lib.undefined_symbol", std::move(message), {}, std::move(evidence)), remedy);
@@ -254,12 +271,19 @@ void duplicates(Collector& out, const std::string& component, const AnswerClosur
       paths.push_back(answer.closure.objects[index].file->realpath);
       described.push_back(describe(answer, index));
     }
+    std::vector<std::string> sonames;
+    for (const auto index : objects) {
+      sonames.push_back(answer.closure.objects[index].file->elf->soname.value_or(""));
+    }
+    const bool one_soname = std::all_of(sonames.begin(), sonames.end(), [&](const auto& s) { return s == sonames[0]; });
     out.add("dup|" + name + "|" + join(paths, "|"), component, answer, [&] {
-      nlohmann::json evidence = {{"component", name}, {"paths", paths}};
+      nlohmann::json evidence = {{"component", name}, {"paths", paths}, {"sonames", sonames}};
+      // Different SONAMEs (two majors) bind separately and work, but their state is not shared: a warning.
       return make_finding("process.duplicate_lib",
                           "Loading it maps " + std::to_string(objects.size()) + " files of " + name + " into one process: " +
-                              join(described, " and ") + ".",
-                          {}, std::move(evidence));
+                              join(described, " and ") +
+                              (one_soname ? "." : " (different SONAMEs: each library binds its own; state is not shared)."),
+                          {}, std::move(evidence), one_soname ? Severity::error : Severity::warning);
     });
   }
 }

@@ -3,8 +3,8 @@
 // lib.missing_symbol_version, lib.missing_dependency, and process.duplicate_lib as a prediction
 // (two files of one component in one closure). One finding per distinct problem (the same symbol
 // missing from the same file bound the same way), naming every component and answer it breaks.
-// Severity: error when CUDA Python's or the native loader's answer breaks; warning when only the
-// "direct" answer does (the selected file loaded by its path without cuda-pathfinder's preloads).
+// Every load failure is an error, whichever answer it breaks ("direct" is what a framework's own
+// library gets through its RUNPATH); a predicted duplicate of two SONAMEs (two majors) is a warning.
 
 #include "core/environment.hpp"
 #include "discovery/discovery.hpp"
