@@ -5,6 +5,9 @@
 #   DEST/bare    cuda-pathfinder 1.9.1 + pytest, jsonschema, junitparser, prometheus_client,
 #                kubernetes-validate, dockerfile, packaging (CUDA comes from the system toolkit)
 #   DEST/mismatch  NVRTC 13 with a CUDA 12 nvJitLink wheel: the nvjitlink.version_mismatch situation
+#   DEST/closure   cuSPARSE 12.3.1.170 (CUDA 12.4, needs __nvJitLink*_12_4) with its nvJitLink 12.4.127,
+#                  and DEST/closure-old: nvJitLink 12.1.105 (pip --target) for LD_LIBRARY_PATH: the
+#                  pytorch#134929 situation the closure tests reproduce (lib.undefined_symbol)
 #
 # Usage: scripts/make_test_venvs.sh DEST
 #
@@ -27,6 +30,8 @@ readonly k_common_packages=("$k_pathfinder_pin" pytest jsonschema)
 readonly k_bare_packages=(junitparser prometheus_client kubernetes-validate dockerfile packaging)
 readonly k_wheel_packages=(nvidia-cuda-nvrtc nvidia-nvjitlink nvidia-cuda-cccl)
 readonly k_mismatch_packages=(nvidia-cuda-nvrtc nvidia-nvjitlink-cu12)
+readonly k_closure_packages=(nvidia-cusparse-cu12==12.3.1.170 nvidia-nvjitlink-cu12==12.4.127)
+readonly k_closure_old_package=nvidia-nvjitlink-cu12==12.1.105
 
 usage() {
   echo "usage: $0 DEST" >&2
@@ -72,6 +77,11 @@ venv_complete() {
 make_venv() {
   local dir=$1
   shift
+  local no_deps=()
+  if [[ "${1:-}" == --no-deps ]]; then
+    no_deps=(--no-deps)
+    shift
+  fi
   if venv_complete "$dir" "$@"; then
     return 0
   fi
@@ -82,7 +92,7 @@ make_venv() {
     rm -rf "$dir"
     exit 1
   fi
-  if ! "$dir/bin/python" -m pip install "${pip_args[@]}" "$@" 2>"$dest/pip-error.log"; then
+  if ! "$dir/bin/python" -m pip install "${pip_args[@]}" "${no_deps[@]}" "$@" 2>"$dest/pip-error.log"; then
     if ! pip_index_answers "$dir/bin/python"; then
       echo "SKIP: pip's package index does not answer (could not install $* into $dir)"
       rm -rf "$dir"
@@ -109,3 +119,17 @@ fi
 make_venv "$dest/bare" "${k_common_packages[@]}" "${k_bare_packages[@]}"
 make_venv "$dest/wheels" "${k_wheel_packages[@]}" "${k_common_packages[@]}"
 make_venv "$dest/mismatch" "${k_mismatch_packages[@]}" "${k_common_packages[@]}"
+# The closure venv pins its wheels without their dependencies (cusparse would pull the newest
+# nvJitLink); pytest and cuda-pathfinder come in a second step so that their own dependencies resolve.
+if ! venv_complete "$dest/closure" "${k_closure_packages[@]}" "${k_common_packages[@]}"; then
+  make_venv "$dest/closure" --no-deps "${k_closure_packages[@]}"
+  rm -f "$dest/closure/$k_marker"
+  "$dest/closure/bin/python" -m pip install "${pip_args[@]}" "${k_common_packages[@]}" >/dev/null
+  marker_text "${k_closure_packages[@]}" "${k_common_packages[@]}" >"$dest/closure/$k_marker"
+fi
+old_marker="$dest/closure-old/$k_marker"
+if [[ ! -f "$old_marker" || "$(cat "$old_marker")" != "$(marker_text "$k_closure_old_package")" ]]; then
+  rm -rf "$dest/closure-old"
+  "$dest/bare/bin/python" -m pip install "${pip_args[@]}" --no-deps --target "$dest/closure-old" "$k_closure_old_package"
+  marker_text "$k_closure_old_package" >"$old_marker"
+fi
