@@ -58,6 +58,14 @@ std::string route_remedy(const AnswerClosure& answer, std::size_t index, const d
            " of " + owner + " (" + object.search_dir + "): replace the copy there with a matching release";
   }
   default: {
+    // A root or a preload: how discovery reached that file names the remedy.
+    for (const auto& component : discovery.components) {
+      const auto& answer_choice = component.selected ? component.selected : component.loader;
+      if (answer_choice && answer_choice->candidate < component.candidates.size() &&
+          component.candidates[answer_choice->candidate].realpath == object.file->realpath) {
+        return remedy_for_route(answer_choice->via, discovery, env);
+      }
+    }
     const bool wheel = object.path.find("-packages/") != std::string::npos;
     via.found_via = wheel ? "site-packages" : "";
     if (!wheel) {
@@ -275,15 +283,18 @@ void duplicates(Collector& out, const std::string& component, const AnswerClosur
     for (const auto index : objects) {
       sonames.push_back(answer.closure.objects[index].file->elf->soname.value_or(""));
     }
-    const bool one_soname = std::all_of(sonames.begin(), sonames.end(), [&](const auto& s) { return s == sonames[0]; });
+    // Two SONAMEs (two majors: libnvJitLink.so.12 preloaded, .so.13 through a RUNPATH) bind
+    // separately and both work; only two files under one SONAME are the duplicate inspect reports.
+    if (!std::all_of(sonames.begin(), sonames.end(), [&](const auto& s) { return s == sonames[0]; })) {
+      continue;
+    }
     out.add("dup|" + name + "|" + join(paths, "|"), component, answer, [&] {
       nlohmann::json evidence = {{"component", name}, {"paths", paths}, {"sonames", sonames}};
       // Different SONAMEs (two majors) bind separately and work, but their state is not shared: a warning.
       return make_finding("process.duplicate_lib",
                           "Loading it maps " + std::to_string(objects.size()) + " files of " + name + " into one process: " +
-                              join(described, " and ") +
-                              (one_soname ? "." : " (different SONAMEs: each library binds its own; state is not shared)."),
-                          {}, std::move(evidence), one_soname ? Severity::error : Severity::warning);
+                              join(described, " and ") + ".",
+                          {}, std::move(evidence));
     });
   }
 }

@@ -4,7 +4,8 @@
 // (two files of one component in one closure). One finding per distinct problem (the same symbol
 // missing from the same file bound the same way), naming every component and answer it breaks.
 // Every load failure is an error, whichever answer it breaks ("direct" is what a framework's own
-// library gets through its RUNPATH); a predicted duplicate of two SONAMEs (two majors) is a warning.
+// library gets through its RUNPATH). A predicted duplicate is two files under one SONAME (two
+// majors bind separately and are not reported).
 
 #include "core/environment.hpp"
 #include "discovery/discovery.hpp"

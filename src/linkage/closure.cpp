@@ -44,7 +44,11 @@ public:
       m_closure.root = *index;
       load_dependencies_of(*index);
     }
-    check_symbols(m_closure, m_store);
+    // glibc maps every dependency before it relocates anything: a missing or broken one stops the
+    // load first, and the symbols are never looked up.
+    if (m_closure.missing.empty() && m_closure.broken.empty() && !m_closure.root_error) {
+      check_symbols(m_closure, m_store);
+    }
     return std::move(m_closure);
   }
 

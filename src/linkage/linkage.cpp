@@ -85,7 +85,9 @@ private:
       std::vector<const probes::ComponentSpec*> visiting;
       pathfinder_preloads(*component.spec, preloads, visiting);
       add("python", via.path, Route::root, fs::parent(via.path), preloads);
-      if (!preloads.empty()) {
+      // A wheel's library is what a framework loads by its path (its own RUNPATH into nvidia/*/lib);
+      // a toolkit's is reached by SONAME, which the loader answer covers.
+      if (!preloads.empty() && via.pathfinder_step == probes::PathfinderStep::site_packages) {
         add("direct", via.path, Route::root, fs::parent(via.path), {});
       }
     }

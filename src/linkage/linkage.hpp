@@ -4,8 +4,9 @@
 //  - "python": cuda-pathfinder's answer: its dependencies loaded first, each from its own selected
 //    copy (its DIRECT_DEPENDENCIES, depth first), then the selected file by its path;
 //  - "direct": the selected file loaded by its path with nothing loaded before, as a framework's
-//    own library reaches it through its RUNPATH, or ctypes.CDLL(path) does; only computed when
-//    it differs from "python" (the component has cuda-pathfinder dependencies);
+//    own library reaches it through its RUNPATH, or ctypes.CDLL(path) does; only computed for a
+//    site-packages file whose component has cuda-pathfinder dependencies (else it equals "python",
+//    and a toolkit's library is reached by SONAME: "loader");
 //  - "loader": dlopen(SONAME) in a fresh process: the loader's answer, opened where it found it.
 // Answers that load the same files with the same preloads share one closure.
 

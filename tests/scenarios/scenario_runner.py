@@ -202,8 +202,8 @@ def install_wheel(spec: dict, site: Path, factory: ElfFactory) -> None:
     """Reconstructs an installed wheel from its RECORD: `from = "toolkit"` (this machine's toolkit,
     which was assembled from the CUDA 13.0 wheels and keeps their dist-info) or `from = "wheels"`
     (the test venv of scripts/make_test_venvs.sh). Files are symlinks to the originals; with
-    fake_libraries = true every .so is a test-built ELF with the same name and SONAME instead (a
-    copy of its own, so that it is not the original file)."""
+    fake_libraries = true every .so is a copy of the original instead (a file of its own, so that it
+    is not the original inode)."""
     source = spec.get("from", "toolkit")
     if source == "toolkit":
         meta_base, file_base = CTK / "dist-info", None
@@ -232,7 +232,8 @@ def install_wheel(spec: dict, site: Path, factory: ElfFactory) -> None:
         target = site / relative
         target.parent.mkdir(parents=True, exist_ok=True)
         if spec.get("fake_libraries") and ".so" in target.name:
-            shutil.copyfile(factory.get(target.name if re.search(r"\.so(\.\d+)?$", target.name) else None), target)
+            # A real copy (symbols and all), so that the closure the loader builds from it is real.
+            shutil.copyfile(original, target)
         else:
             target.symlink_to(original)
 
