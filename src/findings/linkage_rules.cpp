@@ -269,7 +269,9 @@ void duplicates(Collector& out, const std::string& component, const AnswerClosur
       by_component[answer.facts[i].component].push_back(i);
     }
   }
-  for (const auto& [name, objects] : by_component) {
+  for (const auto& entry : by_component) {
+    const auto& name = entry.first; // named, not a structured binding: lambdas below capture it (clang 14)
+    const auto& objects = entry.second;
     if (objects.size() < 2) {
       continue;
     }
