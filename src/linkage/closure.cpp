@@ -146,7 +146,7 @@ private:
     }
     const auto& object = m_closure.objects[requester];
     if (name.find('/') != std::string::npos) {
-      const auto path = expand_dynamic_tokens(name, object.path, m_setting);
+      const auto path = in_cwd(expand_dynamic_tokens(name, object.path, m_setting));
       return take(path, name, requester, Route::path_in_name, "", nullptr);
     }
     std::vector<std::string> searched;
@@ -207,13 +207,21 @@ private:
     return add_object(path, file, name, requester, route, dir);
   }
 
+  // A relative path, as the process would open it: from its working directory (not cudadiag's).
+  std::string in_cwd(const std::string& path) const {
+    return path.empty() || path.front() == '/' ? path : fs::join(m_setting.cwd, path);
+  }
+
   std::vector<SearchDir> search_dirs(std::size_t requester) const {
     std::vector<SearchDir> dirs;
     const auto& object = m_closure.objects[requester];
     const auto& elf = *object.file->elf;
     const auto add_list = [&](const std::string& list, const LoadedObject& owner, Route route) {
+      if (list.empty()) {
+        return; // glibc 2.36, measured: an empty DT_RUNPATH / DT_RPATH names no directory (an empty entry in a list is the cwd)
+      }
       for (const auto& entry : split_entries(list, ":")) {
-        dirs.push_back({entry.empty() ? m_setting.cwd : expand_dynamic_tokens(entry, owner.path, m_setting), route});
+        dirs.push_back({in_cwd(entry.empty() ? m_setting.cwd : expand_dynamic_tokens(entry, owner.path, m_setting)), route});
       }
     };
     if (!elf.runpath) {
@@ -224,7 +232,7 @@ private:
       }
     }
     for (const auto& entry : m_setting.ld_library_path) {
-      dirs.push_back({entry.empty() ? m_setting.cwd : entry, Route::ld_library_path});
+      dirs.push_back({in_cwd(entry.empty() ? m_setting.cwd : entry), Route::ld_library_path});
     }
     if (elf.runpath) {
       add_list(*elf.runpath, object, Route::runpath);

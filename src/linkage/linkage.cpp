@@ -21,7 +21,9 @@ class Analysis {
 public:
   Analysis(const discovery::DiscoveryResult& discovery, const Environment& env, const SystemLayout& layout)
       : m_discovery(discovery),
-        m_setting(search_setting(env, layout, discovery.cache ? &*discovery.cache : nullptr)) {
+        m_setting(search_setting(env, layout, discovery.cache ? &*discovery.cache : nullptr)),
+        m_real_loader_search(layout.ld_so_cache == SystemLayout{}.ld_so_cache &&
+                             layout.default_lib_dirs == SystemLayout{}.default_lib_dirs) {
     for (const auto& component : discovery.components) {
       if (component.spec->kind != ComponentKind::dynamic_lib) {
         continue;
@@ -64,17 +66,21 @@ private:
     ComponentLinkage linkage;
     linkage.spec = component.spec;
     const auto add = [&](const std::string& answer, const std::string& root, Route route, const std::string& dir,
-                         const std::vector<std::string>& preloads) {
+                         const std::vector<std::string>& preloads, const std::string& load_name) {
       for (auto& existing : linkage.closures) {
         const auto& objects = existing.closure.objects;
         if (!objects.empty() && objects[existing.closure.root].path == root &&
             preloads_of(existing.closure) == preloads) {
           existing.answers.push_back(answer);
+          if (answer == "loader") {
+            existing.load_name = load_name; // by name: the load check then covers the loader's choice too
+          }
           return;
         }
       }
       AnswerClosure closure;
       closure.answers.push_back(answer);
+      closure.load_name = load_name;
       closure.closure = build_closure(root, route, dir, preloads, m_setting, *m_store);
       annotate(closure);
       linkage.closures.push_back(std::move(closure));
@@ -84,16 +90,19 @@ private:
       std::vector<std::string> preloads;
       std::vector<const probes::ComponentSpec*> visiting;
       pathfinder_preloads(*component.spec, preloads, visiting);
-      add("python", via.path, Route::root, fs::parent(via.path), preloads);
+      add("python", via.path, Route::root, fs::parent(via.path), preloads, via.path);
       // A wheel's library is what a framework loads by its path (its own RUNPATH into nvidia/*/lib);
       // a toolkit's is reached by SONAME, which the loader answer covers.
       if (!preloads.empty() && via.pathfinder_step == probes::PathfinderStep::site_packages) {
-        add("direct", via.path, Route::root, fs::parent(via.path), {});
+        add("direct", via.path, Route::root, fs::parent(via.path), {}, via.path);
       }
     }
     if (component.loader && !component.loader->fails) {
       const auto& via = component.loader->via;
-      add("loader", via.path, loader_route(via), via.search_dir, {});
+      // By name only where this process's loader searches what the prediction did: under
+      // --ld-so-cache (a what-if) the real loader would still read the system's cache.
+      const auto name = via.file_name.empty() ? fs::basename(via.path) : via.file_name;
+      add("loader", via.path, loader_route(via), via.search_dir, {}, m_real_loader_search ? name : via.path);
     }
     return linkage;
   }
@@ -213,6 +222,7 @@ private:
 
   const discovery::DiscoveryResult& m_discovery;
   SearchSetting m_setting;
+  bool m_real_loader_search; // the loader's cache and default dirs are this machine's
   std::shared_ptr<ObjectStore> m_store = std::make_shared<ObjectStore>();
   std::map<std::string, KnownFile, std::less<>> m_known;
   std::map<std::string_view, const ComponentResult*> m_by_name;

@@ -15,6 +15,7 @@
 #include "linkage/closure.hpp"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,11 +37,38 @@ struct Provider {
   std::string version;
 };
 
+// The closure loaded for real in a worker and its link map compared with the prediction
+// (load_check.hpp).
+struct LoadCheck {
+  // How the worker ended: "ok" (it answered; dlopen itself may have failed), "crashed", "timeout",
+  // "error" (it could not start or broke the protocol); `detail` says more when it is not "ok".
+  std::string status;
+  std::string detail;
+  std::optional<std::string> error;     // dlerror() of the dlopen that failed
+  std::optional<std::string> failed_at; // what that dlopen was given
+  // Every way the prediction and the real load differ, one sentence each; empty: they agree.
+  std::vector<std::string> differences;
+  // Predicted objects the worker already had under that name (its own libstdc++, libc): "PATH (the
+  // worker's NAME)". Any process brings its own; not a difference.
+  std::vector<std::string> already_in_worker;
+  // Objects in the link map that the closure does not hold (a library's own dlopen at load time).
+  std::vector<std::string> also_loaded;
+  double elapsed_ms = 0;
+
+  [[nodiscard]] bool loads() const { return status == "ok" && !error; }
+  [[nodiscard]] bool agrees() const { return status == "ok" && differences.empty(); }
+};
+
 struct AnswerClosure {
   std::vector<std::string> answers; // "python", "direct", "loader": which answers load this way
+  // What a process passes to dlopen for the root: its path, or for the loader answer the name the
+  // loader searches for (its SONAME); the load check opens it as that. Under another ld.so.cache
+  // or default directories than the system's (--ld-so-cache), the loader answer's path instead.
+  std::string load_name;
   Closure closure;
   std::vector<ObjectFacts> facts; // one per closure.objects
   std::vector<std::vector<Provider>> providers; // one per closure.unresolved
+  std::optional<LoadCheck> check;               // nullopt: not loaded (--no-load, or nothing to open)
 };
 
 struct ComponentLinkage {
@@ -55,6 +83,10 @@ struct Linkage {
   // The files the closures' objects point into (LoadedObject::file): kept alive with the result.
   std::shared_ptr<const ObjectStore> files;
   double elapsed_ms = 0;
+  // The load check (load_check.hpp): whether it ran, else why not, and how long it took.
+  bool load_checked = false;
+  std::string load_check_skipped; // "--no-load: ..." when it did not run
+  double load_check_ms = 0;
 };
 
 Linkage analyze_linkage(const discovery::DiscoveryResult& discovery, const Environment& env, const SystemLayout& layout);

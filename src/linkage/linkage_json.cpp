@@ -22,6 +22,24 @@ json object_to_json(const LoadedObject& object, const ObjectFacts& facts) {
           {"loader", facts.loader}};
 }
 
+json optional_text(const std::optional<std::string>& text) { return text ? json(*text) : json(nullptr); }
+
+json check_to_json(const std::optional<LoadCheck>& check) {
+  if (!check) {
+    return nullptr;
+  }
+  return {{"status", check->status},
+          {"detail", check->detail},
+          {"loads", check->loads()},
+          {"error", optional_text(check->error)},
+          {"failed_at", optional_text(check->failed_at)},
+          {"agrees", check->agrees()},
+          {"differences", check->differences},
+          {"already_in_worker", check->already_in_worker},
+          {"also_loaded", check->also_loaded},
+          {"elapsed_ms", check->elapsed_ms}};
+}
+
 json closure_to_json(const AnswerClosure& answer) {
   const auto& closure = answer.closure;
   json objects = json::array();
@@ -60,16 +78,18 @@ json closure_to_json(const AnswerClosure& answer) {
     unchecked.push_back({{"object", item.object}, {"reason", item.reason}});
   }
   return {{"answers", answer.answers},
+          {"load_name", answer.load_name},
           {"loads", closure.loads()},
           {"root", closure.objects.empty() ? json(nullptr) : json(closure.root)},
-          {"root_error", closure.root_error ? json(*closure.root_error) : json(nullptr)},
+          {"root_error", optional_text(closure.root_error)},
           {"objects", objects},
           {"missing", missing},
           {"broken", broken},
           {"missing_versions", versions},
           {"unresolved", unresolved},
           {"unchecked", unchecked},
-          {"references_checked", closure.references_checked}};
+          {"references_checked", closure.references_checked},
+          {"check", check_to_json(answer.check)}};
 }
 
 } // namespace
@@ -86,6 +106,10 @@ json linkage_to_json(const Linkage& linkage) {
   return {{"ran", linkage.ran},
           {"elapsed_ms", linkage.elapsed_ms},
           {"files_read", linkage.files_read},
+          {"load_check",
+           {{"ran", linkage.load_checked},
+            {"skipped_reason", linkage.load_checked ? json(nullptr) : json(linkage.load_check_skipped)},
+            {"elapsed_ms", linkage.load_check_ms}}},
           {"components", components}};
 }
 

@@ -3,6 +3,7 @@
 #include "core/filesystem.hpp"
 #include "core/text.hpp"
 #include "findings/linkage_rules.hpp"
+#include "linkage/load_check.hpp"
 #include "findings/selftest_rules.hpp"
 #include "findings/verification_rules.hpp"
 #include "report/json_report.hpp"
@@ -204,10 +205,21 @@ Expected<report::Report> run(const Plan& plan) {
   report.discovery = discovery::finish_discovery(std::move(context), std::move(components));
 
   log.start("predicting each library's dependency closure");
-  report.linkage = linkage::analyze_linkage(report.discovery, plan.environment, plan.discovery.layout);
+  report.linkage = linkage::analyze_linkage(report.discovery, plan.environment, options.layout);
   log.done("closures", std::to_string(report.linkage.components.size()) + " libraries, " +
                            std::to_string(report.linkage.files_read) + " files read");
 
+  // The load check and the self-test run side by side: the one only opens files, the other
+  // works the GPU; each writes its own part of the report.
+  std::future<void> load_check;
+  if (plan.verify.enabled) {
+    load_check = std::async(std::launch::async, [&report, &plan] {
+      linkage::check_by_loading(report.linkage, {plan.verify.executable, plan.verify.step_timeout, 0},
+                                plan.environment);
+    });
+  } else {
+    report.linkage.load_check_skipped = report.verification.skipped_reason;
+  }
   log.start("GPU self-test");
   report.selftest =
       selftest::run_selftest(report.discovery, report.verification, plan.selftest, plan.environment);
@@ -218,6 +230,22 @@ Expected<report::Report> run(const Plan& plan) {
     log.done("self-test", std::to_string(report.selftest.tests.size()) + " tests");
   } else if (!report.selftest.skipped_reason.empty()) {
     log.done("self-test", "skipped: " + report.selftest.skipped_reason);
+  }
+
+  if (load_check.valid()) {
+    log.start("loading every closure in a worker");
+    load_check.get();
+    std::size_t checked = 0;
+    std::size_t agree = 0;
+    for (const auto& component : report.linkage.components) {
+      for (const auto& closure : component.closures) {
+        checked += closure.check ? 1U : 0U;
+        agree += closure.check && closure.check->agrees() ? 1U : 0U;
+      }
+    }
+    log.done("load check", std::to_string(checked) + " closures loaded in " +
+                               std::to_string(static_cast<long long>(report.linkage.load_check_ms)) + " ms, " +
+                               std::to_string(agree) + " as predicted");
   }
 
   log.start("evaluating findings");

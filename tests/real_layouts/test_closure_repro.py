@@ -103,3 +103,34 @@ def test_every_prediction_matches_the_real_loader():
         print(out.stdout)
         assert out.returncode == 0, out.stdout + out.stderr
         assert " 0 wrong" in out.stdout
+
+
+def test_the_load_check_loads_every_closure_and_agrees():
+    """Without --no-load, cudadiag loads every closure in a worker and compares the link map."""
+    venv, old_lib, cusparse, _ = closure_setup()
+    for ld_library_path in (old_lib, None):
+        env = venv.activated_env()
+        env.pop("LD_LIBRARY_PATH", None)
+        if ld_library_path:
+            env["LD_LIBRARY_PATH"] = str(ld_library_path)
+        document = json.loads(harness.run(["--json"], env=env).stdout)
+        assert document["linkage"]["load_check"]["ran"] is True
+        closures = [(comp["name"], c) for comp in document["linkage"]["components"] for c in comp["closures"]]
+        assert len(closures) >= 3
+        for name, closure in closures:
+            check = closure["check"]
+            assert check is not None, name
+            assert check["status"] == "ok", (name, check["detail"])
+            assert check["agrees"], (name, closure["answers"], check["differences"])
+            assert check["loads"] == closure["loads"], name
+        ids = {f["id"] for f in document["findings"]}
+        assert "lib.closure_mispredicted" not in ids and "lib.load_failed" not in ids
+        failing = [c for name, c in closures if name == "cusparse" and not c["loads"]]
+        if ld_library_path:
+            assert failing, "the old nvJitLink on LD_LIBRARY_PATH must break a cuSPARSE closure"
+            symbol = undefined_symbol_findings(document)[0]["evidence"]["symbol"]
+            for closure in failing:
+                assert f"undefined symbol: {symbol}" in closure["check"]["error"]
+                assert os.path.realpath(closure["check"]["failed_at"]) == os.path.realpath(cusparse)
+        else:
+            assert not failing

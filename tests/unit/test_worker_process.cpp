@@ -253,7 +253,7 @@ TEST_CASE("worker: an unknown kind is an error carrying the child's message") {
   CHECK(outcomes[0].status == "error");
   CHECK(outcomes[0].exit_code == 2);
   CHECK(contains(outcomes[0].detail, "unknown worker kind 'no-such-kind'"));
-  CHECK(contains(outcomes[0].detail, "driver, nvml, nvrtc, nvjitlink, cudart, selftest, jit_lto, ipc_peer"));
+  CHECK(contains(outcomes[0].detail, "driver, nvml, nvrtc, nvjitlink, cudart, link_map, selftest, jit_lto, ipc_peer"));
   CHECK(outcomes[0].result.empty());
 }
 

@@ -1,0 +1,184 @@
+#include "linkage/load_check.hpp"
+
+#include "core/filesystem.hpp"
+#include "worker/process.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <set>
+
+namespace cudadiag::linkage {
+namespace {
+
+// Workers at once: all of a usual catalog in one round, so that a library that hangs costs one
+// timeout, not one per round (a load is mostly mapping files: 23 at once take 0.8 s on 2 cores);
+// bounded so that the parent's pipes (two per worker) stay far below a 1,024 descriptor limit.
+constexpr std::size_t k_default_parallel = 64;
+
+// What the prediction says stops the load, as words dlerror() would contain: the missing file's
+// name, the undefined symbol, the missing version, the file that is not a library.
+std::vector<std::string> predicted_causes(const Closure& closure, const std::string& loaded_as) {
+  std::vector<std::string> causes;
+  if (closure.root_error) {
+    causes.push_back(loaded_as);
+  }
+  for (const auto& item : closure.missing) {
+    causes.push_back(item.name);
+  }
+  for (const auto& item : closure.broken) {
+    causes.push_back(item.path);
+    causes.push_back(item.name);
+  }
+  for (const auto& item : closure.missing_versions) {
+    causes.push_back(item.version);
+  }
+  for (const auto& item : closure.unresolved) {
+    causes.push_back(item.symbol);
+  }
+  return causes;
+}
+
+std::string first_cause(const Closure& closure) {
+  if (closure.root_error) {
+    return *closure.root_error;
+  }
+  if (!closure.missing.empty()) {
+    return closure.missing.front().name + " is not found";
+  }
+  if (!closure.broken.empty()) {
+    return closure.broken.front().path + ": " + closure.broken.front().error;
+  }
+  if (!closure.missing_versions.empty()) {
+    return "version " + closure.missing_versions.front().version + " is missing";
+  }
+  if (!closure.unresolved.empty()) {
+    return "undefined symbol " + closure.unresolved.front().symbol;
+  }
+  return "no cause";
+}
+
+// The names an object answers to in a link map: its SONAME and every name it was needed as.
+bool answers_to(const LoadedObject& object, std::string_view name) {
+  const auto& soname = object.file->elf ? object.file->elf->soname : std::nullopt;
+  return (soname && *soname == name) ||
+         std::any_of(object.names.begin(), object.names.end(),
+                     [&](const std::string& needed) { return fs::basename(needed) == name; });
+}
+
+// The link map comparison of a load that succeeded.
+void compare_link_maps(const Closure& closure, const LinkMapFacts& real, LoadCheck& check) {
+  std::set<std::string, std::less<>> before;
+  for (const auto& object : real.before) {
+    before.insert(object.realpath);
+  }
+  std::set<std::string, std::less<>> after;
+  for (const auto& object : real.after) {
+    after.insert(object.realpath);
+  }
+  std::set<std::string, std::less<>> predicted;
+  for (const auto& object : closure.objects) {
+    predicted.insert(object.file->realpath);
+    if (after.count(object.file->realpath) != 0) {
+      continue;
+    }
+    const auto own = std::find_if(real.before.begin(), real.before.end(), [&](const MappedObject& mapped) {
+      return answers_to(object, fs::basename(mapped.name));
+    });
+    if (own != real.before.end()) {
+      check.already_in_worker.push_back(object.path + " (the worker's " + own->name + ")");
+      continue;
+    }
+    std::string sentence = "predicted " + object.path + " (" + object.file->realpath + "), not in the link map";
+    for (const auto& mapped : real.after) {
+      if (before.count(mapped.realpath) == 0 && answers_to(object, fs::basename(mapped.name))) {
+        sentence += "; the loader took " + mapped.name + " instead";
+      }
+    }
+    check.differences.push_back(std::move(sentence));
+  }
+  for (const auto& mapped : real.after) {
+    if (before.count(mapped.realpath) == 0 && predicted.count(mapped.realpath) == 0) {
+      check.also_loaded.push_back(mapped.name);
+    }
+  }
+}
+
+} // namespace
+
+LoadCheck judge(const Closure& closure, const std::string& loaded_as, const LinkMapFacts& real) {
+  LoadCheck check;
+  check.status = "ok";
+  check.error = real.error;
+  check.failed_at = real.failed_at;
+  const bool predicted = closure.loads();
+  if (predicted && real.error) {
+    check.differences.push_back("predicted to load; dlopen(\"" + real.failed_at.value_or(loaded_as) +
+                                "\") failed: " + *real.error);
+  } else if (!predicted && !real.error) {
+    check.differences.push_back("predicted to fail (" + first_cause(closure) + "); it loaded");
+  } else if (!predicted) {
+    const auto causes = predicted_causes(closure, loaded_as);
+    const bool named = std::any_of(causes.begin(), causes.end(), [&](const std::string& cause) {
+      return !cause.empty() && real.error->find(cause) != std::string::npos;
+    });
+    if (!named) {
+      check.differences.push_back("predicted to fail (" + first_cause(closure) + "); it failed otherwise: " +
+                                  *real.error);
+    }
+  }
+  if (!real.error) {
+    compare_link_maps(closure, real, check);
+  }
+  return check;
+}
+
+void check_by_loading(Linkage& linkage, const LoadCheckOptions& options, const Environment& env) {
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<AnswerClosure*> closures;
+  std::vector<worker::WorkerStep> steps;
+  for (auto& component : linkage.components) {
+    for (auto& answer : component.closures) {
+      std::vector<std::string> preloads;
+      for (const auto& object : answer.closure.objects) {
+        if (object.route == Route::preloaded) {
+          preloads.push_back(object.path);
+        }
+      }
+      closures.push_back(&answer);
+      std::string id(component.spec->name);
+      for (const auto& name : answer.answers) {
+        id += (&name == &answer.answers.front() ? " (" : "+") + name;
+      }
+      steps.emplace_back(id + ")", "link_map", answer.load_name, std::vector<std::string>{join_preloads(preloads)});
+    }
+  }
+  worker::WorkerOptions worker;
+  worker.executable = options.executable;
+  worker.step_timeout = options.step_timeout;
+  const std::size_t parallel = options.parallel != 0 ? options.parallel : k_default_parallel;
+  for (std::size_t first = 0; first < steps.size(); first += parallel) {
+    const auto last = std::min(steps.size(), first + parallel);
+    const std::vector<worker::WorkerStep> batch(steps.begin() + static_cast<std::ptrdiff_t>(first),
+                                                steps.begin() + static_cast<std::ptrdiff_t>(last));
+    auto outcomes = worker::run_steps(batch, worker, env);
+    for (std::size_t i = 0; i < outcomes.size(); ++i) {
+      auto& answer = *closures[first + i];
+      const auto& outcome = outcomes[i];
+      const auto real = outcome.status == "ok" ? decode_link_map(outcome.result) : std::nullopt;
+      LoadCheck check;
+      if (real) {
+        check = judge(answer.closure, answer.load_name, *real);
+      } else {
+        check.status = outcome.status == "ok" ? "error" : outcome.status;
+        check.detail = outcome.status == "ok" ? "the worker's answer is not a link map" : outcome.detail;
+      }
+      check.elapsed_ms = outcome.elapsed_ms;
+      answer.check = std::move(check);
+    }
+  }
+  linkage.load_checked = true;
+  linkage.load_check_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+} // namespace cudadiag::linkage

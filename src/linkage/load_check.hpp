@@ -1,0 +1,38 @@
+#pragma once
+// The load check: every closure the closure stage predicted is loaded for real, in a worker of its
+// own (the `link_map` worker kind, link_map.hpp), and the loader's link map is compared with the
+// prediction. For the "python" and "direct" answers the preloads and then the root are opened by
+// their paths; for the "loader" answer the root is opened by the name the loader searched for
+// (dlopen(SONAME) in a fresh process), so the loader's choice is checked as well.
+//
+// The prediction agrees when dlopen succeeds exactly when predicted, a failure names what the
+// prediction says stops it (the missing file, symbol or version), and every predicted object is
+// in the link map by its real path. Two things are told apart from a wrong prediction: a
+// dependency the worker already had under that name (the cudadiag binary's own libstdc++: any
+// process has its own), and objects the link map holds beyond the closure (a library's
+// constructor may dlopen more; DT_NEEDED cannot say so).
+
+#include "core/environment.hpp"
+#include "linkage/linkage.hpp"
+#include "linkage/link_map.hpp"
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+namespace cudadiag::linkage {
+
+struct LoadCheckOptions {
+  std::string executable;                        // the cudadiag binary to re-execute as the worker
+  std::chrono::milliseconds step_timeout{15000}; // per closure
+  unsigned parallel = 0;                         // workers at once; 0: the default (64)
+};
+
+// The comparison of one closure's prediction with its real load.
+LoadCheck judge(const Closure& closure, const std::string& loaded_as, const LinkMapFacts& real);
+
+// Loads every closure of `linkage` (those whose root could be opened) and stores the result in
+// its `check`. Never throws; a worker that crashes or hangs is a check with that status.
+void check_by_loading(Linkage& linkage, const LoadCheckOptions& options, const Environment& env);
+
+} // namespace cudadiag::linkage

@@ -1,0 +1,86 @@
+#include "synthetic_elf.hpp"
+
+#include <elf.h>
+
+#include <cstring>
+
+namespace cudadiag::testing {
+namespace {
+
+template <class T> void put(std::string& out, std::size_t at, const T& value) {
+  if (out.size() < at + sizeof(T)) {
+    out.resize(at + sizeof(T));
+  }
+  std::memcpy(out.data() + at, &value, sizeof(T));
+}
+
+} // namespace
+
+std::string synthetic_shared_object(const SyntheticLibrary& library) {
+  // Layout: ELF header | 2 program headers | string table | dynamic entries (8-aligned).
+  constexpr std::size_t k_program_headers = sizeof(Elf64_Ehdr);
+  constexpr std::size_t k_strings = k_program_headers + 2 * sizeof(Elf64_Phdr);
+  std::string strings(1, '\0');
+  const auto add_string = [&strings](const std::string& text) {
+    const auto offset = strings.size();
+    strings += text;
+    strings.push_back('\0');
+    return static_cast<Elf64_Xword>(offset);
+  };
+  std::vector<Elf64_Dyn> entries;
+  for (const auto& name : library.needed) {
+    entries.push_back({DT_NEEDED, {add_string(name)}});
+  }
+  if (library.soname) {
+    entries.push_back({DT_SONAME, {add_string(*library.soname)}});
+  }
+  if (library.rpath) {
+    entries.push_back({DT_RPATH, {add_string(*library.rpath)}});
+  }
+  if (library.runpath) {
+    entries.push_back({DT_RUNPATH, {add_string(*library.runpath)}});
+  }
+  if (library.no_default_lib) {
+    entries.push_back({DT_FLAGS_1, {DF_1_NODEFLIB}});
+  }
+  entries.push_back({DT_STRTAB, {k_strings}});
+  entries.push_back({DT_STRSZ, {strings.size()}});
+  entries.push_back({DT_NULL, {0}});
+  const std::size_t dynamic = (k_strings + strings.size() + 7) / 8 * 8;
+  const std::size_t size = dynamic + entries.size() * sizeof(Elf64_Dyn);
+
+  std::string out(size, '\0');
+  Elf64_Ehdr header{};
+  std::memcpy(header.e_ident, ELFMAG, SELFMAG);
+  header.e_ident[EI_CLASS] = ELFCLASS64;
+  header.e_ident[EI_DATA] = ELFDATA2LSB;
+  header.e_ident[EI_VERSION] = EV_CURRENT;
+  header.e_type = ET_DYN;
+  header.e_machine = library.machine;
+  header.e_version = EV_CURRENT;
+  header.e_phoff = k_program_headers;
+  header.e_ehsize = sizeof(Elf64_Ehdr);
+  header.e_phentsize = sizeof(Elf64_Phdr);
+  header.e_phnum = 2;
+  put(out, 0, header);
+  Elf64_Phdr load{};
+  load.p_type = PT_LOAD;
+  load.p_flags = PF_R;
+  load.p_filesz = load.p_memsz = size;
+  load.p_align = 0x1000;
+  put(out, k_program_headers, load);
+  Elf64_Phdr dynamic_header{};
+  dynamic_header.p_type = PT_DYNAMIC;
+  dynamic_header.p_flags = PF_R;
+  dynamic_header.p_offset = dynamic_header.p_vaddr = dynamic;
+  dynamic_header.p_filesz = dynamic_header.p_memsz = entries.size() * sizeof(Elf64_Dyn);
+  dynamic_header.p_align = 8;
+  put(out, k_program_headers + sizeof(Elf64_Phdr), dynamic_header);
+  std::memcpy(out.data() + k_strings, strings.data(), strings.size());
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    put(out, dynamic + i * sizeof(Elf64_Dyn), entries[i]);
+  }
+  return out;
+}
+
+} // namespace cudadiag::testing

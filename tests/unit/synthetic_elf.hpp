@@ -1,0 +1,26 @@
+#pragma once
+// Minimal ELF64 little-endian shared objects for tests of the closure stage: an ELF header, one
+// PT_LOAD covering the file, a PT_DYNAMIC, a string table and the dynamic entries asked for. No
+// symbols and no code: the loader-search side of a library, nothing else. (Real libraries built by
+// a compiler cannot carry 10,000 DT_NEEDED entries or a foreign machine cheaply.)
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cudadiag::testing {
+
+struct SyntheticLibrary {
+  std::optional<std::string> soname = {};
+  std::vector<std::string> needed = {};
+  std::optional<std::string> runpath = {};
+  std::optional<std::string> rpath = {};
+  std::uint16_t machine = 62; // EM_X86_64
+  bool no_default_lib = false; // DF_1_NODEFLIB
+};
+
+// The file's bytes.
+std::string synthetic_shared_object(const SyntheticLibrary& library);
+
+} // namespace cudadiag::testing

@@ -1,0 +1,273 @@
+// The closure stage on synthetic trees (tests/unit/synthetic_elf.hpp): glibc's search order and
+// the inputs that must neither crash nor hang it, and the load check's judgement of a link map.
+
+#include "linkage/closure.hpp"
+#include "linkage/load_check.hpp"
+
+#include "synthetic_elf.hpp"
+#include "temp_tree.hpp"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+using cudadiag::linkage::build_closure;
+using cudadiag::linkage::Closure;
+using cudadiag::linkage::LinkMapFacts;
+using cudadiag::linkage::MappedObject;
+using cudadiag::linkage::ObjectStore;
+using cudadiag::linkage::Route;
+using cudadiag::linkage::SearchSetting;
+using cudadiag::testing::synthetic_shared_object;
+using cudadiag::testing::SyntheticLibrary;
+using cudadiag::testing::TempTree;
+
+namespace {
+
+std::string library(const TempTree& tree, const std::string& relative, SyntheticLibrary spec) {
+  return tree.write(relative, synthetic_shared_object(spec));
+}
+
+SearchSetting setting_in(const TempTree& tree) {
+  SearchSetting setting;
+  setting.cwd = tree.path("cwd");
+  setting.default_dirs = {tree.path("default")};
+  return setting;
+}
+
+// The closure of `root` opened by its path; its objects point into `store` (one per test: file
+// identities are reused once a TempTree is gone).
+Closure closure_of(ObjectStore& store, const std::string& root, const SearchSetting& setting,
+                   const std::vector<std::string>& preloads = {}) {
+  return build_closure(root, Route::root, root.substr(0, root.rfind('/')), preloads, setting, store);
+}
+
+// The object of `closure` whose path ends with `suffix`, or nullptr.
+const cudadiag::linkage::LoadedObject* object(const Closure& closure, const std::string& suffix) {
+  for (const auto& item : closure.objects) {
+    if (item.path.size() >= suffix.size() && item.path.compare(item.path.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      return &item;
+    }
+  }
+  return nullptr;
+}
+
+} // namespace
+
+TEST_CASE("closure: RUNPATH with $ORIGIN, '..' chains and empty entries, searched in glibc's order") {
+  TempTree tree;
+  ObjectStore store;
+  tree.mkdir("cwd");
+  library(tree, "cwd/libincwd.so.1", {.soname = "libincwd.so.1"});
+  library(tree, "pkg/deps/libdep.so.1", {.soname = "libdep.so.1"});
+  const auto root = library(tree, "pkg/lib/libroot.so.1",
+                            {.soname = "libroot.so.1",
+                             .needed = {"libdep.so.1", "libincwd.so.1"},
+                             .runpath = "$ORIGIN/../../pkg/lib/../deps::${ORIGIN}/nowhere"});
+  const auto closure = closure_of(store, root, setting_in(tree));
+  REQUIRE(closure.loads());
+  const auto* dep = object(closure, "libdep.so.1");
+  REQUIRE(dep != nullptr);
+  CHECK(dep->route == Route::runpath);
+  const auto* in_cwd = object(closure, "libincwd.so.1");
+  REQUIRE(in_cwd != nullptr); // the empty RUNPATH entry is the current directory
+  CHECK(in_cwd->route == Route::runpath);
+  CHECK(in_cwd->search_dir == tree.path("cwd"));
+
+  // A missing directory inside a '..' chain fails the open, as the kernel resolves it; an empty
+  // DT_RUNPATH names no directory at all (glibc 2.36, measured), not the current one.
+  const auto through_missing = library(tree, "pkg/lib/libx.so", {.needed = {"libdep.so.1"}, .runpath = "$ORIGIN/nothing/../../deps"});
+  CHECK_FALSE(closure_of(store, through_missing, setting_in(tree)).loads());
+  const auto empty = library(tree, "pkg/lib/libempty.so", {.needed = {"libincwd.so.1"}, .runpath = ""});
+  CHECK_FALSE(closure_of(store, empty, setting_in(tree)).loads());
+  const auto relative = library(tree, "pkg/lib/librel.so", {.needed = {"libincwd.so.1"}, .runpath = "../cwd"});
+  CHECK(closure_of(store, relative, setting_in(tree)).loads()); // relative to the process's cwd
+}
+
+TEST_CASE("closure: a dependency cycle is loaded once each and ends") {
+  TempTree tree;
+  ObjectStore store;
+  library(tree, "lib/liba.so.1", {.soname = "liba.so.1", .needed = {"libb.so.1"}, .runpath = "$ORIGIN"});
+  library(tree, "lib/libb.so.1", {.soname = "libb.so.1", .needed = {"liba.so.1", "libb.so.1"}, .runpath = "$ORIGIN"});
+  const auto closure = closure_of(store, tree.path("lib/liba.so.1"), setting_in(tree));
+  CHECK(closure.loads());
+  CHECK(closure.objects.size() == 2);
+}
+
+TEST_CASE("closure: a DT_NEEDED entry with a slash is opened as written, relative to the cwd") {
+  TempTree tree;
+  ObjectStore store;
+  library(tree, "abs/libabs.so", {.soname = "libabs.so"});
+  library(tree, "cwd/rel/librel.so", {.soname = "librel.so"});
+  const auto root = library(tree, "lib/libroot.so", {.needed = {tree.path("abs/libabs.so"), "rel/librel.so"}});
+  const auto closure = closure_of(store, root, setting_in(tree));
+  REQUIRE(closure.loads());
+  REQUIRE(object(closure, "libabs.so") != nullptr);
+  CHECK(object(closure, "libabs.so")->route == Route::path_in_name);
+  REQUIRE(object(closure, "librel.so") != nullptr);
+
+  const auto gone = library(tree, "lib/libgone.so", {.needed = {tree.path("abs/nothing.so")}});
+  const auto broken = closure_of(store, gone, setting_in(tree));
+  CHECK_FALSE(broken.loads());
+  REQUIRE(broken.missing.size() == 1);
+  CHECK(broken.missing[0].name == tree.path("abs/nothing.so"));
+}
+
+TEST_CASE("closure: DT_RPATH is inherited down the chain, DT_RUNPATH is not; LD_LIBRARY_PATH beats DT_RUNPATH") {
+  TempTree tree;
+  ObjectStore store;
+  library(tree, "rp/libleaf.so.1", {.soname = "libleaf.so.1"});
+  library(tree, "mid/libmid.so.1", {.soname = "libmid.so.1", .needed = {"libleaf.so.1"}});
+  const auto with_rpath =
+      library(tree, "a/libtop.so", {.needed = {"libmid.so.1"}, .rpath = tree.path("mid") + ":" + tree.path("rp")});
+  const auto inherited = closure_of(store, with_rpath, setting_in(tree));
+  REQUIRE(inherited.loads());
+  CHECK(object(inherited, "libleaf.so.1")->route == Route::rpath);
+
+  const auto with_runpath =
+      library(tree, "b/libtop.so", {.needed = {"libmid.so.1"}, .runpath = tree.path("mid") + ":" + tree.path("rp")});
+  const auto not_inherited = closure_of(store, with_runpath, setting_in(tree));
+  CHECK_FALSE(not_inherited.loads());
+  REQUIRE(not_inherited.missing.size() == 1);
+  CHECK(not_inherited.missing[0].name == "libleaf.so.1");
+
+  library(tree, "llp/libmid.so.1", {.soname = "libmid.so.1"});
+  auto setting = setting_in(tree);
+  setting.ld_library_path = {tree.path("llp")};
+  const auto shadowed = closure_of(store, with_runpath, setting);
+  REQUIRE(shadowed.loads());
+  CHECK(object(shadowed, "llp/libmid.so.1")->route == Route::ld_library_path);
+}
+
+TEST_CASE("closure: another machine's file is passed over; DF_1_NODEFLIB skips the default directories") {
+  TempTree tree;
+  ObjectStore store;
+  library(tree, "first/libdep.so.1", {.soname = "libdep.so.1", .machine = 183}); // aarch64
+  library(tree, "second/libdep.so.1", {.soname = "libdep.so.1"});
+  library(tree, "default/libsys.so.1", {.soname = "libsys.so.1"});
+  const auto root = library(tree, "lib/libroot.so",
+                            {.needed = {"libdep.so.1"}, .runpath = tree.path("first") + ":" + tree.path("second")});
+  const auto closure = closure_of(store, root, setting_in(tree));
+  REQUIRE(closure.loads());
+  CHECK(object(closure, "second/libdep.so.1") != nullptr);
+
+  const auto plain = library(tree, "lib/libplain.so", {.needed = {"libsys.so.1"}});
+  CHECK(closure_of(store, plain, setting_in(tree)).loads());
+  const auto nodeflib = library(tree, "lib/libnodeflib.so", {.needed = {"libsys.so.1"}, .no_default_lib = true});
+  CHECK_FALSE(closure_of(store, nodeflib, setting_in(tree)).loads());
+}
+
+TEST_CASE("closure: a preloaded object satisfies a need by its SONAME before any search") {
+  TempTree tree;
+  ObjectStore store;
+  const auto preload = library(tree, "pre/libdep.so.1", {.soname = "libdep.so.1"});
+  library(tree, "own/libdep.so.1", {.soname = "libdep.so.1"});
+  const auto root = library(tree, "lib/libroot.so", {.needed = {"libdep.so.1"}, .runpath = tree.path("own")});
+  const auto closure = closure_of(store, root, setting_in(tree), {preload});
+  REQUIRE(closure.loads());
+  CHECK(closure.objects.size() == 2);
+  CHECK(object(closure, "pre/libdep.so.1")->route == Route::preloaded);
+  CHECK(object(closure, "own/libdep.so.1") == nullptr);
+}
+
+TEST_CASE("closure: hostile inputs end with an answer: 10,000 DT_NEEDED, a directory, a truncated file") {
+  TempTree tree;
+  ObjectStore store;
+  std::vector<std::string> many;
+  for (int i = 0; i < 10000; ++i) {
+    many.push_back("libn" + std::to_string(i) + ".so");
+  }
+  const auto huge = library(tree, "lib/libhuge.so", {.needed = many});
+  const auto refused = closure_of(store, huge, setting_in(tree));
+  CHECK_FALSE(refused.loads());
+  REQUIRE(refused.root_error.has_value());
+  CHECK(refused.root_error->find("DT_NEEDED") != std::string::npos);
+
+  tree.mkdir("dirs/libdir.so.1");
+  const auto full = synthetic_shared_object({.soname = "libcut.so.1"});
+  tree.write("cut/libcut.so.1", full.substr(0, full.size() / 2));
+  const auto root = library(tree, "lib/libroot.so",
+                            {.needed = {"libdir.so.1", "libcut.so.1"},
+                             .runpath = tree.path("dirs") + ":" + tree.path("cut")});
+  const auto closure = closure_of(store, root, setting_in(tree));
+  CHECK_FALSE(closure.loads());
+  CHECK(closure.broken.size() == 2);
+}
+
+TEST_CASE("load check: the prediction is judged against the link map") {
+  TempTree tree;
+  ObjectStore store;
+  library(tree, "deps/libdep.so.1", {.soname = "libdep.so.1"});
+  library(tree, "other/libdep.so.1", {.soname = "libdep.so.1"});
+  const auto root = library(tree, "lib/libroot.so.1", {.soname = "libroot.so.1", .needed = {"libdep.so.1"}, .runpath = tree.path("deps")});
+  const auto closure = closure_of(store, root, setting_in(tree));
+  REQUIRE(closure.loads());
+  LinkMapFacts real;
+  real.before = {{"/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/x86_64-linux-gnu/libc.so.6"}};
+  real.after = real.before;
+  real.after.push_back({root, root});
+  real.after.push_back({tree.path("deps/libdep.so.1"), tree.path("deps/libdep.so.1")});
+
+  SUBCASE("the same objects: agrees") {
+    const auto check = cudadiag::linkage::judge(closure, root, real);
+    CHECK(check.agrees());
+    CHECK(check.also_loaded.empty());
+  }
+  SUBCASE("another copy bound: a difference naming both") {
+    real.after.back() = {tree.path("other/libdep.so.1"), tree.path("other/libdep.so.1")};
+    const auto check = cudadiag::linkage::judge(closure, root, real);
+    CHECK_FALSE(check.agrees());
+    REQUIRE(check.differences.size() == 1);
+    CHECK(check.differences[0].find(tree.path("deps/libdep.so.1")) != std::string::npos);
+    CHECK(check.differences[0].find("took " + tree.path("other/libdep.so.1")) != std::string::npos);
+  }
+  SUBCASE("the worker's own copy of a dependency is not a difference") {
+    real.before.push_back({"/opt/libdep.so.1", "/opt/libdep.so.1"});
+    real.after = real.before;
+    real.after.push_back({root, root});
+    const auto check = cudadiag::linkage::judge(closure, root, real);
+    CHECK(check.agrees());
+    CHECK(check.already_in_worker.size() == 1);
+  }
+  SUBCASE("an extra object (a constructor's dlopen) is listed, not a difference") {
+    real.after.push_back({"/x/libplugin.so", "/x/libplugin.so"});
+    const auto check = cudadiag::linkage::judge(closure, root, real);
+    CHECK(check.agrees());
+    CHECK(check.also_loaded == std::vector<std::string>{"/x/libplugin.so"});
+  }
+  SUBCASE("a failure where a load was predicted") {
+    real.error = root + ": undefined symbol: foo";
+    real.failed_at = root;
+    const auto check = cudadiag::linkage::judge(closure, root, real);
+    CHECK_FALSE(check.agrees());
+    CHECK_FALSE(check.loads());
+  }
+  SUBCASE("a predicted failure: agrees when dlerror names the predicted cause") {
+    const auto missing = library(tree, "lib/libneeds.so", {.needed = {"libabsent.so.7"}});
+    const auto failing = closure_of(store, missing, setting_in(tree));
+    REQUIRE_FALSE(failing.loads());
+    LinkMapFacts failed;
+    failed.error = "libabsent.so.7: cannot open shared object file: No such file or directory";
+    CHECK(cudadiag::linkage::judge(failing, missing, failed).agrees());
+    failed.error = "libother.so: cannot open shared object file: No such file or directory";
+    CHECK_FALSE(cudadiag::linkage::judge(failing, missing, failed).agrees());
+    CHECK_FALSE(cudadiag::linkage::judge(failing, missing, real).agrees()); // it loaded after all
+  }
+}
+
+TEST_CASE("link map worker arguments: preloads travel joined by newlines") {
+  const std::vector<std::string> paths = {"/a/liba.so", "/b c/libb.so"};
+  CHECK(cudadiag::linkage::split_preloads(cudadiag::linkage::join_preloads(paths)) == paths);
+  CHECK(cudadiag::linkage::split_preloads("").empty());
+  LinkMapFacts facts;
+  facts.error = "x";
+  facts.after = {{"/l/libc.so.6", "/usr/l/libc.so.6"}};
+  const auto back = cudadiag::linkage::decode_link_map(cudadiag::linkage::encode(facts));
+  REQUIRE(back.has_value());
+  CHECK(back->error == facts.error);
+  CHECK(back->after.size() == 1);
+  CHECK_FALSE(cudadiag::linkage::decode_link_map("{\"after\": 3}").has_value());
+  CHECK_FALSE(cudadiag::linkage::decode_link_map("[").has_value());
+}
