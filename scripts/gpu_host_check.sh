@@ -22,6 +22,8 @@ fi
 bin=build-gpu/cli/cudadiag
 python3 tests/gpu/check_gpu_report.py "$bin" --expect-sm-count 132 --expect-peak-gbps 4814 | tee "$out/gpu-check.txt"
 "$bin" --json >"$out/report.json"; echo "cudadiag --json exit: $?"
+# Every closure loaded for real in its worker; the prediction must equal the link map for all.
+python3 scripts/summarize_load_check.py "$out/report.json" | tee "$out/load-check.txt" | tail -1
 "$bin" --no-color >"$out/report.txt"
 python3 tests/real_layouts/pathfinder_oracle.py --all-supported >"$out/oracle.json" 2>/tmp/oracle.err
 python3 -c 'import cuda.pathfinder as p; print("cuda-pathfinder", p.__version__)'
