@@ -154,8 +154,18 @@ std::string render_candidates(const Report& report, const Terminal& terminal) {
 }
 
 std::string render_explanation(const Report& report, const Terminal& terminal) {
-  const auto& components = core(report).discovery.components;
-  return components.empty() ? std::string() : report::render_explanation(components.front(), text_style(terminal));
+  const auto& data = core(report);
+  const auto& components = data.discovery.components;
+  if (components.empty()) {
+    return "";
+  }
+  const linkage::ComponentLinkage* closures = nullptr;
+  for (const auto& component : data.linkage.components) {
+    if (component.spec == components.front().spec) {
+      closures = &component;
+    }
+  }
+  return report::render_explanation(components.front(), text_style(terminal), closures);
 }
 
 std::string render_inspection_text(const ProcessInspection& inspection, const Terminal& terminal) {

@@ -1,5 +1,6 @@
 #include "report/text_report.hpp"
 
+#include "report/closure_text.hpp"
 #include "report/json_report.hpp"
 #include "report/text_layout.hpp"
 
@@ -353,7 +354,7 @@ std::string finish(std::string_view text, TextStyle style) {
 
 std::string render_text(const Report& report, TextStyle style) {
   return finish(verdict(report, style) + components_table(report, style) + verification_section(report, style) +
-                    devices_section(report, style) + selftest_section(report, style) + python_section(report, style) +
+                    render_closures_section(report.linkage, style) + devices_section(report, style) + selftest_section(report, style) + python_section(report, style) +
                     findings_section(report, style),
                 style);
 }
@@ -481,7 +482,8 @@ std::string render_candidates(const discovery::ComponentResult& component, TextS
   return escape_controls(out, style);
 }
 
-std::string render_explanation(const discovery::ComponentResult& component, TextStyle style) {
+std::string render_explanation(const discovery::ComponentResult& component, TextStyle style,
+                               const linkage::ComponentLinkage* linkage) {
   std::string out = wrap(paint(style, k_bold, std::string(component.spec->name) + " (" + kind_label(component.spec->kind) + ")") +
                              ": " + std::string(component.spec->description),
                          style.width, "", "  ");
@@ -521,6 +523,12 @@ std::string render_explanation(const discovery::ComponentResult& component, Text
     out += wrap(decision(component, component.loader, false), style.width,
                 "  native (" + std::string(component.spec->kind == probes::ComponentKind::binary ? "PATH" : "dlopen") + "): ",
                 spaces(4));
+  }
+  if (linkage != nullptr && !linkage->closures.empty()) {
+    out += heading(style, "Dependency closures", "(each answer's DT_NEEDED tree, as glibc resolves it)");
+    for (const auto& closure : linkage->closures) {
+      out += render_closure(closure, style);
+    }
   }
   return fit_lines(escape_controls(out, style), style.width);
 }

@@ -19,7 +19,9 @@ std::string render_selftest_text(const Report& report, TextStyle style);
 std::string chosen_path(const discovery::ComponentResult& component);
 // `find --all`: one candidate per line: path first, then markers, version, found_via, rejection.
 std::string render_candidates(const discovery::ComponentResult& component, TextStyle style);
-// `find --explain`: the search trace, then the candidates and why each answer was chosen.
-std::string render_explanation(const discovery::ComponentResult& component, TextStyle style);
+// `find --explain`: the search trace, then the candidates and why each answer was chosen, then
+// (for a found library, when `linkage` is given) the dependency closure of each answer.
+std::string render_explanation(const discovery::ComponentResult& component, TextStyle style,
+                               const linkage::ComponentLinkage* linkage = nullptr);
 
 } // namespace cudadiag::report
