@@ -1,7 +1,8 @@
 // Where discovery's time goes, phase by phase, in this process: the snapshot and the reads done
 // once (Python environments, ld.so.cache, ld.so.conf), resolving every catalog component (search,
-// candidates, selection), the dependency pass, the discovery findings and the JSON rendering of the
-// components. Each phase's median and 90th percentile over N runs (after one warm-up run).
+// candidates, selection), the dependency pass, the closure stage (every found library's dependency
+// closure and symbol check, from the files), the discovery and closure findings and the JSON
+// rendering of the components. Each phase's median and 90th percentile over N runs (after one warm-up run).
 //
 //   bench_phases [N=50] [--lstat]
 //
@@ -12,6 +13,8 @@
 #include "core/environment.hpp"
 #include "discovery/discovery.hpp"
 #include "findings/findings.hpp"
+#include "findings/linkage_rules.hpp"
+#include "linkage/linkage.hpp"
 #include "probes/catalog.hpp"
 #include "report/json_report.hpp"
 
@@ -51,13 +54,15 @@ int main(int argc, char** argv) {
     }
   }
   const char* const phases[] = {"snapshot + prepare (python, ld.so.cache, ld.so.conf)", "resolve components",
-                                "dependencies (finish_discovery)", "discovery findings", "components to JSON",
-                                "total"};
+                                "dependencies (finish_discovery)", "closures (analyze_linkage)",
+                                "discovery and closure findings", "components to JSON", "total"};
   std::map<std::string, std::vector<double>> samples;
   std::size_t components = 0;
   std::size_t candidates = 0;
   std::size_t finding_count = 0;
   std::size_t json_bytes = 0;
+  std::size_t closures = 0;
+  std::size_t closure_files = 0;
   for (int run = 0; run <= runs; ++run) {
     const auto start = Clock::now();
     auto t = Clock::now();
@@ -74,8 +79,18 @@ int main(int argc, char** argv) {
     const auto result = discovery::finish_discovery(std::move(context), std::move(resolved));
     const double finish = since(t);
     t = Clock::now();
-    const auto found = findings::evaluate_discovery(result, env);
+    const auto linkage = linkage::analyze_linkage(result, env, SystemLayout{});
+    const double closure = since(t);
+    t = Clock::now();
+    auto found = findings::evaluate_discovery(result, env);
+    const auto closure_findings = findings::evaluate_linkage(result, linkage, env);
+    found.insert(found.end(), closure_findings.begin(), closure_findings.end());
     const double rules = since(t);
+    closures = 0;
+    for (const auto& component : linkage.components) {
+      closures += component.closures.size();
+    }
+    closure_files = linkage.files_read;
     t = Clock::now();
     std::size_t bytes = 0;
     for (const auto& component : result.components) {
@@ -93,14 +108,15 @@ int main(int argc, char** argv) {
     if (run == 0) {
       continue; // the warm-up run
     }
-    const double values[] = {prepare, resolve, finish, rules, json, total};
+    const double values[] = {prepare, resolve, finish, closure, rules, json, total};
     for (std::size_t i = 0; i < std::size(phases); ++i) {
       samples[phases[i]].push_back(values[i]);
     }
   }
-  std::printf("discovery phases (%s): %zu components (catalog %zu), %zu candidates, %zu findings, %zu JSON bytes, %d runs\n",
+  std::printf("discovery phases (%s): %zu components (catalog %zu), %zu candidates, %zu closures from %zu files, "
+              "%zu findings, %zu JSON bytes, %d runs\n",
               lstat_each ? "lstat per name" : "shared directory listings", components, probes::catalog().size(),
-              candidates, finding_count, json_bytes, runs);
+              candidates, closures, closure_files, finding_count, json_bytes, runs);
   std::printf("%-56s %10s %9s\n", "phase", "median ms", "p90 ms");
   for (const auto* phase : phases) {
     std::printf("%-56s %10.3f %9.3f\n", phase, percentile(samples[phase], 0.5), percentile(samples[phase], 0.9));

@@ -15,8 +15,11 @@
 // $ORIGIN (and ${ORIGIN}) is the directory of the object as it was opened, $LIB and $PLATFORM
 // this machine's values; an empty entry is the current directory. A file of another ELF class or
 // machine is passed over; an empty, non-ELF or truncated file, or a directory, stops the load.
-// A name with a slash is opened as it is. Not modelled: the executable's own RPATH and symbols
-// (cudadiag does not know the program), glibc-hwcaps subdirectories, secure-execution mode.
+// A name with a slash is opened as it is; a relative path (a slash name, a RUNPATH entry without
+// $ORIGIN) from the process's working directory; an empty DT_RUNPATH / DT_RPATH names no directory.
+// Not modelled: the executable's own RPATH and symbols (cudadiag does not know the program),
+// LD_PRELOAD, glibc-hwcaps subdirectories (searched first by glibc 2.33+), secure-execution mode;
+// the load check (load_check.hpp) finds where that makes a prediction wrong.
 
 #include "core/environment.hpp"
 #include "linkage/object_store.hpp"
