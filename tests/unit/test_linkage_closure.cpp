@@ -115,7 +115,7 @@ TEST_CASE("closure: a DT_NEEDED entry with a slash is opened as written, relativ
   CHECK(broken.missing[0].name == tree.path("abs/nothing.so"));
 }
 
-TEST_CASE("closure: DT_RPATH is inherited down the chain, DT_RUNPATH is not; LD_LIBRARY_PATH beats DT_RUNPATH") {
+TEST_CASE("closure: DT_RPATH is inherited down the chain, DT_RUNPATH is not, LD_LIBRARY_PATH beats DT_RUNPATH") {
   TempTree tree;
   ObjectStore store;
   library(tree, "rp/libleaf.so.1", {.soname = "libleaf.so.1"});
@@ -141,7 +141,7 @@ TEST_CASE("closure: DT_RPATH is inherited down the chain, DT_RUNPATH is not; LD_
   CHECK(object(shadowed, "llp/libmid.so.1")->route == Route::ld_library_path);
 }
 
-TEST_CASE("closure: another machine's file is passed over; DF_1_NODEFLIB skips the default directories") {
+TEST_CASE("closure: another machine's file is passed over, DF_1_NODEFLIB skips the default directories") {
   TempTree tree;
   ObjectStore store;
   library(tree, "first/libdep.so.1", {.soname = "libdep.so.1", .machine = 183}); // aarch64
