@@ -304,31 +304,11 @@ void duplicates(Collector& out, const std::string& component, const AnswerClosur
 // What loading the closure in a worker showed, where it contradicts the prediction: a library
 // that does not load although nothing predicted it (or crashes its process), or a link map that
 // differs from the predicted closure (then the closure findings above may be wrong).
-void load_check(Collector& out, const std::string& component, const AnswerClosure& answer,
-                const std::string& driver_failure) {
+void load_check(Collector& out, const std::string& component, const AnswerClosure& answer) {
   if (!answer.check || answer.check->agrees()) {
     return;
   }
   const auto& check = *answer.check;
-  if (check.status != "ok" && check.status == driver_failure) {
-    // The driver itself hangs or crashes on load (verify.timeout / verify.crashed say so); a library
-    // that loads it at initialisation (cuBLASLt does) goes down with it: one finding names them all.
-    if (component == "cuda") {
-      return;
-    }
-    out.add("load-driver|" + check.status, component, answer, [&] {
-      return with_remedy(
-          make_finding("lib.load_failed",
-                       "Loading these libraries " + std::string(check.status == "timeout" ? "hangs" : "crashes") +
-                           " their workers, as loading the driver (libcuda.so.1) does: a library that loads the "
-                           "driver when it is loaded inherits its " +
-                           (check.status == "timeout" ? "hang" : "crash") + " (first: " + check.detail + ").",
-                       {}, {{"status", check.status}, {"detail", check.detail}, {"cause", "driver"}}),
-          "fix the driver first (the verify." + std::string(check.status == "timeout" ? "timeout" : "crashed") +
-              " finding for cuda), then run cudadiag again");
-    });
-    return;
-  }
   const auto& closure = answer.closure;
   const std::string root = closure.objects.empty() ? answer.load_name : closure.objects[closure.root].path;
   nlohmann::json evidence = {{"load_name", answer.load_name},
@@ -340,18 +320,24 @@ void load_check(Collector& out, const std::string& component, const AnswerClosur
                              {"differences", check.differences}};
   if (check.status != "ok" || (check.error && closure.loads())) {
     out.add("load|" + root + "|" + answer.load_name, component, answer, [&] {
-      const bool crashed = check.status != "ok";
-      std::string message = root + (crashed ? " could not be loaded in its worker: " + check.detail
-                                            : " does not load: dlopen(\"" + check.failed_at.value_or(answer.load_name) +
-                                                  "\") fails with \"" + *check.error + "\"") +
-                            "; the closure cudadiag predicted loads.";
-      std::string remedy =
-          crashed ? "a library's initialisation " + std::string(check.status == "timeout" ? "hangs" : "crashes") +
-                        " the process that loads it: reinstall the package that provides it and report it to its "
-                        "vendor with the support bundle (`cudadiag bundle`)"
-                  : "the loader's message names the cause (the file, symbol or version it stops at); `cudadiag --json` "
-                    "shows which file each dependency bound (linkage); cudadiag did not predict this failure: "
-                    "please report it with the support bundle (`cudadiag bundle`)";
+      const bool ended = check.status != "ok";
+      std::string message = root + (ended ? " could not be loaded in its worker: " + check.detail
+                                          : " does not load: dlopen(\"" + check.failed_at.value_or(answer.load_name) +
+                                                "\") fails with \"" + *check.error + "\"") +
+                            (closure.loads() ? "; the closure cudadiag predicted loads." : ".");
+      std::string remedy;
+      if (check.status == "crashed" || check.status == "timeout") {
+        remedy = "a library's initialisation " + std::string(check.status == "timeout" ? "hangs" : "crashes") +
+                 " the process that loads it (the worker's last phase names the file): reinstall the package that "
+                 "provides it and report it to its vendor with the support bundle (`cudadiag bundle`)";
+      } else if (ended) {
+        remedy = "cudadiag's worker could not do the load (" + check.detail +
+                 "): run `cudadiag --json -vv` and report it with the support bundle (`cudadiag bundle`)";
+      } else {
+        remedy = "the loader's message names the cause (the file, symbol or version it stops at); `cudadiag --json` "
+                 "shows which file each dependency bound (linkage); cudadiag did not predict this failure: "
+                 "please report it with the support bundle (`cudadiag bundle`)";
+      }
       return with_remedy(make_finding("lib.load_failed", std::move(message), {}, evidence), remedy);
     });
     return;
@@ -369,15 +355,6 @@ void load_check(Collector& out, const std::string& component, const AnswerClosur
 std::vector<Finding> evaluate_linkage(const discovery::DiscoveryResult& discovery, const linkage::Linkage& linkage,
                                       const Environment& env) {
   Collector out(discovery, env);
-  // How loading the driver ended in its own load check, when it did not answer ("timeout", "crashed").
-  std::string driver_failure;
-  for (const auto& component : linkage.components) {
-    for (const auto& answer : component.closures) {
-      if (component.spec->name == "cuda" && answer.check && answer.check->status != "ok") {
-        driver_failure = answer.check->status;
-      }
-    }
-  }
   for (const auto& component : linkage.components) {
     const std::string name(component.spec->name);
     for (const auto& answer : component.closures) {
@@ -385,7 +362,7 @@ std::vector<Finding> evaluate_linkage(const discovery::DiscoveryResult& discover
       missing_versions(out, name, answer);
       unresolved_symbols(out, name, answer);
       duplicates(out, name, answer);
-      load_check(out, name, answer, driver_failure);
+      load_check(out, name, answer);
     }
   }
   return out.take();

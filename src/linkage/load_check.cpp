@@ -6,14 +6,18 @@
 #include <algorithm>
 #include <chrono>
 #include <set>
+#include <thread>
 
 namespace cudadiag::linkage {
 namespace {
 
-// Workers at once: all of a usual catalog in one round, so that a library that hangs costs one
-// timeout, not one per round (a load is mostly mapping files: 23 at once take 0.8 s on 2 cores);
-// bounded so that the parent's pipes (two per worker) stay far below a 1,024 descriptor limit.
-constexpr std::size_t k_default_parallel = 64;
+// Workers at once: twice the CPUs, at least 4, at most 32. A load is mostly mapping files and
+// relocating (up to 0.3 s of CPU for cuDNN), so a round is short; bounded so that a loaded node (a
+// health check every few seconds beside jobs) never has every closure of the catalog competing for
+// its CPUs at once, where a step could pass its timeout without anything hanging.
+std::size_t default_parallel() {
+  return std::clamp<std::size_t>(2U * std::thread::hardware_concurrency(), 4, 32);
+}
 
 // What the prediction says stops the load, as words dlerror() would contain: the missing file's
 // name, the undefined symbol, the missing version, the file that is not a library.
@@ -155,7 +159,7 @@ void check_by_loading(Linkage& linkage, const LoadCheckOptions& options, const E
   worker::WorkerOptions worker;
   worker.executable = options.executable;
   worker.step_timeout = options.step_timeout;
-  const std::size_t parallel = options.parallel != 0 ? options.parallel : k_default_parallel;
+  const std::size_t parallel = options.parallel != 0 ? options.parallel : default_parallel();
   for (std::size_t first = 0; first < steps.size(); first += parallel) {
     const auto last = std::min(steps.size(), first + parallel);
     const std::vector<worker::WorkerStep> batch(steps.begin() + static_cast<std::ptrdiff_t>(first),

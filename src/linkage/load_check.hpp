@@ -25,7 +25,7 @@ namespace cudadiag::linkage {
 struct LoadCheckOptions {
   std::string executable;                        // the cudadiag binary to re-execute as the worker
   std::chrono::milliseconds step_timeout{15000}; // per closure
-  unsigned parallel = 0;                         // workers at once; 0: the default (64)
+  unsigned parallel = 0;                         // workers at once; 0: twice the CPUs, 4 to 32
 };
 
 // The comparison of one closure's prediction with its real load.

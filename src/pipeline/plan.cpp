@@ -212,7 +212,16 @@ Expected<report::Report> run(const Plan& plan) {
   // The load check and the self-test run side by side: the one only opens files, the other
   // works the GPU; each writes its own part of the report.
   std::future<void> load_check;
-  if (plan.verify.enabled) {
+  const auto* driver_step = report.verification.step("cuda");
+  const bool driver_dies = driver_step != nullptr && (driver_step->status == "crashed" || driver_step->status == "timeout");
+  if (plan.verify.enabled && driver_dies) {
+    // cuBLASLt and others load libcuda.so.1 when they are loaded: with a driver that crashes or
+    // hangs, each of their workers would end the same way, and tell nothing new.
+    report.linkage.load_check_skipped =
+        "the driver (" + driver_step->path + ") " + (driver_step->status == "crashed" ? "crashed" : "hung") +
+        " when loaded (verify." + (driver_step->status == "crashed" ? "crashed" : "timeout") +
+        "); libraries that load it would too: fix the driver first";
+  } else if (plan.verify.enabled) {
     load_check = std::async(std::launch::async, [&report, &plan] {
       linkage::check_by_loading(report.linkage, {plan.verify.executable, plan.verify.step_timeout, 0},
                                 plan.environment);
