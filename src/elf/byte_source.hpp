@@ -11,7 +11,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <span>
+#include <vector>
 
 namespace cudadiag::elf::detail {
 
@@ -22,6 +24,18 @@ public:
   [[nodiscard]] virtual std::uint64_t size() const = 0;
   // Fills `out` with the bytes at `offset`; false unless the whole range exists and was read.
   [[nodiscard]] virtual bool read(std::uint64_t offset, std::span<std::byte> out) const = 0;
+  // The `length` bytes at `offset`, checked against the size before anything is allocated;
+  // nullopt when the range is not inside the source or cannot be read.
+  [[nodiscard]] std::optional<std::vector<std::byte>> bytes(std::uint64_t offset, std::uint64_t length) const {
+    if (!contains(offset, length)) {
+      return std::nullopt;
+    }
+    std::vector<std::byte> out(static_cast<std::size_t>(length));
+    if (!read(offset, out)) {
+      return std::nullopt;
+    }
+    return out;
+  }
 
 protected:
   [[nodiscard]] bool contains(std::uint64_t offset, std::uint64_t length) const {

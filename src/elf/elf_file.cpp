@@ -329,15 +329,7 @@ private:
   // `count` entries of `entry_size` bytes at `offset`, or nullopt unless all lie inside the file.
   std::optional<std::vector<std::byte>> read_table(std::uint64_t offset, std::uint64_t count,
                                                    std::size_t entry_size) const {
-    const std::uint64_t length = count * entry_size; // count is capped, so this cannot overflow
-    if (offset > m_source.size() || length > m_source.size() - offset) {
-      return std::nullopt;
-    }
-    std::vector<std::byte> table(static_cast<std::size_t>(length));
-    if (!m_source.read(offset, table)) {
-      return std::nullopt;
-    }
-    return table;
+    return m_source.bytes(offset, count * entry_size); // count is capped, so this cannot overflow
   }
 
   Expected<DynamicEntries> read_dynamic(const Range& range) const {

@@ -35,14 +35,7 @@ public:
 protected:
   // `length` bytes at `offset`, or nullopt unless they all lie in the file.
   [[nodiscard]] std::optional<std::vector<std::byte>> bytes_at(std::uint64_t offset, std::uint64_t length) const {
-    if (offset > m_source.size() || length > m_source.size() - offset) {
-      return std::nullopt;
-    }
-    std::vector<std::byte> out(static_cast<std::size_t>(length));
-    if (!m_source.read(offset, out)) {
-      return std::nullopt;
-    }
-    return out;
+    return m_source.bytes(offset, length);
   }
   [[nodiscard]] std::uint64_t field(std::span<const std::byte> bytes, std::size_t at, std::size_t width) const {
     return detail::load(bytes, at, width, m_info.little_endian);

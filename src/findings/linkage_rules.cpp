@@ -1,6 +1,7 @@
 #include "findings/linkage_rules.hpp"
 
 #include "core/text.hpp"
+#include "linkage/linkage_json.hpp"
 
 #include <algorithm>
 #include <functional>
@@ -183,11 +184,7 @@ void unresolved_symbols(Collector& out, const std::string& component, const Answ
         remedy = route_remedy(answer, *first.bound, out.m_discovery, out.m_env);
       }
       const auto& providers = answer.providers[members.front()];
-      nlohmann::json provider_list = nlohmann::json::array();
-      for (const auto& provider : providers) {
-        provider_list.push_back({{"path", provider.path}, {"found_via", provider.found_via}, {"version", provider.version}});
-      }
-      evidence["providers"] = provider_list;
+      evidence["providers"] = linkage::providers_to_json(providers);
       if (!providers.empty()) {
         const auto& best = providers.front();
         message += " " + best.path + (best.version.empty() ? "" : " (" + best.version + ")") + ", found through " +

@@ -62,10 +62,7 @@ json closure_to_json(const AnswerClosure& answer) {
   json unresolved = json::array();
   for (std::size_t i = 0; i < closure.unresolved.size(); ++i) {
     const auto& item = closure.unresolved[i];
-    json providers = json::array();
-    for (const auto& provider : answer.providers[i]) {
-      providers.push_back({{"path", provider.path}, {"found_via", provider.found_via}, {"version", provider.version}});
-    }
+    const auto providers = providers_to_json(answer.providers[i]);
     unresolved.push_back({{"symbol", item.symbol},
                           {"version", item.version},
                           {"version_file", item.version_file},
@@ -93,6 +90,14 @@ json closure_to_json(const AnswerClosure& answer) {
 }
 
 } // namespace
+
+json providers_to_json(const std::vector<Provider>& providers) {
+  json out = json::array();
+  for (const auto& provider : providers) {
+    out.push_back({{"path", provider.path}, {"found_via", provider.found_via}, {"version", provider.version}});
+  }
+  return out;
+}
 
 json linkage_to_json(const Linkage& linkage) {
   json components = json::array();

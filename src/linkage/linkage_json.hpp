@@ -11,4 +11,7 @@ namespace cudadiag::linkage {
 
 nlohmann::json linkage_to_json(const Linkage& linkage);
 
+// The copies that would provide an unresolved symbol: [{"path", "found_via", "version"}].
+nlohmann::json providers_to_json(const std::vector<Provider>& providers);
+
 } // namespace cudadiag::linkage
