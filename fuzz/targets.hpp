@@ -37,6 +37,7 @@ int terminal_text(const std::uint8_t* data, std::size_t size); // src/report: es
 int fleet_stream(const std::uint8_t* data, std::size_t size);  // src/fleet: report streams, pruned parse
 int package_db(const std::uint8_t* data, std::size_t size);    // src/versions: dpkg status/.list, RPM headers
 int python_requirements(const std::uint8_t* data, std::size_t size); // src/python: PEP 440/508, METADATA Requires-Dist
+int worker_results(const std::uint8_t* data, std::size_t size); // src/verify, src/linkage: a worker's result object
 
 struct Target {
   std::string_view name; // also the corpus directory fuzz/corpus/<name> and tests/fuzz/<name>
@@ -62,6 +63,7 @@ inline constexpr Target k_targets[] = {
     {.name = "fleet_stream", .run = fleet_stream},
     {.name = "package_db", .run = package_db},
     {.name = "python_requirements", .run = python_requirements},
+    {.name = "worker_results", .run = worker_results},
 };
 
 // Helpers for the targets (support.cpp).

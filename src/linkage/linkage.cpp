@@ -179,8 +179,8 @@ private:
       return "";
     }
     const auto stem = soname->substr(0, soname->find(".so") + 3);
-    if (name.rfind(stem + ".", 0) != 0 || name.size() == stem.size() + 1) {
-      return "";
+    if (name == *soname || name.rfind(stem + ".", 0) != 0 || name.size() == stem.size() + 1) {
+      return ""; // the file is named as its SONAME: its major says nothing the SONAME does not
     }
     return name.substr(stem.size() + 1);
   }

@@ -25,7 +25,7 @@ std::string object_line(const AnswerClosure& answer, std::size_t index) {
   const auto& object = answer.closure.objects[index];
   const auto& facts = answer.facts[index];
   std::string line = object.file->elf->soname.value_or(fs::basename(object.path));
-  if (!facts.version.empty() && !line.ends_with("." + facts.version)) { // not the SONAME's own major
+  if (!facts.version.empty()) {
     line += " " + facts.version;
   }
   line += "  " + object.path + " (" + std::string(linkage::to_string(object.route));
