@@ -207,6 +207,7 @@ DiscoveryResult finish_discovery(DiscoveryContext&& context, std::vector<Compone
   result.ld_cache = std::move(context.ld_cache);
   result.cache = std::move(context.cache);
   result.components = std::move(components);
+  result.dependencies = std::move(extra);
   return result;
 }
 

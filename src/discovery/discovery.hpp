@@ -64,6 +64,9 @@ struct DiscoveryResult {
   std::optional<loader::LdSoCache> cache; // the parsed loader cache; nullopt when ld_cache.error is set
   loader::LdConf ld_so_conf; // which conf file lists which directory (for remedies)
   std::vector<ComponentResult> components;
+  // cuda-pathfinder's dependencies of `components` that were not asked for (`find NAME`): resolved
+  // because CUDA Python loads them first (the python answer's closure preloads them), not reported.
+  std::vector<ComponentResult> dependencies;
 };
 
 // What discovery reads once per run, before any component is resolved: the snapshot, the Python

@@ -24,7 +24,13 @@ public:
         m_setting(search_setting(env, layout, discovery.cache ? &*discovery.cache : nullptr)),
         m_real_loader_search(layout.ld_so_cache == SystemLayout{}.ld_so_cache &&
                              layout.default_lib_dirs == SystemLayout{}.default_lib_dirs) {
-    for (const auto& component : discovery.components) {
+    for (const auto* list : {&discovery.components, &discovery.dependencies}) {
+      for (const auto& component : *list) {
+        m_components.push_back(&component);
+      }
+    }
+    for (const auto* known_component : m_components) {
+      const auto& component = *known_component;
       if (component.spec->kind != ComponentKind::dynamic_lib) {
         continue;
       }
@@ -195,7 +201,8 @@ private:
     elf::SymbolReference reference{unresolved.symbol, unresolved.version, unresolved.version_file, false};
     const auto* bound = unresolved.bound ? closure.objects[*unresolved.bound].file : nullptr;
     std::vector<Provider> providers;
-    for (const auto& component : m_discovery.components) {
+    for (const auto* known : m_components) {
+      const auto& component = *known;
       if (component.spec->kind != ComponentKind::dynamic_lib ||
           std::none_of(component.spec->file_names.begin(), component.spec->file_names.end(), [&](auto file_name) {
             return std::find(names.begin(), names.end(), file_name) != names.end();
@@ -221,6 +228,7 @@ private:
   }
 
   const discovery::DiscoveryResult& m_discovery;
+  std::vector<const ComponentResult*> m_components; // reported, then dependencies resolved for them only
   SearchSetting m_setting;
   bool m_real_loader_search; // the loader's cache and default dirs are this machine's
   std::shared_ptr<ObjectStore> m_store = std::make_shared<ObjectStore>();

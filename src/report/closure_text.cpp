@@ -44,21 +44,21 @@ public:
     const auto& objects = m_answer.closure.objects;
     for (std::size_t i = 0; i < objects.size(); ++i) {
       if (objects[i].route == linkage::Route::preloaded) {
-        node(i, "    ", "    ", "preloaded: ");
+        node(i, "    ", "    ");
       }
     }
     if (!objects.empty() && m_answer.closure.objects[m_answer.closure.root].route != linkage::Route::preloaded) {
-      node(m_answer.closure.root, "    ", "    ", "");
+      node(m_answer.closure.root, "    ", "    ");
     }
     return std::move(m_out);
   }
 
 private:
   // One object and, the first time it is shown, its dependencies beneath it (ASCII, as `tree`).
-  void node(std::size_t index, const std::string& first, const std::string& rest, const std::string& label) {
+  void node(std::size_t index, const std::string& first, const std::string& rest) {
     const bool again = m_shown[index];
     m_shown[index] = true;
-    m_out += wrap(label + object_line(m_answer, index) + (again ? " (see above)" : ""), m_style.width, first,
+    m_out += wrap(object_line(m_answer, index) + (again ? " (see above)" : ""), m_style.width, first,
                   rest + "    ");
     if (again) {
       return;
@@ -78,7 +78,7 @@ private:
     }
     for (std::size_t i = 0; i < shown.size(); ++i) {
       const bool last = i + 1 == shown.size() && system.empty();
-      node(shown[i], rest + (last ? "`-- " : "|-- "), rest + (last ? "    " : "|   "), "");
+      node(shown[i], rest + (last ? "`-- " : "|-- "), rest + (last ? "    " : "|   "));
     }
     if (!system.empty()) {
       m_out += wrap("system: " + join(system, ", "), m_style.width, rest + "`-- ", rest + "        ");

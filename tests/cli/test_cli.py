@@ -290,6 +290,22 @@ def test_find_explain_prints_the_search_trace():
     assert trace, "the JSON trace is empty"
 
 
+def test_find_explain_shows_each_answers_closure_with_cuda_pythons_preloads():
+    """cuSPARSE's python answer loads the selected nvJitLink first (cuda-pathfinder's dependency),
+    even though `find cusparse` asks for one component."""
+    document = parse_report(run(["find", "cusparse", "--json"]), check_exit_code=False)
+    nvjitlink = run(["find", "nvJitLink"]).stdout.decode().strip()
+    if not component(document, "cusparse").get("selected") or not nvjitlink:
+        pytest.skip("cuSPARSE or nvJitLink is not installed here")
+    [cusparse] = [c for c in document["linkage"]["components"] if c["name"] == "cusparse"]
+    [python] = [c for c in cusparse["closures"] if "python" in c["answers"]]
+    preloaded = [o["path"] for o in python["objects"] if o["found_via"] == "preloaded"]
+    assert preloaded == [nvjitlink], python["objects"]
+    assert [c["name"] for c in document["linkage"]["components"]] == ["cusparse"]  # the dependency is not reported
+    text = run(["find", "cusparse", "--explain", "--no-color"]).stdout.decode()
+    assert "Dependency closures" in text and "(preloaded; the selected nvJitLink)" in text, text
+
+
 def test_find_not_found_exits_1_with_empty_stdout(tmp_path):
     # nvfatbin is absent from this machine's toolkit; a clean environment and an empty
     # ld.so.cache leave only the loader's default directories.
