@@ -30,5 +30,5 @@ python3 -c 'import cuda.pathfinder as p; print("cuda-pathfinder", p.__version__)
 python3 scripts/compare_with_pathfinder.py "$out/report.json" "$out/oracle.json" | tee "$out/conformance.txt"
 for i in 1 2 3 4 5 6 7 8 9 10 11; do /usr/bin/time -f %e "$bin" --json >/dev/null; done 2>/tmp/timing.txt
 echo "cudadiag --json wall seconds (11 runs): $(sort -n /tmp/timing.txt | tr '\n' ' ')"
-{ "$bin" find nvrtc; "$bin" find cccl; "$bin" find --all nvrtc; "$bin" find --explain cuda; } >"$out/find.txt" 2>&1
+{ "$bin" find nvrtc; "$bin" find cccl; "$bin" find --all nvrtc; "$bin" find --explain cuda; "$bin" find --explain cusparse; } >"$out/find.txt" 2>&1
 cat "$out/report.txt"
