@@ -439,7 +439,8 @@ int run_command(int argc, char** argv) {
                      "KIND/NAME (headers/cudart, static/cudadevrt, bitcode/device, binary/nvcc)")
         ->required();
     find_command->add_flag("--all", find.all, "List every candidate, one per line");
-    find_command->add_flag("--explain", find.explain, "Show the search trace and why the answer was chosen");
+    find_command->add_flag("--explain", find.explain,
+                           "Show the search trace, why the answer was chosen and each answer's dependency closure");
     find_command->add_flag("--headers", find.headers,
                            "Look for the header set of that name (e.g. cudart headers)");
     find_command->fallthrough();
