@@ -88,7 +88,7 @@ public:
     collect_references();
     if (!m_result.m_gnu.usable) {
       for (std::uint32_t index = 1; index < m_result.m_symbols.size(); ++index) {
-        m_result.m_by_name.emplace(m_result.name_of(m_result.m_symbols[index]), index);
+        m_result.m_by_name.emplace(std::string(m_result.name_of(m_result.m_symbols[index])), index);
       }
     }
     return std::move(m_result);

@@ -79,7 +79,9 @@ private:
   std::vector<Symbol> m_symbols;
   bool m_has_versym = false;
   GnuHash m_gnu;
-  std::unordered_multimap<std::string_view, std::uint32_t> m_by_name; // when the GNU hash is not usable
+  // When the GNU hash is not usable. Owning keys: a view into m_strings would dangle once this
+  // object is moved (a short string's bytes live inside the object; found by the elf fuzz target).
+  std::unordered_multimap<std::string, std::uint32_t> m_by_name;
   std::unordered_map<std::uint16_t, std::string> m_version_names;     // vd_ndx -> name
   std::vector<SymbolReference> m_references;
   std::vector<VersionNeed> m_version_needs;
