@@ -6,8 +6,10 @@
 #   scripts/fuzz.sh smoke                  build, then the CI smoke run: ctest -L '^fuzz$' (each target
 #                                          CUDADIAG_FUZZ_SMOKE_SECONDS, default 10, two at a time)
 #   scripts/fuzz.sh run SECONDS [JOBS] [OUT]
-#                                          build, then every target at once for SECONDS (JOBS libFuzzer
-#                                          workers per target, default 1); the corpora grow in
+#                                          build, then each target for SECONDS (JOBS libFuzzer workers
+#                                          per target, default 1), CUDADIAG_FUZZ_PARALLEL targets at
+#                                          once (default: one per core, so each has a core to itself;
+#                                          the next starts when one ends); the corpora grow in
 #                                          BUILD/corpus/<target> (a later run goes on from them); OUT
 #                                          (default BUILD/runs) gets <target>/artifacts/,
 #                                          <target>/log-tail.txt, summary.tsv and summary.md (execs,
@@ -15,15 +17,33 @@
 #   scripts/fuzz.sh targets                the target names
 #
 # CUDADIAG_FUZZ_BUILD_DIR (default build-fuzz), CUDADIAG_FUZZ_OPT (default -O1),
-# CUDADIAG_FUZZ_SMOKE_SECONDS (default 10) adjust the build and the smoke run.
+# CUDADIAG_FUZZ_SMOKE_SECONDS (default 10) adjust the build and the smoke run; CUDADIAG_FUZZ_ONLY
+# ("elf tar_gzip ...") runs those targets only. The targets' scratch files go to /dev/shm where it is
+# writable (TMPDIR, unless set: several targets write the files they parse).
 # Exits 77 (skipped) when no clang with the libFuzzer runtime is installed, saying what to install;
 # `run` exits 1 when any target found a crash, leak, timeout or out-of-memory input (its artifact is
 # in OUT/<target>/artifacts/; copy it to tests/fuzz/<target>/ with the fix).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir=${CUDADIAG_FUZZ_BUILD_DIR:-build-fuzz}
-targets=(elf ld_so_cache proc_maps dist_info version_json conda_meta header_macros python_files
-         report_input tar_gzip policy requirement options_json bounded_json terminal_text fleet_stream)
+# The targets are fuzz/CMakeLists.txt's CUDADIAG_FUZZ_TARGETS (one list for CMake, ctest and this script).
+mapfile -t targets < <(awk '/^set\(CUDADIAG_FUZZ_TARGETS/ {on = 1; sub(/^set\(CUDADIAG_FUZZ_TARGETS/, "")}
+                            on {line = $0; done = sub(/\).*/, "", line); n = split(line, w, /[ \t]+/)
+                                for (i = 1; i <= n; ++i) if (w[i] != "") print w[i]
+                                if (done) exit}' fuzz/CMakeLists.txt)
+if [[ ${#targets[@]} -eq 0 ]]; then
+  echo "fuzz.sh: no CUDADIAG_FUZZ_TARGETS list in fuzz/CMakeLists.txt" >&2
+  exit 2
+fi
+if [[ -n ${CUDADIAG_FUZZ_ONLY:-} ]]; then
+  for wanted in $CUDADIAG_FUZZ_ONLY; do
+    printf '%s\n' "${targets[@]}" | grep -qx "$wanted" || { echo "fuzz.sh: unknown target $wanted" >&2; exit 2; }
+  done
+  read -r -a targets <<<"$CUDADIAG_FUZZ_ONLY"
+fi
+if [[ -z ${TMPDIR:-} && -d /dev/shm && -w /dev/shm ]]; then
+  export TMPDIR=/dev/shm
+fi
 
 # The newest clang that links -fsanitize=fuzzer; sets cc and cxx.
 find_clang() {
@@ -70,8 +90,12 @@ run() {
   build
   mkdir -p "$out"
   out=$(cd "$out" && pwd)
-  local pids=() target
+  local parallel=${CUDADIAG_FUZZ_PARALLEL:-$(nproc)} running=0 failed=0 target
   for target in "${targets[@]}"; do
+    if [[ $running -ge $parallel ]]; then
+      wait -n || failed=1
+      running=$((running - 1))
+    fi
     # The corpus grows in the build directory (a later run goes on from it); OUT gets what to read:
     # the artifacts, the tail of each log and the summaries.
     local corpus=$build_dir/corpus/$target dir=$out/$target
@@ -83,10 +107,12 @@ run() {
     [[ $jobs -gt 1 ]] && args=(-fork="$jobs" -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 "${args[@]}")
     ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
       "$build_dir/fuzz/cudadiag_fuzz_$target" "${args[@]}" >"$build_dir/corpus/$target.log" 2>&1 &
-    pids+=($!)
+    running=$((running + 1))
   done
-  local failed=0 pid
-  for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
+  while [[ $running -gt 0 ]]; do
+    wait -n || failed=1
+    running=$((running - 1))
+  done
   printf 'target\texecs\texec_per_s\tcorpus_files\tcrashes\tleaks\ttimeouts\tooms\n' >"$out/summary.tsv"
   for target in "${targets[@]}"; do
     local dir=$out/$target log=$build_dir/corpus/$target.log execs rate
@@ -103,7 +129,7 @@ run() {
       "$(count oom)" >>"$out/summary.tsv"
   done
   {
-    echo "# cudadiag fuzz run: $seconds s per target, $jobs job(s) each, $(nproc) cores, $(date -u +%Y-%m-%dT%H:%MZ), $("$cxx" --version | head -1)"
+    echo "# cudadiag fuzz run: $seconds s per target, $jobs job(s) each, $parallel target(s) at once, $(nproc) cores, $(date -u +%Y-%m-%dT%H:%MZ), $("$cxx" --version | head -1)"
     echo
     awk -F'\t' 'NR==1 {print "| " $1 " | " $2 " | " $3 " | " $4 " | " $5 " | " $6 " | " $7 " | " $8 " |"; print "|---|---:|---:|---:|---:|---:|---:|---:|"; next}
                 {print "| " $1 " | " $2 " | " $3 " | " $4 " | " $5 " | " $6 " | " $7 " | " $8 " |"}' "$out/summary.tsv"
