@@ -17,7 +17,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
-#include <future>
 #include <map>
 
 namespace cudadiag::selftest {
@@ -495,29 +494,6 @@ Checked check_library(const LibraryRow& row, const libs::LibsRun& run, Loader& l
   return out;
 }
 
-// NCCL's communicator setup takes most of a second (topology, bootstrap, its proxy thread), mostly
-// on the CPU: it runs on a thread of its own beside the checks after the two GEMM figures (which
-// keep the GPU to themselves), with its own loader, stream and context binding.
-constexpr std::string_view k_beside = "nccl";
-constexpr std::string_view k_beside_after = "cublas";
-
-Checked check_beside(const LibraryRow& row, const TestContext& context) {
-  try {
-    const Gpu& gpu = *context.gpu;
-    const PrimaryContext current(gpu, context.device->handle);
-    const Stream stream(gpu);
-    auto unused = new_result(context); // the check reports through its record only
-    const libs::LibsRun run{context, gpu, stream, unused};
-    Loader loader(context.config);
-    auto checked = check_library(row, run, loader);
-    checked.record["beside_other_checks"] = true;
-    return checked;
-  } catch (const std::exception& error) { // the context or stream could not be set up on this thread
-    return {{{"library", row.name}, {"status", "fail"}, {"reason", error.what()}},
-            {std::string(row.name), "fail", error.what()}};
-  }
-}
-
 } // namespace
 
 TestResult run_libs(const TestContext& context) {
@@ -532,15 +508,14 @@ TestResult run_libs(const TestContext& context) {
   const Stream stream(gpu);
   const libs::LibsRun run{context, gpu, stream, result};
   Loader loader(context.config);
-  const auto beside = std::find_if(k_checks.begin(), k_checks.end(), [](const LibraryRow& row) { return row.name == k_beside; });
-  std::future<Checked> beside_result;
+  const auto& only = context.config.libs_checked;
   json records = json::array();
   std::vector<libs::Outcome> outcomes;
   for (const auto& row : k_checks) {
-    auto checked = row.name == k_beside && beside_result.valid() ? beside_result.get() : check_library(row, run, loader);
-    if (row.name == k_beside_after && beside != k_checks.end()) {
-      beside_result = std::async(std::launch::async, check_beside, std::cref(*beside), std::cref(context));
+    if (!only.empty() && std::find(only.begin(), only.end(), row.name) == only.end()) {
+      continue;
     }
+    auto checked = check_library(row, run, loader);
     records.push_back(std::move(checked.record));
     outcomes.push_back(std::move(checked.outcome));
   }

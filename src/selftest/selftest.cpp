@@ -7,6 +7,7 @@
 #include "core/filesystem.hpp"
 #include "selftest/health.hpp"
 #include "selftest/libs.hpp"
+#include "selftest/libs_apart.hpp"
 #include "selftest/runner.hpp"
 #include "selftest/score.hpp"
 #include "selftest/selftest_worker.hpp"
@@ -278,6 +279,31 @@ std::vector<TestResult> run_in_workers(WorkerConfig config, const SelfTestOption
   return results;
 }
 
+namespace {
+
+// One device's tests: the main worker, and NCCL's check in a worker of its own beside it
+// (selftest/libs_apart.hpp). The apart worker reports no progress lines of its own: its result is
+// part of the libs test's.
+std::vector<TestResult> run_device(WorkerConfig config, const SelfTestOptions& options, const Environment& env,
+                                   std::mutex& progress_lock) {
+  auto apart = split_libs_apart(config);
+  std::future<std::vector<TestResult>> apart_results;
+  if (apart) {
+    SelfTestOptions quiet = options;
+    quiet.progress = nullptr;
+    apart_results = std::async(std::launch::async, [&env, &progress_lock, apart = std::move(*apart), quiet] {
+      return run_in_workers(apart, quiet, env, progress_lock);
+    });
+  }
+  auto results = run_in_workers(std::move(config), options, env, progress_lock);
+  if (apart_results.valid()) {
+    merge_libs_apart(results, apart_results.get());
+  }
+  return results;
+}
+
+} // namespace
+
 std::string_view level_name(Level level) {
   return level == Level::full ? "full" : "quick";
 }
@@ -392,7 +418,7 @@ SelfTestRun run_selftest(const discovery::DiscoveryResult& discovery,
             }
             continue;
           }
-          per_config[index] = run_in_workers(configs[index], options, env, progress_lock);
+          per_config[index] = run_device(configs[index], options, env, progress_lock);
         }
       }));
     }

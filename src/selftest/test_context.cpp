@@ -15,6 +15,7 @@ json config_to_json(const WorkerConfig& config) {
           {"tests", config.tests},
           {"libcuda", config.libcuda},
           {"libraries", config.libraries},
+          {"libs_checked", config.libs_checked},
           {"nvrtc", config.nvrtc},
           {"nvjitlink", config.nvjitlink},
           {"cccl_include", config.cccl_include},
@@ -44,6 +45,13 @@ WorkerConfig config_from_json(const json& object) {
     for (const auto& [name, path] : object["libraries"].items()) {
       if (path.is_string()) {
         config.libraries[name] = path.get<std::string>();
+      }
+    }
+  }
+  if (object.contains("libs_checked") && object["libs_checked"].is_array()) {
+    for (const auto& name : object["libs_checked"]) {
+      if (name.is_string()) {
+        config.libs_checked.push_back(name.get<std::string>());
       }
     }
   }

@@ -32,6 +32,9 @@ struct WorkerConfig {
   // The libs test's math libraries and their dependencies (selftest/libs.hpp): catalog name ->
   // the file discovery selected; a name that is absent was not found.
   std::map<std::string, std::string> libraries;
+  // The libs test checks only these libraries (names of libs::k_libraries); empty = every one. The
+  // parent runs NCCL's check in a worker of its own this way (selftest/libs_apart.hpp).
+  std::vector<std::string> libs_checked;
   std::string nvrtc;        // "" = not found
   std::string nvjitlink;    // "" = not found
   std::string cccl_include; // the directory holding cub/ and cuda/std; "" = not found

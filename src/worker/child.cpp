@@ -12,7 +12,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -141,6 +143,27 @@ void report_record(std::string_view record) {
   }
 }
 
+namespace {
+
+// RLIMIT_DATA from the parent's k_memory_limit_variable (MiB), soft and hard, so that a library
+// cannot raise it again; an absent or malformed value leaves the limit as inherited.
+void limit_memory() {
+  const char* text = std::getenv(std::string(k_memory_limit_variable).c_str());
+  if (text == nullptr) {
+    return;
+  }
+  const std::string_view value(text);
+  std::uint64_t mib = 0;
+  const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), mib);
+  if (error != std::errc{} || end != value.data() + value.size() || mib == 0 || mib > (std::uint64_t{1} << 24U)) {
+    return;
+  }
+  const rlimit data{static_cast<rlim_t>(mib << 20U), static_cast<rlim_t>(mib << 20U)};
+  ::setrlimit(RLIMIT_DATA, &data);
+}
+
+} // namespace
+
 void serve(int argc, char** argv, std::span<const WorkerKind> kinds) {
   if (::fcntl(k_protocol_fd, F_GETFD) == -1) {
     static_cast<void>(std::fputs(
@@ -164,6 +187,7 @@ void serve(int argc, char** argv, std::span<const WorkerKind> kinds) {
   ::prctl(PR_SET_CHILD_SUBREAPER, 1);
   const rlimit no_core{0, 0};
   ::setrlimit(RLIMIT_CORE, &no_core); // a crashing library is a finding, not a core file in the user's cwd
+  limit_memory();
   ::prctl(PR_SET_PDEATHSIG, SIGKILL); // never outlive the parent
   int status = k_exit_internal;
   try {

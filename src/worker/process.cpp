@@ -2,6 +2,7 @@
 
 #include "core/bounded_json.hpp"
 #include "core/filesystem.hpp"
+#include "worker/child.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -524,10 +525,10 @@ void sweep_session(const std::string& variable) {
 std::vector<StepOutcome> run_all(const std::vector<WorkerStep>& steps, const WorkerOptions& options,
                                  const Environment& env) {
   std::vector<std::string> variables;
-  variables.reserve(env.variables().size() + 1);
+  variables.reserve(env.variables().size() + 2);
   for (const auto& [name, value] : env.variables()) {
-    if (name == "CUDADIAG_WORKER_SESSION") {
-      continue; // a worker starting workers marks them with a session of its own
+    if (name == "CUDADIAG_WORKER_SESSION" || name == k_memory_limit_variable) {
+      continue; // a worker starting workers marks them with a session (and a limit) of its own
     }
     auto& variable = variables.emplace_back(name);
     variable += '=';
@@ -535,6 +536,9 @@ std::vector<StepOutcome> run_all(const std::vector<WorkerStep>& steps, const Wor
   }
   const std::string session = session_variable();
   variables.push_back(session);
+  if (const auto limit = options.memory_limit_mb.value_or(memory_limit_mb(env)); limit > 0) {
+    variables.push_back(std::string(k_memory_limit_variable) + "=" + std::to_string(limit));
+  }
   std::vector<char*> envp;
   envp.reserve(variables.size() + 1);
   for (auto& variable : variables) {
@@ -589,6 +593,20 @@ std::vector<StepOutcome> run_all(const std::vector<WorkerStep>& steps, const Wor
 }
 
 } // namespace
+
+std::uint64_t memory_limit_mb(const Environment& env) {
+  const auto text = env.non_empty("CUDADIAG_WORKER_MEMORY_MB");
+  std::uint64_t value = 0;
+  if (!text) {
+    return k_default_memory_limit_mb;
+  }
+  const auto [end, error] = std::from_chars(text->data(), text->data() + text->size(), value);
+  if (error != std::errc{} || end != text->data() + text->size() || (value != 0 && value < 64) ||
+      value > (std::uint64_t{1} << 24U)) {
+    return k_default_memory_limit_mb;
+  }
+  return value;
+}
 
 std::vector<StepOutcome> run_steps(const std::vector<WorkerStep>& steps, const WorkerOptions& options,
                                    const Environment& env) {

@@ -16,6 +16,7 @@
 #include "core/environment.hpp"
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -63,9 +64,21 @@ struct WorkerOptions {
   // deadline to now + N with N capped at this budget, and never past start + budget, so a worker
   // (or a library writing on its descriptor) cannot keep a step alive beyond it.
   std::chrono::milliseconds step_budget{0};
+  // Each child's RLIMIT_DATA (its heap and private writable mappings), in MiB, set by the child
+  // before it loads anything: nullopt = memory_limit_mb(env); 0 = unlimited. A library that
+  // allocates past it gets ENOMEM (its step fails or crashes), never the machine's memory.
+  std::optional<std::uint64_t> memory_limit_mb;
   // Called (on the calling thread of run_steps) for each record (JSON text) as it arrives.
   std::function<void(const StepOutcome& outcome, const std::string& record)> on_record;
 };
+
+// A worker's RLIMIT_DATA by default, in MiB. Measured on the H200 host (docs/robustness.md): the
+// self-test worker with cuBLAS, cuDNN and NCCL loaded peaks far below it; RLIMIT_AS is not used,
+// because the CUDA driver reserves address space far beyond any sane limit at cuInit.
+inline constexpr std::uint64_t k_default_memory_limit_mb = 16384;
+// CUDADIAG_WORKER_MEMORY_MB from the snapshot (0 = unlimited, else 64 .. 16777216), else
+// k_default_memory_limit_mb; anything else is ignored.
+std::uint64_t memory_limit_mb(const Environment& env);
 
 // Runs every step in its own child process, all at once: `executable __worker KIND PATH` with the
 // environment of `env` (its variables only, nothing of this process) plus a session variable

@@ -30,6 +30,9 @@ CASES = [
     ("protocol-deep", {}, ["--no-selftest", "--timeout", "5"], 15),
     ("protocol-deadline", {}, ["--no-selftest", "--timeout", "2"], 10),
     ("protocol-flood", {}, ["--no-selftest", "--timeout", "5"], 15),
+    # A driver that takes all the memory it can: the worker's RLIMIT_DATA stops it (cuInit then
+    # says out of memory) long before the machine's memory; the parent is untouched.
+    ("hog", {"CUDADIAG_WORKER_MEMORY_MB": "256"}, ["--no-selftest", "--timeout", "5"], 15),
     ("ok", {"CUDADIAG_FAKE_CUDA_DEVICES": "1000", "CUDADIAG_SELFTEST_BUDGET_S": "5"}, ["--timeout", "5"], 60),
     ("ok", {"CUDADIAG_FAKE_CUDA_NAME": "H200 \x1b]0;owned\x07\x1b[2J\x1b[31mred"}, ["--no-selftest"], 15),
 ]
@@ -86,5 +89,8 @@ def test_a_hostile_driver_cannot_break_the_report(mode, extra, args, bound, tmp_
         assert selftest["max_workers"] <= max(1, (os.cpu_count() or 2) // 2), selftest["max_workers"]
         late = [t for t in selftest["tests"] if "overall budget" in (t["reason"] or "")]
         assert late and all(t["status"] == "skip" for t in late), "the budget cut no device"
+    if mode == "hog":
+        driver = next(s for s in doc["verification"]["steps"] if s["kind"] == "driver")
+        assert driver["result"]["init"]["code"] == 2, driver  # CUDA_ERROR_OUT_OF_MEMORY: malloc failed
     text = result.stdout.decode(errors="replace")
     assert "\x1b" not in text and "\x07" not in text, f"{mode}: raw terminal escapes in the JSON"

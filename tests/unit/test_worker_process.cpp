@@ -295,3 +295,23 @@ TEST_CASE("worker: a chatty child does not block, and only the tail of its stder
   CHECK(outcome.stderr_tail.size() > 1000);
   CHECK(contains(outcome.stderr_tail, "the last line of noise"));
 }
+
+TEST_CASE("worker memory limit: CUDADIAG_WORKER_MEMORY_MB in MiB, 0 for none, nonsense ignored") {
+  using cudadiag::Environment;
+  namespace worker = cudadiag::worker;
+  const auto limit = [](const char* value) {
+    Environment env;
+    if (value != nullptr) {
+      env.set("CUDADIAG_WORKER_MEMORY_MB", value);
+    }
+    return worker::memory_limit_mb(env);
+  };
+  CHECK(limit(nullptr) == worker::k_default_memory_limit_mb);
+  CHECK(limit("") == worker::k_default_memory_limit_mb);
+  CHECK(limit("4096") == 4096);
+  CHECK(limit("0") == 0);
+  CHECK(limit("64") == 64);
+  for (const char* nonsense : {"63", "-1", "1e3", "4096MB", " 4096", "99999999999999999999999", "16777217"}) {
+    CHECK(limit(nonsense) == worker::k_default_memory_limit_mb);
+  }
+}

@@ -1,0 +1,90 @@
+#include "selftest/libs_apart.hpp"
+
+#include "selftest/libs.hpp"
+
+#include <algorithm>
+
+namespace cudadiag::selftest {
+namespace {
+
+using json = nlohmann::json;
+
+bool contains(const std::vector<std::string>& names, std::string_view name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+std::size_t library_index(const json& record) {
+  const auto name = record.is_object() && record.contains("library") && record["library"].is_string()
+                        ? record["library"].get<std::string>()
+                        : std::string();
+  const auto found = std::find(libs::k_libraries.begin(), libs::k_libraries.end(), name);
+  return static_cast<std::size_t>(found - libs::k_libraries.begin());
+}
+
+std::string string_field(const json& record, const char* key) {
+  return record.contains(key) && record[key].is_string() ? record[key].get<std::string>() : std::string();
+}
+
+// The apart worker's library records; one made from the result itself when it has none.
+json apart_records(const TestResult& apart) {
+  if (apart.details.contains("libraries") && apart.details["libraries"].is_array() &&
+      !apart.details["libraries"].empty()) {
+    return apart.details["libraries"];
+  }
+  const bool broken = apart.status == "fail" || apart.status == "error";
+  return json::array({{{"library", k_library_checked_apart},
+                       {"status", broken ? "fail" : "skip"},
+                       {"reason", apart.reason.empty() ? json(nullptr) : json(apart.reason)},
+                       {"ms", apart.wall_ms}}});
+}
+
+} // namespace
+
+std::optional<WorkerConfig> split_libs_apart(WorkerConfig& config) {
+  if (!config.device || !contains(config.tests, "libs") || !config.libs_checked.empty() ||
+      !config.libraries.contains(std::string(k_library_checked_apart))) {
+    return std::nullopt;
+  }
+  WorkerConfig apart = config;
+  apart.tests = {"libs"};
+  apart.libs_checked = {std::string(k_library_checked_apart)};
+  for (const auto name : libs::k_libraries) {
+    if (name != k_library_checked_apart) {
+      config.libs_checked.emplace_back(name);
+    }
+  }
+  return apart;
+}
+
+void merge_libs_apart(std::vector<TestResult>& results, const std::vector<TestResult>& apart) {
+  const auto from = std::find_if(apart.begin(), apart.end(), [](const TestResult& r) { return r.key == "libs"; });
+  const auto into = std::find_if(results.begin(), results.end(), [](const TestResult& r) { return r.key == "libs"; });
+  if (from == apart.end() || into == results.end()) {
+    return;
+  }
+  json records = into->details.contains("libraries") && into->details["libraries"].is_array()
+                     ? into->details["libraries"]
+                     : json::array();
+  for (auto record : apart_records(*from)) {
+    if (record.is_object()) {
+      record["own_worker"] = true;
+    }
+    records.push_back(std::move(record));
+  }
+  std::stable_sort(records.begin(), records.end(),
+                   [](const json& a, const json& b) { return library_index(a) < library_index(b); });
+  std::vector<libs::Outcome> outcomes;
+  for (const auto& record : records) {
+    outcomes.push_back({string_field(record, "library"), string_field(record, "status"), string_field(record, "reason")});
+  }
+  into->details["libraries"] = std::move(records);
+  // A main worker that broke before or in the test keeps its error; otherwise the verdict is new.
+  if (into->status != "error") {
+    const auto verdict = libs::verdict(outcomes);
+    into->status = verdict.status;
+    into->reason = verdict.reason;
+  }
+  into->wall_ms = std::max(into->wall_ms, from->wall_ms);
+}
+
+} // namespace cudadiag::selftest
