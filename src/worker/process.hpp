@@ -72,10 +72,11 @@ struct WorkerOptions {
   std::function<void(const StepOutcome& outcome, const std::string& record)> on_record;
 };
 
-// A worker's RLIMIT_DATA by default, in MiB. Measured on the H200 host (docs/robustness.md): the
-// self-test worker with cuBLAS, cuDNN and NCCL loaded peaks far below it; RLIMIT_AS is not used,
-// because the CUDA driver reserves address space far beyond any sane limit at cuInit.
-inline constexpr std::uint64_t k_default_memory_limit_mb = 16384;
+// A worker's RLIMIT_DATA by default, in MiB: 8x the largest peak measured on the H200 host (the
+// self-test worker with cuBLAS, cuDNN and NCCL loaded: VmData 998 MiB; every step still passes
+// at 1024, and fails at 512). RLIMIT_AS is not used: the same worker's VmPeak is 294 GiB (the
+// driver reserves address space for unified memory), and 8 GiB of RLIMIT_AS already breaks a report.
+inline constexpr std::uint64_t k_default_memory_limit_mb = 8192;
 // CUDADIAG_WORKER_MEMORY_MB from the snapshot (0 = unlimited, else 64 .. 16777216), else
 // k_default_memory_limit_mb; anything else is ignored.
 std::uint64_t memory_limit_mb(const Environment& env);
