@@ -18,7 +18,8 @@
 #
 # CUDADIAG_FUZZ_BUILD_DIR (default build-fuzz), CUDADIAG_FUZZ_OPT (default -O1),
 # CUDADIAG_FUZZ_SMOKE_SECONDS (default 10) adjust the build and the smoke run; CUDADIAG_FUZZ_ONLY
-# ("elf tar_gzip ...") runs those targets only. The targets' scratch files go to /dev/shm where it is
+# ("elf tar_gzip ...") runs those targets only; CUDADIAG_FUZZ_BIN_DIR runs the cudadiag_fuzz_* binaries
+# found there instead of building (fuzzers built on one machine, run on a bigger one without clang). The targets' scratch files go to /dev/shm where it is
 # writable (TMPDIR, unless set: several targets write the files they parse).
 # Exits 77 (skipped) when no clang with the libFuzzer runtime is installed, saying what to install;
 # `run` exits 1 when any target found a crash, leak, timeout or out-of-memory input (its artifact is
@@ -87,7 +88,13 @@ stat_of() { grep -ho "^stat::$1: *[0-9]*" "$2" 2>/dev/null | tail -1 | awk '{pri
 
 run() {
   local seconds=${1:?usage: scripts/fuzz.sh run SECONDS [JOBS] [OUT]} jobs=${2:-1} out=${3:-$build_dir/runs}
-  build
+  local bin_dir=${CUDADIAG_FUZZ_BIN_DIR:-}
+  if [[ -z $bin_dir ]]; then
+    build
+    bin_dir=$build_dir/fuzz
+  else
+    cxx=true # the summary names no compiler: the binaries were built elsewhere
+  fi
   mkdir -p "$out"
   out=$(cd "$out" && pwd)
   local parallel=${CUDADIAG_FUZZ_PARALLEL:-$(nproc)} running=0 failed=0 target
@@ -106,7 +113,7 @@ run() {
     # With several jobs, libFuzzer's fork mode runs them and keeps going after a crash.
     [[ $jobs -gt 1 ]] && args=(-fork="$jobs" -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 "${args[@]}")
     ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-      "$build_dir/fuzz/cudadiag_fuzz_$target" "${args[@]}" >"$build_dir/corpus/$target.log" 2>&1 &
+      "$bin_dir/cudadiag_fuzz_$target" "${args[@]}" >"$build_dir/corpus/$target.log" 2>&1 &
     running=$((running + 1))
   done
   while [[ $running -gt 0 ]]; do
@@ -129,7 +136,7 @@ run() {
       "$(count oom)" >>"$out/summary.tsv"
   done
   {
-    echo "# cudadiag fuzz run: $seconds s per target, $jobs job(s) each, $parallel target(s) at once, $(nproc) cores, $(date -u +%Y-%m-%dT%H:%MZ), $("$cxx" --version | head -1)"
+    echo "# cudadiag fuzz run: $seconds s per target, $jobs job(s) each, $parallel target(s) at once, $(nproc) cores, $(date -u +%Y-%m-%dT%H:%MZ), ${CUDADIAG_FUZZ_BIN_DIR:+prebuilt in $CUDADIAG_FUZZ_BIN_DIR, }$("$cxx" --version 2>/dev/null | head -1)"
     echo
     awk -F'\t' 'NR==1 {print "| " $1 " | " $2 " | " $3 " | " $4 " | " $5 " | " $6 " | " $7 " | " $8 " |"; print "|---|---:|---:|---:|---:|---:|---:|---:|"; next}
                 {print "| " $1 " | " $2 " | " $3 " | " $4 " | " $5 " | " $6 " | " $7 " | " $8 " |"}' "$out/summary.tsv"

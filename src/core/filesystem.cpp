@@ -87,13 +87,20 @@ Expected<std::string> read_file_prefix(const std::string& path, size_t max_bytes
   }
   // Size the buffer by the file (plus one byte to notice growth), not by the cap: callers pass
   // generous caps, and zero-filling megabytes for a 2 KiB header costs more than reading it.
-  // Files that report size 0 (/proc, /sys) get the cap.
-  const auto expected = st.st_size > 0 ? static_cast<std::uint64_t>(st.st_size) + 1 : max_bytes;
+  // Files that report size 0 (/proc, /sys, and empty files) start at 4 KiB; a full buffer
+  // doubles, up to the cap.
+  constexpr std::uint64_t k_unknown_size_start = 4096;
+  const auto expected = st.st_size > 0 ? static_cast<std::uint64_t>(st.st_size) + 1 : k_unknown_size_start;
   std::string content(static_cast<size_t>(std::min<std::uint64_t>(max_bytes, expected)), '\0');
-  max_bytes = content.size();
   size_t filled = 0;
-  while (filled < max_bytes) {
-    const ssize_t got = ::read(fd, content.data() + filled, max_bytes - filled);
+  for (;;) {
+    if (filled == content.size()) {
+      if (content.size() >= max_bytes) {
+        break;
+      }
+      content.resize(std::min(max_bytes, content.size() * 2));
+    }
+    const ssize_t got = ::read(fd, content.data() + filled, content.size() - filled);
     if (got < 0 && errno == EINTR) {
       continue;
     }
