@@ -79,11 +79,11 @@ private:
       m_workers.emplace_back([this, t, workers] {
         auto& batch = m_parsing;
         for (std::size_t i = t; i < batch.documents.size(); i += workers) {
-          auto pruned = read_pruned_report_in_place(batch.documents[i].text);
-          if (!pruned) {
-            batch.results[i].emplace(pruned.error());
+          auto fields = read_fleet_fields_in_place(batch.documents[i].text);
+          if (!fields) {
+            batch.results[i].emplace(fields.error());
           } else {
-            batch.results[i].emplace(node_facts(*pruned, batch.documents[i].source));
+            batch.results[i].emplace(node_facts(*fields, batch.documents[i].source));
           }
         }
       });
@@ -130,43 +130,62 @@ void add_stray(FleetBuilder& builder, std::vector<StrayText>& stray) {
   stray.clear();
 }
 
-// Feeds `stream` to a splitter chunk by chunk; documents go to the parser as they complete.
-void read_stream(std::FILE* stream, const std::string& name, std::string already_read, BatchParser& parser,
+// A growable byte buffer that is not zero-filled: the stream is read straight into its free end.
+class ReadBuffer {
+public:
+  [[nodiscard]] std::string_view view() const { return {m_data.get(), m_size}; }
+  // Room for at least `bytes` more at free(); what is held is kept.
+  char* free(std::size_t bytes) {
+    if (m_capacity - m_size < bytes) {
+      const auto capacity = std::max(m_capacity * 2, m_size + bytes);
+      auto grown = std::make_unique_for_overwrite<char[]>(capacity);
+      std::memcpy(grown.get(), m_data.get(), m_size);
+      m_data = std::move(grown);
+      m_capacity = capacity;
+    }
+    return m_data.get() + m_size;
+  }
+  void grow(std::size_t bytes) { m_size += bytes; }
+  // Drops the first `bytes`, keeping the rest at the start.
+  void consume(std::size_t bytes) {
+    std::memmove(m_data.get(), m_data.get() + bytes, m_size - bytes);
+    m_size -= bytes;
+  }
+
+private:
+  std::unique_ptr<char[]> m_data;
+  std::size_t m_size = 0;
+  std::size_t m_capacity = 0;
+};
+
+// Feeds `stream` to a splitter chunk by chunk, every whole line of a chunk at once; documents go to
+// the parser as they complete.
+void read_stream(std::FILE* stream, const std::string& name, std::string_view already_read, BatchParser& parser,
                  FleetBuilder& builder) {
   StreamSplitter splitter(name);
   std::vector<StreamDocument> done;
   std::vector<StrayText> stray;
-  std::string carry = std::move(already_read);
+  ReadBuffer buffer;
+  std::memcpy(buffer.free(already_read.size()), already_read.data(), already_read.size());
+  buffer.grow(already_read.size());
   auto drain = [&](bool final) {
-    std::size_t start = 0;
-    while (true) {
-      const auto end = carry.find('\n', start);
-      if (end == std::string::npos) {
-        break;
-      }
-      splitter.add_line(std::string_view(carry).substr(start, end - start), done, stray);
-      start = end + 1;
-    }
-    carry.erase(0, start);
-    if (final && !carry.empty()) {
-      splitter.add_line(carry, done, stray);
-      carry.clear();
-    }
+    const auto held = buffer.view();
+    const auto last_newline = held.rfind('\n');
+    const auto whole = final ? held.size() : last_newline == std::string_view::npos ? 0 : last_newline + 1;
+    splitter.add_lines(held.substr(0, whole), done, stray);
+    buffer.consume(whole);
     for (auto& document : done) {
       parser.add({std::move(document.source), document.first_line, std::move(document.text)});
     }
     done.clear();
-    for (auto& buffer : parser.take_spare()) {
-      splitter.recycle(std::move(buffer));
+    for (auto& spare : parser.take_spare()) {
+      splitter.recycle(std::move(spare));
     }
     add_stray(builder, stray);
   };
-  drain(false);
   while (true) {
-    const auto kept = carry.size();
-    carry.resize(kept + k_chunk_bytes);
-    const auto got = std::fread(carry.data() + kept, 1, k_chunk_bytes, stream);
-    carry.resize(kept + got);
+    const auto got = std::fread(buffer.free(k_chunk_bytes), 1, k_chunk_bytes, stream);
+    buffer.grow(got);
     if (got == 0) {
       if (std::ferror(stream) != 0) {
         builder.add_problem({name, splitter.lines(), std::string("read error: ") + std::strerror(errno)});
@@ -195,7 +214,7 @@ void read_file(const std::string& path, BatchParser& parser, FleetBuilder& build
   std::string head(2, '\0');
   head.resize(std::fread(head.data(), 1, head.size(), file.get()));
   if (!bundle::looks_like_gzip(head)) {
-    read_stream(file.get(), path, std::move(head), parser, builder);
+    read_stream(file.get(), path, head, parser, builder);
     return;
   }
   file.reset();

@@ -9,6 +9,11 @@ namespace {
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
 
+bool is_digit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }
+
+// The offset after the line that ends at `end` (a '\n', or the end of the text).
+std::size_t after_line(std::string_view text, std::size_t end) { return end == text.size() ? end : end + 1; }
+
 // Room left after a document for the parser's padding (simdjson reads up to 64 bytes past the end).
 constexpr std::size_t k_document_slack = 4096;
 
@@ -49,7 +54,7 @@ PrefixedLine split_prefix(std::string_view line) {
     ++i;
   }
   const std::size_t digits = i;
-  while (i < line.size() && std::isdigit(static_cast<unsigned char>(line[i])) != 0) {
+  while (i < line.size() && is_digit(line[i])) {
     ++i;
   }
   if (i > digits && i < line.size() && line[i] == ':' && (i + 1 == line.size() || line[i + 1] == ' ')) {
@@ -112,11 +117,84 @@ void StreamSplitter::scan(Source& source, std::string_view rest, std::vector<Str
       return;
     }
     source.text.append(rest.substr(0, i + 1));
-    m_last_size = source.text.size();
-    done.push_back({source.label, source.first_line, std::move(source.text)});
-    source.text = std::string();
-    source.scan = {};
+    emit(source, done);
     rest.remove_prefix(i + 1);
+  }
+}
+
+void StreamSplitter::emit(Source& source, std::vector<StreamDocument>& done) {
+  m_last_size = source.text.size();
+  done.push_back({source.label, source.first_line, std::move(source.text)});
+  source.text = std::string();
+  source.scan = {};
+}
+
+void StreamSplitter::add_lines(std::string_view text, std::vector<StreamDocument>& done,
+                               std::vector<StrayText>& stray) {
+  for (std::size_t at = 0; at < text.size();) {
+    at = add_line_at(text, at, done, stray);
+  }
+}
+
+// What add_line does, without finding the line's end first: the prefix is read from the line's start
+// and the end comes out of the scan of the document's text (json_scan::advance_line).
+std::size_t StreamSplitter::add_line_at(std::string_view text, std::size_t at, std::vector<StreamDocument>& done,
+                                        std::vector<StrayText>& stray) {
+  const char* data = text.data();
+  const std::size_t size = text.size();
+  if (data[at] == '[') {
+    // Perhaps kubectl's prefix, which split_prefix finds only on the whole line.
+    const auto newline = text.find('\n', at);
+    const auto end = newline == std::string_view::npos ? size : newline;
+    add_line(text.substr(at, end - at), done, stray);
+    return after_line(text, end);
+  }
+  ++m_line;
+  // srun --label's prefix, read as split_prefix reads it; '\n' ends the line.
+  PrefixedLine prefixed;
+  std::size_t content = at;
+  std::size_t i = at;
+  while (i < size && data[i] == ' ') {
+    ++i;
+  }
+  const std::size_t digits = i;
+  while (i < size && is_digit(data[i])) {
+    ++i;
+  }
+  if (i > digits && i < size && data[i] == ':') {
+    const bool bare = i + 1 == size || data[i + 1] == '\n';
+    if (bare || data[i + 1] == ' ') {
+      prefixed.key = text.substr(digits, i - digits);
+      prefixed.srun = true;
+      content = bare ? i + 1 : i + 2;
+    }
+  }
+  auto& source = source_for(prefixed);
+  while (true) {
+    if (source.scan.depth == 0) {
+      while (content < size && data[content] != '\n' && is_space(data[content])) {
+        ++content;
+      }
+      if (content == size || data[content] == '\n') {
+        return after_line(text, content);
+      }
+      if (data[content] != '{') {
+        const auto newline = text.find('\n', content);
+        const auto end = newline == std::string_view::npos ? size : newline;
+        stray.push_back({source.label, m_line, clipped(text.substr(content, end - content))});
+        return after_line(text, end);
+      }
+      source.text = take_buffer(m_last_size + k_document_slack);
+      source.first_line = m_line;
+    }
+    const auto scanned = json_scan::advance_line(source.scan, text.substr(content));
+    if (scanned.close == json_scan::npos) {
+      source.text.append(data + content, scanned.line_end);
+      return after_line(text, content + scanned.line_end);
+    }
+    source.text.append(data + content, scanned.close + 1);
+    emit(source, done);
+    content += scanned.close + 1;
   }
 }
 

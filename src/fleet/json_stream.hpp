@@ -55,6 +55,11 @@ public:
   // Adds one line; appends each document it completes to `done` and stray text to `stray`.
   void add_line(std::string_view line, std::vector<StreamDocument>& done, std::vector<StrayText>& stray);
 
+  // Adds every line of a block: the same as add_line on each piece of `text` between '\n's, the last
+  // piece only when it is not empty (a block that ends in '\n' ends with a whole line). The fast
+  // path for streams: one scan finds each line's end and its document's brackets together.
+  void add_lines(std::string_view text, std::vector<StreamDocument>& done, std::vector<StrayText>& stray);
+
   // The end of the stream: a document still open is reported as stray text ("ends inside a
   // JSON document"), since a node whose output was cut off must not vanish.
   void finish(std::vector<StrayText>& stray);
@@ -62,9 +67,10 @@ public:
   [[nodiscard]] std::size_t lines() const { return m_line; }
 
   // Hands back a document's text buffer once it is parsed: the next document is read into it
-  // instead of a fresh allocation (at most k_spare_buffers are kept).
+  // instead of a fresh allocation (at most k_spare_buffers are kept: enough for a parser's batch of
+  // reports of ~100 KiB or more, so that a long stream allocates and frees few buffers).
   void recycle(std::string buffer);
-  static constexpr std::size_t k_spare_buffers = 64;
+  static constexpr std::size_t k_spare_buffers = 1024;
 
 private:
   struct Source {
@@ -76,6 +82,10 @@ private:
   Source& source_for(const PrefixedLine& prefixed);
   std::string take_buffer(std::size_t capacity);
   void scan(Source& source, std::string_view rest, std::vector<StreamDocument>& done, std::vector<StrayText>& stray);
+  // add_lines' step: the line that starts at `at`; returns the offset after it (after its '\n').
+  std::size_t add_line_at(std::string_view text, std::size_t at, std::vector<StreamDocument>& done,
+                          std::vector<StrayText>& stray);
+  void emit(Source& source, std::vector<StreamDocument>& done);
 
   std::string m_name;
   std::size_t m_line = 0;

@@ -4,6 +4,7 @@
 #include "report/report_document.hpp"
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <set>
 
@@ -150,7 +151,26 @@ void add_figures(NodeFacts& facts, const json& report) {
   }
 }
 
+// The members read above and in report_document.cpp's readers that they call.
+constexpr std::array<std::string_view, 27> k_fields = {
+    "host.node_name",          "host.hostname",              "summary.status",                 // identity, verdict
+    "tool.version",                                                                            // the tool
+    "verification.ran",        "verification.steps.component",                                 // driver_version(),
+    "verification.steps.result.driver_version",                                                // cuda_driver_version()
+    "components.name",         "components.kind",                                              // find_component()
+    "components.selected.version", "components.selected.found_via",                            // chosen_answer()
+    "components.loader.version",   "components.loader.found_via", "components.loader.is_stub", // and the driver
+    "findings.id",             "findings.severity",                                            // add_findings()
+    "devices.ordinal",         "devices.name",                                                 // device_models()
+    "devices.nvml.pcie.gen_max", "devices.nvml.pcie.width_max",                                // add_devices()
+    "selftest.tests.status",   "selftest.tests.device",         "selftest.tests.key",          // add_figures()
+    "selftest.tests.primary.name", "selftest.tests.primary.unit", "selftest.tests.primary.value",
+    "selftest.score.value",
+};
+
 } // namespace
+
+std::span<const std::string_view> node_facts_fields() { return k_fields; }
 
 const std::vector<std::string_view>& fingerprint_components() {
   // The components whose drift breaks jobs, most decisive first (as `cudadiag diff` orders them).

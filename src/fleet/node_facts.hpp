@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -47,6 +48,13 @@ struct NodeFacts {
 
 // The facts of a (pruned or whole) report document.
 NodeFacts node_facts(const nlohmann::json& report, std::string source);
+
+// Every member node_facts() reads, as a path from the report's root through objects' keys; arrays
+// on the way are passed through ("components.selected.version" is that member of each component).
+// node_facts() of a document that holds only these members (each whole below the path's end, and
+// every array item, emptied or not) equals node_facts() of the whole report: readers may keep just
+// these (report_reader.hpp's read_fleet_fields). Whoever reads another member here adds its path.
+std::span<const std::string_view> node_facts_fields();
 
 // The fingerprint as one string (for grouping): the values joined with separators no value holds.
 std::string fingerprint_key(const std::vector<FingerprintField>& fingerprint);

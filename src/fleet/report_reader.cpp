@@ -3,10 +3,15 @@
 #include "core/bounded_json.hpp"
 #include "core/json_fields.hpp"
 #include "diff/report_input.hpp"
+#include "fleet/node_facts.hpp"
 #include "report/json_report.hpp"
 
+#include <algorithm>
 #include <array>
+#include <iterator>
 #include <string>
+#include <utility>
+#include <vector>
 
 #if CUDADIAG_HAVE_SIMDJSON
 #include <simdjson.h>
@@ -38,6 +43,53 @@ Expected<json> checked(json document) {
                  CUDADIAG_VERSION + ") reads schema_version " + std::to_string(report::k_schema_version)};
   }
   return document;
+}
+
+// The members read_fleet_fields keeps, as a tree of keys (see node_facts_fields()).
+struct FieldTree {
+  bool whole = false; // a path ends here: the value is kept whole (pruned)
+  std::vector<std::pair<std::string_view, FieldTree>> members;
+
+  [[nodiscard]] const FieldTree* find(std::string_view key) const {
+    for (const auto& [name, tree] : members) {
+      if (name == key) {
+        return &tree;
+      }
+    }
+    return nullptr;
+  }
+};
+
+const FieldTree& fleet_fields() {
+  static const FieldTree tree = [] {
+    FieldTree root;
+    auto add = [&root](std::string_view path) {
+      FieldTree* node = &root;
+      while (true) {
+        const auto dot = path.find('.');
+        const auto key = path.substr(0, dot);
+        auto it = std::find_if(node->members.begin(), node->members.end(),
+                               [key](const auto& member) { return member.first == key; });
+        if (it == node->members.end()) {
+          node->members.emplace_back(key, FieldTree{});
+          it = std::prev(node->members.end());
+        }
+        node = &it->second;
+        if (dot == std::string_view::npos) {
+          node->whole = true;
+          return;
+        }
+        path.remove_prefix(dot + 1);
+      }
+    };
+    for (const auto path : node_facts_fields()) {
+      add(path);
+    }
+    add("schema_version"); // what checked() reads
+    add("tool.name");
+    return root;
+  }();
+  return tree;
 }
 
 #if CUDADIAG_HAVE_SIMDJSON
@@ -77,6 +129,31 @@ json convert(simdjson::dom::element element) {
   return nullptr;
 }
 
+// convert() of only the members of `tree` (select() without building the rest first).
+json convert_selected(simdjson::dom::element element, const FieldTree& tree) {
+  using simdjson::dom::element_type;
+  if (tree.whole) {
+    return convert(element);
+  }
+  if (element.type() == element_type::OBJECT) {
+    json out = json::object();
+    for (const auto field : simdjson::dom::object(element)) {
+      if (const auto* member = tree.find(field.key); member != nullptr && !is_pruned_key(field.key)) {
+        out.emplace(std::string(field.key), convert_selected(field.value, *member));
+      }
+    }
+    return out;
+  }
+  if (element.type() == element_type::ARRAY) {
+    json out = json::array();
+    for (const auto item : simdjson::dom::array(element)) {
+      out.push_back(convert_selected(item, tree));
+    }
+    return out;
+  }
+  return convert(element);
+}
+
 #endif
 
 } // namespace
@@ -110,7 +187,7 @@ namespace {
 // One parser per thread: it keeps its buffers between documents. Like every reader of outside input
 // it is bounded: as deep as diff::k_max_report_depth, as large as diff::k_max_input_bytes (simdjson
 // parses without recursion and refuses numbers no double or 64-bit integer holds).
-Expected<json> parse_padded(const char* data, std::size_t size) {
+Expected<json> parse_padded(const char* data, std::size_t size, const FieldTree* fields) {
   thread_local simdjson::dom::parser parser(diff::k_max_input_bytes);
   thread_local const bool allocated =
       parser.allocate(std::size_t{1} << 20U, diff::k_max_report_depth) == simdjson::SUCCESS;
@@ -124,26 +201,62 @@ Expected<json> parse_padded(const char* data, std::size_t size) {
   if (const auto error = parser.parse(data, size, false).get(root); error != simdjson::SUCCESS) {
     return Error{std::string("not JSON (") + simdjson::error_message(error) + ")"};
   }
-  return checked(convert(root));
+  return checked(fields != nullptr ? convert_selected(root, *fields) : convert(root));
+}
+
+Expected<json> parse_in_place(std::string& text, const FieldTree* fields) {
+  if (text.capacity() - text.size() < simdjson::SIMDJSON_PADDING) {
+    text.reserve(text.size() + simdjson::SIMDJSON_PADDING);
+  }
+  return parse_padded(text.data(), text.size(), fields);
 }
 
 } // namespace
 
 Expected<json> read_pruned_report(std::string_view text) {
   const simdjson::padded_string padded(text);
-  return parse_padded(padded.data(), padded.size());
+  return parse_padded(padded.data(), padded.size(), nullptr);
 }
 
-Expected<json> read_pruned_report_in_place(std::string& text) {
-  if (text.capacity() - text.size() < simdjson::SIMDJSON_PADDING) {
-    text.reserve(text.size() + simdjson::SIMDJSON_PADDING);
-  }
-  return parse_padded(text.data(), text.size());
+Expected<json> read_pruned_report_in_place(std::string& text) { return parse_in_place(text, nullptr); }
+
+Expected<json> read_fleet_fields(std::string_view text) {
+  const simdjson::padded_string padded(text);
+  return parse_padded(padded.data(), padded.size(), &fleet_fields());
 }
+
+Expected<json> read_fleet_fields_in_place(std::string& text) { return parse_in_place(text, &fleet_fields()); }
 
 #else
 
 std::string_view parser_name() { return "nlohmann"; }
+
+namespace {
+
+// `document` (already pruned) with only the members of `tree`: objects keep the keys it names,
+// arrays each item, scalars stay as they are.
+json select(json document, const FieldTree& tree) {
+  if (tree.whole) {
+    return document;
+  }
+  if (document.is_object()) {
+    json out = json::object();
+    for (auto& [key, value] : document.items()) {
+      if (const auto* member = tree.find(key)) {
+        out.emplace(key, select(std::move(value), *member));
+      }
+    }
+    return out;
+  }
+  if (document.is_array()) {
+    for (auto& item : document) {
+      item = select(std::move(item), tree);
+    }
+  }
+  return document;
+}
+
+} // namespace
 
 Expected<json> read_pruned_report(std::string_view text) {
   auto parsed = bounded_json::parse(text, {diff::k_max_report_depth, diff::k_max_input_bytes});
@@ -173,6 +286,16 @@ Expected<json> read_pruned_report(std::string_view text) {
 }
 
 Expected<json> read_pruned_report_in_place(std::string& text) { return read_pruned_report(text); }
+
+Expected<json> read_fleet_fields(std::string_view text) {
+  auto pruned = read_pruned_report(text);
+  if (!pruned) {
+    return pruned;
+  }
+  return select(std::move(*pruned), fleet_fields());
+}
+
+Expected<json> read_fleet_fields_in_place(std::string& text) { return read_fleet_fields(text); }
 
 #endif
 

@@ -22,6 +22,14 @@ Expected<nlohmann::json> read_pruned_report(std::string_view text);
 // capacity by the parser's padding if it has less room to spare. `text` keeps its contents.
 Expected<nlohmann::json> read_pruned_report_in_place(std::string& text);
 
+// The report in `text` with only the members node_facts() reads (node_facts_fields(), each pruned
+// as above below the path's end) and those that say it is a cudadiag report: a few KiB, however
+// large the report. The same errors as read_pruned_report; the same facts from node_facts().
+Expected<nlohmann::json> read_fleet_fields(std::string_view text);
+
+// The same for a document the caller owns, parsed in place as read_pruned_report_in_place.
+Expected<nlohmann::json> read_fleet_fields_in_place(std::string& text);
+
 // Whether a key is among those the pruned form drops (at any depth).
 bool is_pruned_key(std::string_view key);
 
