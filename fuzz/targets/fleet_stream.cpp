@@ -1,11 +1,15 @@
 // `cudadiag fleet` input: a stream of reports from srun --label / kubectl --prefix / .jsonl, split
-// into documents per launcher prefix, each read by the fast pruned parser. The vectorised bracket
-// scan must agree with the scalar one on every input (a disagreement aborts).
+// into documents per launcher prefix, each read by the fast pruned parser and by the narrower one
+// the fleet uses. The vectorised bracket scans (per piece and per line) must agree with the scalar
+// ones, and the splitter fed blocks of lines with itself fed one line at a time, on every input (a
+// disagreement aborts).
 #include "fleet/json_scan.hpp"
 #include "fleet/json_stream.hpp"
+#include "fleet/node_facts.hpp"
 #include "fleet/report_reader.hpp"
 #include "targets.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 
 namespace cudadiag::fuzz {
@@ -30,11 +34,56 @@ void compare_scans(std::string_view text) {
   }
 }
 
+void compare_line_scans(std::string_view text) {
+  fleet::json_scan::State fast{1, false, false};
+  fleet::json_scan::State scalar = fast;
+  while (true) {
+    const auto fast_end = fleet::json_scan::advance_line(fast, text);
+    const auto scalar_end = fleet::json_scan::advance_line_scalar(scalar, text);
+    if (fast_end.close != scalar_end.close || fast_end.line_end != scalar_end.line_end ||
+        fast.depth != scalar.depth || fast.in_string != scalar.in_string || fast.escaped != scalar.escaped) {
+      std::abort();
+    }
+    if (fast_end.close != fleet::json_scan::npos) {
+      text.remove_prefix(fast_end.close + 1);
+      fast.depth = scalar.depth = 1;
+    } else if (fast_end.line_end < text.size()) {
+      text.remove_prefix(fast_end.line_end + 1);
+    } else {
+      return;
+    }
+  }
+}
+
+// The whole input through add_lines in one block, against the line-at-a-time split.
+void compare_block_split(std::string_view text, const std::vector<fleet::StreamDocument>& documents,
+                         const std::vector<fleet::StrayText>& stray) {
+  fleet::StreamSplitter splitter("fuzz.jsonl");
+  std::vector<fleet::StreamDocument> block_documents;
+  std::vector<fleet::StrayText> block_stray;
+  splitter.add_lines(text, block_documents, block_stray);
+  splitter.finish(block_stray);
+  const bool same_documents =
+      std::equal(documents.begin(), documents.end(), block_documents.begin(), block_documents.end(),
+                 [](const auto& a, const auto& b) {
+                   return a.source == b.source && a.first_line == b.first_line && a.text == b.text;
+                 });
+  const bool same_stray = std::equal(stray.begin(), stray.end(), block_stray.begin(), block_stray.end(),
+                                     [](const auto& a, const auto& b) {
+                                       return a.source == b.source && a.line == b.line && a.text == b.text;
+                                     });
+  if (!same_documents || !same_stray) {
+    std::abort();
+  }
+}
+
 } // namespace
 
 int fleet_stream(const std::uint8_t* data, std::size_t size) {
   std::string_view rest(reinterpret_cast<const char*>(data), size);
   compare_scans(rest);
+  compare_line_scans(rest);
+  const auto input = rest;
   fleet::StreamSplitter splitter("fuzz.jsonl");
   std::vector<fleet::StreamDocument> done;
   std::vector<fleet::StrayText> stray;
@@ -44,9 +93,13 @@ int fleet_stream(const std::uint8_t* data, std::size_t size) {
     rest = newline == std::string_view::npos ? std::string_view() : rest.substr(newline + 1);
   }
   splitter.finish(stray);
+  compare_block_split(input, done, stray);
   for (const auto& document : done) {
     if (const auto report = fleet::read_pruned_report(document.text)) {
       static_cast<void>(report->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    }
+    if (const auto fields = fleet::read_fleet_fields(document.text)) {
+      static_cast<void>(fleet::node_facts(*fields, "fuzz"));
     }
   }
   return 0;

@@ -2,14 +2,13 @@
 
 #include "fleet/json_scan.hpp"
 
-#include <cctype>
-
 namespace cudadiag::fleet {
 namespace {
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
 
-bool is_digit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }
+// std::isdigit in every locale (POSIX allows no other digits), without a call per byte.
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 // The offset after the line that ends at `end` (a '\n', or the end of the text).
 std::size_t after_line(std::string_view text, std::size_t end) { return end == text.size() ? end : end + 1; }
@@ -169,7 +168,7 @@ std::size_t StreamSplitter::add_line_at(std::string_view text, std::size_t at, s
       content = bare ? i + 1 : i + 2;
     }
   }
-  auto& source = source_for(prefixed);
+  auto& source = m_last != nullptr && same_key(prefixed.key, m_last_key) ? *m_last : source_for(prefixed);
   while (true) {
     if (source.scan.depth == 0) {
       while (content < size && data[content] != '\n' && is_space(data[content])) {

@@ -101,3 +101,70 @@ TEST_CASE("fleet json_scan: the vectorised scan agrees with the scalar one") {
     REQUIRE(in_use(pieces) == scalar(pieces));
   }
 }
+
+namespace {
+
+// A text's lines scanned one after another, with the state carried over (as the splitter does for
+// one source): each line's answer.
+template <typename AdvanceLine>
+std::vector<std::size_t> run_lines(std::string_view text, AdvanceLine advance_line) {
+  json_scan::State state{1, false, false};
+  std::vector<std::size_t> out;
+  for (std::size_t at = 0; at <= text.size();) {
+    const auto scanned = advance_line(state, text.substr(at));
+    out.push_back(scanned.close);
+    out.push_back(scanned.line_end);
+    if (scanned.close != json_scan::npos) {
+      at += scanned.close + 1;
+      state.depth = 1;
+      continue;
+    }
+    at += scanned.line_end + 1;
+  }
+  out.push_back(static_cast<std::size_t>(state.depth));
+  out.push_back(state.in_string ? 1U : 0U);
+  out.push_back(state.escaped ? 1U : 0U);
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("fleet json_scan: a line's piece, scanned to its close or its end") {
+  json_scan::State state{1, false, false};
+  const auto closed = json_scan::advance_line(state, "\"a\": [1, \"]\"]}, x\n{");
+  CHECK(closed.close == 13);
+  CHECK(state.depth == 0);
+  json_scan::State open{1, false, false};
+  const auto line = json_scan::advance_line(open, "\"a\\\n\"}");
+  CHECK(line.close == json_scan::npos);
+  CHECK(line.line_end == 3);
+  CHECK(open.escaped); // the escape reaches over the line break, as advance() leaves it for the next piece
+  CHECK(json_scan::advance_line(open, "").line_end == 0);
+}
+
+TEST_CASE("fleet json_scan: the vectorised line scan agrees with the scalar one") {
+  const std::vector<std::string> cases = {
+      "",
+      "\n",
+      "{\n}\n",
+      std::string(63, ' ') + "\n}",
+      std::string(64, ' ') + "}",
+      "\"" + std::string(62, 'x') + "\\\n\"}",
+      "\"" + std::string(63, 'x') + "\\" + "\"}\"}",
+      "\\\n\\\n\"\\\n\"}",
+  };
+  for (const auto& text : cases) {
+    CAPTURE(text);
+    CHECK(run_lines(text, json_scan::advance_line) == run_lines(text, json_scan::advance_line_scalar));
+  }
+  std::mt19937 random(20261203);
+  const std::string alphabet("{}[]\"\\ax :,\n\0", 13);
+  for (int round = 0; round < 3000; ++round) {
+    std::string text(std::uniform_int_distribution<std::size_t>(0, 300)(random), ' ');
+    for (auto& c : text) {
+      c = alphabet[std::uniform_int_distribution<std::size_t>(0, alphabet.size() - 1)(random)];
+    }
+    CAPTURE(text);
+    REQUIRE(run_lines(text, json_scan::advance_line) == run_lines(text, json_scan::advance_line_scalar));
+  }
+}

@@ -4,6 +4,8 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -71,4 +73,73 @@ TEST_CASE("fleet stream: stray text and a cut-off document are reported, not dro
   CHECK(out.stray[0].text.find("No such file") != std::string::npos);
   CHECK(out.stray[1].source == "stdin: pod/p2/c");
   CHECK(out.stray[1].text.find("cut off") != std::string::npos);
+}
+
+namespace {
+
+// The text's lines through add_line, one at a time, and through add_lines in blocks
+// of `block_lines` lines (each block but the last ends after a '\n', as the reader hands them over).
+bool same_split(const std::string& text, std::size_t block_lines) {
+  Split one;
+  StreamSplitter by_line("stdin");
+  for (std::size_t at = 0; at < text.size();) {
+    const auto newline = text.find('\n', at);
+    const auto end = newline == std::string::npos ? text.size() : newline;
+    by_line.add_line(std::string_view(text).substr(at, end - at), one.documents, one.stray);
+    at = end + 1;
+  }
+  by_line.finish(one.stray);
+  Split blocks;
+  StreamSplitter by_block("stdin");
+  for (std::size_t at = 0; at < text.size();) {
+    std::size_t end = at;
+    for (std::size_t line = 0; line < block_lines && end < text.size(); ++line) {
+      const auto newline = text.find('\n', end);
+      end = newline == std::string::npos ? text.size() : newline + 1;
+    }
+    by_block.add_lines(std::string_view(text).substr(at, end - at), blocks.documents, blocks.stray);
+    at = end;
+  }
+  by_block.finish(blocks.stray);
+  auto same_documents = [](const StreamDocument& a, const StreamDocument& b) {
+    return a.source == b.source && a.first_line == b.first_line && a.text == b.text;
+  };
+  auto same_stray = [](const StrayText& a, const StrayText& b) {
+    return a.source == b.source && a.line == b.line && a.text == b.text;
+  };
+  return by_line.lines() == by_block.lines() &&
+         std::equal(one.documents.begin(), one.documents.end(), blocks.documents.begin(),
+                    blocks.documents.end(), same_documents) &&
+         std::equal(one.stray.begin(), one.stray.end(), blocks.stray.begin(), blocks.stray.end(), same_stray);
+}
+
+} // namespace
+
+TEST_CASE("fleet stream: blocks of lines split as the lines one by one") {
+  const std::vector<std::string> cases = {
+      "0: {\"a\": [1,\n1: {\n0: 2]}\n1: \"b\": \"}\\\\\"}\n",
+      "  12: {\"a\": 1} {\"b\": 2} stray\n12:\n12: \n12:{\n{\"c\": \"x\\\n\"}\n",
+      "[pod/p1/c] {\"a\":\n[pod/p2/c] no report\n[pod/p1/c] 1}\n[pod/x\n[not a prefix]\n",
+      "{\"a\": \"" + std::string(200, 'x') + "\"}\n\n\t\r{}\n{\"cut\": ",
+      "3: {\"s\": \"a\\\n3: \"b\"}",
+  };
+  for (const auto& text : cases) {
+    CAPTURE(text);
+    CHECK(same_split(text, 1));
+    CHECK(same_split(text, 3));
+    CHECK(same_split(text, 1000));
+  }
+  std::mt19937 random(20261203);
+  const std::vector<std::string> pieces = {
+      "{",  "}",     "[",     "]",       "\"",           "\\",           "x",     " ", ": ", ",",
+      "\n", "\n0: ", "\n1: ", "\n 12: ", "\n[pod/a/b] ", "\n[pod/c/d] ", "\n12:", "\t"};
+  for (int round = 0; round < 2000; ++round) {
+    std::string text;
+    const auto count = std::uniform_int_distribution<std::size_t>(0, 120)(random);
+    for (std::size_t i = 0; i < count; ++i) {
+      text += pieces[std::uniform_int_distribution<std::size_t>(0, pieces.size() - 1)(random)];
+    }
+    CAPTURE(text);
+    REQUIRE(same_split(text, std::uniform_int_distribution<std::size_t>(1, 8)(random)));
+  }
 }
