@@ -45,20 +45,39 @@ Expected<json> checked(json document) {
   return document;
 }
 
-// The members read_fleet_fields keeps, as a tree of keys (see node_facts_fields()).
+// The members read_fleet_fields keeps, as a tree of keys (see node_facts_fields()). The member
+// type is named (not a std::pair) because a pair of an incomplete type is ill-formed, which clang
+// with libstdc++ refuses.
+struct FieldMember;
 struct FieldTree {
   bool whole = false; // a path ends here: the value is kept whole (pruned)
-  std::vector<std::pair<std::string_view, FieldTree>> members;
+  std::vector<FieldMember> members;
 
-  [[nodiscard]] const FieldTree* find(std::string_view key) const {
-    for (const auto& [name, tree] : members) {
-      if (name == key) {
-        return &tree;
-      }
-    }
-    return nullptr;
-  }
+  [[nodiscard]] const FieldTree* find(std::string_view key) const;
+  FieldTree& member(std::string_view key); // added when absent
 };
+struct FieldMember {
+  std::string_view key;
+  FieldTree tree;
+};
+
+const FieldTree* FieldTree::find(std::string_view key) const {
+  for (const auto& member : members) {
+    if (member.key == key) {
+      return &member.tree;
+    }
+  }
+  return nullptr;
+}
+
+FieldTree& FieldTree::member(std::string_view key) {
+  for (auto& member : members) {
+    if (member.key == key) {
+      return member.tree;
+    }
+  }
+  return members.emplace_back(FieldMember{key, FieldTree{}}).tree;
+}
 
 const FieldTree& fleet_fields() {
   static const FieldTree tree = [] {
@@ -68,13 +87,7 @@ const FieldTree& fleet_fields() {
       while (true) {
         const auto dot = path.find('.');
         const auto key = path.substr(0, dot);
-        auto it = std::find_if(node->members.begin(), node->members.end(),
-                               [key](const auto& member) { return member.first == key; });
-        if (it == node->members.end()) {
-          node->members.emplace_back(key, FieldTree{});
-          it = std::prev(node->members.end());
-        }
-        node = &it->second;
+        node = &node->member(key);
         if (dot == std::string_view::npos) {
           node->whole = true;
           return;
