@@ -198,7 +198,7 @@ DiscoveryResult finish_discovery(DiscoveryContext&& context, std::vector<Compone
       const auto installed = python::installed_distributions(environment.site_dirs, python::is_framework);
       result.framework_requirements_unmet =
           python::unmet_framework_requirements(installed, python::marker_environment(environment));
-      result.frameworks = python::framework_builds(environment.site_dirs, installed);
+      result.frameworks = python::framework_builds(environment.site_dirs, installed, context.env);
     }
   }
   result.ld_so_conf = std::move(context.ld_so_conf);

@@ -434,7 +434,9 @@ void check_versions(const discovery::DiscoveryResult& discovery, const verify::V
             "), which needs a CUDA " + std::to_string(major) + " driver" +
             (needed_branch ? " (branch >= " + std::to_string(*needed_branch) + ")" : "") + "; the driver is " +
             (driver.cuda ? "CUDA " + to_text(*driver.cuda) : std::string("of an unknown CUDA version")) +
-            (driver.branch ? ", branch " + std::to_string(*driver.branch) : "") + ": it fails at its first CUDA call",
+            (driver.branch ? ", branch " + std::to_string(*driver.branch) : "") +
+            (build.framework == "triton" ? ": every kernel Triton compiles with that ptxas fails to load"
+                                         : ": it fails at its first CUDA call"),
         {"cuda"},
         {{"framework", build.framework}, {"framework_version", build.version}, {"framework_cuda", build.cuda},
          {"source", build.source},

@@ -1,7 +1,9 @@
 #include "python/framework_builds.hpp"
 
 #include "core/filesystem.hpp"
+#include "versions/tool_binary_version.hpp"
 
+#include <array>
 #include <optional>
 
 namespace cudadiag::python {
@@ -42,6 +44,49 @@ std::string major_in_name(std::string_view name) {
     digits += name[i];
   }
   return digits;
+}
+
+// The ptxas binaries Triton runs, with the variable that replaces each: ptxas for every GPU, and
+// from Triton 3.4 on ptxas-blackwell for compute capability 10.0 and newer. Triton 2.x kept ptxas
+// in third_party/cuda/bin.
+struct TritonPtxas {
+  std::string_view bundled;
+  std::string_view legacy; // "" when there is none
+  std::string_view variable;
+};
+constexpr std::array<TritonPtxas, 2> k_triton_ptxas{{
+    {"triton/backends/nvidia/bin/ptxas", "triton/third_party/cuda/bin/ptxas", "TRITON_PTXAS_PATH"},
+    {"triton/backends/nvidia/bin/ptxas-blackwell", "", "TRITON_PTXAS_BLACKWELL_PATH"},
+}};
+
+// The release of each ptxas Triton would run (the override where it names a file, else the bundled
+// one); a binary without a readable version string is left out (unknown, not guessed).
+void add_triton_ptxas(const std::vector<std::string>& site_dirs, const Distribution& triton, const Environment& env,
+                      std::vector<FrameworkBuild>& out) {
+  for (const auto& binary : k_triton_ptxas) {
+    std::string path;
+    std::string how;
+    if (const auto overridden = env.non_empty(binary.variable); overridden && fs::is_regular_file(*overridden)) {
+      path = *overridden;
+      how = std::string(binary.variable) + "=" + path;
+    } else {
+      for (const auto& site : site_dirs) {
+        for (const auto relative : {binary.bundled, binary.legacy}) {
+          if (path.empty() && !relative.empty() && fs::is_regular_file(fs::join(site, relative))) {
+            path = fs::join(site, relative);
+          }
+        }
+      }
+      how = path;
+    }
+    if (path.empty()) {
+      continue;
+    }
+    if (const auto release = versions::cuda_tool_release(path)) {
+      out.push_back({triton.name, triton.version, release.value().release,
+                     how + " (its version string: V" + release.value().version + ")"});
+    }
+  }
 }
 
 } // namespace
@@ -97,7 +142,7 @@ std::optional<std::string> python_string_assignment(std::string_view text, std::
 }
 
 std::vector<FrameworkBuild> framework_builds(const std::vector<std::string>& site_dirs,
-                                             const std::vector<Distribution>& installed) {
+                                             const std::vector<Distribution>& installed, const Environment& env) {
   std::vector<FrameworkBuild> out;
   for (const auto& distribution : installed) {
     const auto& name = distribution.canonical_name;
@@ -113,6 +158,8 @@ std::vector<FrameworkBuild> framework_builds(const std::vector<std::string>& sit
           out.push_back({distribution.name, distribution.version, std::move(*cuda), file->first});
         }
       }
+    } else if (name == "triton") {
+      add_triton_ptxas(site_dirs, distribution, env, out);
     } else if (name.starts_with("jax-cuda") || name.starts_with("cupy-cuda")) {
       if (auto major = major_in_name(name); !major.empty()) {
         out.push_back({distribution.name, distribution.version, std::move(major), "the distribution's name"});

@@ -1,9 +1,13 @@
 #pragma once
 // Which CUDA the Python frameworks installed in an environment were built for, from plain files
-// (nothing is imported): torch/version.py's `cuda`, TensorFlow's build_info.py `cuda_version`, and
-// the CUDA major in the names of JAX's plugins and CuPy's wheels. A framework built without CUDA
-// (torch's `cuda = None`) or whose build is not written in a file is not listed.
+// (nothing is imported): torch/version.py's `cuda`, TensorFlow's build_info.py `cuda_version`, the
+// CUDA major in the names of JAX's plugins and CuPy's wheels, and the release of the ptxas Triton
+// compiles with (its bundled triton/backends/nvidia/bin/ptxas and ptxas-blackwell, or the file
+// TRITON_PTXAS_PATH / TRITON_PTXAS_BLACKWELL_PATH names instead, as Triton picks it), read from the
+// binary's version string without running it. A framework built without CUDA (torch's
+// `cuda = None`) or whose build is not written in a file is not listed.
 
+#include "core/environment.hpp"
 #include "python/distributions.hpp"
 
 #include <string>
@@ -18,8 +22,9 @@ struct FrameworkBuild {
   std::string source;    // the file or the name it was read from
 };
 
+// `env` supplies Triton's overrides (TRITON_PTXAS_PATH, TRITON_PTXAS_BLACKWELL_PATH).
 std::vector<FrameworkBuild> framework_builds(const std::vector<std::string>& site_dirs,
-                                             const std::vector<Distribution>& installed);
+                                             const std::vector<Distribution>& installed, const Environment& env);
 
 // The value of `key` in a Python file's `KEY = 'VALUE'`, `KEY: Optional[str] = 'VALUE'` or
 // `'KEY': 'VALUE'` (in a dict literal); nullopt when absent or not a string (None).

@@ -1,15 +1,19 @@
 // The frameworks' files read without Python: Requires-Dist parsing, METADATA headers, the CUDA a
 // framework was built for (torch/version.py, TensorFlow's build_info.py, JAX/CuPy names), and the
 // pin check with the extras other requirements ask for.
+#include "core/filesystem.hpp"
 #include "python/distributions.hpp"
 #include "python/framework_builds.hpp"
 #include "python/framework_requirements.hpp"
+#include "versions/tool_binary_version.hpp"
 
+#include "skip.hpp"
 #include "temp_tree.hpp"
 
 #include <doctest/doctest.h>
 
 #include <string>
+#include <sys/stat.h>
 
 using cudadiag::python::Distribution;
 using cudadiag::python::framework_builds;
@@ -47,7 +51,7 @@ TEST_CASE("frameworks: the CUDA a framework was built for, from its files") {
                                                {"jax-cuda13-plugin", "jax-cuda13-plugin", "0.11.2", "", {}},
                                                {"cupy-cuda12x", "cupy-cuda12x", "14.2.0", "", {}},
                                                {"numpy", "numpy", "2.3.0", "", {}}};
-  const auto builds = framework_builds({tree.path("site")}, installed);
+  const auto builds = framework_builds({tree.path("site")}, installed, cudadiag::Environment{});
   REQUIRE(builds.size() == 4);
   CHECK(builds[0].cuda == "13.0");
   CHECK(builds[0].source == tree.path("site/torch/version.py"));
@@ -81,4 +85,105 @@ TEST_CASE("frameworks: pins are checked with the extras other requirements ask f
   CHECK(unmet[0].dependency == "nvidia-cublas");
   CHECK(unmet[0].through_extra == std::optional<std::string>("cublas"));
   CHECK_FALSE(unmet[0].installed.has_value());
+}
+
+namespace {
+
+// A stand-in for a ptxas binary: `before` bytes of filler, the version string, `after` more.
+std::string fake_ptxas(std::size_t before, std::string_view release, std::size_t after = 4096) {
+  std::string bytes(before, '\x7f');
+  bytes += '\0';
+  bytes += "Cuda compilation tools, release ";
+  bytes += release;
+  bytes += '\0';
+  bytes += std::string(after, 'x');
+  return bytes;
+}
+
+} // namespace
+
+TEST_CASE("tool binary version: the release is read from the file, across read boundaries, never guessed") {
+  cudadiag::testing::TempTree tree;
+  tree.write("ptxas", fake_ptxas(100, "12.8, V12.8.93"));
+  const auto small = cudadiag::versions::cuda_tool_release(tree.path("ptxas"));
+  REQUIRE(small.has_value());
+  CHECK(small.value().release == "12.8");
+  CHECK(small.value().version == "12.8.93");
+  // The marker, or what follows it, straddling the 1 MiB reads.
+  for (const std::size_t before : {(std::size_t{1} << 20U) - 40, (std::size_t{1} << 20U) - 10, std::size_t{1} << 20U}) {
+    tree.write("big", fake_ptxas(before, "13.0, V13.0.88"));
+    const auto big = cudadiag::versions::cuda_tool_release(tree.path("big"));
+    CAPTURE(before);
+    REQUIRE(big.has_value());
+    CHECK(big.value().version == "13.0.88");
+  }
+  // The string last in the file, with nothing after it.
+  tree.write("last", fake_ptxas(2000, "12.9, V12.9.86", 0));
+  CHECK(cudadiag::versions::cuda_tool_release(tree.path("last")).value().version == "12.9.86");
+  // A malformed string before a good one is skipped; none at all, or an empty file, is an error.
+  tree.write("two", fake_ptxas(10, "x.y, Vz", 10) + fake_ptxas(10, "12.6, V12.6.85"));
+  CHECK(cudadiag::versions::cuda_tool_release(tree.path("two")).value().release == "12.6");
+  tree.write("none", std::string(5000, 'a'));
+  CHECK_FALSE(cudadiag::versions::cuda_tool_release(tree.path("none")).has_value());
+  tree.write("empty", "");
+  CHECK_FALSE(cudadiag::versions::cuda_tool_release(tree.path("empty")).has_value());
+  CHECK_FALSE(cudadiag::versions::cuda_tool_release(tree.path("")).has_value());
+  CHECK_FALSE(cudadiag::versions::cuda_tool_release(tree.path("missing")).has_value());
+}
+
+TEST_CASE("frameworks: Triton is built for the CUDA of the ptxas it runs, bundled or overridden") {
+  cudadiag::testing::TempTree tree;
+  tree.write("site/triton/backends/nvidia/bin/ptxas", fake_ptxas(64, "12.8, V12.8.93"));
+  tree.write("site/triton/backends/nvidia/bin/ptxas-blackwell", fake_ptxas(64, "12.9, V12.9.86"));
+  const std::vector<Distribution> installed = {{"triton", "triton", "3.5.0", "", {}}};
+  const auto bundled = framework_builds({tree.path("site")}, installed, cudadiag::Environment{});
+  REQUIRE(bundled.size() == 2);
+  CHECK(bundled[0].framework == "triton");
+  CHECK(bundled[0].version == "3.5.0");
+  CHECK(bundled[0].cuda == "12.8");
+  CHECK(bundled[0].source == tree.path("site/triton/backends/nvidia/bin/ptxas") + " (its version string: V12.8.93)");
+  CHECK(bundled[1].cuda == "12.9");
+
+  // TRITON_PTXAS_PATH naming a file replaces the bundled ptxas; one naming nothing does not.
+  tree.write("cuda-13.0/bin/ptxas", fake_ptxas(64, "13.0, V13.0.88"));
+  cudadiag::Environment env;
+  env.set("TRITON_PTXAS_PATH", tree.path("cuda-13.0/bin/ptxas"));
+  env.set("TRITON_PTXAS_BLACKWELL_PATH", tree.path("nowhere/ptxas"));
+  const auto overridden = framework_builds({tree.path("site")}, installed, env);
+  REQUIRE(overridden.size() == 2);
+  CHECK(overridden[0].cuda == "13.0");
+  CHECK(overridden[0].source == "TRITON_PTXAS_PATH=" + tree.path("cuda-13.0/bin/ptxas") + " (its version string: V13.0.88)");
+  CHECK(overridden[1].cuda == "12.9");
+
+  // Triton 2.x's place; a ptxas without a version string is not listed (unknown, not guessed).
+  cudadiag::testing::TempTree old;
+  old.write("site/triton/third_party/cuda/bin/ptxas", fake_ptxas(64, "12.1, V12.1.105"));
+  const auto legacy = framework_builds({old.path("site")}, installed, cudadiag::Environment{});
+  REQUIRE(legacy.size() == 1);
+  CHECK(legacy[0].cuda == "12.1");
+  cudadiag::testing::TempTree stripped;
+  stripped.write("site/triton/backends/nvidia/bin/ptxas", std::string(4096, '\x7f'));
+  CHECK(framework_builds({stripped.path("site")}, installed, cudadiag::Environment{}).empty());
+}
+
+TEST_CASE("tool binary version: the toolkit's real ptxas, 26 MB in, agrees with its nvcc package's version") {
+  // The toolkit of this machine and CI: /usr/local/cuda with a dist-info/ of its components
+  // (nvidia_cuda_nvcc-13.0.88.dist-info; ptxas ships in cuda_nvcc).
+  const std::string ptxas = "/usr/local/cuda/bin/ptxas";
+  const auto listing = cudadiag::fs::list_directory("/usr/local/cuda/dist-info");
+  std::string expected;
+  if (listing) {
+    for (const auto& name : listing.value()) {
+      if (name.rfind("nvidia_cuda_nvcc-", 0) == 0 && name.size() > 27) {
+        expected = name.substr(17, name.size() - 17 - 10); // between the '-' and ".dist-info"
+      }
+    }
+  }
+  if (!cudadiag::fs::is_regular_file(ptxas) || expected.empty()) {
+    CUDADIAG_SKIP("no CUDA toolkit with bin/ptxas and dist-info/nvidia_cuda_nvcc-*.dist-info at /usr/local/cuda");
+  }
+  const auto release = cudadiag::versions::cuda_tool_release(ptxas);
+  REQUIRE(release.has_value());
+  CHECK(release.value().version == expected);
+  CHECK(expected.rfind(release.value().release + ".", 0) == 0);
 }

@@ -1,0 +1,117 @@
+#include "versions/tool_binary_version.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+namespace cudadiag::versions {
+namespace {
+
+constexpr std::string_view k_marker = "Cuda compilation tools, release ";
+constexpr std::size_t k_chunk = std::size_t{1} << 20U;
+// What may follow the marker: "12.8, V12.8.93" and a little slack.
+constexpr std::size_t k_tail = 48;
+
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+// Digits and dots, starting and ending with a digit, at most 31 characters; the length taken.
+std::size_t dotted_number(std::string_view text) {
+  std::size_t length = 0;
+  while (length < text.size() && length < 32 && (is_digit(text[length]) || text[length] == '.')) {
+    ++length;
+  }
+  if (length == 0 || length == 32 || !is_digit(text.front()) || !is_digit(text[length - 1])) {
+    return 0;
+  }
+  return length;
+}
+
+// "12.8, V12.8.93" at the start of `text`.
+std::optional<ToolRelease> parse_after_marker(std::string_view text) {
+  const auto release = dotted_number(text);
+  if (release == 0 || text.substr(release, 3) != ", V") {
+    return std::nullopt;
+  }
+  const auto rest = text.substr(release + 3);
+  const auto version = dotted_number(rest);
+  if (version == 0) {
+    return std::nullopt;
+  }
+  return ToolRelease{std::string(text.substr(0, release)), std::string(rest.substr(0, version))};
+}
+
+class Fd {
+public:
+  explicit Fd(int fd) : m_fd(fd) {}
+  ~Fd() {
+    if (m_fd >= 0) {
+      ::close(m_fd);
+    }
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  [[nodiscard]] int get() const { return m_fd; }
+
+private:
+  int m_fd;
+};
+
+} // namespace
+
+Expected<ToolRelease> cuda_tool_release(const std::string& path) {
+  const Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+  if (fd.get() < 0) {
+    return Error{std::strerror(errno)};
+  }
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
+    return Error{"not a regular file"};
+  }
+  // The buffer holds the end of the previous read (enough for a marker and what follows it that
+  // straddle the boundary) and then the new read.
+  const std::size_t keep = k_marker.size() + k_tail;
+  std::vector<char> buffer(keep + k_chunk);
+  std::size_t held = 0;
+  std::size_t total = 0;
+  while (total < k_tool_release_read_limit) {
+    const ssize_t got = ::read(fd.get(), buffer.data() + held, std::min(k_chunk, k_tool_release_read_limit - total));
+    if (got < 0 && errno == EINTR) {
+      continue;
+    }
+    if (got < 0) {
+      return Error{std::strerror(errno)};
+    }
+    const bool end = got == 0;
+    held += static_cast<std::size_t>(got);
+    total += static_cast<std::size_t>(got);
+    const std::string_view view(buffer.data(), held);
+    for (auto at = view.find(k_marker); at != std::string_view::npos; at = view.find(k_marker, at + 1)) {
+      const auto after = view.substr(at + k_marker.size());
+      if (after.size() < k_tail && !end && total < k_tool_release_read_limit) {
+        break; // what follows the marker is in the next read: keep it
+      }
+      if (auto found = parse_after_marker(after)) {
+        return *found;
+      }
+    }
+    if (end) {
+      break;
+    }
+    const std::size_t carried = std::min(held, keep);
+    std::memmove(buffer.data(), buffer.data() + held - carried, carried);
+    held = carried;
+  }
+  return Error{total >= k_tool_release_read_limit
+                   ? "no CUDA version string (\"Cuda compilation tools, release\") in its first " +
+                         std::to_string(k_tool_release_read_limit >> 20U) + " MiB"
+                   : std::string("no CUDA version string (\"Cuda compilation tools, release\") in it")};
+}
+
+} // namespace cudadiag::versions
