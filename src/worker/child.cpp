@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <string_view>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <vector>
@@ -145,8 +146,30 @@ void report_record(std::string_view record) {
 
 namespace {
 
-// RLIMIT_DATA from the parent's k_memory_limit_variable (MiB), soft and hard, so that a library
-// cannot raise it again; an absent or malformed value leaves the limit as inherited.
+// The process's data size now (VmData of /proc/self/status), in bytes; 0 when unreadable.
+std::uint64_t data_size_now() {
+  const auto status = fs::read_file_prefix("/proc/self/status", 1U << 16U);
+  if (!status) {
+    return 0;
+  }
+  const std::string_view text = status.value();
+  const auto at = text.find("\nVmData:");
+  if (at == std::string_view::npos) {
+    return 0;
+  }
+  auto rest = text.substr(at + 8);
+  while (!rest.empty() && (rest.front() == ' ' || rest.front() == '\t')) {
+    rest.remove_prefix(1);
+  }
+  std::uint64_t kib = 0;
+  const auto [end, error] = std::from_chars(rest.data(), rest.data() + rest.size(), kib);
+  return error == std::errc{} && kib < (std::uint64_t{1} << 50U) ? kib << 10U : 0;
+}
+
+// RLIMIT_DATA, soft and hard (a library cannot raise it again): the data the process already has
+// plus the parent's k_memory_limit_variable (MiB). Counting from what is already mapped keeps a
+// sanitizer build working (AddressSanitizer's shadow is terabytes of private writable mappings,
+// which the kernel counts as data). An absent or malformed value leaves the limit as inherited.
 void limit_memory() {
   const char* text = std::getenv(std::string(k_memory_limit_variable).c_str());
   if (text == nullptr) {
@@ -158,7 +181,8 @@ void limit_memory() {
   if (error != std::errc{} || end != value.data() + value.size() || mib == 0 || mib > (std::uint64_t{1} << 24U)) {
     return;
   }
-  const rlimit data{static_cast<rlim_t>(mib << 20U), static_cast<rlim_t>(mib << 20U)};
+  const auto bytes = static_cast<rlim_t>(data_size_now() + (mib << 20U));
+  const rlimit data{bytes, bytes};
   ::setrlimit(RLIMIT_DATA, &data);
 }
 

@@ -12,8 +12,9 @@
 
 namespace cudadiag::worker {
 
-// The variable through which the parent gives a child its RLIMIT_DATA in MiB (process.hpp's
-// memory_limit_mb); serve() sets the limit, soft and hard, before the kind loads anything.
+// The variable through which the parent gives a child its memory limit in MiB (process.hpp's
+// memory_limit_mb); serve() sets RLIMIT_DATA, soft and hard, to the data the worker has at that
+// point plus that much, before the kind loads anything.
 inline constexpr std::string_view k_memory_limit_variable = "CUDADIAG_WORKER_DATA_LIMIT_MB";
 
 // One kind of work a worker can do.

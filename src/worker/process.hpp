@@ -64,9 +64,10 @@ struct WorkerOptions {
   // deadline to now + N with N capped at this budget, and never past start + budget, so a worker
   // (or a library writing on its descriptor) cannot keep a step alive beyond it.
   std::chrono::milliseconds step_budget{0};
-  // Each child's RLIMIT_DATA (its heap and private writable mappings), in MiB, set by the child
-  // before it loads anything: nullopt = memory_limit_mb(env); 0 = unlimited. A library that
-  // allocates past it gets ENOMEM (its step fails or crashes), never the machine's memory.
+  // How much each child's data (heap and private writable mappings) may grow, in MiB: the child
+  // sets RLIMIT_DATA to its data at start plus this before it loads anything. nullopt =
+  // memory_limit_mb(env); 0 = unlimited. A library that allocates past it gets ENOMEM (its step
+  // fails or crashes), never the machine's memory.
   std::optional<std::uint64_t> memory_limit_mb;
   // Called (on the calling thread of run_steps) for each record (JSON text) as it arrives.
   std::function<void(const StepOutcome& outcome, const std::string& record)> on_record;
