@@ -2,6 +2,7 @@
 
 #include "core/filesystem.hpp"
 #include "core/text.hpp"
+#include "findings/framework_rules.hpp"
 #include "findings/linkage_rules.hpp"
 #include "linkage/load_check.hpp"
 #include "findings/selftest_rules.hpp"
@@ -263,6 +264,7 @@ Expected<report::Report> run(const Plan& plan) {
   found.add(findings::evaluate_discovery(report.discovery, plan.environment));
   found.add(findings::evaluate_linkage(report.discovery, report.linkage, plan.environment));
   found.add(findings::evaluate_verification(report.discovery, report.verification));
+  found.add(findings::evaluate_frameworks(report.discovery, report.verification));
   found.add(findings::evaluate_selftest(report.selftest));
   report.findings = found.take();
 

@@ -84,7 +84,8 @@ void add_triton_ptxas(const std::vector<std::string>& site_dirs, const Distribut
     }
     if (const auto release = versions::cuda_tool_release(path)) {
       out.push_back({triton.name, triton.version, release.value().release,
-                     how + " (its version string: V" + release.value().version + ")"});
+                     how + " (its version string: V" + release.value().version + ")",
+                     std::string(binary.bundled.substr(binary.bundled.rfind('/') + 1))});
     }
   }
 }
@@ -149,20 +150,20 @@ std::vector<FrameworkBuild> framework_builds(const std::vector<std::string>& sit
     if (name == "torch") {
       if (const auto file = read_in_sites(site_dirs, "torch/version.py")) {
         if (auto cuda = python_string_assignment(file->second, "cuda"); cuda && !cuda->empty()) {
-          out.push_back({distribution.name, distribution.version, std::move(*cuda), file->first});
+          out.push_back({distribution.name, distribution.version, std::move(*cuda), file->first, ""});
         }
       }
     } else if (name == "tensorflow") {
       if (const auto file = read_in_sites(site_dirs, "tensorflow/python/platform/build_info.py")) {
         if (auto cuda = python_string_assignment(file->second, "cuda_version"); cuda && !cuda->empty()) {
-          out.push_back({distribution.name, distribution.version, std::move(*cuda), file->first});
+          out.push_back({distribution.name, distribution.version, std::move(*cuda), file->first, ""});
         }
       }
     } else if (name == "triton") {
       add_triton_ptxas(site_dirs, distribution, env, out);
     } else if (name.starts_with("jax-cuda") || name.starts_with("cupy-cuda")) {
       if (auto major = major_in_name(name); !major.empty()) {
-        out.push_back({distribution.name, distribution.version, std::move(major), "the distribution's name"});
+        out.push_back({distribution.name, distribution.version, std::move(major), "the distribution's name", ""});
       }
     }
   }

@@ -20,6 +20,7 @@ struct FrameworkBuild {
   std::string version;   // its version
   std::string cuda;      // "13.0" or "13" (a major alone when only the name says it)
   std::string source;    // the file or the name it was read from
+  std::string tool;      // the compiler this entry describes ("ptxas", "ptxas-blackwell" for Triton); "" else
 };
 
 // `env` supplies Triton's overrides (TRITON_PTXAS_PATH, TRITON_PTXAS_BLACKWELL_PATH).

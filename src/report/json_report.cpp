@@ -111,10 +111,14 @@ json environment_to_json(const Report& report) {
   }
   json frameworks = json::array();
   for (const auto& build : report.discovery.frameworks) {
-    frameworks.push_back({{"framework", text(build.framework)},
-                          {"version", text(build.version)},
-                          {"cuda", text(build.cuda)},
-                          {"source", text(build.source)}});
+    json entry = {{"framework", text(build.framework)},
+                  {"version", text(build.version)},
+                  {"cuda", text(build.cuda)},
+                  {"source", text(build.source)}};
+    if (!build.tool.empty()) {
+      entry["tool"] = text(build.tool);
+    }
+    frameworks.push_back(std::move(entry));
   }
   const auto& cache = report.discovery.ld_cache;
   return {{"variables", variables},

@@ -1,0 +1,112 @@
+#include "findings/framework_rules.hpp"
+
+#include "versions/version_sources.hpp"
+
+#include <array>
+#include <string>
+
+namespace cudadiag::findings {
+namespace {
+
+// The first toolkit release whose ptxas knows each architecture (its PTX ISA: 6.3 = 10.0, 7.0 =
+// 11.0, 7.1 = 11.1, 7.4 = 11.4, 7.8 = 11.8, 8.6/8.7 = 12.8, 8.8 = 12.9, 9.0 = 13.0).
+struct ArchRow {
+  int arch;
+  std::pair<int, int> first_release;
+};
+// clang-format off
+constexpr std::array<ArchRow, 16> k_first_ptxas = {{
+    {75,  {10, 0}},  // Turing
+    {80,  {11, 0}},  // A100
+    {86,  {11, 1}},  // GA10x
+    {87,  {11, 4}},  // Orin
+    {88,  {13, 0}},
+    {89,  {11, 8}},  // Ada
+    {90,  {11, 8}},  // Hopper
+    {100, {12, 8}},  // B200
+    {101, {12, 8}},  // Thor before CUDA 13 (sm_110 from 13.0)
+    {103, {12, 9}},  // B300
+    {110, {13, 0}},  // Thor
+    {120, {12, 8}},  // RTX 50, RTX PRO 6000
+    {121, {12, 9}},  // GB10 (DGX Spark)
+    {70,  {9, 0}},   // Volta
+    {72,  {10, 0}},  // Xavier
+    {61,  {8, 0}},   // Pascal
+}};
+// clang-format on
+
+std::string text(std::pair<int, int> release) {
+  return std::to_string(release.first) + "." + std::to_string(release.second);
+}
+
+// The Triton entry of `discovery.frameworks` that compiles for `arch`: ptxas-blackwell for 10.0 and
+// newer when Triton has one (3.4 and later), else ptxas.
+const python::FrameworkBuild* triton_ptxas_for(const discovery::DiscoveryResult& discovery, int arch) {
+  const python::FrameworkBuild* plain = nullptr;
+  const python::FrameworkBuild* blackwell = nullptr;
+  for (const auto& build : discovery.frameworks) {
+    if (build.framework == "triton" && build.tool == "ptxas") {
+      plain = &build;
+    } else if (build.framework == "triton" && build.tool == "ptxas-blackwell") {
+      blackwell = &build;
+    }
+  }
+  return arch >= 100 && blackwell != nullptr ? blackwell : plain;
+}
+
+} // namespace
+
+std::optional<std::pair<int, int>> first_ptxas_for_arch(int arch) {
+  for (const auto& row : k_first_ptxas) {
+    if (row.arch == arch) {
+      return row.first_release;
+    }
+  }
+  return std::nullopt;
+}
+
+std::vector<Finding> evaluate_frameworks(const discovery::DiscoveryResult& discovery,
+                                         const verify::Verification& verification) {
+  std::vector<Finding> out;
+  for (const auto& device : verification.devices) {
+    if (!device.driver || !device.driver->compute_capability) {
+      continue;
+    }
+    const auto cc = versions::major_minor(*device.driver->compute_capability);
+    if (!cc || cc->first < 1 || cc->first > 99 || cc->second < 0 || cc->second > 9) {
+      continue;
+    }
+    const int arch = cc->first * 10 + cc->second;
+    const auto needed = first_ptxas_for_arch(arch);
+    const auto* ptxas = triton_ptxas_for(discovery, arch);
+    if (!needed || ptxas == nullptr) {
+      continue;
+    }
+    const auto release = versions::major_minor(ptxas->cuda);
+    if (!release || *release >= *needed) {
+      continue;
+    }
+    const std::string sm = "sm_" + std::to_string(arch);
+    out.push_back(make_finding(
+        "framework.arch_unsupported",
+        "triton " + ptxas->version + " compiles for GPU " + std::to_string(device.driver->ordinal) +
+            (device.driver->name ? " (" + *device.driver->name + ")" : std::string()) + ", compute capability " +
+            *device.driver->compute_capability + ", with " + ptxas->tool + " from CUDA " + ptxas->cuda + " (" +
+            ptxas->source + "), which does not know " + sm + " (CUDA " + text(*needed) +
+            " added it): every Triton kernel (torch.compile, vLLM) fails with \"ptxas fatal: Value '" + sm +
+            "a' is not defined for option 'gpu-name'\"",
+        {},
+        {{"framework", ptxas->framework},
+         {"framework_version", ptxas->version},
+         {"tool", ptxas->tool},
+         {"tool_cuda", ptxas->cuda},
+         {"source", ptxas->source},
+         {"device", device.driver->ordinal},
+         {"compute_capability", *device.driver->compute_capability},
+         {"first_cuda_for_arch", text(*needed)},
+         {"override_variable", ptxas->tool == "ptxas-blackwell" ? "TRITON_PTXAS_BLACKWELL_PATH" : "TRITON_PTXAS_PATH"}}));
+  }
+  return out;
+}
+
+} // namespace cudadiag::findings
