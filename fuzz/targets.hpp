@@ -19,7 +19,7 @@ namespace cudadiag::fuzz {
 using TargetFunction = int (*)(const std::uint8_t* data, std::size_t size);
 
 // One per reader (what it reads, where the reader lives):
-int elf(const std::uint8_t* data, std::size_t size);           // src/elf: ELF headers, dynamic section, dynamic symbols
+int elf(const std::uint8_t* data, std::size_t size);           // src/elf: ELF headers, dynamic section, dynamic symbols, .nv_fatbin
 int ld_so_cache(const std::uint8_t* data, std::size_t size);   // src/loader: /etc/ld.so.cache
 int proc_maps(const std::uint8_t* data, std::size_t size);     // src/inspect: /proc/PID/maps
 int dist_info(const std::uint8_t* data, std::size_t size);     // src/versions: dist-info METADATA

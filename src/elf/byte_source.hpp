@@ -3,16 +3,22 @@
 // (elf_file.cpp: headers and the dynamic section; elf_symbols.cpp: the dynamic symbol tables).
 // Internal to src/elf.
 
+#include "core/expected.hpp"
+
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <optional>
 #include <span>
+#include <string>
+#include <utility>
 #include <vector>
 
 namespace cudadiag::elf::detail {
@@ -103,6 +109,26 @@ public:
 private:
   int m_fd;
 };
+
+// Opens `path` (symlinks followed) and returns `read(source)` over its bytes; an Error naming why
+// when it cannot be opened or is not a regular file ("cannot open: No such file or directory",
+// "not a regular file").
+template <class Read>
+auto with_file_source(const std::string& path, Read read) -> decltype(read(std::declval<const FileSource&>())) {
+  const FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
+  if (fd.get() < 0) {
+    return Error{std::string("cannot open: ") + std::strerror(errno)};
+  }
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) {
+    return Error{std::string("cannot stat: ") + std::strerror(errno)};
+  }
+  if (!S_ISREG(st.st_mode)) {
+    return Error{"not a regular file"};
+  }
+  const FileSource source(fd.get(), static_cast<std::uint64_t>(std::max<off_t>(st.st_size, 0)));
+  return read(source);
+}
 
 // An unsigned field of `width` bytes at `at`, in the file's byte order; 0 if out of bounds.
 inline std::uint64_t load(std::span<const std::byte> bytes, std::size_t at, std::size_t width, bool little_endian) {

@@ -1,6 +1,7 @@
 #include "elf/elf_file.hpp"
 #include "core/text.hpp"
 #include "elf/byte_source.hpp"
+#include "elf/elf_sections.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -21,6 +22,7 @@ using detail::ByteSource;
 using detail::FileDescriptor;
 using detail::FileSource;
 using detail::load;
+using detail::SectionRange;
 using detail::SpanSource;
 
 constexpr std::array<std::byte, 4> k_magic{std::byte{0x7f}, std::byte{'E'}, std::byte{'L'}, std::byte{'F'}};
@@ -32,6 +34,7 @@ constexpr std::uint32_t k_pt_dynamic = 2;
 constexpr std::uint32_t k_sht_strtab = 3;
 constexpr std::uint32_t k_sht_dynamic = 6;
 constexpr std::uint32_t k_pn_xnum = 0xffff;
+constexpr std::uint32_t k_shn_xindex = 0xffff; // e_shstrndx: the index is section 0's sh_link
 
 constexpr std::uint64_t k_dt_null = 0;
 constexpr std::uint64_t k_dt_needed = 1;
@@ -224,6 +227,7 @@ private:
     m_phnum = field16(bytes, m_layout->e_phentsize + 2);
     m_shentsize = field16(bytes, m_layout->e_phentsize + 4);
     m_shnum = field16(bytes, m_layout->e_phentsize + 6);
+    m_shstrndx = field16(bytes, m_layout->e_phentsize + 8);
     return true;
   }
 
@@ -267,6 +271,7 @@ private:
 
   struct SectionZero {
     std::uint64_t size = 0;
+    std::uint64_t link = 0;
     std::uint64_t info = 0;
   };
 
@@ -279,7 +284,8 @@ private:
     if (!m_source.read(m_shoff, bytes)) {
       return std::nullopt;
     }
-    return SectionZero{word(bytes, m_layout->sh_size), load(bytes, m_layout->sh_link + 4, 4, m_info.little_endian)};
+    return SectionZero{word(bytes, m_layout->sh_size), load(bytes, m_layout->sh_link, 4, m_info.little_endian),
+                       load(bytes, m_layout->sh_link + 4, 4, m_info.little_endian)};
   }
 
   Expected<SectionHeaders> read_section_headers() const {
@@ -326,6 +332,63 @@ private:
     return result;
   }
 
+public:
+  // The file range of the first section called `name` (through e_shstrndx); nullopt when the file
+  // has no such section, an Error when its header or section headers are unreadable.
+  Expected<std::optional<SectionRange>> named_section(std::string_view name) {
+    if (auto header = read_header(); !header) {
+      return header.error();
+    }
+    if (m_shoff == 0) {
+      return std::optional<SectionRange>{};
+    }
+    if (m_shentsize != m_layout->shdr_size) {
+      return Error{"unexpected section header entry size " + std::to_string(m_shentsize)};
+    }
+    std::uint64_t count = m_shnum;
+    std::uint64_t names_index = m_shstrndx;
+    if (count == 0 || names_index == k_shn_xindex) { // the real values live in section 0
+      const auto zero = read_section_zero();
+      if (!zero) {
+        return Error{"truncated section headers"};
+      }
+      count = count == 0 ? zero->size : count;
+      names_index = names_index == k_shn_xindex ? zero->link : names_index;
+    }
+    if (count > k_max_section_headers) {
+      return Error{"too many section headers (" + std::to_string(count) + ")"};
+    }
+    if (names_index == 0 || names_index >= count) {
+      return std::optional<SectionRange>{};
+    }
+    const auto table = read_table(m_shoff, count, m_layout->shdr_size);
+    if (!table) {
+      return Error{"truncated section headers"};
+    }
+    const std::span<const std::byte> bytes(*table);
+    const auto names_at = static_cast<std::size_t>(names_index) * m_layout->shdr_size;
+    const Range names{word(bytes, names_at + m_layout->sh_offset), word(bytes, names_at + m_layout->sh_size)};
+    std::vector<std::byte> wanted(name.size() + 1);
+    for (std::uint64_t index = 1; index < count; ++index) {
+      const auto at = static_cast<std::size_t>(index) * m_layout->shdr_size;
+      const auto name_offset = load(bytes, at, 4, m_info.little_endian);
+      if (name_offset >= names.size || wanted.size() > names.size - name_offset ||
+          !m_source.read(names.offset + name_offset, wanted)) {
+        continue;
+      }
+      if (std::equal(name.begin(), name.end(), wanted.begin(),
+                     [](char c, std::byte b) { return static_cast<unsigned char>(c) == std::to_integer<unsigned>(b); }) &&
+          wanted.back() == std::byte{0}) {
+        return std::optional<SectionRange>{
+            SectionRange{word(bytes, at + m_layout->sh_offset), word(bytes, at + m_layout->sh_size),
+                         static_cast<std::uint32_t>(load(bytes, at + 4, 4, m_info.little_endian)), m_info.little_endian,
+                         m_info.elf_class}};
+      }
+    }
+    return std::optional<SectionRange>{};
+  }
+
+private:
   // `count` entries of `entry_size` bytes at `offset`, or nullopt unless all lie inside the file.
   std::optional<std::vector<std::byte>> read_table(std::uint64_t offset, std::uint64_t count,
                                                    std::size_t entry_size) const {
@@ -525,6 +588,7 @@ private:
   std::uint16_t m_phnum = 0;
   std::uint16_t m_shentsize = 0;
   std::uint16_t m_shnum = 0;
+  std::uint16_t m_shstrndx = 0;
 };
 
 struct MachineName {
@@ -561,19 +625,7 @@ Expected<ElfInfo> parse_elf_info(std::span<const std::byte> image) {
 }
 
 Expected<ElfInfo> read_elf_info(const std::string& path) {
-  const FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
-  if (fd.get() < 0) {
-    return Error{std::string("cannot open: ") + std::strerror(errno)};
-  }
-  struct stat st {};
-  if (::fstat(fd.get(), &st) != 0) {
-    return Error{std::string("cannot stat: ") + std::strerror(errno)};
-  }
-  if (!S_ISREG(st.st_mode)) {
-    return Error{"not a regular file"};
-  }
-  const FileSource source(fd.get(), static_cast<std::uint64_t>(std::max<off_t>(st.st_size, 0)));
-  return ElfParser(source).parse();
+  return detail::with_file_source(path, [](const ByteSource& source) { return ElfParser(source).parse(); });
 }
 
 std::uint16_t host_machine() {
@@ -624,5 +676,13 @@ std::optional<std::string> incompatibility_with_host(const ElfInfo& info) {
   }
   return std::nullopt;
 }
+
+namespace detail {
+
+Expected<std::optional<SectionRange>> find_section(const ByteSource& source, std::string_view name) {
+  return ElfParser(source).named_section(name);
+}
+
+} // namespace detail
 
 } // namespace cudadiag::elf
