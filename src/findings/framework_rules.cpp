@@ -65,6 +65,58 @@ std::optional<std::pair<int, int>> first_ptxas_for_arch(int arch) {
   return std::nullopt;
 }
 
+namespace {
+
+// "GPU 0 (NVIDIA H200), compute capability 9.0".
+std::string describe_gpu(const verify::DriverDevice& gpu) {
+  return "GPU " + std::to_string(gpu.ordinal) + (gpu.name ? " (" + *gpu.name + ")" : std::string()) +
+         ", compute capability " + *gpu.compute_capability;
+}
+
+std::string code_names(const std::vector<elf::GpuCode>& codes) {
+  std::string out;
+  for (const auto& code : codes) {
+    out += (out.empty() ? "" : " ") + code.name();
+  }
+  return out;
+}
+
+// A framework whose kernels include nothing this GPU runs: no SASS of its major at its minor or
+// older, no PTX the driver could compile for it.
+std::optional<Finding> framework_without_code_for(const python::FrameworkBuild& build,
+                                                  const verify::DriverDevice& gpu, std::pair<int, int> cc) {
+  if (!build.gpu_code || build.gpu_code->empty()) {
+    return std::nullopt;
+  }
+  std::vector<elf::GpuCode> usable;
+  for (const auto& code : *build.gpu_code) {
+    if (code.runs_on(cc.first, cc.second)) {
+      usable.push_back(code);
+    }
+  }
+  if (!usable.empty()) {
+    return std::nullopt;
+  }
+  const std::string sm = "sm_" + std::to_string(cc.first * 10 + cc.second);
+  return make_finding(
+      "framework.arch_unsupported",
+      build.framework + " " + build.version + " has no GPU code for " + describe_gpu(gpu) + ": " +
+          build.gpu_code_source + " carries " + code_names(*build.gpu_code) + ", and none of it runs on " + sm +
+          " (SASS runs only on its own major, PTX only on its architecture or newer): every " + build.framework +
+          " CUDA kernel fails with \"no kernel image is available for execution on the device\"",
+      {},
+      {{"framework", build.framework},
+       {"framework_version", build.version},
+       {"framework_cuda", build.cuda},
+       {"gpu_code", code_names(*build.gpu_code)},
+       {"source", build.gpu_code_source},
+       {"device", gpu.ordinal},
+       {"compute_capability", *gpu.compute_capability}},
+      Severity::error);
+}
+
+} // namespace
+
 std::vector<Finding> evaluate_frameworks(const discovery::DiscoveryResult& discovery,
                                          const verify::Verification& verification) {
   std::vector<Finding> out;
@@ -75,6 +127,11 @@ std::vector<Finding> evaluate_frameworks(const discovery::DiscoveryResult& disco
     const auto cc = versions::major_minor(*device.driver->compute_capability);
     if (!cc || cc->first < 1 || cc->first > 99 || cc->second < 0 || cc->second > 9) {
       continue;
+    }
+    for (const auto& build : discovery.frameworks) {
+      if (auto finding = framework_without_code_for(build, *device.driver, *cc)) {
+        out.push_back(std::move(*finding));
+      }
     }
     const int arch = cc->first * 10 + cc->second;
     const auto needed = first_ptxas_for_arch(arch);

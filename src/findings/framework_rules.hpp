@@ -1,8 +1,11 @@
 #pragma once
 // Findings on the Python frameworks against this machine's GPUs (needs the verification stage's
-// devices): framework.arch_unsupported for the ptxas Triton compiles with, when it does not know the
-// GPU's architecture (triton-lang/triton#8539: "ptxas fatal: Value 'sm_121a' is not defined for
-// option 'gpu-name'").
+// devices), framework.arch_unsupported:
+// - error: a framework whose GPU code is known (torch's libtorch_cuda.so fatbinaries, TensorFlow's
+//   cuda_compute_capabilities) carries nothing the GPU runs ("no kernel image is available for
+//   execution on the device", pytorch/pytorch#150733);
+// - warning: the ptxas Triton compiles with does not know the GPU's architecture
+//   (triton-lang/triton#8539: "ptxas fatal: Value 'sm_121a' is not defined for option 'gpu-name'").
 
 #include "discovery/discovery.hpp"
 #include "findings/findings.hpp"

@@ -1,10 +1,13 @@
 #include "pipeline/plan.hpp"
 
+#include "python/framework_builds.hpp"
+
 #include "core/filesystem.hpp"
 #include "core/text.hpp"
 #include "findings/framework_rules.hpp"
 #include "findings/linkage_rules.hpp"
 #include "linkage/load_check.hpp"
+#include "python/framework_builds.hpp"
 #include "findings/selftest_rules.hpp"
 #include "findings/verification_rules.hpp"
 #include "report/json_report.hpp"
@@ -204,6 +207,15 @@ Expected<report::Report> run(const Plan& plan) {
     }
   }
   report.discovery = discovery::finish_discovery(std::move(context), std::move(components));
+
+  // The GPU code in the frameworks' libraries is read only when there is a GPU to judge it against.
+  const bool gpu_known = std::any_of(report.verification.devices.begin(), report.verification.devices.end(),
+                                     [](const auto& device) { return device.driver && device.driver->compute_capability; });
+  if (gpu_known) {
+    log.start("reading the frameworks' GPU code");
+    python::read_framework_gpu_code(report.discovery.frameworks);
+    log.done("frameworks' GPU code", std::to_string(report.discovery.frameworks.size()) + " frameworks");
+  }
 
   log.start("predicting each library's dependency closure");
   report.linkage = linkage::analyze_linkage(report.discovery, plan.environment, options.layout);

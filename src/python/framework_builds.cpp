@@ -3,6 +3,7 @@
 #include "core/filesystem.hpp"
 #include "versions/tool_binary_version.hpp"
 
+#include <algorithm>
 #include <array>
 #include <optional>
 
@@ -92,7 +93,11 @@ void add_triton_ptxas(const std::vector<std::string>& site_dirs, const Distribut
 
 } // namespace
 
-std::optional<std::string> python_string_assignment(std::string_view text, std::string_view key) {
+namespace {
+
+// What follows `key`'s `=`, `:` (a dict literal) or `,` (a quoted key opening a pair) on the first
+// line that assigns it, spaces skipped; nullopt when no line does.
+std::optional<std::string_view> value_of_key(std::string_view text, std::string_view key) {
   std::size_t from = 0;
   while (from < text.size()) {
     const auto end = text.find('\n', from);
@@ -111,7 +116,8 @@ std::optional<std::string> python_string_assignment(std::string_view text, std::
           continue;
         }
         rest = skip_spaces(rest.substr(1));
-        if (rest.empty() || rest.front() != ':') {
+        const bool pair = at > 1 && skip_spaces(line.substr(0, at - 1)).ends_with('(');
+        if (rest.empty() || (rest.front() != ':' && !(pair && rest.front() == ','))) {
           continue;
         }
       } else {
@@ -127,19 +133,98 @@ std::optional<std::string> python_string_assignment(std::string_view text, std::
           continue;
         }
       }
-      rest = skip_spaces(rest.substr(1));
-      if (rest.empty() || (rest.front() != '\'' && rest.front() != '"')) {
-        return std::nullopt; // None, or something that is not a string literal
-      }
-      const char quote = rest.front();
-      const auto close = rest.find(quote, 1);
-      if (close == std::string_view::npos) {
-        return std::nullopt;
-      }
-      return std::string(rest.substr(1, close - 1));
+      return skip_spaces(rest.substr(1));
     }
   }
   return std::nullopt;
+}
+
+// The string literal `rest` starts with, and what follows it; nullopt when it starts with none.
+std::optional<std::pair<std::string, std::string_view>> leading_string(std::string_view rest) {
+  if (rest.empty() || (rest.front() != '\'' && rest.front() != '"')) {
+    return std::nullopt;
+  }
+  const char quote = rest.front();
+  const auto close = rest.find(quote, 1);
+  if (close == std::string_view::npos) {
+    return std::nullopt;
+  }
+  return std::make_pair(std::string(rest.substr(1, close - 1)), rest.substr(close + 1));
+}
+
+} // namespace
+
+std::optional<std::string> python_string_assignment(std::string_view text, std::string_view key) {
+  const auto rest = value_of_key(text, key);
+  if (!rest) {
+    return std::nullopt;
+  }
+  auto literal = leading_string(*rest);
+  if (!literal) {
+    return std::nullopt; // None, or something that is not a string literal
+  }
+  return std::move(literal->first);
+}
+
+std::optional<std::vector<std::string>> python_string_list_assignment(std::string_view text, std::string_view key) {
+  auto rest = value_of_key(text, key);
+  if (!rest || rest->empty() || rest->front() != '[') {
+    return std::nullopt;
+  }
+  std::vector<std::string> items;
+  std::string_view tail = skip_spaces(rest->substr(1));
+  while (!tail.empty() && tail.front() != ']') {
+    auto literal = leading_string(tail);
+    if (!literal) {
+      return std::nullopt;
+    }
+    items.push_back(std::move(literal->first));
+    tail = skip_spaces(literal->second);
+    if (!tail.empty() && tail.front() == ',') {
+      tail = skip_spaces(tail.substr(1));
+    }
+  }
+  if (tail.empty()) {
+    return std::nullopt; // the list does not close on its line
+  }
+  return items;
+}
+
+std::optional<elf::GpuCode> gpu_code_from_name(std::string_view name) {
+  elf::GpuCode code;
+  if (name.starts_with("sm_")) {
+    code.kind = elf::GpuCodeKind::sass;
+    name.remove_prefix(3);
+  } else if (name.starts_with("compute_")) {
+    code.kind = elf::GpuCodeKind::ptx;
+    name.remove_prefix(8);
+  } else {
+    return std::nullopt;
+  }
+  if (!name.empty() && (name.back() == 'a' || name.back() == 'f')) {
+    code.variant = name.back();
+    name.remove_suffix(1);
+  }
+  if (name.size() < 2 || name.size() > 3 || !std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return std::nullopt;
+  }
+  code.arch = std::stoi(std::string(name));
+  return code;
+}
+
+void read_framework_gpu_code(std::vector<FrameworkBuild>& frameworks) {
+  for (auto& build : frameworks) {
+    if (build.gpu_code || build.gpu_code_source.empty()) {
+      continue;
+    }
+    auto read = elf::read_gpu_code(build.gpu_code_source);
+    if (!read) {
+      build.gpu_code_problem = read.error().message;
+      continue;
+    }
+    build.gpu_code_problem = read->problem.value_or("");
+    build.gpu_code = std::move(read->codes);
+  }
 }
 
 std::vector<FrameworkBuild> framework_builds(const std::vector<std::string>& site_dirs,
@@ -150,13 +235,32 @@ std::vector<FrameworkBuild> framework_builds(const std::vector<std::string>& sit
     if (name == "torch") {
       if (const auto file = read_in_sites(site_dirs, "torch/version.py")) {
         if (auto cuda = python_string_assignment(file->second, "cuda"); cuda && !cuda->empty()) {
-          out.push_back({distribution.name, distribution.version, std::move(*cuda), file->first, ""});
+          FrameworkBuild build{distribution.name, distribution.version, std::move(*cuda), file->first, ""};
+          // Beside version.py: torch/lib/libtorch_cuda.so holds the kernels (read when a GPU is known).
+          const auto library = fs::join(fs::parent(file->first), "lib/libtorch_cuda.so");
+          if (fs::is_regular_file(library)) {
+            build.gpu_code_source = library;
+          }
+          out.push_back(std::move(build));
         }
       }
     } else if (name == "tensorflow") {
       if (const auto file = read_in_sites(site_dirs, "tensorflow/python/platform/build_info.py")) {
         if (auto cuda = python_string_assignment(file->second, "cuda_version"); cuda && !cuda->empty()) {
-          out.push_back({distribution.name, distribution.version, std::move(*cuda), file->first, ""});
+          FrameworkBuild build{distribution.name, distribution.version, std::move(*cuda), file->first, ""};
+          if (const auto names = python_string_list_assignment(file->second, "cuda_compute_capabilities")) {
+            std::vector<elf::GpuCode> codes;
+            for (const auto& code_name : *names) {
+              if (const auto code = gpu_code_from_name(code_name)) {
+                codes.push_back(*code);
+              }
+            }
+            if (!codes.empty()) {
+              build.gpu_code = std::move(codes);
+              build.gpu_code_source = file->first;
+            }
+          }
+          out.push_back(std::move(build));
         }
       }
     } else if (name == "triton") {

@@ -118,6 +118,19 @@ json environment_to_json(const Report& report) {
     if (!build.tool.empty()) {
       entry["tool"] = text(build.tool);
     }
+    if (build.gpu_code) {
+      json codes = json::array();
+      for (const auto& code : *build.gpu_code) {
+        codes.push_back(code.name());
+      }
+      entry["gpu_code"] = std::move(codes);
+    }
+    if (!build.gpu_code_source.empty()) {
+      entry["gpu_code_source"] = text(build.gpu_code_source);
+    }
+    if (!build.gpu_code_problem.empty()) {
+      entry["gpu_code_problem"] = text(build.gpu_code_problem);
+    }
     frameworks.push_back(std::move(entry));
   }
   const auto& cache = report.discovery.ld_cache;

@@ -294,8 +294,12 @@ std::string python_section(const Report& report, TextStyle style) {
   if (!report.discovery.frameworks.empty()) {
     std::string builds;
     for (const auto& build : report.discovery.frameworks) {
+      std::string code;
+      for (const auto& gpu : build.gpu_code.value_or(std::vector<elf::GpuCode>{})) {
+        code += " " + gpu.name();
+      }
       builds += (builds.empty() ? "" : ", ") + to_valid_utf8(build.framework) + " " + to_valid_utf8(build.version) +
-                " (CUDA " + to_valid_utf8(build.cuda) + ")";
+                " (CUDA " + to_valid_utf8(build.cuda) + (code.empty() ? "" : ";" + code) + ")";
     }
     out += wrap("frameworks built for CUDA: " + builds, style.width, "  ", "    ");
   }

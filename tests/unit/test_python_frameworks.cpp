@@ -187,3 +187,73 @@ TEST_CASE("tool binary version: the toolkit's real ptxas, 26 MB in, agrees with 
   CHECK(release.value().version == expected);
   CHECK(expected.rfind(release.value().release + ".", 0) == 0);
 }
+
+namespace {
+
+// A release directory of tests/fixtures/releases, read as the site-packages it is laid out as.
+std::vector<cudadiag::python::FrameworkBuild> release_builds(const std::string& release) {
+  const std::string site = std::string(CUDADIAG_SOURCE_DIR) + "/tests/fixtures/releases/" + release;
+  return framework_builds({site}, installed_distributions({site}), cudadiag::Environment{});
+}
+
+std::vector<std::string> code_names(const cudadiag::python::FrameworkBuild& build) {
+  std::vector<std::string> out;
+  for (const auto& code : build.gpu_code.value_or(std::vector<cudadiag::elf::GpuCode>{})) {
+    out.push_back(code.name());
+  }
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("frameworks: the CUDA builds of real releases, read from their own files") {
+  const auto torch12 = release_builds("torch-2.8.0");
+  REQUIRE(torch12.size() == 1);
+  CHECK(torch12[0].framework == "torch");
+  CHECK(torch12[0].version == "2.8.0");
+  CHECK(torch12[0].cuda == "12.8");
+  CHECK(torch12[0].gpu_code_source.empty()); // no torch/lib/libtorch_cuda.so in the fixture
+  const auto torch13 = release_builds("torch-2.11.0");
+  REQUIRE(torch13.size() == 1);
+  CHECK(torch13[0].cuda == "13.0");
+  // TensorFlow 2.21 writes build_info as an OrderedDict of pairs.
+  const auto tensorflow = release_builds("tensorflow-2.21.0");
+  REQUIRE(tensorflow.size() == 1);
+  CHECK(tensorflow[0].cuda == "12.5.1");
+  CHECK(code_names(tensorflow[0]) == std::vector<std::string>{"sm_60", "sm_70", "sm_80", "sm_89", "compute_90"});
+  CHECK(tensorflow[0].gpu_code_source.ends_with("tensorflow/python/platform/build_info.py"));
+  for (const auto& [release, major] : std::vector<std::pair<std::string, std::string>>{
+           {"jax-cuda12-plugin-0.11.2", "12"}, {"jax-cuda13-plugin-0.11.2", "13"},
+           {"cupy-cuda12x-14.2.0", "12"}, {"cupy-cuda13x-14.2.0", "13"}}) {
+    CAPTURE(release);
+    const auto builds = release_builds(release);
+    REQUIRE(builds.size() == 1);
+    CHECK(builds[0].cuda == major);
+    CHECK_FALSE(builds[0].gpu_code.has_value());
+  }
+  CHECK(release_builds("vllm-0.34.0").empty()); // its CUDA is torch's
+  CHECK(release_builds("triton-3.7.0").empty()); // no ptxas in the fixture
+}
+
+TEST_CASE("frameworks: list-valued build facts, in a dict or as pairs") {
+  using cudadiag::python::python_string_list_assignment;
+  CHECK(python_string_list_assignment("build_info = {'cuda_compute_capabilities': ['sm_70', 'compute_80']}\n",
+                                      "cuda_compute_capabilities") == std::vector<std::string>{"sm_70", "compute_80"});
+  CHECK(python_string_list_assignment("x = OrderedDict([('cuda_compute_capabilities', [\"sm_90a\"])])\n",
+                                      "cuda_compute_capabilities") == std::vector<std::string>{"sm_90a"});
+  CHECK(python_string_list_assignment("'cuda_compute_capabilities': []\n", "cuda_compute_capabilities") ==
+        std::vector<std::string>{});
+  CHECK_FALSE(python_string_list_assignment("'cuda_compute_capabilities': ['sm_70',\n", "cuda_compute_capabilities"));
+  CHECK_FALSE(python_string_list_assignment("'cuda_compute_capabilities': None\n", "cuda_compute_capabilities"));
+  CHECK_FALSE(python_string_list_assignment("'cuda_compute_capabilities': [70]\n", "cuda_compute_capabilities"));
+  // A quoted key followed by a comma is a pair only inside "(": a list of keys is not an assignment.
+  CHECK_FALSE(python_string_assignment("keys = ['cuda_version', 'x']\n", "cuda_version"));
+  CHECK(python_string_assignment("pairs = [('cuda_version', '12.5.1')]\n", "cuda_version") == "12.5.1");
+  using cudadiag::python::gpu_code_from_name;
+  CHECK(gpu_code_from_name("sm_90a")->name() == "sm_90a");
+  CHECK(gpu_code_from_name("compute_100f")->kind == cudadiag::elf::GpuCodeKind::ptx);
+  CHECK_FALSE(gpu_code_from_name("sm_"));
+  CHECK_FALSE(gpu_code_from_name("sm_9"));
+  CHECK_FALSE(gpu_code_from_name("sm_1000"));
+  CHECK_FALSE(gpu_code_from_name("gfx90a"));
+}
