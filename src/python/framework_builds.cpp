@@ -267,7 +267,18 @@ std::vector<FrameworkBuild> framework_builds(const std::vector<std::string>& sit
       add_triton_ptxas(site_dirs, distribution, env, out);
     } else if (name.starts_with("jax-cuda") || name.starts_with("cupy-cuda")) {
       if (auto major = major_in_name(name); !major.empty()) {
-        out.push_back({distribution.name, distribution.version, std::move(major), "the distribution's name", ""});
+        FrameworkBuild build{distribution.name, distribution.version, major, "the distribution's name", ""};
+        // JAX's PJRT plugin holds XLA's own kernels (read when a GPU is known); CuPy compiles its
+        // kernels at run time (NVRTC), so its GPU code stays unknown.
+        if (name.ends_with("-pjrt")) {
+          const auto relative = "jax_plugins/xla_cuda" + major + "/xla_cuda_plugin.so";
+          for (const auto& site : site_dirs) {
+            if (build.gpu_code_source.empty() && fs::is_regular_file(fs::join(site, relative))) {
+              build.gpu_code_source = fs::join(site, relative);
+            }
+          }
+        }
+        out.push_back(std::move(build));
       }
     }
   }

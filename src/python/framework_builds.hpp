@@ -7,8 +7,9 @@
 // binary's version string without running it. A framework built without CUDA (torch's
 // `cuda = None`) or whose build is not written in a file is not listed.
 // The GPU code a framework carries: TensorFlow's build_info.py `cuda_compute_capabilities` (read
-// here), torch's libtorch_cuda.so fatbinaries (named here, read by read_framework_gpu_code only
-// when a GPU is known: a few milliseconds to a few hundred, depending on the page cache).
+// here); the fatbinaries of torch's torch/lib/libtorch_cuda.so and of JAX's PJRT plugin
+// (jax_plugins/xla_cudaNN/xla_cuda_plugin.so), named here and read by read_framework_gpu_code only
+// when a GPU is known (on the H200 host: 1.1 ms warm, 465 ms cold for torch 2.11's 456 MB library).
 
 #include "core/environment.hpp"
 #include "elf/gpu_code.hpp"

@@ -299,7 +299,8 @@ std::string python_section(const Report& report, TextStyle style) {
         code += " " + gpu.name();
       }
       builds += (builds.empty() ? "" : ", ") + to_valid_utf8(build.framework) + " " + to_valid_utf8(build.version) +
-                " (CUDA " + to_valid_utf8(build.cuda) + (code.empty() ? "" : ";" + code) + ")";
+                " (" + (build.tool.empty() ? "" : to_valid_utf8(build.tool) + ": ") + "CUDA " +
+                to_valid_utf8(build.cuda) + (code.empty() ? "" : ";" + code) + ")";
     }
     out += wrap("frameworks built for CUDA: " + builds, style.width, "  ", "    ");
   }

@@ -257,3 +257,36 @@ TEST_CASE("frameworks: list-valued build facts, in a dict or as pairs") {
   CHECK_FALSE(gpu_code_from_name("sm_1000"));
   CHECK_FALSE(gpu_code_from_name("gfx90a"));
 }
+
+TEST_CASE("frameworks: torch's and JAX's GPU code is read from their libraries only when asked") {
+  const std::string fixtures = CUDADIAG_GPU_CODE_FIXTURES;
+  if (!cudadiag::fs::is_regular_file(fixtures + "/sm80.so")) {
+    CUDADIAG_SKIP("no " << fixtures << "/sm80.so: nvcc was not found when this tree was configured");
+    return;
+  }
+  cudadiag::testing::TempTree tree;
+  tree.write("site/torch/version.py", "cuda: Optional[str] = '13.0'\n");
+  tree.copy_file(fixtures + "/sm80.so", "site/torch/lib/libtorch_cuda.so");
+  tree.copy_file(fixtures + "/mixed.so", "site/jax_plugins/xla_cuda13/xla_cuda_plugin.so");
+  const std::vector<Distribution> installed = {{"torch", "torch", "2.11.0", "", {}},
+                                               {"jax-cuda13-pjrt", "jax-cuda13-pjrt", "0.11.2", "", {}},
+                                               {"jax-cuda13-plugin", "jax-cuda13-plugin", "0.11.2", "", {}}};
+  auto builds = framework_builds({tree.path("site")}, installed, cudadiag::Environment{});
+  REQUIRE(builds.size() == 3);
+  CHECK(builds[0].gpu_code_source == tree.path("site/torch/lib/libtorch_cuda.so"));
+  CHECK(builds[1].gpu_code_source == tree.path("site/jax_plugins/xla_cuda13/xla_cuda_plugin.so"));
+  CHECK(builds[2].gpu_code_source.empty()); // the plugin distribution's kernels are not in the PJRT library
+  for (const auto& build : builds) {
+    CHECK_FALSE(build.gpu_code.has_value()); // nothing read during discovery
+  }
+  cudadiag::python::read_framework_gpu_code(builds);
+  CHECK(code_names(builds[0]) == std::vector<std::string>{"sm_80"});
+  CHECK(code_names(builds[1]).size() == 6);
+  CHECK_FALSE(builds[2].gpu_code.has_value());
+  // A library that cannot be read says why and stays unknown.
+  builds[0].gpu_code.reset();
+  builds[0].gpu_code_source = tree.path("site/torch/lib/missing.so");
+  cudadiag::python::read_framework_gpu_code(builds);
+  CHECK_FALSE(builds[0].gpu_code.has_value());
+  CHECK(builds[0].gpu_code_problem.starts_with("cannot open"));
+}
