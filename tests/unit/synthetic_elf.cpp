@@ -14,6 +14,20 @@ template <class T> void put(std::string& out, std::size_t at, const T& value) {
   std::memcpy(out.data() + at, &value, sizeof(T));
 }
 
+// An ELF64 little-endian ET_DYN header for `machine`; the tables' offsets and counts are the caller's.
+Elf64_Ehdr shared_object_header(std::uint16_t machine) {
+  Elf64_Ehdr header{};
+  std::memcpy(header.e_ident, ELFMAG, SELFMAG);
+  header.e_ident[EI_CLASS] = ELFCLASS64;
+  header.e_ident[EI_DATA] = ELFDATA2LSB;
+  header.e_ident[EI_VERSION] = EV_CURRENT;
+  header.e_type = ET_DYN;
+  header.e_machine = machine;
+  header.e_version = EV_CURRENT;
+  header.e_ehsize = sizeof(Elf64_Ehdr);
+  return header;
+}
+
 } // namespace
 
 std::string synthetic_shared_object(const SyntheticLibrary& library) {
@@ -50,16 +64,8 @@ std::string synthetic_shared_object(const SyntheticLibrary& library) {
   const std::size_t size = dynamic + entries.size() * sizeof(Elf64_Dyn);
 
   std::string out(size, '\0');
-  Elf64_Ehdr header{};
-  std::memcpy(header.e_ident, ELFMAG, SELFMAG);
-  header.e_ident[EI_CLASS] = ELFCLASS64;
-  header.e_ident[EI_DATA] = ELFDATA2LSB;
-  header.e_ident[EI_VERSION] = EV_CURRENT;
-  header.e_type = ET_DYN;
-  header.e_machine = library.machine;
-  header.e_version = EV_CURRENT;
+  Elf64_Ehdr header = shared_object_header(library.machine);
   header.e_phoff = k_program_headers;
-  header.e_ehsize = sizeof(Elf64_Ehdr);
   header.e_phentsize = sizeof(Elf64_Phdr);
   header.e_phnum = 2;
   put(out, 0, header);
@@ -81,6 +87,40 @@ std::string synthetic_shared_object(const SyntheticLibrary& library) {
     put(out, dynamic + i * sizeof(Elf64_Dyn), entries[i]);
   }
   return out;
+}
+
+std::string synthetic_object_with_section(const std::string& section_name, const std::string& content,
+                                          std::optional<std::uint64_t> claimed_size) {
+  const std::string names = std::string("\0.shstrtab\0", 11) + section_name + '\0';
+  const auto pad = [](std::string& file) { file.resize((file.size() + 7) / 8 * 8, '\0'); };
+  std::string file(sizeof(Elf64_Ehdr), '\0');
+  const auto names_at = file.size();
+  file += names;
+  pad(file);
+  const auto content_at = file.size();
+  file += content;
+  pad(file);
+  const auto sections_at = file.size();
+  Elf64_Ehdr header = shared_object_header(EM_X86_64);
+  header.e_shoff = sections_at;
+  header.e_shentsize = sizeof(Elf64_Shdr);
+  header.e_shnum = 3;
+  header.e_shstrndx = 1;
+  put(file, 0, header);
+  Elf64_Shdr strings{};
+  strings.sh_name = 1;
+  strings.sh_type = SHT_STRTAB;
+  strings.sh_offset = names_at;
+  strings.sh_size = names.size();
+  Elf64_Shdr section{};
+  section.sh_name = 11;
+  section.sh_type = SHT_PROGBITS;
+  section.sh_offset = content_at;
+  section.sh_size = claimed_size.value_or(content.size());
+  put(file, sections_at, Elf64_Shdr{});
+  put(file, sections_at + sizeof(Elf64_Shdr), strings);
+  put(file, sections_at + 2 * sizeof(Elf64_Shdr), section);
+  return file;
 }
 
 } // namespace cudadiag::testing

@@ -23,4 +23,9 @@ struct SyntheticLibrary {
 // The file's bytes.
 std::string synthetic_shared_object(const SyntheticLibrary& library);
 
+// An ELF64 x86-64 shared object with no program headers whose only sections are .shstrtab and
+// `section_name` holding `content` (sh_size `claimed_size` when given): for readers of one section.
+std::string synthetic_object_with_section(const std::string& section_name, const std::string& content,
+                                          std::optional<std::uint64_t> claimed_size = std::nullopt);
+
 } // namespace cudadiag::testing

@@ -3,11 +3,10 @@
 #include "elf/gpu_code.hpp"
 
 #include "skip.hpp"
+#include "synthetic_elf.hpp"
 #include "temp_tree.hpp"
 
 #include <doctest/doctest.h>
-
-#include <elf.h>
 
 #include <cstring>
 #include <filesystem>
@@ -64,51 +63,9 @@ std::string fatbinary(const std::vector<std::string>& entries) {
   return header + body;
 }
 
-// An ELF64 file whose only sections are .shstrtab and `section_name` holding `content`;
-// `claimed_size` overrides the section's sh_size.
 std::string elf_with_section(const std::string& content, const std::string& section_name = ".nv_fatbin",
                              std::optional<std::uint64_t> claimed_size = std::nullopt) {
-  const std::string names = std::string("\0.shstrtab\0", 11) + section_name + '\0';
-  std::string file(sizeof(Elf64_Ehdr), '\0');
-  const auto names_at = file.size();
-  file += names;
-  while (file.size() % 8 != 0) {
-    file += '\0';
-  }
-  const auto content_at = file.size();
-  file += content;
-  while (file.size() % 8 != 0) {
-    file += '\0';
-  }
-  const auto sections_at = file.size();
-  Elf64_Ehdr header{};
-  std::memcpy(header.e_ident, ELFMAG, SELFMAG);
-  header.e_ident[EI_CLASS] = ELFCLASS64;
-  header.e_ident[EI_DATA] = ELFDATA2LSB;
-  header.e_ident[EI_VERSION] = EV_CURRENT;
-  header.e_type = ET_DYN;
-  header.e_machine = EM_X86_64;
-  header.e_version = EV_CURRENT;
-  header.e_ehsize = sizeof(Elf64_Ehdr);
-  header.e_shoff = sections_at;
-  header.e_shentsize = sizeof(Elf64_Shdr);
-  header.e_shnum = 3;
-  header.e_shstrndx = 1;
-  put(file, 0, header);
-  Elf64_Shdr strings{};
-  strings.sh_name = 1;
-  strings.sh_type = SHT_STRTAB;
-  strings.sh_offset = names_at;
-  strings.sh_size = names.size();
-  Elf64_Shdr section{};
-  section.sh_name = 11;
-  section.sh_type = SHT_PROGBITS;
-  section.sh_offset = content_at;
-  section.sh_size = claimed_size.value_or(content.size());
-  put(file, sections_at, Elf64_Shdr{});
-  put(file, sections_at + sizeof(Elf64_Shdr), strings);
-  put(file, sections_at + 2 * sizeof(Elf64_Shdr), section);
-  return file;
+  return cudadiag::testing::synthetic_object_with_section(section_name, content, claimed_size);
 }
 
 cudadiag::Expected<cudadiag::elf::GpuCodeList> parse(const std::string& file) {
