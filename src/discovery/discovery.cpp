@@ -196,8 +196,8 @@ DiscoveryResult finish_discovery(DiscoveryContext&& context, std::vector<Compone
   for (const auto& environment : context.python.environments) {
     if (environment.primary) { // the interpreter CUDA Python (and `import torch`) runs in
       const auto installed = python::installed_distributions(environment.site_dirs, python::is_framework);
-      result.framework_requirements_unmet =
-          python::unmet_framework_requirements(installed, python::marker_environment(environment));
+      result.framework_requirements =
+          python::checked_framework_requirements(installed, python::marker_environment(environment));
       result.frameworks = python::framework_builds(environment.site_dirs, installed, context.env);
     }
   }

@@ -55,9 +55,9 @@ struct DiscoveryOptions {
 struct DiscoveryResult {
   python::PythonDiscovery python;
   std::optional<std::string> python_error; // --python failed; the no-run discovery was used instead
-  // The CUDA pins of the frameworks installed in the primary Python environment that it does not
-  // meet (python/framework_requirements.hpp).
-  std::vector<python::UnmetRequirement> framework_requirements_unmet;
+  // The CUDA pins of the frameworks installed in the primary Python environment, each checked
+  // against what is installed there (python/framework_requirements.hpp).
+  std::vector<python::FrameworkRequirement> framework_requirements;
   // The CUDA the frameworks in the primary environment were built for (python/framework_builds.hpp).
   std::vector<python::FrameworkBuild> frameworks;
   LdCacheStatus ld_cache;

@@ -638,7 +638,10 @@ void check_framework_requirements(const discovery::DiscoveryResult& result, std:
                                         : (environment.interpreter.empty() ? interpreter : environment.interpreter);
     }
   }
-  for (const auto& unmet : result.framework_requirements_unmet) {
+  for (const auto& unmet : result.framework_requirements) {
+    if (unmet.met) {
+      continue;
+    }
     const std::string wanted = unmet.dependency + unmet.specifier;
     const std::string asked = unmet.framework + " " + unmet.framework_version + " requires " + wanted +
                               (unmet.through_extra ? " (through its extra [" + *unmet.through_extra + "])" : "");

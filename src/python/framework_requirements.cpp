@@ -61,8 +61,8 @@ MarkerEnvironment marker_environment(const PythonEnvironment& environment) {
   return markers;
 }
 
-std::vector<UnmetRequirement> unmet_framework_requirements(const std::vector<Distribution>& installed,
-                                                           const MarkerEnvironment& markers) {
+std::vector<FrameworkRequirement> checked_framework_requirements(const std::vector<Distribution>& installed,
+                                                                 const MarkerEnvironment& markers) {
   std::map<std::string, const Distribution*, std::less<>> by_name;
   for (const auto& distribution : installed) {
     by_name.emplace(distribution.canonical_name, &distribution);
@@ -80,7 +80,7 @@ std::vector<UnmetRequirement> unmet_framework_requirements(const std::vector<Dis
       }
     }
   }
-  std::vector<UnmetRequirement> unmet;
+  std::vector<FrameworkRequirement> checked;
   for (const auto& distribution : installed) {
     if (!is_framework(distribution.canonical_name)) {
       continue;
@@ -109,21 +109,24 @@ std::vector<UnmetRequirement> unmet_framework_requirements(const std::vector<Dis
       if (!specifiers) {
         continue;
       }
-      UnmetRequirement entry{distribution.name, distribution.version, text, requirement->name,
-                             requirement->specifier, std::nullopt, "", through_extra};
-      const auto found = by_name.find(canonical_name(requirement->name));
-      if (found == by_name.end()) {
-        unmet.push_back(std::move(entry));
-        continue;
-      }
-      if (!satisfies(found->second->version, *specifiers)) {
+      FrameworkRequirement entry{distribution.name, distribution.version, text,    requirement->name,
+                                 requirement->specifier, std::nullopt,         "",      through_extra};
+      if (const auto found = by_name.find(canonical_name(requirement->name)); found != by_name.end()) {
         entry.installed = found->second->version;
         entry.installed_at = found->second->dist_info;
-        unmet.push_back(std::move(entry));
+        entry.met = satisfies(found->second->version, *specifiers);
       }
+      checked.push_back(std::move(entry));
     }
   }
-  return unmet;
+  return checked;
+}
+
+std::vector<FrameworkRequirement> unmet_framework_requirements(const std::vector<Distribution>& installed,
+                                                               const MarkerEnvironment& markers) {
+  auto checked = checked_framework_requirements(installed, markers);
+  std::erase_if(checked, [](const FrameworkRequirement& requirement) { return requirement.met; });
+  return checked;
 }
 
 } // namespace cudadiag::python

@@ -16,7 +16,8 @@
 
 namespace cudadiag::python {
 
-struct UnmetRequirement {
+// One CUDA requirement of a framework, as checked in the environment.
+struct FrameworkRequirement {
   std::string framework;         // the distribution that asks ("torch")
   std::string framework_version; // "2.11.0"
   std::string requirement;       // the Requires-Dist text
@@ -25,6 +26,7 @@ struct UnmetRequirement {
   std::optional<std::string> installed;        // its installed version; nullopt when not installed
   std::string installed_at;                    // its dist-info directory, when installed
   std::optional<std::string> through_extra;    // the extra that asks for it, when one does
+  bool met = false;                            // installed in a version the specifier allows
 };
 
 // Whether `canonical` (a PEP 503 name) is a framework whose requirements are checked.
@@ -34,9 +36,14 @@ bool is_framework(std::string_view canonical);
 // environment's Python version when known).
 MarkerEnvironment marker_environment(const PythonEnvironment& environment);
 
-// Every requirement of a framework in `installed` that is not met. Requirements whose marker does
-// not hold, or cannot be evaluated here (a variable the environment lacks), are not judged.
-std::vector<UnmetRequirement> unmet_framework_requirements(const std::vector<Distribution>& installed,
-                                                           const MarkerEnvironment& markers);
+// Every CUDA requirement of a framework in `installed`, met or not, in the order of the
+// distributions and of their Requires-Dist lines. Requirements whose marker does not hold, or cannot
+// be evaluated here (a variable the environment lacks), are not judged and not listed.
+std::vector<FrameworkRequirement> checked_framework_requirements(const std::vector<Distribution>& installed,
+                                                                 const MarkerEnvironment& markers);
+
+// The requirements of checked_framework_requirements that are not met.
+std::vector<FrameworkRequirement> unmet_framework_requirements(const std::vector<Distribution>& installed,
+                                                               const MarkerEnvironment& markers);
 
 } // namespace cudadiag::python

@@ -133,12 +133,23 @@ json environment_to_json(const Report& report) {
     }
     frameworks.push_back(std::move(entry));
   }
+  json requirements = json::array();
+  for (const auto& requirement : report.discovery.framework_requirements) {
+    requirements.push_back({{"framework", text(requirement.framework)},
+                            {"framework_version", text(requirement.framework_version)},
+                            {"requirement", text(requirement.requirement)},
+                            {"dependency", text(requirement.dependency)},
+                            {"installed", requirement.installed ? json(text(*requirement.installed)) : json(nullptr)},
+                            {"extra", requirement.through_extra ? json(text(*requirement.through_extra)) : json(nullptr)},
+                            {"met", requirement.met}});
+  }
   const auto& cache = report.discovery.ld_cache;
   return {{"variables", variables},
           {"cwd", text(report.environment.cwd)},
           {"uid", report.environment.uid},
           {"python_environments", pythons},
           {"frameworks", frameworks},
+          {"framework_requirements", requirements},
           {"ld_so_cache",
            {{"path", text(cache.path)},
             {"status", cache.error ? "error" : "ok"},

@@ -304,6 +304,24 @@ std::string python_section(const Report& report, TextStyle style) {
     }
     out += wrap("frameworks built for CUDA: " + builds, style.width, "  ", "    ");
   }
+  // Each framework's CUDA pins: how many hold (the broken ones are findings).
+  std::vector<std::pair<std::string, std::pair<int, int>>> pins; // "torch 2.11.0" -> (met, checked)
+  for (const auto& requirement : report.discovery.framework_requirements) {
+    const auto name = to_valid_utf8(requirement.framework) + " " + to_valid_utf8(requirement.framework_version);
+    if (pins.empty() || pins.back().first != name) {
+      pins.push_back({name, {0, 0}});
+    }
+    pins.back().second.first += requirement.met ? 1 : 0;
+    pins.back().second.second += 1;
+  }
+  if (!pins.empty()) {
+    std::string line;
+    for (const auto& [name, counts] : pins) {
+      line += (line.empty() ? "" : ", ") + name + " " + std::to_string(counts.first) + " of " +
+              std::to_string(counts.second);
+    }
+    out += wrap("CUDA pins met: " + line, style.width, "  ", "    ");
+  }
   const auto& cache = report.discovery.ld_cache;
   const std::string state = cache.error ? paint(style, k_red, "unreadable: " + to_valid_utf8(*cache.error))
                                         : std::to_string(cache.entries) + " entries";

@@ -290,3 +290,37 @@ TEST_CASE("frameworks: torch's and JAX's GPU code is read from their libraries o
   CHECK_FALSE(builds[0].gpu_code.has_value());
   CHECK(builds[0].gpu_code_problem.starts_with("cannot open"));
 }
+
+TEST_CASE("frameworks: every CUDA pin of a real release is listed, met or not") {
+  cudadiag::testing::TempTree tree;
+  tree.copy_file(std::string(CUDADIAG_SOURCE_DIR) + "/tests/fixtures/releases/torch-2.8.0/torch-2.8.0.dist-info/METADATA",
+                 "site/torch-2.8.0.dist-info/METADATA");
+  tree.write("site/nvidia_cudnn_cu12-9.10.2.21.dist-info/METADATA", "Name: nvidia-cudnn-cu12\nVersion: 9.10.2.21\n");
+  tree.write("site/nvidia_nccl_cu12-2.26.2.dist-info/METADATA", "Name: nvidia-nccl-cu12\nVersion: 2.26.2\n");
+  const auto installed = installed_distributions({tree.path("site")});
+  const cudadiag::python::MarkerEnvironment linux = {{"python_version", "3.11"}, {"sys_platform", "linux"},
+                                                     {"platform_system", "Linux"}, {"platform_machine", "x86_64"}};
+  const auto checked = cudadiag::python::checked_framework_requirements(installed, linux);
+  // torch 2.8.0 (cu128) pins 14 nvidia-*-cu12 wheels and triton==3.4.0 on Linux x86_64.
+  REQUIRE(checked.size() == 15);
+  std::size_t met = 0;
+  for (const auto& requirement : checked) {
+    CAPTURE(requirement.requirement);
+    CHECK(requirement.framework == "torch");
+    if (requirement.dependency == "nvidia-cudnn-cu12") {
+      CHECK(requirement.met);
+    } else if (requirement.dependency == "nvidia-nccl-cu12") {
+      CHECK_FALSE(requirement.met);
+      CHECK(requirement.installed == std::optional<std::string>("2.26.2"));
+    } else {
+      CHECK_FALSE(requirement.installed.has_value());
+    }
+    met += requirement.met ? 1U : 0U;
+  }
+  CHECK(met == 1);
+  CHECK(unmet_framework_requirements(installed, linux).size() == 14);
+  // On aarch64 the markers do not hold: nothing is judged.
+  auto arm = linux;
+  arm["platform_machine"] = "aarch64";
+  CHECK(cudadiag::python::checked_framework_requirements(installed, arm).empty());
+}
