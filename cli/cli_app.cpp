@@ -75,6 +75,7 @@ struct FindOptions {
   bool all = false;
   bool explain = false;
   bool headers = false;
+  std::string for_framework; // --for: the copy this framework's own library binds
 };
 
 // The environment as the CLI reads it, once: colour, width and CI rules only (the report's own
@@ -301,7 +302,28 @@ int run_selftest_command(const GlobalOptions& options, const SelftestCommandOpti
                       [shown](const Report& done) { return cli_support::render_selftest_text(done, shown); });
 }
 
+// `find --for FRAMEWORK NAME`: what the framework's own CUDA library binds.
+int run_find_for(const GlobalOptions& options, const FindOptions& find) {
+  if (options.json || find.all || find.headers) {
+    spdlog::error("find --for prints one path (--explain: how it is reached); it does not combine with {}",
+                  options.json ? "--json" : find.all ? "--all" : "--headers");
+    return k_exit_usage;
+  }
+  const auto found =
+      cli_support::find_for_framework(api_options(options), find.for_framework, find.name, find.explain, terminal(options));
+  write_stdout(found.text);
+  if (found.exit_code == k_exit_usage) {
+    spdlog::error("{}", found.error);
+  } else if (found.exit_code != 0) {
+    spdlog::warn("{}", found.error);
+  }
+  return found.exit_code;
+}
+
 int run_find(const GlobalOptions& options, const FindOptions& find) {
+  if (!find.for_framework.empty()) {
+    return run_find_for(options, find);
+  }
   const auto target = cli_support::find_target(find.name, find.headers);
   if (!target) {
     const auto known = cli_support::component_names(find.headers);
@@ -443,6 +465,9 @@ int run_command(int argc, char** argv) {
                            "Show the search trace, why the answer was chosen and each answer's dependency closure");
     find_command->add_flag("--headers", find.headers,
                            "Look for the header set of that name (e.g. cudart headers)");
+    find_command->add_option("--for", find.for_framework,
+                             "The copy a Python framework's own CUDA library binds (torch, jax), which may not be "
+                             "the one CUDA Python picks");
     find_command->fallthrough();
 
     InspectOptions inspect;

@@ -70,6 +70,19 @@ struct Terminal {
   std::size_t width = k_default_width;
 };
 
+// `cudadiag find --for FRAMEWORK NAME`: the copy of library NAME the framework's own CUDA library
+// binds (torch's libtorch_cuda.so after libtorch_global_deps.so, JAX's PJRT plugin), predicted from
+// the files (linkage/framework_load.hpp). text: its path, or with `explain` how it is reached and
+// whether CUDA Python would load the same file. exit_code: 0 found, 1 the framework does not load
+// it, 2 usage (unknown framework or library, the framework is not installed); error: why, when not 0.
+struct FrameworkFind {
+  int exit_code = 0;
+  std::string text;
+  std::string error;
+};
+FrameworkFind find_for_framework(const Options& options, std::string_view framework, std::string_view name,
+                                 bool explain, const Terminal& terminal);
+
 std::string render_text(const Report& report, const Terminal& terminal);          // `cudadiag`
 std::string render_selftest_text(const Report& report, const Terminal& terminal); // `cudadiag selftest`
 // `cudadiag find NAME --all` (candidates, one per line, full paths, for scripts) and `--explain`

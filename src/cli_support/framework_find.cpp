@@ -1,0 +1,128 @@
+// `cudadiag find --for FRAMEWORK NAME`: the copy of a library a framework's own CUDA library binds
+// (linkage/framework_load.hpp), next to the copy CUDA Python would pick.
+#include "cli_support/cli_support.hpp"
+
+#include "api/plans.hpp"
+#include "core/filesystem.hpp"
+#include "linkage/framework_load.hpp"
+#include "probes/catalog.hpp"
+
+#include <algorithm>
+#include <filesystem>
+
+namespace cudadiag::cli_support {
+namespace {
+
+const probes::ComponentSpec* library_named(std::string_view name) {
+  for (const auto& spec : probes::catalog()) {
+    if (spec.kind == probes::ComponentKind::dynamic_lib && spec.name == name) {
+      return &spec;
+    }
+  }
+  return nullptr;
+}
+
+std::string joined_names(const std::vector<std::string_view>& names) {
+  std::string out;
+  for (const auto name : names) {
+    out += (out.empty() ? "" : ", ") + std::string(name);
+  }
+  return out;
+}
+
+// "needed by libtorch_cuda.so, found through DT_RUNPATH in DIR".
+std::string how_bound(const linkage::Closure& closure, const linkage::LoadedObject& object) {
+  std::string out;
+  if (object.needed_by && *object.needed_by < closure.objects.size()) {
+    out += "needed by " + closure.objects[*object.needed_by].path + ", ";
+  }
+  out += "found through " + std::string(linkage::to_string(object.route));
+  if (!object.search_dir.empty()) {
+    out += " in " + object.search_dir;
+  }
+  return out;
+}
+
+// The path as a user writes it: "torch/lib/../../nvidia" folded (the loader keeps it as opened).
+std::string normal(const std::string& path) { return std::filesystem::path(path).lexically_normal().string(); }
+
+} // namespace
+
+FrameworkFind find_for_framework(const Options& options, std::string_view framework, std::string_view name,
+                                 bool explain, const Terminal& terminal) {
+  FrameworkFind result;
+  const auto* spec = library_named(name);
+  if (spec == nullptr) {
+    result.exit_code = 2;
+    result.error = "--for answers for a library (cudnn, cublas, nccl, ...); '" + std::string(name) + "' is not one";
+    return result;
+  }
+  Options asked = options;
+  asked.components = {"lib/" + std::string(spec->name)};
+  auto plan = api::make_plan(asked, api::Stages::discover);
+  const auto report = pipeline::run(plan);
+  if (!report) {
+    result.exit_code = 2;
+    result.error = report.error().message;
+    return result;
+  }
+  const auto& discovery = report.value().discovery;
+  const auto load = linkage::framework_load(discovery, framework, plan.environment, plan.discovery.layout);
+  if (!load) {
+    result.exit_code = 2;
+    result.error = load.error().message;
+    return result;
+  }
+  const auto& closure = load.value().closure;
+  const auto* bound = linkage::object_named(closure, spec->file_names);
+  std::string selected;
+  for (const auto& component : discovery.components) {
+    if (component.spec == spec && component.selected) {
+      selected = component.selected->via.path;
+    }
+  }
+  const std::string who = load.value().framework + " " + load.value().version;
+  if (bound == nullptr) {
+    result.exit_code = 1;
+    result.error = who + " does not load " + std::string(spec->name) + ": none of " + joined_names(spec->file_names) +
+                   " is in the dependency closure of " + load.value().library +
+                   (closure.loads() ? "" : " (which does not load: run with --explain)");
+  }
+  if (!explain) {
+    if (bound != nullptr) {
+      result.text = escape_controls(to_valid_utf8(normal(bound->path))) + "\n";
+    }
+    return result;
+  }
+  // One line per fact, each wrapped to the terminal; paths and names escaped as everywhere else.
+  const auto line = [&terminal](const std::string& sentence) {
+    return wrap_text(escape_controls(to_valid_utf8(sentence)), terminal.width, "", "  ");
+  };
+  std::string opened;
+  for (const auto& preload : load.value().preloads) {
+    opened += preload + " (RTLD_GLOBAL), then ";
+  }
+  result.text += line(who + " opens " + opened + load.value().library + ".");
+  if (bound != nullptr) {
+    const auto shown = normal(bound->path);
+    result.text += line(std::string(spec->name) + ": " + fs::basename(bound->names.front()) + ", " +
+                        how_bound(closure, *bound) + ": " + shown +
+                        (shown == bound->path ? "" : " (opened as " + bound->path + ")"));
+    if (!selected.empty()) {
+      const auto ours = fs::real_path(selected);
+      const auto theirs = fs::real_path(bound->path);
+      const bool same = ours && theirs && ours.value() == theirs.value();
+      result.text += line("CUDA Python (cuda-pathfinder) would load " + selected +
+                          (same ? ": the same file." : ": another file."));
+    }
+  }
+  for (const auto& missing : closure.missing) {
+    result.text += line("missing: " + missing.name + ", needed by " + closure.objects[missing.needed_by].path);
+  }
+  if (closure.root_error) {
+    result.text += line("cannot open: " + *closure.root_error);
+  }
+  return result;
+}
+
+} // namespace cudadiag::cli_support

@@ -1,0 +1,70 @@
+#include "linkage/framework_load.hpp"
+
+#include "core/filesystem.hpp"
+
+#include <algorithm>
+#include <array>
+
+namespace cudadiag::linkage {
+namespace {
+
+// The entry of discovery.frameworks that carries `framework`'s CUDA library (its gpu_code_source).
+const python::FrameworkBuild* build_with_library(const discovery::DiscoveryResult& discovery,
+                                                 std::string_view framework) {
+  for (const auto& build : discovery.frameworks) {
+    const bool named = framework == "torch" ? build.framework == "torch"
+                                            : build.framework.starts_with("jax-cuda") && build.framework.ends_with("-pjrt");
+    if (named && build.gpu_code_source.ends_with(".so")) {
+      return &build;
+    }
+  }
+  return nullptr;
+}
+
+} // namespace
+
+std::vector<std::string_view> modelled_frameworks() { return {"torch", "jax"}; }
+
+Expected<FrameworkLoad> framework_load(const discovery::DiscoveryResult& discovery, std::string_view framework,
+                                       const Environment& env, const SystemLayout& layout) {
+  const auto modelled = modelled_frameworks();
+  if (std::find(modelled.begin(), modelled.end(), framework) == modelled.end()) {
+    return Error{"--for knows torch and jax (CuPy, cuda.core and numba-cuda load through cuda-pathfinder: "
+                 "plain `cudadiag find NAME` is their answer)"};
+  }
+  const auto* build = build_with_library(discovery, framework);
+  if (build == nullptr) {
+    return Error{std::string(framework) +
+                 (framework == "torch" ? " with CUDA (torch/version.py's cuda and torch/lib/libtorch_cuda.so)"
+                                       : "'s CUDA plugin (jax-cudaNN-pjrt with jax_plugins/xla_cudaNN/xla_cuda_plugin.so)") +
+                 " is not installed in the primary Python environment"};
+  }
+  FrameworkLoad load;
+  load.framework = build->framework;
+  load.version = build->version;
+  load.library = build->gpu_code_source;
+  if (framework == "torch") {
+    const auto global_deps = fs::join(fs::parent(load.library), "libtorch_global_deps.so");
+    if (fs::is_regular_file(global_deps)) {
+      load.preloads.push_back(global_deps);
+    }
+  }
+  load.files = std::make_shared<ObjectStore>();
+  const auto setting = search_setting(env, layout, discovery.cache ? &*discovery.cache : nullptr);
+  load.closure = build_closure(load.library, Route::root, fs::parent(load.library), load.preloads, setting, *load.files);
+  return load;
+}
+
+const LoadedObject* object_named(const Closure& closure, const std::vector<std::string_view>& names) {
+  for (const auto& object : closure.objects) {
+    for (const auto& name : object.names) {
+      const auto base = fs::basename(name);
+      if (std::find(names.begin(), names.end(), base) != names.end()) {
+        return &object;
+      }
+    }
+  }
+  return nullptr;
+}
+
+} // namespace cudadiag::linkage

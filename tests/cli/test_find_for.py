@@ -1,0 +1,122 @@
+"""`cudadiag find --for FRAMEWORK NAME`: the copy of a library a framework's own CUDA library binds.
+
+A synthetic torch in a venv: torch/lib/libtorch_cuda.so (built by the C compiler) needs
+libcudnn.so.9 and finds it through DT_RUNPATH $ORIGIN/../../nvidia/cudnn/lib, as torch's wheels do;
+torch/lib/libtorch_global_deps.so is opened first. LD_LIBRARY_PATH comes before DT_RUNPATH in glibc's
+search, so a cuDNN on LD_LIBRARY_PATH is the one torch binds while CUDA Python (cuda-pathfinder)
+still picks the wheel's: the trap --for exists to show.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from cudadiag_harness import clean_env, compile_shared_library, describe, run
+
+# The venv's Python is the system's: its site-packages directory carries that version.
+WIDE = "--width=1000"  # one line per fact, whatever the tmp paths' length
+PYTHON_VERSION = subprocess.run(["/usr/bin/python3", "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+                                capture_output=True, text=True, check=False).stdout.strip() or "3"
+
+
+def link_library(directory: Path, soname: str, needed: list[Path], runpath: str) -> Path:
+    """`directory/soname` with DT_NEEDED on each of `needed` (by SONAME) and a DT_RUNPATH."""
+    directory.mkdir(parents=True, exist_ok=True)
+    source = directory / f".{soname}.c"
+    source.write_text("int cudadiag_test_framework(void) { return 0; }\n")
+    compiler = next((c for c in ("cc", "gcc", "clang") if shutil.which(c)), None)
+    if compiler is None:
+        pytest.skip("no C compiler on PATH")
+    command = [compiler, "-shared", "-fPIC", f"-Wl,-soname,{soname}", "-Wl,--enable-new-dtags",
+               f"-Wl,-rpath,{runpath}", "-Wl,--no-as-needed", "-o", str(directory / soname), "-x", "c", str(source)]
+    for library in needed:
+        command += [f"-L{library.parent}", f"-l:{library.name}"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
+    source.unlink(missing_ok=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot link a test library: {done.stderr[-300:]}")
+    return directory / soname
+
+
+@pytest.fixture
+def torch_venv(tmp_path: Path) -> dict:
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    system_python = Path("/usr/bin/python3")
+    if not system_python.exists():
+        pytest.skip("no /usr/bin/python3 for the venv to point at")
+    for name in ("python", "python3"):
+        (venv / "bin" / name).symlink_to(system_python)
+    (venv / "pyvenv.cfg").write_text(f"home = /usr/bin\ninclude-system-site-packages = false\n"
+                                     f"version = {PYTHON_VERSION}\n")
+    site = venv / "lib" / f"python{PYTHON_VERSION}" / "site-packages"
+    wheel_cudnn = compile_shared_library(site / "nvidia" / "cudnn" / "lib", "libcudnn.so.9")
+    (site / "nvidia_cudnn_cu12-9.10.2.21.dist-info").mkdir(parents=True)
+    (site / "nvidia_cudnn_cu12-9.10.2.21.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: nvidia-cudnn-cu12\nVersion: 9.10.2.21\n")
+    (site / "torch").mkdir(parents=True)
+    (site / "torch" / "version.py").write_text("__version__ = '2.8.0+cu128'\ncuda: Optional[str] = '12.8'\n")
+    (site / "torch-2.8.0.dist-info").mkdir()
+    (site / "torch-2.8.0.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: torch\nVersion: 2.8.0\n")
+    lib = site / "torch" / "lib"
+    link_library(lib, "libtorch_global_deps.so", [], "$ORIGIN")
+    link_library(lib, "libtorch_cuda.so", [wheel_cudnn], "$ORIGIN/../../nvidia/cudnn/lib:$ORIGIN")
+    other = compile_shared_library(tmp_path / "elsewhere", "libcudnn.so.9")
+    env = clean_env(VIRTUAL_ENV=str(venv), PATH=f"{venv / 'bin'}:/usr/bin:/bin")
+    return {"env": env, "wheel": wheel_cudnn, "other": other, "lib": lib, "tmp": tmp_path}
+
+
+def test_torch_binds_the_wheel_through_its_runpath(torch_venv):
+    result = run(["find", "--for", "torch", "cudnn"], env=torch_venv["env"])
+    assert result.returncode == 0, describe(result)
+    assert result.stdout.decode().strip() == str(torch_venv["wheel"])
+    explained = run([WIDE, "find", "--for", "torch", "cudnn", "--explain"], env=torch_venv["env"])
+    assert explained.returncode == 0, describe(explained)
+    text = explained.stdout.decode()
+    assert f"torch 2.8.0 opens {torch_venv['lib'] / 'libtorch_global_deps.so'} (RTLD_GLOBAL), then" in text
+    assert f"needed by {torch_venv['lib'] / 'libtorch_cuda.so'}, found through DT_RUNPATH" in text
+    assert "CUDA Python (cuda-pathfinder) would load" in text and ": the same file." in text
+
+
+def test_ld_library_path_wins_over_torchs_runpath(torch_venv):
+    env = dict(torch_venv["env"], LD_LIBRARY_PATH=str(torch_venv["other"].parent))
+    result = run(["find", "--for", "torch", "cudnn"], env=env)
+    assert result.returncode == 0, describe(result)
+    assert result.stdout.decode().strip() == str(torch_venv["other"])
+    explained = run([WIDE, "find", "--for", "torch", "cudnn", "--explain"], env=env)
+    assert "found through LD_LIBRARY_PATH" in explained.stdout.decode(), describe(explained)
+    assert ": another file." in explained.stdout.decode()
+    # What CUDA Python picks is unchanged: the wheel's.
+    plain = run(["find", "cudnn"], env=env)
+    assert plain.stdout.decode().strip() == str(torch_venv["wheel"]), describe(plain)
+
+
+def test_what_torch_does_not_load_and_what_is_not_modelled(torch_venv):
+    env = torch_venv["env"]
+    nccl = run(["find", "--for", "torch", "nccl"], env=env)
+    assert nccl.returncode == 1, describe(nccl)
+    assert nccl.stdout == b""
+    assert "torch 2.8.0 does not load nccl" in nccl.stderr.decode()
+    for args, says in ((["find", "--for", "tensorflow", "cudnn"], "--for knows torch and jax"),
+                       (["find", "--for", "jax", "cudnn"], "is not installed in the primary Python environment"),
+                       (["find", "--for", "torch", "nvcc"], "is not one"),
+                       (["--json", "find", "--for", "torch", "cudnn"], "does not combine with --json")):
+        result = run(args, env=env)
+        assert result.returncode == 2, describe(result)
+        assert says in result.stderr.decode(), describe(result)
+
+
+def test_a_missing_dependency_is_named(torch_venv):
+    os.remove(torch_venv["wheel"])
+    # An empty loader cache: no cuDNN a toolkit on this machine registered there can stand in.
+    empty_cache = torch_venv["tmp"] / "ld.so.cache"
+    empty_cache.write_bytes(b"")
+    result = run([WIDE, "find", "--for", "torch", "cudnn", "--explain", "--ld-so-cache", str(empty_cache)],
+                 env=torch_venv["env"])
+    assert result.returncode == 1, describe(result)
+    assert f"missing: libcudnn.so.9, needed by {torch_venv['lib'] / 'libtorch_cuda.so'}" in result.stdout.decode()
