@@ -1,5 +1,6 @@
 #include "linkage/framework_load.hpp"
 
+#include "python/pep508.hpp"
 #include "core/filesystem.hpp"
 
 #include <algorithm>
@@ -12,8 +13,8 @@ namespace {
 const python::FrameworkBuild* build_with_library(const discovery::DiscoveryResult& discovery,
                                                  std::string_view framework) {
   for (const auto& build : discovery.frameworks) {
-    const bool named = framework == "torch" ? build.framework == "torch"
-                                            : build.framework.starts_with("jax-cuda") && build.framework.ends_with("-pjrt");
+    const auto name = python::canonical_name(build.framework);
+    const bool named = framework == "torch" ? name == "torch" : name.starts_with("jax-cuda") && name.ends_with("-pjrt");
     if (named && build.gpu_code_source.ends_with(".so")) {
       return &build;
     }

@@ -5,6 +5,7 @@
 #include "core/filesystem.hpp"
 #include "core/text.hpp"
 #include "findings/framework_rules.hpp"
+#include "findings/jax_rules.hpp"
 #include "findings/linkage_rules.hpp"
 #include "linkage/load_check.hpp"
 #include "python/framework_builds.hpp"
@@ -277,6 +278,7 @@ Expected<report::Report> run(const Plan& plan) {
   found.add(findings::evaluate_linkage(report.discovery, report.linkage, plan.environment));
   found.add(findings::evaluate_verification(report.discovery, report.verification));
   found.add(findings::evaluate_frameworks(report.discovery, report.verification));
+  found.add(findings::evaluate_jax_checks(report.discovery, report.verification, plan.environment));
   found.add(findings::evaluate_selftest(report.selftest));
   report.findings = found.take();
 
