@@ -4,6 +4,7 @@
 // Internal to src/elf.
 
 #include "core/expected.hpp"
+#include "core/unique_fd.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -93,29 +94,12 @@ private:
   std::uint64_t m_size;
 };
 
-// Closes a descriptor on scope exit.
-class FileDescriptor {
-public:
-  explicit FileDescriptor(int fd) : m_fd(fd) {}
-  ~FileDescriptor() {
-    if (m_fd >= 0) {
-      ::close(m_fd);
-    }
-  }
-  FileDescriptor(const FileDescriptor&) = delete;
-  FileDescriptor& operator=(const FileDescriptor&) = delete;
-  [[nodiscard]] int get() const { return m_fd; }
-
-private:
-  int m_fd;
-};
-
 // Opens `path` (symlinks followed) and returns `read(source)` over its bytes; an Error naming why
 // when it cannot be opened or is not a regular file ("cannot open: No such file or directory",
 // "not a regular file").
 template <class Read>
 auto with_file_source(const std::string& path, Read read) -> decltype(read(std::declval<const FileSource&>())) {
-  const FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
+  const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
   if (fd.get() < 0) {
     return Error{std::string("cannot open: ") + std::strerror(errno)};
   }

@@ -19,7 +19,6 @@ namespace cudadiag::elf {
 namespace {
 
 using detail::ByteSource;
-using detail::FileDescriptor;
 using detail::FileSource;
 using detail::load;
 using detail::SectionRange;

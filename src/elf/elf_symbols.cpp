@@ -12,7 +12,6 @@ namespace cudadiag::elf {
 namespace {
 
 using detail::ByteSource;
-using detail::FileDescriptor;
 using detail::FileSource;
 using detail::SpanSource;
 
@@ -447,7 +446,7 @@ Expected<DynamicSymbols> parse_dynamic_symbols(std::span<const std::byte> image,
 }
 
 Expected<DynamicSymbols> read_dynamic_symbols(const std::string& path, const ElfInfo& info) {
-  const FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
+  const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
   if (fd.get() < 0) {
     return Error{std::string("cannot open: ") + std::strerror(errno)};
   }

@@ -15,6 +15,7 @@
 
 #include "core/environment.hpp"
 #include "core/text.hpp"
+#include "core/unique_fd.hpp"
 #include "selftest/test_context.hpp"
 #include "selftest/selftest_worker.hpp"
 #include "worker/process.hpp"
@@ -36,24 +37,6 @@ using json = nlohmann::json;
 constexpr int k_peer_socket_fd = 4; // where the peer finds its end of the socket
 constexpr std::size_t k_max_message = 65536;
 constexpr auto k_message_timeout = std::chrono::seconds(20);
-
-class Fd {
-public:
-  explicit Fd(int fd = -1) : m_fd(fd) {}
-  ~Fd() { reset(); }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  [[nodiscard]] int get() const { return m_fd; }
-  void reset(int fd = -1) {
-    if (m_fd >= 0) {
-      ::close(m_fd);
-    }
-    m_fd = fd;
-  }
-
-private:
-  int m_fd;
-};
 
 void send_message(int socket, const json& message, int pass_fd = -1) {
   const std::string text = message.dump();
@@ -273,7 +256,7 @@ json exchange_vmm(const Gpu& gpu, int socket, const std::string& uuid, cu::CUdev
             {"reason", "cuMemExportToShareableHandle: " + gpu.error_name(got)},
             {"code", static_cast<int>(got)}};
   }
-  const Fd fd(exported);
+  const UniqueFd fd(exported);
   const VmmMapping mapping(gpu, allocation.get(), bytes, device);
   write_pattern(gpu, mapping.get(), bytes, 3);
   send_message(socket, {{"op", "vmm"}, {"bytes", bytes}, {"seed", 3}, {"uuid", uuid}}, fd.get());
@@ -361,8 +344,8 @@ TestResult run_ipc(const TestContext& context) {
     result.reason = std::string("socketpair: ") + std::strerror(errno);
     return result;
   }
-  const Fd ours(sockets[0]);
-  Fd theirs(sockets[1]);
+  const UniqueFd ours(sockets[0]);
+  UniqueFd theirs(sockets[1]);
 
   worker::WorkerStep step{"ipc_peer", "ipc_peer", context.config.libcuda, {}, theirs.get()};
   worker::WorkerOptions options;
@@ -452,7 +435,7 @@ json run_ipc_peer(const std::string& libcuda_path) {
       summary["error"] = failure.what();
       return summary;
     }
-    const Fd received(fd);
+    const UniqueFd received(fd);
     const auto op = message.value("op", std::string());
     if (op == "done") {
       return summary;

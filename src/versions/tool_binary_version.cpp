@@ -1,5 +1,7 @@
 #include "versions/tool_binary_version.hpp"
 
+#include "core/unique_fd.hpp"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -47,26 +49,10 @@ std::optional<ToolRelease> parse_after_marker(std::string_view text) {
   return ToolRelease{std::string(text.substr(0, release)), std::string(rest.substr(0, version))};
 }
 
-class Fd {
-public:
-  explicit Fd(int fd) : m_fd(fd) {}
-  ~Fd() {
-    if (m_fd >= 0) {
-      ::close(m_fd);
-    }
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  [[nodiscard]] int get() const { return m_fd; }
-
-private:
-  int m_fd;
-};
-
 } // namespace
 
 Expected<ToolRelease> cuda_tool_release(const std::string& path) {
-  const Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+  const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
   if (fd.get() < 0) {
     return Error{std::strerror(errno)};
   }
