@@ -209,13 +209,17 @@ Expected<report::Report> run(const Plan& plan) {
   }
   report.discovery = discovery::finish_discovery(std::move(context), std::move(components));
 
-  // The GPU code in the frameworks' libraries is read only when there is a GPU to judge it against.
+  // The GPU code in the frameworks' libraries is read only when there is a GPU to judge it against,
+  // beside the closures, the load check and the self-test (a cold read of torch's library takes a
+  // few hundred milliseconds); a copy is read, and joined before the findings.
   const bool gpu_known = std::any_of(report.verification.devices.begin(), report.verification.devices.end(),
                                      [](const auto& device) { return device.driver && device.driver->compute_capability; });
+  std::future<std::vector<python::FrameworkBuild>> gpu_code;
   if (gpu_known) {
-    log.start("reading the frameworks' GPU code");
-    python::read_framework_gpu_code(report.discovery.frameworks);
-    log.done("frameworks' GPU code", std::to_string(report.discovery.frameworks.size()) + " frameworks");
+    gpu_code = std::async(std::launch::async, [frameworks = report.discovery.frameworks]() mutable {
+      python::read_framework_gpu_code(frameworks);
+      return frameworks;
+    });
   }
 
   log.start("predicting each library's dependency closure");
@@ -269,6 +273,12 @@ Expected<report::Report> run(const Plan& plan) {
     log.done("load check", std::to_string(checked) + " closures loaded in " +
                                std::to_string(static_cast<long long>(report.linkage.load_check_ms)) + " ms, " +
                                std::to_string(agree) + " as predicted");
+  }
+
+  if (gpu_code.valid()) {
+    log.start("reading the frameworks' GPU code");
+    report.discovery.frameworks = gpu_code.get();
+    log.done("frameworks' GPU code", std::to_string(report.discovery.frameworks.size()) + " frameworks");
   }
 
   log.start("evaluating findings");
