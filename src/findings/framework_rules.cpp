@@ -2,6 +2,7 @@
 
 #include "versions/version_sources.hpp"
 
+#include <algorithm>
 #include <array>
 #include <string>
 
@@ -54,18 +55,6 @@ const python::FrameworkBuild* triton_ptxas_for(const discovery::DiscoveryResult&
   return arch >= 100 && blackwell != nullptr ? blackwell : plain;
 }
 
-} // namespace
-
-std::optional<std::pair<int, int>> first_ptxas_for_arch(int arch) {
-  for (const auto& row : k_first_ptxas) {
-    if (row.arch == arch) {
-      return row.first_release;
-    }
-  }
-  return std::nullopt;
-}
-
-namespace {
 
 // "GPU 0 (NVIDIA H200), compute capability 9.0".
 std::string describe_gpu(const verify::DriverDevice& gpu) {
@@ -88,13 +77,8 @@ std::optional<Finding> framework_without_code_for(const python::FrameworkBuild& 
   if (!build.gpu_code || build.gpu_code->empty()) {
     return std::nullopt;
   }
-  std::vector<elf::GpuCode> usable;
-  for (const auto& code : *build.gpu_code) {
-    if (code.runs_on(cc.first, cc.second)) {
-      usable.push_back(code);
-    }
-  }
-  if (!usable.empty()) {
+  if (std::any_of(build.gpu_code->begin(), build.gpu_code->end(),
+                  [cc](const elf::GpuCode& code) { return code.runs_on(cc.first, cc.second); })) {
     return std::nullopt;
   }
   const std::string sm = "sm_" + std::to_string(cc.first * 10 + cc.second);
@@ -115,7 +99,49 @@ std::optional<Finding> framework_without_code_for(const python::FrameworkBuild& 
       Severity::error);
 }
 
+
+// Triton's ptxas for this GPU, when it comes from a CUDA release older than the architecture.
+std::optional<Finding> triton_without_arch(const discovery::DiscoveryResult& discovery,
+                                           const verify::DriverDevice& gpu, std::pair<int, int> cc) {
+  const int arch = cc.first * 10 + cc.second;
+  const auto needed = first_ptxas_for_arch(arch);
+  const auto* ptxas = triton_ptxas_for(discovery, arch);
+  if (!needed || ptxas == nullptr) {
+    return std::nullopt;
+  }
+  const auto release = versions::major_minor(ptxas->cuda);
+  if (!release || *release >= *needed) {
+    return std::nullopt;
+  }
+  const std::string sm = "sm_" + std::to_string(arch);
+  return make_finding(
+      "framework.arch_unsupported",
+      "triton " + ptxas->version + " compiles for " + describe_gpu(gpu) + ", with " + ptxas->tool + " from CUDA " +
+          ptxas->cuda + " (" + ptxas->source + "), which does not know " + sm + " (CUDA " + text(*needed) +
+          " added it): every Triton kernel (torch.compile, vLLM) fails with \"ptxas fatal: Value '" + sm +
+          "a' is not defined for option 'gpu-name'\"",
+      {},
+      {{"framework", ptxas->framework},
+       {"framework_version", ptxas->version},
+       {"tool", ptxas->tool},
+       {"tool_cuda", ptxas->cuda},
+       {"source", ptxas->source},
+       {"device", gpu.ordinal},
+       {"compute_capability", *gpu.compute_capability},
+       {"first_cuda_for_arch", text(*needed)},
+       {"override_variable", ptxas->tool == "ptxas-blackwell" ? "TRITON_PTXAS_BLACKWELL_PATH" : "TRITON_PTXAS_PATH"}});
+}
+
 } // namespace
+
+std::optional<std::pair<int, int>> first_ptxas_for_arch(int arch) {
+  for (const auto& row : k_first_ptxas) {
+    if (row.arch == arch) {
+      return row.first_release;
+    }
+  }
+  return std::nullopt;
+}
 
 std::vector<Finding> evaluate_frameworks(const discovery::DiscoveryResult& discovery,
                                          const verify::Verification& verification) {
@@ -133,35 +159,9 @@ std::vector<Finding> evaluate_frameworks(const discovery::DiscoveryResult& disco
         out.push_back(std::move(*finding));
       }
     }
-    const int arch = cc->first * 10 + cc->second;
-    const auto needed = first_ptxas_for_arch(arch);
-    const auto* ptxas = triton_ptxas_for(discovery, arch);
-    if (!needed || ptxas == nullptr) {
-      continue;
+    if (auto finding = triton_without_arch(discovery, *device.driver, *cc)) {
+      out.push_back(std::move(*finding));
     }
-    const auto release = versions::major_minor(ptxas->cuda);
-    if (!release || *release >= *needed) {
-      continue;
-    }
-    const std::string sm = "sm_" + std::to_string(arch);
-    out.push_back(make_finding(
-        "framework.arch_unsupported",
-        "triton " + ptxas->version + " compiles for GPU " + std::to_string(device.driver->ordinal) +
-            (device.driver->name ? " (" + *device.driver->name + ")" : std::string()) + ", compute capability " +
-            *device.driver->compute_capability + ", with " + ptxas->tool + " from CUDA " + ptxas->cuda + " (" +
-            ptxas->source + "), which does not know " + sm + " (CUDA " + text(*needed) +
-            " added it): every Triton kernel (torch.compile, vLLM) fails with \"ptxas fatal: Value '" + sm +
-            "a' is not defined for option 'gpu-name'\"",
-        {},
-        {{"framework", ptxas->framework},
-         {"framework_version", ptxas->version},
-         {"tool", ptxas->tool},
-         {"tool_cuda", ptxas->cuda},
-         {"source", ptxas->source},
-         {"device", device.driver->ordinal},
-         {"compute_capability", *device.driver->compute_capability},
-         {"first_cuda_for_arch", text(*needed)},
-         {"override_variable", ptxas->tool == "ptxas-blackwell" ? "TRITON_PTXAS_BLACKWELL_PATH" : "TRITON_PTXAS_PATH"}}));
   }
   return out;
 }
