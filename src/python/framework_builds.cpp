@@ -22,6 +22,16 @@ std::string_view skip_spaces(std::string_view text) {
   return text;
 }
 
+// The first regular file `relative` names under the site directories (Python's import order); "" when none.
+std::string file_in_sites(const std::vector<std::string>& site_dirs, std::string_view relative) {
+  for (const auto& site : site_dirs) {
+    if (auto path = fs::join(site, relative); fs::is_regular_file(path)) {
+      return path;
+    }
+  }
+  return "";
+}
+
 // The first existing `relative` file under the site directories, read (bounded).
 std::optional<std::pair<std::string, std::string>> read_in_sites(const std::vector<std::string>& site_dirs,
                                                                  const std::string& relative) {
@@ -71,6 +81,7 @@ void add_triton_ptxas(const std::vector<std::string>& site_dirs, const Distribut
       path = *overridden;
       how = std::string(binary.variable) + "=" + path;
     } else {
+      // The first site directory holding either layout: the triton package Python imports.
       for (const auto& site : site_dirs) {
         for (const auto relative : {binary.bundled, binary.legacy}) {
           if (path.empty() && !relative.empty() && fs::is_regular_file(fs::join(site, relative))) {
@@ -271,12 +282,7 @@ std::vector<FrameworkBuild> framework_builds(const std::vector<std::string>& sit
         // JAX's PJRT plugin holds XLA's own kernels (read when a GPU is known); CuPy compiles its
         // kernels at run time (NVRTC), so its GPU code stays unknown.
         if (name.ends_with("-pjrt")) {
-          const auto relative = "jax_plugins/xla_cuda" + major + "/xla_cuda_plugin.so";
-          for (const auto& site : site_dirs) {
-            if (build.gpu_code_source.empty() && fs::is_regular_file(fs::join(site, relative))) {
-              build.gpu_code_source = fs::join(site, relative);
-            }
-          }
+          build.gpu_code_source = file_in_sites(site_dirs, "jax_plugins/xla_cuda" + major + "/xla_cuda_plugin.so");
         }
         out.push_back(std::move(build));
       }
