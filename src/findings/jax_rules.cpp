@@ -4,37 +4,20 @@
 #include "versions/version_sources.hpp"
 
 #include <algorithm>
-#include <array>
-#include <charconv>
 #include <optional>
 #include <string>
 
 namespace cudadiag::findings {
 namespace {
 
-// "12.9.1.4" -> {12, 9, 1}; missing parts are 0; nullopt when it does not start with a number.
-std::optional<std::array<int, 3>> three_parts(std::string_view text) {
-  std::array<int, 3> parts{0, 0, 0};
-  for (std::size_t i = 0; i < parts.size() && !text.empty(); ++i) {
-    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), parts[i]);
-    if (error != std::errc()) {
-      return i == 0 ? std::nullopt : std::optional(parts);
-    }
-    text.remove_prefix(static_cast<std::size_t>(end - text.data()));
-    if (text.empty() || text.front() != '.') {
-      break;
-    }
-    text.remove_prefix(1);
-  }
-  return parts;
-}
-
 // The copy JAX loads of `component` and its version: the site-packages wheel (JAX's
 // _load_nvidia_libraries), else what dlopen(SONAME) finds.
 struct Loaded {
   std::string path;
   std::string version;
-  std::array<int, 3> parts{};
+
+  // versions::compare_versions against `other`: <0 older, 0 equal, >0 newer.
+  [[nodiscard]] int compare(std::string_view other) const { return versions::compare_versions(version, other); }
 };
 std::optional<Loaded> jax_loads(const discovery::DiscoveryResult& discovery, std::string_view component) {
   for (const auto& result : discovery.components) {
@@ -49,19 +32,13 @@ std::optional<Loaded> jax_loads(const discovery::DiscoveryResult& discovery, std
       return std::nullopt;
     }
     const auto& candidate = result.candidates[choice->candidate];
-    if (!candidate.version) {
+    if (!candidate.version || !versions::is_dotted_digits(candidate.version->version)) {
       return std::nullopt;
     }
-    const auto parts = three_parts(candidate.version->version);
-    if (!parts) {
-      return std::nullopt;
-    }
-    return Loaded{choice->via.path, candidate.version->version, *parts};
+    return Loaded{choice->via.path, candidate.version->version};
   }
   return std::nullopt;
 }
-
-int scaled(const std::array<int, 3>& parts) { return parts[0] * 10000 + parts[1] * 100 + parts[2]; }
 
 } // namespace
 
@@ -95,28 +72,27 @@ std::vector<Finding> evaluate_jax_checks(const discovery::DiscoveryResult& disco
   struct Floor {
     std::string_view component;
     std::string_view name;
-    std::array<int, 3> minimum;
+    std::string_view minimum;
   };
-  for (const auto& floor : {Floor{"cudart", "CUDA runtime", {12, 1, 0}}, Floor{"cublas", "cuBLAS", {12, 1, 0}},
-                            Floor{"cusparse", "cuSPARSE", {12, 1, 0}}}) {
-    if (const auto loaded = jax_loads(discovery, floor.component); loaded && loaded->parts < floor.minimum) {
+  for (const auto& floor : {Floor{"cudart", "CUDA runtime", "12.1"}, Floor{"cublas", "cuBLAS", "12.1"},
+                            Floor{"cusparse", "cuSPARSE", "12.1"}}) {
+    if (const auto loaded = jax_loads(discovery, floor.component); loaded && loaded->compare(floor.minimum) < 0) {
       raise(*loaded, floor.component,
-            "JAX needs " + std::string(floor.name) + " " + std::to_string(floor.minimum[0]) + "." +
-                std::to_string(floor.minimum[1]) + " or newer (\"Outdated " + std::string(floor.name) +
-                " installation found\")",
+            "JAX needs " + std::string(floor.name) + " " + std::string(floor.minimum) + " or newer (\"Outdated " +
+                std::string(floor.name) + " installation found\")",
             Severity::error);
     }
   }
   const auto cudnn = jax_loads(discovery, "cudnn");
   const auto cublas = jax_loads(discovery, "cublas");
-  if (cudnn && cudnn->parts[0] == 9 && cudnn->parts[1] == 10 && cudnn->parts[2] == 0) {
+  if (cudnn && cudnn->compare("9.10.0") >= 0 && cudnn->compare("9.10.1") < 0) {
     raise(*cudnn, "cudnn",
           "cuDNN 9.10.0 broke binary backward compatibility (reordered enum values of block-scale data types); "
           "JAX asks for 9.10.1 or newer",
           Severity::error);
   }
   const auto gpus = verification.devices.size();
-  if (cudnn && cublas && scaled(cudnn->parts) < 91001 && cublas->parts >= std::array<int, 3>{12, 9, 0} && gpus > 1) {
+  if (cudnn && cublas && cudnn->compare("9.10.1") < 0 && cublas->compare("12.9") >= 0 && gpus > 1) {
     raise(*cudnn, "cudnn",
           "cuDNN older than 9.10.1 with cuBLAS " + cublas->version + " (12.9 or newer) on " + std::to_string(gpus) +
               " GPUs computes some multi-GPU matmuls wrongly; JAX asks for cuDNN 9.10.1 or newer",
@@ -129,8 +105,7 @@ std::vector<Finding> evaluate_jax_checks(const discovery::DiscoveryResult& disco
     const auto cc = versions::major_minor(*device.driver->compute_capability);
     return cc && (cc->first == 10 || cc->first == 11);
   });
-  if (cublas && tmem_gpu && cublas->parts >= std::array<int, 3>{12, 8, 0} &&
-      cublas->parts < std::array<int, 3>{13, 2, 0}) {
+  if (cublas && tmem_gpu && cublas->compare("12.8") >= 0 && cublas->compare("13.2") < 0) {
     raise(*cublas, "cublas",
           "cuBLAS 12.8 up to 13.2 frees Tensor Memory twice in many kernels on compute capability 10.x and 11.x GPUs: "
           "a cuBLAS kernel running concurrently with another one (another stream) can silently corrupt data",
