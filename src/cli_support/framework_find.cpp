@@ -4,6 +4,7 @@
 
 #include "api/plans.hpp"
 #include "core/filesystem.hpp"
+#include "core/text.hpp"
 #include "linkage/framework_load.hpp"
 #include "probes/catalog.hpp"
 
@@ -12,23 +13,6 @@
 
 namespace cudadiag::cli_support {
 namespace {
-
-const probes::ComponentSpec* library_named(std::string_view name) {
-  for (const auto& spec : probes::catalog()) {
-    if (spec.kind == probes::ComponentKind::dynamic_lib && spec.name == name) {
-      return &spec;
-    }
-  }
-  return nullptr;
-}
-
-std::string joined_names(const std::vector<std::string_view>& names) {
-  std::string out;
-  for (const auto name : names) {
-    out += (out.empty() ? "" : ", ") + std::string(name);
-  }
-  return out;
-}
 
 // "needed by libtorch_cuda.so, found through DT_RUNPATH in DIR".
 std::string how_bound(const linkage::Closure& closure, const linkage::LoadedObject& object) {
@@ -51,7 +35,7 @@ std::string normal(const std::string& path) { return std::filesystem::path(path)
 FrameworkFind find_for_framework(const Options& options, std::string_view framework, std::string_view name,
                                  bool explain, const Terminal& terminal) {
   FrameworkFind result;
-  const auto* spec = library_named(name);
+  const auto* spec = probes::find_component(name, probes::ComponentKind::dynamic_lib);
   if (spec == nullptr) {
     result.exit_code = 2;
     result.error = "--for answers for a library (cudnn, cublas, nccl, ...); '" + std::string(name) + "' is not one";
@@ -84,7 +68,7 @@ FrameworkFind find_for_framework(const Options& options, std::string_view framew
   const std::string who = load.value().framework + " " + load.value().version;
   if (bound == nullptr) {
     result.exit_code = 1;
-    result.error = who + " does not load " + std::string(spec->name) + ": none of " + joined_names(spec->file_names) +
+    result.error = who + " does not load " + std::string(spec->name) + ": none of " + join(std::vector<std::string>(spec->file_names.begin(), spec->file_names.end()), ", ") +
                    " is in the dependency closure of " + load.value().library +
                    (closure.loads() ? "" : " (which does not load: run with --explain)");
   }
