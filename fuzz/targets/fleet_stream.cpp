@@ -10,11 +10,14 @@
 #include "targets.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 
 namespace cudadiag::fuzz {
 
 namespace {
+
+bool same_state(const fleet::json_scan::State& a, const fleet::json_scan::State& b) {
+  return a.depth == b.depth && a.in_string == b.in_string && a.escaped == b.escaped;
+}
 
 void compare_scans(std::string_view text) {
   fleet::json_scan::State fast{1, false, false};
@@ -22,10 +25,7 @@ void compare_scans(std::string_view text) {
   while (true) {
     const auto fast_end = fleet::json_scan::advance(fast, text);
     const auto scalar_end = fleet::json_scan::advance_scalar(scalar, text);
-    if (fast_end != scalar_end || fast.depth != scalar.depth || fast.in_string != scalar.in_string ||
-        fast.escaped != scalar.escaped) {
-      std::abort();
-    }
+    check(fast_end == scalar_end && same_state(fast, scalar), "the block scan and the scalar scan disagree");
     if (fast_end == fleet::json_scan::npos) {
       return;
     }
@@ -40,10 +40,8 @@ void compare_line_scans(std::string_view text) {
   while (true) {
     const auto fast_end = fleet::json_scan::advance_line(fast, text);
     const auto scalar_end = fleet::json_scan::advance_line_scalar(scalar, text);
-    if (fast_end.close != scalar_end.close || fast_end.line_end != scalar_end.line_end ||
-        fast.depth != scalar.depth || fast.in_string != scalar.in_string || fast.escaped != scalar.escaped) {
-      std::abort();
-    }
+    check(fast_end.close == scalar_end.close && fast_end.line_end == scalar_end.line_end && same_state(fast, scalar),
+          "the block line scan and the scalar line scan disagree");
     if (fast_end.close != fleet::json_scan::npos) {
       text.remove_prefix(fast_end.close + 1);
       fast.depth = scalar.depth = 1;
@@ -72,9 +70,7 @@ void compare_block_split(std::string_view text, const std::vector<fleet::StreamD
                                      [](const auto& a, const auto& b) {
                                        return a.source == b.source && a.line == b.line && a.text == b.text;
                                      });
-  if (!same_documents || !same_stray) {
-    std::abort();
-  }
+  check(same_documents && same_stray, "add_lines and add_line split the stream differently");
 }
 
 } // namespace
