@@ -18,10 +18,21 @@ import pytest
 
 from cudadiag_harness import clean_env, compile_shared_library, describe, run
 
-# The venv's Python is the system's: its site-packages directory carries that version.
 WIDE = "--width=1000"  # one line per fact, whatever the tmp paths' length
-PYTHON_VERSION = subprocess.run(["/usr/bin/python3", "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
-                                capture_output=True, text=True, check=False).stdout.strip() or "3"
+
+
+def real_python3() -> tuple[Path, str]:
+    """The interpreter `python3` on PATH runs (the system's, or the one behind a pyenv shim) and its
+    X.Y version: the venv's base, whose site-packages directory carries that version."""
+    done = subprocess.run(["python3", "-c", "import sys; print(sys.executable); print('%d.%d' % sys.version_info[:2])"],
+                          capture_output=True, text=True, check=False)
+    lines = done.stdout.split()
+    if done.returncode != 0 or len(lines) != 2:
+        return Path("/usr/bin/python3"), "3"
+    return Path(os.path.realpath(lines[0])), lines[1]
+
+
+SYSTEM_PYTHON, PYTHON_VERSION = real_python3()
 
 
 def link_library(directory: Path, soname: str, needed: list[Path], runpath: str) -> Path:
@@ -47,12 +58,11 @@ def link_library(directory: Path, soname: str, needed: list[Path], runpath: str)
 def torch_venv(tmp_path: Path) -> dict:
     venv = tmp_path / "venv"
     (venv / "bin").mkdir(parents=True)
-    system_python = Path("/usr/bin/python3")
-    if not system_python.exists():
-        pytest.skip("no /usr/bin/python3 for the venv to point at")
+    if not SYSTEM_PYTHON.exists():
+        pytest.skip("no python3 on PATH for the venv to point at")
     for name in ("python", "python3"):
-        (venv / "bin" / name).symlink_to(system_python)
-    (venv / "pyvenv.cfg").write_text(f"home = /usr/bin\ninclude-system-site-packages = false\n"
+        (venv / "bin" / name).symlink_to(SYSTEM_PYTHON)
+    (venv / "pyvenv.cfg").write_text(f"home = {SYSTEM_PYTHON.parent}\ninclude-system-site-packages = false\n"
                                      f"version = {PYTHON_VERSION}\n")
     site = venv / "lib" / f"python{PYTHON_VERSION}" / "site-packages"
     wheel_cudnn = compile_shared_library(site / "nvidia" / "cudnn" / "lib", "libcudnn.so.9")
