@@ -26,8 +26,51 @@ const python::FrameworkBuild* build_with_library(const discovery::DiscoveryResul
 
 std::vector<std::string_view> modelled_frameworks() { return {"torch", "jax"}; }
 
+std::vector<std::string_view> installed_modelled_frameworks(const discovery::DiscoveryResult& discovery) {
+  std::vector<std::string_view> installed;
+  for (const auto framework : modelled_frameworks()) {
+    if (build_with_library(discovery, framework) != nullptr) {
+      installed.push_back(framework);
+    }
+  }
+  return installed;
+}
+
+std::vector<std::string> modelled_sys_path(const discovery::DiscoveryResult& discovery, const Environment& env) {
+  std::vector<std::string> path;
+  if (const auto python_path = env.non_empty("PYTHONPATH")) {
+    for (auto& entry : split_search_path(*python_path)) {
+      if (!entry.empty()) {
+        path.push_back(std::move(entry));
+      }
+    }
+  }
+  for (const auto& environment : discovery.python.environments) {
+    if (!environment.primary) {
+      continue;
+    }
+    const auto& sites = environment.site_dirs;
+    const bool user_site_listed = std::find(sites.begin(), sites.end(), environment.user_site) != sites.end();
+    if (!environment.user_site.empty() && user_site_listed) {
+      path.push_back(environment.user_site);
+    }
+    for (const auto& site : sites) {
+      if (site != environment.user_site) {
+        path.push_back(site);
+      }
+    }
+  }
+  return path;
+}
+
 Expected<FrameworkLoad> framework_load(const discovery::DiscoveryResult& discovery, std::string_view framework,
                                        const Environment& env, const SystemLayout& layout) {
+  return framework_load(discovery, framework, env, layout, std::make_shared<ObjectStore>());
+}
+
+Expected<FrameworkLoad> framework_load(const discovery::DiscoveryResult& discovery, std::string_view framework,
+                                       const Environment& env, const SystemLayout& layout,
+                                       std::shared_ptr<ObjectStore> files) {
   const auto modelled = modelled_frameworks();
   if (std::find(modelled.begin(), modelled.end(), framework) == modelled.end()) {
     return Error{"--for knows torch and jax (CuPy, cuda.core and numba-cuda load through cuda-pathfinder: "
@@ -44,14 +87,16 @@ Expected<FrameworkLoad> framework_load(const discovery::DiscoveryResult& discove
   load.framework = build->framework;
   load.version = build->version;
   load.library = build->gpu_code_source;
+  load.files = std::move(files);
+  const auto setting = search_setting(env, layout, discovery.cache ? &*discovery.cache : nullptr);
   if (framework == "torch") {
     const auto global_deps = fs::join(fs::parent(load.library), "libtorch_global_deps.so");
     if (fs::is_regular_file(global_deps)) {
-      load.preloads.push_back(global_deps);
+      load.torch_import = model_torch_import(global_deps, build->version, build->cuda, modelled_sys_path(discovery, env),
+                                             setting, *load.files);
+      load.preloads = load.torch_import->load_order;
     }
   }
-  load.files = std::make_shared<ObjectStore>();
-  const auto setting = search_setting(env, layout, discovery.cache ? &*discovery.cache : nullptr);
   load.closure = build_closure(load.library, Route::root, fs::parent(load.library), load.preloads, setting, *load.files);
   return load;
 }

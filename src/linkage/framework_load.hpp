@@ -8,8 +8,9 @@
 // - torch: `import torch` opens torch/lib/libtorch_global_deps.so with RTLD_GLOBAL, then torch._C,
 //   whose dependencies include torch/lib/libtorch_cuda.so; each reaches the CUDA libraries through
 //   its DT_RUNPATH ($ORIGIN/../../nvidia/<component>/lib in the wheels) and the loader's search.
-//   Root: libtorch_cuda.so; preload: libtorch_global_deps.so when it exists. (torch's fallback,
-//   _preload_cuda_deps, runs only when that first load fails: the closure then shows what is missing.)
+//   Root: libtorch_cuda.so; before it, what torch/__init__.py loads by itself (torch_import.hpp):
+//   libtorch_global_deps.so and, depending on the release and on how that load went, the CUDA
+//   libraries its _preload_cuda_deps globs pick from sys.path.
 // - JAX (jax-cudaNN-pjrt): jax opens jax_plugins/xla_cudaNN/xla_cuda_plugin.so; root: that file.
 // Frameworks that load through cuda-pathfinder (CuPy, cuda.core, numba-cuda) need no model: their
 // answer is the report's `selected`.
@@ -18,6 +19,7 @@
 #include "core/expected.hpp"
 #include "discovery/discovery.hpp"
 #include "linkage/closure.hpp"
+#include "linkage/torch_import.hpp"
 
 #include <memory>
 #include <string>
@@ -30,9 +32,13 @@ struct FrameworkLoad {
   std::string framework; // the distribution ("torch", "jax-cuda13-pjrt")
   std::string version;
   std::string library;   // the root: the framework's CUDA library
-  std::vector<std::string> preloads;
+  std::vector<std::string> preloads; // opened before the root, in order
+  std::optional<TorchImport> torch_import; // torch: how `import torch` came to those preloads
   Closure closure;
   std::shared_ptr<ObjectStore> files; // keeps closure.objects' files alive
+
+  // Whether the framework's CUDA library loads, as predicted (and, for torch, `import torch` gets there).
+  [[nodiscard]] bool loads() const { return closure.loads() && !(torch_import && torch_import->import_error); }
 };
 
 // The frameworks framework_load models, as a user names them ("torch", "jax").
@@ -43,6 +49,18 @@ std::vector<std::string_view> modelled_frameworks();
 // CUDA library.
 Expected<FrameworkLoad> framework_load(const discovery::DiscoveryResult& discovery, std::string_view framework,
                                        const Environment& env, const SystemLayout& layout);
+// The same with files shared with other closures of the run (`files` holds them).
+Expected<FrameworkLoad> framework_load(const discovery::DiscoveryResult& discovery, std::string_view framework,
+                                       const Environment& env, const SystemLayout& layout,
+                                       std::shared_ptr<ObjectStore> files);
+
+// The frameworks of `discovery`'s primary Python environment that framework_load models and that
+// are installed with their CUDA library ("torch", "jax"), in that order.
+std::vector<std::string_view> installed_modelled_frameworks(const discovery::DiscoveryResult& discovery);
+
+// Python's sys.path in the primary environment, as far as the files tell: PYTHONPATH's entries,
+// the user site, the other site directories.
+std::vector<std::string> modelled_sys_path(const discovery::DiscoveryResult& discovery, const Environment& env);
 
 // The object of `closure` that was needed or opened under one of `names` (a component's SONAMEs);
 // nullptr when none was.

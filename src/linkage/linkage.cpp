@@ -20,7 +20,7 @@ struct KnownFile {
 class Analysis {
 public:
   Analysis(const discovery::DiscoveryResult& discovery, const Environment& env, const SystemLayout& layout)
-      : m_discovery(discovery),
+      : m_discovery(discovery), m_env(env), m_layout(layout),
         m_setting(search_setting(env, layout, discovery.cache ? &*discovery.cache : nullptr)),
         m_real_loader_search(layout.ld_so_cache == SystemLayout{}.ld_so_cache &&
                              layout.default_lib_dirs == SystemLayout{}.default_lib_dirs) {
@@ -59,6 +59,17 @@ public:
         if (auto linkage = analyze(component); !linkage.closures.empty()) {
           result.components.push_back(std::move(linkage));
         }
+      }
+    }
+    for (const auto framework : installed_modelled_frameworks(m_discovery)) {
+      if (auto load = framework_load(m_discovery, framework, m_env, m_layout, m_store)) {
+        auto& loaded = load.value();
+        FrameworkLinkage linkage{loaded.framework, loaded.version, loaded.library, std::move(loaded.torch_import), {}};
+        linkage.closure.answers = {"framework"};
+        linkage.closure.load_name = loaded.library;
+        linkage.closure.closure = std::move(loaded.closure);
+        annotate(linkage.closure);
+        result.frameworks.push_back(std::move(linkage));
       }
     }
     result.files_read = m_store->files_read();
@@ -157,7 +168,27 @@ private:
   }
 
   void annotate(AnswerClosure& answer) {
-    for (const auto& object : answer.closure.objects) {
+    answer.facts = facts_of(answer.closure);
+    for (const auto& unresolved : answer.closure.unresolved) {
+      answer.providers.push_back(providers_of(answer.closure, unresolved));
+    }
+  }
+
+  static std::string component_by_soname(const LoadedObject& object) {
+    const auto& soname = object.file->elf->soname;
+    const auto name = soname ? *soname : fs::basename(object.path);
+    for (const auto& spec : probes::catalog()) {
+      if (spec.kind == ComponentKind::dynamic_lib &&
+          std::find(spec.file_names.begin(), spec.file_names.end(), name) != spec.file_names.end()) {
+        return std::string(spec.name);
+      }
+    }
+    return {};
+  }
+
+  std::vector<ObjectFacts> facts_of(const Closure& closure) const {
+    std::vector<ObjectFacts> all;
+    for (const auto& object : closure.objects) {
       ObjectFacts facts;
       if (const auto known = m_known.find(object.file->realpath); known != m_known.end()) {
         facts.component = std::string(known->second.component->spec->name);
@@ -167,14 +198,15 @@ private:
           facts.version = known->second.candidate->version->version;
         }
       }
+      if (facts.component.empty()) { // a copy discovery did not list (outside its search): known by its SONAME
+        facts.component = component_by_soname(object);
+      }
       if (facts.version.empty()) {
         facts.version = version_from_name(object);
       }
-      answer.facts.push_back(std::move(facts));
+      all.push_back(std::move(facts));
     }
-    for (const auto& unresolved : answer.closure.unresolved) {
-      answer.providers.push_back(providers_of(answer.closure, unresolved));
-    }
+    return all;
   }
 
   // libnvJitLink.so.12.4.127 with SONAME libnvJitLink.so.12 -> "12.4.127".
@@ -228,6 +260,8 @@ private:
   }
 
   const discovery::DiscoveryResult& m_discovery;
+  const Environment& m_env;
+  const SystemLayout& m_layout;
   std::vector<const ComponentResult*> m_components; // reported, then dependencies resolved for them only
   SearchSetting m_setting;
   bool m_real_loader_search; // the loader's cache and default dirs are this machine's

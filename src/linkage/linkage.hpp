@@ -13,6 +13,7 @@
 #include "core/environment.hpp"
 #include "discovery/discovery.hpp"
 #include "linkage/closure.hpp"
+#include "linkage/framework_load.hpp"
 
 #include <memory>
 #include <optional>
@@ -71,6 +72,20 @@ struct AnswerClosure {
   std::optional<LoadCheck> check;               // nullopt: not loaded (--no-load, or nothing to open)
 };
 
+// A Python framework's own CUDA library and what it loads (framework_load.hpp): the report's answer
+// to "which cuDNN does torch use", beside CUDA Python's (`selected`).
+struct FrameworkLinkage {
+  std::string framework; // the distribution ("torch", "jax-cuda13-pjrt")
+  std::string version;
+  std::string library;   // its CUDA library, the closure's root
+  std::optional<TorchImport> torch_import; // torch: what `import torch` loads first, and why
+  AnswerClosure closure; // answers: {"framework"}; the preloads, then the library
+
+  [[nodiscard]] bool loads() const {
+    return closure.closure.loads() && !(torch_import && torch_import->import_error);
+  }
+};
+
 struct ComponentLinkage {
   const probes::ComponentSpec* spec = nullptr;
   std::vector<AnswerClosure> closures;
@@ -79,6 +94,7 @@ struct ComponentLinkage {
 struct Linkage {
   bool ran = false;
   std::vector<ComponentLinkage> components; // the found libraries, in the report's order
+  std::vector<FrameworkLinkage> frameworks; // torch, JAX's plugin: those installed with their CUDA library
   std::size_t files_read = 0;                // distinct files opened
   // The files the closures' objects point into (LoadedObject::file): kept alive with the result.
   std::shared_ptr<const ObjectStore> files;

@@ -89,6 +89,26 @@ json closure_to_json(const AnswerClosure& answer) {
           {"check", check_to_json(answer.check)}};
 }
 
+json torch_import_to_json(const std::optional<TorchImport>& torch_import) {
+  if (!torch_import) {
+    return nullptr;
+  }
+  json preloads = json::array();
+  for (const auto& preload : torch_import->preloads) {
+    preloads.push_back({{"folder", preload.folder},
+                        {"pattern", preload.pattern},
+                        {"required", preload.required},
+                        {"path", preload.path.empty() ? json(nullptr) : json(preload.path)},
+                        {"passed_over", preload.passed_over},
+                        {"outcome", preload.outcome}});
+  }
+  return {{"model", torch_import->model},
+          {"branch", torch_import->branch},
+          {"preloads", preloads},
+          {"load_order", torch_import->load_order},
+          {"import_error", optional_text(torch_import->import_error)}};
+}
+
 } // namespace
 
 json providers_to_json(const std::vector<Provider>& providers) {
@@ -108,6 +128,15 @@ json linkage_to_json(const Linkage& linkage) {
     }
     components.push_back({{"name", std::string(component.spec->name)}, {"closures", closures}});
   }
+  json frameworks = json::array();
+  for (const auto& framework : linkage.frameworks) {
+    frameworks.push_back({{"framework", framework.framework},
+                          {"version", framework.version},
+                          {"library", framework.library},
+                          {"loads", framework.loads()},
+                          {"torch_import", torch_import_to_json(framework.torch_import)},
+                          {"closure", closure_to_json(framework.closure)}});
+  }
   return {{"ran", linkage.ran},
           {"elapsed_ms", linkage.elapsed_ms},
           {"files_read", linkage.files_read},
@@ -115,7 +144,8 @@ json linkage_to_json(const Linkage& linkage) {
            {{"ran", linkage.load_checked},
             {"skipped_reason", linkage.load_checked ? json(nullptr) : json(linkage.load_check_skipped)},
             {"elapsed_ms", linkage.load_check_ms}}},
-          {"components", components}};
+          {"components", components},
+          {"frameworks", frameworks}};
 }
 
 } // namespace cudadiag::linkage

@@ -6,6 +6,7 @@
 #include "core/text.hpp"
 #include "findings/framework_rules.hpp"
 #include "findings/jax_rules.hpp"
+#include "findings/framework_load_rules.hpp"
 #include "findings/linkage_rules.hpp"
 #include "linkage/load_check.hpp"
 #include "python/framework_builds.hpp"
@@ -289,6 +290,7 @@ Expected<report::Report> run(const Plan& plan) {
   found.add(findings::evaluate_verification(report.discovery, report.verification));
   found.add(findings::evaluate_frameworks(report.discovery, report.verification));
   found.add(findings::evaluate_jax_checks(report.discovery, report.verification, plan.environment));
+  found.add(findings::evaluate_framework_loads(report.linkage));
   found.add(findings::evaluate_selftest(report.selftest));
   report.findings = found.take();
 

@@ -38,6 +38,9 @@ struct PythonEnvironment {
   // The existing directories among getsitepackages() plus the user site, in cuda-pathfinder's
   // order; a directory reached twice (by a symlink such as a venv's lib64 -> lib) is listed once.
   std::vector<std::string> site_dirs;
+  // site.getusersitepackages() when the user site is enabled (it need not exist), else "". CPython's
+  // sys.path holds it before the other site directories (site.main adds it first).
+  std::string user_site;
   // Whether this is the interpreter cuda-pathfinder would run in; at most one per discovery.
   bool primary = false;
 };

@@ -132,6 +132,7 @@ void fill_site_dirs(const Context& ctx, PythonEnvironment& pe, const std::vector
     return;
   }
   const auto user_site = pe.user_site_enabled ? model_user_site(ctx, *version) : std::string();
+  pe.user_site = user_site;
   pe.site_dirs = order_site_dirs(ctx, pe.label, model_getsitepackages(prefixes, *version, flavor, pe.is_venv),
                                  user_site, pe.is_venv);
 }

@@ -1,6 +1,7 @@
 #include "report/text_report.hpp"
 
 #include "report/closure_text.hpp"
+#include "report/framework_text.hpp"
 #include "report/json_report.hpp"
 #include "report/text_layout.hpp"
 
@@ -291,37 +292,6 @@ std::string python_section(const Report& report, TextStyle style) {
                               (environment.is_venv ? ", venv" : "") + ")"});
   }
   out += render_table(table, style.width, style.color);
-  if (!report.discovery.frameworks.empty()) {
-    std::string builds;
-    for (const auto& build : report.discovery.frameworks) {
-      std::string code;
-      for (const auto& gpu : build.gpu_code.value_or(std::vector<elf::GpuCode>{})) {
-        code += " " + gpu.name();
-      }
-      builds += (builds.empty() ? "" : ", ") + to_valid_utf8(build.framework) + " " + to_valid_utf8(build.version) +
-                " (" + (build.tool.empty() ? "" : to_valid_utf8(build.tool) + ": ") + "CUDA " +
-                to_valid_utf8(build.cuda) + (code.empty() ? "" : ";" + code) + ")";
-    }
-    out += wrap("frameworks built for CUDA: " + builds, style.width, "  ", "    ");
-  }
-  // Each framework's CUDA pins: how many hold (the broken ones are findings).
-  std::vector<std::pair<std::string, std::pair<int, int>>> pins; // "torch 2.11.0" -> (met, checked)
-  for (const auto& requirement : report.discovery.framework_requirements) {
-    const auto name = to_valid_utf8(requirement.framework) + " " + to_valid_utf8(requirement.framework_version);
-    if (pins.empty() || pins.back().first != name) {
-      pins.push_back({name, {0, 0}});
-    }
-    pins.back().second.first += requirement.met ? 1 : 0;
-    pins.back().second.second += 1;
-  }
-  if (!pins.empty()) {
-    std::string line;
-    for (const auto& [name, counts] : pins) {
-      line += (line.empty() ? "" : ", ") + name + " " + std::to_string(counts.first) + " of " +
-              std::to_string(counts.second);
-    }
-    out += wrap("CUDA pins met: " + line, style.width, "  ", "    ");
-  }
   const auto& cache = report.discovery.ld_cache;
   const std::string state = cache.error ? paint(style, k_red, "unreadable: " + to_valid_utf8(*cache.error))
                                         : std::to_string(cache.entries) + " entries";
@@ -378,6 +348,7 @@ std::string finish(std::string_view text, TextStyle style) {
 std::string render_text(const Report& report, TextStyle style) {
   return finish(verdict(report, style) + components_table(report, style) + verification_section(report, style) +
                     render_closures_section(report.linkage, style) + devices_section(report, style) + selftest_section(report, style) + python_section(report, style) +
+                    render_frameworks_section(report, style) +
                     findings_section(report, style),
                 style);
 }

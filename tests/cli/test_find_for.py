@@ -9,6 +9,7 @@ still picks the wheel's: the trap --for exists to show.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -130,3 +131,45 @@ def test_a_missing_dependency_is_named(torch_venv):
                  env=torch_venv["env"])
     assert result.returncode == 1, describe(result)
     assert f"missing: libcudnn.so.9, needed by {torch_venv['lib'] / 'libtorch_cuda.so'}" in result.stdout.decode()
+
+
+TORCH_28_FALLBACK_WHEELS = [("cublas", "libcublas.so.12"), ("cudnn", "libcudnn.so.9"), ("cuda_nvrtc", "libnvrtc.so.12"),
+                            ("cuda_runtime", "libcudart.so.12"), ("cuda_cupti", "libcupti.so.12"),
+                            ("cufft", "libcufft.so.11"), ("curand", "libcurand.so.10"),
+                            ("nvjitlink", "libnvJitLink.so.12"), ("cusparse", "libcusparse.so.12"),
+                            ("cusparselt", "libcusparseLt.so.0"), ("cusolver", "libcusolver.so.11"),
+                            ("nccl", "libnccl.so.2"), ("cufile", "libcufile.so.0")]
+
+
+def test_torchs_preload_glob_picks_what_pythons_glob_lists_first(torch_venv):
+    """pytorch/pytorch#147001: the CUDA 11 and CUDA 12 runtime wheels share nvidia/cuda_runtime/lib, and
+    torch's fallback glob libcudart.so.*[0-9] takes the first match in the directory's own order. The
+    oracle is Python's glob.glob on the same directory: cudadiag must pick what it lists first."""
+    import glob
+
+    tmp = torch_venv["tmp"]
+    wheels = tmp / "wheels"  # a sys.path entry torch's RUNPATH does not reach
+    for folder, soname in TORCH_28_FALLBACK_WHEELS:
+        compile_shared_library(wheels / "nvidia" / folder / "lib", soname)
+    runtime = wheels / "nvidia" / "cuda_runtime" / "lib"
+    compile_shared_library(runtime, "libcudart.so.11.0")
+    (runtime / "libcudart.so.12.8.90").symlink_to("libcudart.so.12")  # another name for CUDA 12's
+    # torch's global deps need libcudart.so.12, and their RUNPATH misses the wheels.
+    link_library(torch_venv["lib"], "libtorch_global_deps.so", [wheels / "nvidia" / "cuda_runtime" / "lib" / "libcudart.so.12"],
+                 "$ORIGIN/../../nvidia/cuda_runtime/lib")
+    env = dict(torch_venv["env"], PYTHONPATH=str(wheels))
+    empty_cache = tmp / "ld.so.cache"
+    empty_cache.write_bytes(b"")
+    result = run(["--json", "--no-load", "--ld-so-cache", str(empty_cache)], env=env)
+    report = json.loads(result.stdout)
+    torch_import = report["linkage"]["frameworks"][0]["torch_import"]
+    assert torch_import["model"] == "torch 2.8"
+    picked = next(p for p in torch_import["preloads"] if p["pattern"] == "libcudart.so.*[0-9]")
+    listed = glob.glob(str(runtime / "libcudart.so.*[0-9]"))
+    assert picked["path"] == listed[0]
+    assert picked["passed_over"] == listed[1:]
+    # Whichever name of CUDA 12's runtime is picked, its SONAME satisfies the retry; CUDA 11's does not.
+    fails = report["linkage"]["frameworks"][0]["loads"] is False
+    assert fails == (os.path.basename(listed[0]) == "libcudart.so.11.0"), torch_import
+    ids = [f["id"] for f in report["findings"]]
+    assert ("framework.load_fails" in ids) == fails

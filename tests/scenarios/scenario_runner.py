@@ -91,8 +91,10 @@ class ElfFactory:
         self.built: dict[str, Path] = {}
 
     def get(self, soname: str | None, elf_class: int = 64, machine: str | None = None, libc: bool = True,
-            symbols: tuple[str, ...] = (), source: str = "") -> Path:
-        key = json.dumps([soname, elf_class, machine, libc, sorted(symbols), source])
+            symbols: tuple[str, ...] = (), source: str = "", needed: tuple[str, ...] = (),
+            runpath: str | None = None) -> Path:
+        key = json.dumps([soname, elf_class, machine, libc, sorted(symbols), source] +
+                         ([list(needed), runpath] if needed or runpath is not None else []))
         if key in self.built:
             return self.built[key]
         digest = hashlib.sha1(key.encode()).hexdigest()[:16]
@@ -104,6 +106,10 @@ class ElfFactory:
             command = ["gcc", "-shared", "-fPIC", "-o", str(output), "-x", "c", str(c_file)]
             if soname:
                 command.insert(3, f"-Wl,-soname,{soname}")
+            if runpath is not None:  # DT_RUNPATH, as wheels set it ($ORIGIN/../../nvidia/<component>/lib)
+                command[3:3] = ["-Wl,--enable-new-dtags", f"-Wl,-rpath,{runpath}"]
+            if needed:  # DT_NEEDED entries: link a stub carrying each SONAME
+                command += ["-x", "none", "-Wl,--no-as-needed", *(str(self.get(name)) for name in needed)]
             if elf_class == 32:
                 command[1:1] = ["-m32", "-nostdlib"]  # no 32-bit libc needed
             elif not libc:
@@ -285,7 +291,7 @@ def make_file(spec: dict, built: Built, factory: ElfFactory) -> None:
     elif kind == "elf":
         shutil.copyfile(factory.get(spec.get("soname", path.name) or None, spec.get("elf_class", 64),
                                     spec.get("machine"), spec.get("libc", True), tuple(spec.get("symbols", ())),
-                                    spec.get("source", "")), path)
+                                    spec.get("source", ""), tuple(spec.get("needed", ())), spec.get("runpath")), path)
     elif kind == "truncated":  # the first bytes of a real library
         source = Path(built.expand(spec["from"]))
         path.write_bytes(source.read_bytes()[: spec.get("size", 4096)] if source.exists() else b"\x7fELF")

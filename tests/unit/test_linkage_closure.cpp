@@ -4,8 +4,7 @@
 #include "linkage/closure.hpp"
 #include "linkage/load_check.hpp"
 
-#include "synthetic_elf.hpp"
-#include "temp_tree.hpp"
+#include "closure_fixtures.hpp"
 
 #include <doctest/doctest.h>
 
@@ -20,22 +19,13 @@ using cudadiag::linkage::MappedObject;
 using cudadiag::linkage::ObjectStore;
 using cudadiag::linkage::Route;
 using cudadiag::linkage::SearchSetting;
+using cudadiag::testing::library;
 using cudadiag::testing::synthetic_shared_object;
+using cudadiag::testing::setting_in;
 using cudadiag::testing::SyntheticLibrary;
 using cudadiag::testing::TempTree;
 
 namespace {
-
-std::string library(const TempTree& tree, const std::string& relative, SyntheticLibrary spec) {
-  return tree.write(relative, synthetic_shared_object(spec));
-}
-
-SearchSetting setting_in(const TempTree& tree) {
-  SearchSetting setting;
-  setting.cwd = tree.path("cwd");
-  setting.default_dirs = {tree.path("default")};
-  return setting;
-}
 
 // The closure of `root` opened by its path; its objects point into `store` (one per test: file
 // identities are reused once a TempTree is gone).

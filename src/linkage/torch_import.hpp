@@ -1,0 +1,71 @@
+#pragma once
+// What `import torch` loads before torch's CUDA library, as torch/__init__.py's _load_global_deps
+// does it, predicted from the files (nothing is loaded, Python is not run).
+//
+// The model was read from the released torch/__init__.py of torch 2.8.0, 2.9.0, 2.9.1, 2.10.0 and
+// 2.11.0 (the wheels on PyPI):
+//  1. ctypes.CDLL(torch/lib/libtorch_global_deps.so, RTLD_GLOBAL).
+//  2. When that succeeds and /proc/self/maps then names a cudart, _preload_cuda_deps runs anyway,
+//     its exceptions swallowed (the first library it cannot find or load ends it):
+//       torch < 2.9: only when the mapped path has "nvidia/cuda_runtime/lib/libcudart.so";
+//                    preloads nvrtc, nvJitLink;
+//       torch 2.9:   "libcudart.so" mapped; preloads nvrtc, nvrtc-builtins, nvJitLink;
+//       torch 2.10:  "libcudart.so" mapped; preloads the whole list below (nvToolsExt optional);
+//       torch 2.11+: the same with libcublasLt first.
+//  3. When it fails with an error that names one of the listed libraries, every library of the list
+//     is preloaded (one not found raises ValueError: `import torch` fails), then step 1 again; an
+//     error naming none of them is raised as it is.
+// Each preload is a glob, "libcudart.so.*[0-9]", tried per sys.path entry in
+// <entry>/nvidia/<folder>/lib, <entry>/nvidia/cu<CUDA major>/lib (torch 2.9+) and <entry>/<folder>/lib;
+// the first entry with a match wins, and within it the first match in that order, each directory
+// in the order the file system lists it (os.scandir, unsorted): the order that let a CUDA 11
+// libcudart.so.11.0 be picked before CUDA 12's (pytorch/pytorch#147001). The pick is opened by its
+// path (ctypes.CDLL): another file with the same SONAME as one already loaded is loaded beside it.
+// Not modelled: sys.path entries with glob characters, the '' entry (the working directory).
+
+#include "linkage/closure.hpp"
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cudadiag::linkage {
+
+// One glob of _preload_cuda_deps and what came of it.
+struct TorchPreload {
+  std::string folder;  // "cuda_runtime"
+  std::string pattern; // "libcudart.so.*[0-9]"
+  bool required = true; // false for nvToolsExt (torch 2.10+)
+  std::string path;     // the file the glob picked; "" when nothing matched anywhere
+  // The other files the pattern matched under the same sys.path entry, in the order glob lists them.
+  std::vector<std::string> passed_over;
+  // "loaded", "already loaded" (the same file is in the process), "not found", or "fails: <dlerror>".
+  std::string outcome;
+};
+
+struct TorchImport {
+  std::string model;  // "torch 2.11" / "torch 2.10" / "torch 2.9" / "torch 2.8": whose __init__.py
+  std::string branch; // one sentence: which way _load_global_deps goes, and why
+  std::vector<TorchPreload> preloads; // the globs tried, in order, up to the one that ended it
+  // What the process holds before torch._C loads libtorch_cuda.so, in load order (each a path).
+  std::vector<std::string> load_order;
+  // `import torch` raises before libtorch_cuda.so is loaded: the error, as Python shows it.
+  std::optional<std::string> import_error;
+};
+
+// The modelled import of the torch whose global-deps library is `global_deps`, version
+// `torch_version` (its dist-info's), built for CUDA `cuda` ("13.0"; "" when torch/version.py has
+// none), in a process whose sys.path is `sys_path`.
+TorchImport model_torch_import(const std::string& global_deps, std::string_view torch_version, std::string_view cuda,
+                               const std::vector<std::string>& sys_path, const SearchSetting& setting,
+                               ObjectStore& store);
+
+// glibc's dlerror() for the first thing that stops `closure` loading ("" when it loads).
+std::string dlerror_text(const Closure& closure);
+
+// The names in `directory` matching the glob `pattern` (Python's glob: fnmatch, names starting with
+// '.' left out), in the order the file system lists them; empty when it cannot be read.
+std::vector<std::string> glob_in_directory_order(const std::string& directory, std::string_view pattern);
+
+} // namespace cudadiag::linkage
