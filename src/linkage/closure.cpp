@@ -33,7 +33,7 @@ public:
   ClosureBuilder(const SearchSetting& setting, ObjectStore& store) : m_setting(setting), m_store(store) {}
 
   Closure build(const std::string& root, Route root_route, const std::string& root_dir,
-                const std::vector<std::string>& preloads) {
+                const std::vector<std::string>& preloads, SymbolCheck symbols) {
     for (const auto& preload : preloads) {
       if (const auto index = load_by_path(preload, Route::preloaded, fs::parent(preload))) {
         load_dependencies_of(*index);
@@ -46,7 +46,8 @@ public:
     }
     // glibc maps every dependency before it relocates anything: a missing or broken one stops the
     // load first, and the symbols are never looked up.
-    if (m_closure.missing.empty() && m_closure.broken.empty() && !m_closure.root_error) {
+    if (symbols == SymbolCheck::check && m_closure.missing.empty() && m_closure.broken.empty() &&
+        !m_closure.root_error) {
       check_symbols(m_closure, m_store);
     }
     return std::move(m_closure);
@@ -312,8 +313,9 @@ SearchSetting search_setting(const Environment& env, const SystemLayout& layout,
 }
 
 Closure build_closure(const std::string& root, Route root_route, const std::string& root_dir,
-                      const std::vector<std::string>& preloads, const SearchSetting& setting, ObjectStore& store) {
-  return ClosureBuilder(setting, store).build(root, root_route, root_dir, preloads);
+                      const std::vector<std::string>& preloads, const SearchSetting& setting, ObjectStore& store,
+                      SymbolCheck symbols) {
+  return ClosureBuilder(setting, store).build(root, root_route, root_dir, preloads, symbols);
 }
 
 } // namespace cudadiag::linkage

@@ -126,9 +126,12 @@ SearchSetting search_setting(const Environment& env, const SystemLayout& layout,
 
 // The closure of `root` (opened by its path, found through `root_route` in `root_dir`) in a
 // process that loaded `preloads` first, each by its path with RTLD_GLOBAL, in order.
-// `store` caches the files across closures.
+// `store` caches the files across closures. SymbolCheck::skip maps the objects only (what is
+// missing or broken), for a quick "does this open" where the symbols are checked later.
+enum class SymbolCheck { check, skip };
 Closure build_closure(const std::string& root, Route root_route, const std::string& root_dir,
-                      const std::vector<std::string>& preloads, const SearchSetting& setting, ObjectStore& store);
+                      const std::vector<std::string>& preloads, const SearchSetting& setting, ObjectStore& store,
+                      SymbolCheck symbols = SymbolCheck::check);
 
 // $ORIGIN, ${ORIGIN}, $LIB, $PLATFORM in one DT_RPATH / DT_RUNPATH entry of the object at `object_path`.
 std::string expand_dynamic_tokens(std::string_view entry, std::string_view object_path, const SearchSetting& setting);

@@ -207,8 +207,11 @@ private:
       const auto* file = m_store.open(preload.path);
       const bool already = file != nullptr && std::any_of(m_state.objects.begin(), m_state.objects.end(),
                                                           [&](const LoadedObject& object) { return object.file == file; });
+      // Whether it opens: its dependencies; the symbols of everything are checked once, in the
+      // framework's closure (17 trials, each re-checking the libraries before it, would cost more
+      // than the whole report on a torch install).
       auto trial = build_closure(preload.path, Route::preloaded, fs::parent(preload.path), m_import.load_order,
-                                 m_setting, m_store);
+                                 m_setting, m_store, SymbolCheck::skip);
       if (trial.loads()) {
         preload.outcome = already ? "already loaded" : "loaded";
         m_import.load_order.push_back(preload.path);

@@ -21,7 +21,9 @@
 // in the order the file system lists it (os.scandir, unsorted): the order that let a CUDA 11
 // libcudart.so.11.0 be picked before CUDA 12's (pytorch/pytorch#147001). The pick is opened by its
 // path (ctypes.CDLL): another file with the same SONAME as one already loaded is loaded beside it.
-// Not modelled: sys.path entries with glob characters, the '' entry (the working directory).
+// Whether a preload opens is judged by its dependencies alone; the symbols of everything loaded are
+// checked once, in the framework's closure. Not modelled: sys.path entries with glob characters,
+// the '' entry (the working directory).
 
 #include "linkage/closure.hpp"
 

@@ -86,7 +86,7 @@ TEST_CASE("torch import: the first required library not found ends the silent pr
   CHECK(result.load_order == std::vector<std::string>{global_deps});
 }
 
-TEST_CASE("torch import: 2.8 preloads after success only for a cudart from nvidia/cuda_runtime/lib; 2.9 for any") {
+TEST_CASE("torch import: after success 2.8 preloads only for a cudart from nvidia/cuda_runtime/lib and 2.9 for any") {
   TempTree tree;
   ObjectStore store;
   // The runtime comes from LD_LIBRARY_PATH, not from the wheel directory.
@@ -145,7 +145,7 @@ TEST_CASE("torch import: a failed global-deps load preloads from the first sys.p
   CHECK(*missing.import_error == "ValueError: libnccl.so.*[0-9] not found in the system path");
 }
 
-TEST_CASE("torch import: an error naming no CUDA library is raised as it is; an unparsable version is the newest") {
+TEST_CASE("torch import: an error naming no CUDA library is raised as it is, and an unparsable version is the newest") {
   TempTree tree;
   ObjectStore store;
   const auto global_deps = library(tree, "site/torch/lib/libtorch_global_deps.so", {.needed = {"libgomp.so.1"}});
