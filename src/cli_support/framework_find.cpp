@@ -82,22 +82,72 @@ FrameworkFind find_for_framework(const Options& options, std::string_view framew
   const auto line = [&terminal](const std::string& sentence) {
     return wrap_text(escape_controls(to_valid_utf8(sentence)), terminal.width, "", "  ");
   };
+  const auto& torch_import = load.value().torch_import;
+  const auto picked_by_glob = [&](const std::string& path) -> const linkage::TorchPreload* {
+    if (torch_import) {
+      for (const auto& glob : torch_import->preloads) {
+        if (glob.path == path) {
+          return &glob;
+        }
+      }
+    }
+    return nullptr;
+  };
+  // What is opened before the framework's library, in order; a run of glob picks is one phrase.
   std::string opened;
+  std::size_t picks = 0;
+  const auto end_picks = [&] {
+    if (picks != 0) {
+      opened += std::to_string(picks) + " libraries its _preload_cuda_deps globs pick on sys.path (ctypes.CDLL), then ";
+      picks = 0;
+    }
+  };
   for (const auto& preload : load.value().preloads) {
+    if (picked_by_glob(preload) != nullptr) {
+      ++picks;
+      continue;
+    }
+    end_picks();
     opened += preload + " (RTLD_GLOBAL), then ";
   }
+  end_picks();
   result.text += line(who + " opens " + opened + load.value().library + ".");
+  if (torch_import) {
+    result.text += line("import torch (" + torch_import->model + "'s torch/__init__.py): " + torch_import->branch + ".");
+    if (torch_import->import_error) {
+      result.text += line("import torch fails: " + *torch_import->import_error);
+    }
+  }
   if (bound != nullptr) {
     const auto shown = normal(bound->path);
-    result.text += line(std::string(spec->name) + ": " + fs::basename(bound->names.front()) + ", " +
-                        how_bound(closure, *bound) + ": " + shown +
-                        (shown == bound->path ? "" : " (opened as " + bound->path + ")"));
+    std::string how = how_bound(closure, *bound);
+    if (const auto* glob = picked_by_glob(bound->path)) {
+      how = "preloaded by torch's glob " + glob->pattern + " (the first match on sys.path" +
+            (glob->passed_over.empty() ? std::string() : "; passed over: " + join(glob->passed_over, ", ")) + ")";
+    }
+    result.text += line(std::string(spec->name) + ": " + fs::basename(bound->names.front()) + ", " + how + ": " +
+                        shown + (shown == bound->path ? "" : " (opened as " + bound->path + ")"));
     if (!selected.empty()) {
       const auto ours = fs::real_path(selected);
       const auto theirs = fs::real_path(bound->path);
       const bool same = ours && theirs && ours.value() == theirs.value();
       result.text += line("CUDA Python (cuda-pathfinder) would load " + selected +
                           (same ? ": the same file." : ": another file."));
+    }
+  }
+  if (bound == nullptr && torch_import) {
+    for (const auto& glob : torch_import->preloads) {
+      const auto stem = glob.pattern.substr(0, glob.pattern.find(".so") + 3);
+      const bool ours = std::any_of(spec->file_names.begin(), spec->file_names.end(),
+                                    [&](std::string_view file) { return file.starts_with(stem + "."); });
+      if (ours) {
+        result.text += line("torch's glob " + glob.pattern + " " +
+                            (glob.path.empty() ? std::string("matched nothing on sys.path")
+                                               : "picked " + glob.path + " (" + glob.outcome + ")" +
+                                                     (glob.passed_over.empty() ? std::string()
+                                                                               : "; passed over: " + join(glob.passed_over, ", "))) +
+                            ": it is not a name " + who + " needs.");
+      }
     }
   }
   for (const auto& missing : closure.missing) {

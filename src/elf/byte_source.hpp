@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <cstring>
 #include <cstddef>
@@ -118,6 +119,13 @@ auto with_file_source(const std::string& path, Read read) -> decltype(read(std::
 inline std::uint64_t load(std::span<const std::byte> bytes, std::size_t at, std::size_t width, bool little_endian) {
   if (at > bytes.size() || width > bytes.size() - at) {
     return 0;
+  }
+  if constexpr (std::endian::native == std::endian::little) {
+    if (little_endian && width <= 8) { // the common case, one copy: a symbol table is read field by field
+      std::uint64_t value = 0;
+      std::memcpy(&value, bytes.data() + at, width);
+      return value;
+    }
   }
   std::uint64_t value = 0;
   for (std::size_t i = 0; i < width; ++i) {

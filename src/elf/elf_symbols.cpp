@@ -64,11 +64,12 @@ public:
     if (tables.strtab_size > k_max_dynamic_strings) {
       return Error{"string table of " + std::to_string(tables.strtab_size) + " bytes is too large"};
     }
-    auto strings = bytes_at(tables.strtab, tables.strtab_size);
-    if (!strings) {
+    // Read in place: a C++ library's .dynstr runs to tens of megabytes (libtorch_cpu.so's).
+    auto& strings = m_result.m_strings;
+    strings.resize(static_cast<std::size_t>(tables.strtab_size));
+    if (!m_source.read(tables.strtab, std::as_writable_bytes(std::span<char>(strings.data(), strings.size())))) {
       return Error{"string table lies outside the file"};
     }
-    m_result.m_strings.assign(reinterpret_cast<const char*>(strings->data()), strings->size());
 
     read_gnu_hash(is64);
     auto count = symbol_count();

@@ -1,6 +1,7 @@
 #include "linkage/linkage.hpp"
 
 #include <chrono>
+#include <future>
 #include <map>
 
 namespace cudadiag::linkage {
@@ -54,6 +55,13 @@ public:
     const auto start = std::chrono::steady_clock::now();
     Linkage result;
     result.ran = true;
+    // The frameworks' closures are predicted beside the libraries', on a thread and a store of their
+    // own: torch's reaches libtorch_cpu.so, whose symbol tables alone run to tens of megabytes.
+    auto framework_store = std::make_shared<ObjectStore>();
+    std::future<std::vector<FrameworkLinkage>> frameworks;
+    if (!installed_modelled_frameworks(m_discovery).empty()) {
+      frameworks = std::async(std::launch::async, [this, framework_store] { return analyze_frameworks(framework_store); });
+    }
     for (const auto& component : m_discovery.components) {
       if (component.spec->kind == ComponentKind::dynamic_lib) {
         if (auto linkage = analyze(component); !linkage.closures.empty()) {
@@ -61,24 +69,33 @@ public:
         }
       }
     }
-    for (const auto framework : installed_modelled_frameworks(m_discovery)) {
-      if (auto load = framework_load(m_discovery, framework, m_env, m_layout, m_store)) {
-        auto& loaded = load.value();
-        FrameworkLinkage linkage{loaded.framework, loaded.version, loaded.library, std::move(loaded.torch_import), {}};
-        linkage.closure.answers = {"framework"};
-        linkage.closure.load_name = loaded.library;
-        linkage.closure.closure = std::move(loaded.closure);
-        annotate(linkage.closure);
-        result.frameworks.push_back(std::move(linkage));
-      }
+    if (frameworks.valid()) {
+      result.frameworks = frameworks.get();
     }
-    result.files_read = m_store->files_read();
+    result.files_read = m_store->files_read() + framework_store->files_read();
     result.files = m_store;
+    result.framework_files = framework_store;
     result.elapsed_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     return result;
   }
 
 private:
+  std::vector<FrameworkLinkage> analyze_frameworks(const std::shared_ptr<ObjectStore>& store) const {
+    std::vector<FrameworkLinkage> all;
+    for (const auto framework : installed_modelled_frameworks(m_discovery)) {
+      if (auto load = framework_load(m_discovery, framework, m_env, m_layout, store)) {
+        auto& loaded = load.value();
+        FrameworkLinkage linkage{loaded.framework, loaded.version, loaded.library, std::move(loaded.torch_import), {}};
+        linkage.closure.answers = {"framework"};
+        linkage.closure.load_name = loaded.library;
+        linkage.closure.closure = std::move(loaded.closure);
+        annotate(linkage.closure, *store);
+        all.push_back(std::move(linkage));
+      }
+    }
+    return all;
+  }
+
   ComponentLinkage analyze(const ComponentResult& component) {
     ComponentLinkage linkage;
     linkage.spec = component.spec;
@@ -99,7 +116,7 @@ private:
       closure.answers.push_back(answer);
       closure.load_name = load_name;
       closure.closure = build_closure(root, route, dir, preloads, m_setting, *m_store);
-      annotate(closure);
+      annotate(closure, *m_store);
       linkage.closures.push_back(std::move(closure));
     };
     if (component.selected && !component.selected->fails) {
@@ -167,10 +184,10 @@ private:
     return paths;
   }
 
-  void annotate(AnswerClosure& answer) {
+  void annotate(AnswerClosure& answer, ObjectStore& store) const {
     answer.facts = facts_of(answer.closure);
     for (const auto& unresolved : answer.closure.unresolved) {
-      answer.providers.push_back(providers_of(answer.closure, unresolved));
+      answer.providers.push_back(providers_of(answer.closure, unresolved, store));
     }
   }
 
@@ -223,7 +240,8 @@ private:
     return name.substr(stem.size() + 1);
   }
 
-  std::vector<Provider> providers_of(const Closure& closure, const UnresolvedSymbol& unresolved) {
+  std::vector<Provider> providers_of(const Closure& closure, const UnresolvedSymbol& unresolved,
+                                     ObjectStore& store) const {
     std::vector<std::string> names;
     if (!unresolved.version_file.empty()) {
       names.push_back(unresolved.version_file);
@@ -245,11 +263,11 @@ private:
         if (!candidate.usable() || !candidate.realpath) {
           continue;
         }
-        const auto* file = m_store->open(candidate.first.path);
+        const auto* file = store.open(candidate.first.path);
         if (file == nullptr || file == bound || file->skipped_because || file->fails_because) {
           continue;
         }
-        const auto& symbols = m_store->symbols(*file);
+        const auto& symbols = store.symbols(*file);
         if (symbols && symbols->defines(reference)) {
           providers.push_back({candidate.first.path, candidate.first.found_via,
                                candidate.version ? candidate.version->version : std::string()});

@@ -95,9 +95,10 @@ struct Linkage {
   bool ran = false;
   std::vector<ComponentLinkage> components; // the found libraries, in the report's order
   std::vector<FrameworkLinkage> frameworks; // torch, JAX's plugin: those installed with their CUDA library
-  std::size_t files_read = 0;                // distinct files opened
+  std::size_t files_read = 0;                // files opened: the libraries' distinct files, then the frameworks'
   // The files the closures' objects point into (LoadedObject::file): kept alive with the result.
   std::shared_ptr<const ObjectStore> files;
+  std::shared_ptr<const ObjectStore> framework_files; // the frameworks' closures', read on a thread of their own
   double elapsed_ms = 0;
   // The load check (load_check.hpp): whether it ran, else why not, and how long it took.
   bool load_checked = false;
