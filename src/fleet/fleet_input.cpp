@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -35,7 +36,7 @@ struct Pending {
 class BatchParser {
 public:
   BatchParser(FleetBuilder& builder, const InputOptions& options) : m_builder(builder), m_options(options) {
-    m_threads = options.threads != 0 ? options.threads : std::clamp(std::thread::hardware_concurrency(), 1U, 8U);
+    m_threads = options.threads != 0 ? options.threads : std::clamp(std::thread::hardware_concurrency(), 1U, 16U);
   }
   BatchParser(const BatchParser&) = delete;
   BatchParser& operator=(const BatchParser&) = delete;
@@ -48,6 +49,8 @@ public:
       start();
     }
   }
+
+  [[nodiscard]] unsigned threads() const { return m_threads; }
 
   // The text buffers of documents already handed over, for the splitter to read the next ones into.
   std::vector<std::string> take_spare() { return std::exchange(m_spare, {}); }
@@ -238,7 +241,124 @@ bool looks_like_report_file(const std::filesystem::path& path) {
   });
 }
 
-std::optional<Error> read_directory(const std::string& path, BatchParser& parser, FleetBuilder& builder) {
+// What one file of a directory holds, in order: its reports and what could not be read.
+struct FileItems {
+  std::vector<std::pair<NodeFacts, std::string>> nodes; // the facts and the document's text
+  std::vector<InputProblem> problems;
+};
+
+// One file of a directory, read, split and parsed whole on the calling thread (files up to
+// k_whole_file_bytes; larger ones are streamed through the BatchParser).
+FileItems read_whole_file(const std::string& path) {
+  FileItems items;
+  auto bytes = fs::read_file_prefix(path, diff::k_max_input_bytes + 1);
+  if (!bytes) {
+    items.problems.push_back({path, 0, "cannot read: " + bytes.error().message});
+    return items;
+  }
+  const auto parse = [&items](std::string text, std::string source, std::size_t line) {
+    auto fields = read_fleet_fields_in_place(text);
+    if (!fields) {
+      items.problems.push_back({std::move(source), line, fields.error().message});
+    } else {
+      items.nodes.emplace_back(node_facts(*fields, source), std::move(text));
+    }
+  };
+  if (bundle::looks_like_gzip(std::string_view(*bytes).substr(0, 2))) {
+    if (bytes->size() > diff::k_max_input_bytes) {
+      items.problems.push_back({path, 0, "larger than a cudadiag bundle can be"});
+      return items;
+    }
+    auto report = diff::report_text_from_bundle(*bytes, path);
+    if (!report) {
+      items.problems.push_back({path, 0, report.error().message});
+    } else {
+      parse(std::move(*report), path + " (bundle)", 0);
+    }
+    return items;
+  }
+  StreamSplitter splitter(path);
+  std::vector<StreamDocument> documents;
+  std::vector<StrayText> stray;
+  splitter.add_lines(*bytes, documents, stray);
+  splitter.finish(stray);
+  for (auto& document : documents) {
+    parse(std::move(document.text), std::move(document.source), document.first_line);
+  }
+  for (auto& text : stray) {
+    items.problems.push_back(
+        {std::move(text.source), text.line, "not a report: \"" + report::to_valid_utf8(text.text) + "\""});
+  }
+  return items;
+}
+
+// Files of a directory are independent: a window of them is read, split and parsed on as many
+// threads as the parser uses, then handed to the builder in name order, so the work is spread
+// over the cores and the memory bounded by the window.
+class DirectoryReader {
+public:
+  DirectoryReader(BatchParser& parser, FleetBuilder& builder, unsigned threads)
+      : m_parser(parser), m_builder(builder), m_threads(std::max(threads, 1U)) {}
+
+  void add(const std::string& file) {
+    const auto size = fs::file_size(file);
+    if (!size || *size > k_whole_file_bytes) {
+      finish_window();
+      read_file(file, m_parser, m_builder); // streamed (or its error reported) in order
+      return;
+    }
+    m_window.push_back(file);
+    m_window_bytes += *size;
+    if (m_window.size() >= k_window_files || m_window_bytes >= k_window_bytes) {
+      finish_window();
+    }
+  }
+
+  void finish_window() {
+    if (m_window.empty()) {
+      return;
+    }
+    m_parser.flush(); // what the stream path holds goes first
+    std::vector<FileItems> results(m_window.size());
+    std::atomic<std::size_t> next{0};
+    std::vector<std::thread> workers;
+    const auto count = std::min<std::size_t>(m_threads, m_window.size());
+    for (std::size_t t = 0; t < count; ++t) {
+      workers.emplace_back([&] {
+        for (auto i = next++; i < m_window.size(); i = next++) {
+          results[i] = read_whole_file(m_window[i]);
+        }
+      });
+    }
+    for (auto& worker : workers) {
+      worker.join();
+    }
+    for (auto& items : results) {
+      for (auto& [facts, text] : items.nodes) {
+        m_builder.add(std::move(facts), text);
+      }
+      for (auto& problem : items.problems) {
+        m_builder.add_problem(std::move(problem));
+      }
+    }
+    m_window.clear();
+    m_window_bytes = 0;
+  }
+
+private:
+  static constexpr std::uint64_t k_whole_file_bytes = std::uint64_t{64} << 20U;
+  static constexpr std::size_t k_window_files = 1024;
+  static constexpr std::uint64_t k_window_bytes = std::uint64_t{256} << 20U;
+
+  BatchParser& m_parser;
+  FleetBuilder& m_builder;
+  unsigned m_threads;
+  std::vector<std::string> m_window;
+  std::uint64_t m_window_bytes = 0;
+};
+
+std::optional<Error> read_directory(const std::string& path, BatchParser& parser, FleetBuilder& builder,
+                                    unsigned threads) {
   std::vector<std::string> files;
   std::error_code error;
   std::filesystem::recursive_directory_iterator it(path, std::filesystem::directory_options::skip_permission_denied,
@@ -256,9 +376,11 @@ std::optional<Error> read_directory(const std::string& path, BatchParser& parser
     }
   }
   std::sort(files.begin(), files.end());
+  DirectoryReader reader(parser, builder, threads);
   for (const auto& file : files) {
-    read_file(file, parser, builder);
+    reader.add(file);
   }
+  reader.finish_window();
   return std::nullopt;
 }
 
@@ -276,7 +398,7 @@ std::optional<Error> read_inputs(const std::vector<std::string>& inputs, std::FI
       stdin_read = true;
       read_stream(standard_input, "stdin", {}, parser, builder);
     } else if (fs::is_directory(input)) {
-      if (auto error = read_directory(input, parser, builder)) {
+      if (auto error = read_directory(input, parser, builder, parser.threads())) {
         return error;
       }
     } else if (fs::exists(input)) {
