@@ -82,10 +82,10 @@ FrameworkFind find_for_framework(const Options& options, std::string_view framew
   const auto line = [&terminal](const std::string& sentence) {
     return wrap_text(escape_controls(to_valid_utf8(sentence)), terminal.width, "", "  ");
   };
-  const auto& torch_import = load.value().torch_import;
-  const auto picked_by_glob = [&](const std::string& path) -> const linkage::TorchPreload* {
-    if (torch_import) {
-      for (const auto& glob : torch_import->preloads) {
+  const auto& opened_first = load.value().import_model;
+  const auto picked_by_glob = [&](const std::string& path) -> const linkage::FrameworkPreload* {
+    if (opened_first) {
+      for (const auto& glob : opened_first->preloads) {
         if (glob.path == path) {
           return &glob;
         }
@@ -93,12 +93,15 @@ FrameworkFind find_for_framework(const Options& options, std::string_view framew
     }
     return nullptr;
   };
-  // What is opened before the framework's library, in order; a run of glob picks is one phrase.
+  const bool torch = load.value().framework == "torch";
+  // What is opened before the framework's library, in order; a run of preloads is one phrase.
   std::string opened;
   std::size_t picks = 0;
   const auto end_picks = [&] {
     if (picks != 0) {
-      opened += std::to_string(picks) + " libraries its _preload_cuda_deps globs pick on sys.path (ctypes.CDLL), then ";
+      opened += std::to_string(picks) +
+                (torch ? " libraries its _preload_cuda_deps globs pick on sys.path (ctypes.CDLL), then "
+                       : " libraries its plugin's _load_nvidia_libraries opens from the nvidia packages (ctypes), then ");
       picks = 0;
     }
   };
@@ -112,18 +115,19 @@ FrameworkFind find_for_framework(const Options& options, std::string_view framew
   }
   end_picks();
   result.text += line(who + " opens " + opened + load.value().library + ".");
-  if (torch_import) {
-    result.text += line("import torch (" + torch_import->model + "'s torch/__init__.py): " + torch_import->branch + ".");
-    if (torch_import->import_error) {
-      result.text += line("import torch fails: " + *torch_import->import_error);
+  if (opened_first) {
+    result.text += line(opened_first->statement + " (" + opened_first->model + "): " + opened_first->branch + ".");
+    if (opened_first->import_error) {
+      result.text += line(opened_first->statement + " fails: " + *opened_first->import_error);
     }
   }
   if (bound != nullptr) {
     const auto shown = normal(bound->path);
     std::string how = how_bound(closure, *bound);
     if (const auto* glob = picked_by_glob(bound->path)) {
-      how = "preloaded by torch's glob " + glob->pattern + " (the first match on sys.path" +
-            (glob->passed_over.empty() ? std::string() : "; passed over: " + join(glob->passed_over, ", ")) + ")";
+      how = torch ? "preloaded by torch's glob " + glob->pattern + " (the first match on sys.path" +
+                        (glob->passed_over.empty() ? std::string() : "; passed over: " + join(glob->passed_over, ", ")) + ")"
+                  : "preloaded by the plugin's _load_nvidia_libraries from nvidia." + glob->folder;
     }
     result.text += line(std::string(spec->name) + ": " + fs::basename(bound->names.front()) + ", " + how + ": " +
                         shown + (shown == bound->path ? "" : " (opened as " + bound->path + ")"));
@@ -135,8 +139,8 @@ FrameworkFind find_for_framework(const Options& options, std::string_view framew
                           (same ? ": the same file." : ": another file."));
     }
   }
-  if (bound == nullptr && torch_import) {
-    for (const auto& glob : torch_import->preloads) {
+  if (bound == nullptr && opened_first && torch) {
+    for (const auto& glob : opened_first->preloads) {
       const auto stem = glob.pattern.substr(0, glob.pattern.find(".so") + 3);
       const bool ours = std::any_of(spec->file_names.begin(), spec->file_names.end(),
                                     [&](std::string_view file) { return file.starts_with(stem + "."); });

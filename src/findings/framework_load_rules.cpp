@@ -23,9 +23,9 @@ std::string_view library_stem(std::string_view name) {
 // A preload glob that picked another release of the library the load then missed (libcudart.so.11.0
 // for libcudart.so.12): the cause pytorch/pytorch#147001 describes. Once loaded, that file stands
 // in for nothing: its SONAME is not the one needed.
-const linkage::TorchPreload* glob_that_picked_wrong(const linkage::TorchImport& torch_import,
+const linkage::FrameworkPreload* glob_that_picked_wrong(const linkage::FrameworkImport& import_model,
                                                     std::string_view missing_name) {
-  for (const auto& preload : torch_import.preloads) {
+  for (const auto& preload : import_model.preloads) {
     const auto picked = fs::basename(preload.path);
     if (!preload.path.empty() && library_stem(picked) == library_stem(missing_name) && picked != missing_name) {
       return &preload;
@@ -54,7 +54,7 @@ std::vector<Finding> evaluate_framework_loads(const linkage::Linkage& linkage) {
                              !closure.root_error && !closure.missing.empty() &&
                              std::all_of(closure.missing.begin(), closure.missing.end(),
                                          [](const auto& missing) { return is_driver_library(missing.name); }) &&
-                             !(framework.torch_import && framework.torch_import->import_error);
+                             !(framework.import_model && framework.import_model->import_error);
     if (driver_only) {
       continue;
     }
@@ -64,12 +64,12 @@ std::vector<Finding> evaluate_framework_loads(const linkage::Linkage& linkage) {
     nlohmann::json evidence = {{"framework", framework.framework},
                                {"version", framework.version},
                                {"library", framework.library}};
-    if (framework.torch_import && framework.torch_import->import_error) {
-      error = *framework.torch_import->import_error;
-      message = "`import torch` (" + who + ") fails before it loads " + fs::basename(framework.library) + ": " +
-                error + " (" + framework.torch_import->branch + ").";
-      evidence["torch_import_branch"] = framework.torch_import->branch;
-      evidence["model"] = framework.torch_import->model;
+    if (framework.import_model && framework.import_model->import_error) {
+      error = *framework.import_model->import_error;
+      message = "`" + framework.import_model->statement + "` (" + who + ") fails before it loads " +
+                fs::basename(framework.library) + ": " + error + " (" + framework.import_model->branch + ").";
+      evidence["import_branch"] = framework.import_model->branch;
+      evidence["model"] = framework.import_model->model;
     } else {
       error = linkage::dlerror_text(closure);
       message = who + "'s " + fs::basename(framework.library) + " does not load: \"" + error + "\"" +
@@ -81,8 +81,8 @@ std::vector<Finding> evaluate_framework_loads(const linkage::Linkage& linkage) {
     if (!missing_name.empty()) {
       evidence["missing"] = missing_name;
     }
-    const auto* wrong = framework.torch_import && !missing_name.empty()
-                            ? glob_that_picked_wrong(*framework.torch_import, missing_name)
+    const auto* wrong = framework.framework == "torch" && framework.import_model && !missing_name.empty()
+                            ? glob_that_picked_wrong(*framework.import_model, missing_name)
                             : nullptr;
     if (wrong != nullptr) {
       message += " torch's preload glob " + wrong->pattern + " picked " + wrong->path +

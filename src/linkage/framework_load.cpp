@@ -1,5 +1,7 @@
 #include "linkage/framework_load.hpp"
 
+#include "linkage/jax_import.hpp"
+
 #include "python/pep508.hpp"
 #include "core/filesystem.hpp"
 
@@ -92,10 +94,13 @@ Expected<FrameworkLoad> framework_load(const discovery::DiscoveryResult& discove
   if (framework == "torch") {
     const auto global_deps = fs::join(fs::parent(load.library), "libtorch_global_deps.so");
     if (fs::is_regular_file(global_deps)) {
-      load.torch_import = model_torch_import(global_deps, build->version, build->cuda, modelled_sys_path(discovery, env),
+      load.import_model = model_torch_import(global_deps, build->version, build->cuda, modelled_sys_path(discovery, env),
                                              setting, *load.files);
-      load.preloads = load.torch_import->load_order;
+      load.preloads = load.import_model->load_order;
     }
+  } else {
+    load.import_model = model_jax_import(fs::parent(load.library), modelled_sys_path(discovery, env), setting, *load.files);
+    load.preloads = load.import_model->load_order;
   }
   load.closure = build_closure(load.library, Route::root, fs::parent(load.library), load.preloads, setting, *load.files);
   return load;

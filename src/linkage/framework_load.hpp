@@ -11,7 +11,8 @@
 //   Root: libtorch_cuda.so; before it, what torch/__init__.py loads by itself (torch_import.hpp):
 //   libtorch_global_deps.so and, depending on the release and on how that load went, the CUDA
 //   libraries its _preload_cuda_deps globs pick from sys.path.
-// - JAX (jax-cudaNN-pjrt): jax opens jax_plugins/xla_cudaNN/xla_cuda_plugin.so; root: that file.
+// - JAX (jax-cudaNN-pjrt): the plugin's initialize() opens the NVIDIA wheels' libraries it lists
+//   (jax_import.hpp), then jax_plugins/xla_cudaNN/xla_cuda_plugin.so; root: that file.
 // Frameworks that load through cuda-pathfinder (CuPy, cuda.core, numba-cuda) need no model: their
 // answer is the report's `selected`.
 
@@ -33,12 +34,12 @@ struct FrameworkLoad {
   std::string version;
   std::string library;   // the root: the framework's CUDA library
   std::vector<std::string> preloads; // opened before the root, in order
-  std::optional<TorchImport> torch_import; // torch: how `import torch` came to those preloads
+  std::optional<FrameworkImport> import_model; // how the framework's own code came to those preloads
   Closure closure;
   std::shared_ptr<ObjectStore> files; // keeps closure.objects' files alive
 
   // Whether the framework's CUDA library loads, as predicted (and, for torch, `import torch` gets there).
-  [[nodiscard]] bool loads() const { return closure.loads() && !(torch_import && torch_import->import_error); }
+  [[nodiscard]] bool loads() const { return closure.loads() && !(import_model && import_model->import_error); }
 };
 
 // The frameworks framework_load models, as a user names them ("torch", "jax").

@@ -85,7 +85,7 @@ private:
     for (const auto framework : installed_modelled_frameworks(m_discovery)) {
       if (auto load = framework_load(m_discovery, framework, m_env, m_layout, store)) {
         auto& loaded = load.value();
-        FrameworkLinkage linkage{loaded.framework, loaded.version, loaded.library, std::move(loaded.torch_import), {}};
+        FrameworkLinkage linkage{loaded.framework, loaded.version, loaded.library, std::move(loaded.import_model), {}};
         linkage.closure.answers = {"framework"};
         linkage.closure.load_name = loaded.library;
         linkage.closure.closure = std::move(loaded.closure);

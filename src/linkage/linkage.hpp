@@ -78,11 +78,11 @@ struct FrameworkLinkage {
   std::string framework; // the distribution ("torch", "jax-cuda13-pjrt")
   std::string version;
   std::string library;   // its CUDA library, the closure's root
-  std::optional<TorchImport> torch_import; // torch: what `import torch` loads first, and why
+  std::optional<FrameworkImport> import_model; // what the framework's own code opens first, and why
   AnswerClosure closure; // answers: {"framework"}; the preloads, then the library
 
   [[nodiscard]] bool loads() const {
-    return closure.closure.loads() && !(torch_import && torch_import->import_error);
+    return closure.closure.loads() && !(import_model && import_model->import_error);
   }
 };
 

@@ -89,12 +89,12 @@ json closure_to_json(const AnswerClosure& answer) {
           {"check", check_to_json(answer.check)}};
 }
 
-json torch_import_to_json(const std::optional<TorchImport>& torch_import) {
-  if (!torch_import) {
+json import_to_json(const std::optional<FrameworkImport>& import_model) {
+  if (!import_model) {
     return nullptr;
   }
   json preloads = json::array();
-  for (const auto& preload : torch_import->preloads) {
+  for (const auto& preload : import_model->preloads) {
     preloads.push_back({{"folder", preload.folder},
                         {"pattern", preload.pattern},
                         {"required", preload.required},
@@ -102,11 +102,12 @@ json torch_import_to_json(const std::optional<TorchImport>& torch_import) {
                         {"passed_over", preload.passed_over},
                         {"outcome", preload.outcome}});
   }
-  return {{"model", torch_import->model},
-          {"branch", torch_import->branch},
+  return {{"statement", import_model->statement},
+          {"model", import_model->model},
+          {"branch", import_model->branch},
           {"preloads", preloads},
-          {"load_order", torch_import->load_order},
-          {"import_error", optional_text(torch_import->import_error)}};
+          {"load_order", import_model->load_order},
+          {"import_error", optional_text(import_model->import_error)}};
 }
 
 } // namespace
@@ -134,7 +135,7 @@ json linkage_to_json(const Linkage& linkage) {
                           {"version", framework.version},
                           {"library", framework.library},
                           {"loads", framework.loads()},
-                          {"torch_import", torch_import_to_json(framework.torch_import)},
+                          {"import", import_to_json(framework.import_model)},
                           {"closure", closure_to_json(framework.closure)}});
   }
   return {{"ran", linkage.ran},

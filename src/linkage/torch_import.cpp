@@ -94,7 +94,7 @@ std::vector<Glob> after_success_list(Generation generation, std::string_view cud
 }
 
 // The file one glob picks: the first sys.path entry with a match, its first match.
-void pick(TorchPreload& preload, Generation generation, std::string_view cuda, const std::vector<std::string>& sys_path) {
+void pick(FrameworkPreload& preload, Generation generation, std::string_view cuda, const std::vector<std::string>& sys_path) {
   std::vector<std::string> directories_in_entry;
   for (const auto& entry : sys_path) {
     if (entry.empty()) {
@@ -126,7 +126,8 @@ public:
       : m_generation(generation_of(torch_version)), m_cuda(cuda), m_sys_path(sys_path), m_setting(setting),
         m_store(store) {}
 
-  TorchImport run(const std::string& global_deps) {
+  FrameworkImport run(const std::string& global_deps) {
+    m_import.statement = "import torch";
     m_import.model = model_name(m_generation);
     const auto first = build_closure(global_deps, Route::root, fs::parent(global_deps), {}, m_setting, m_store);
     if (first.loads()) {
@@ -195,34 +196,12 @@ private:
 
   // One glob: pick the file, load it after what is loaded. False when nothing matched or it fails.
   bool preload(const Glob& glob) {
-    TorchPreload preload;
+    FrameworkPreload preload;
     preload.folder = glob.folder;
     preload.pattern = glob.pattern;
     preload.required = glob.required;
     pick(preload, m_generation, m_cuda, m_sys_path);
-    bool loaded = false;
-    if (preload.path.empty()) {
-      preload.outcome = "not found";
-    } else {
-      const auto* file = m_store.open(preload.path);
-      const bool already = file != nullptr && std::any_of(m_state.objects.begin(), m_state.objects.end(),
-                                                          [&](const LoadedObject& object) { return object.file == file; });
-      // Whether it opens: its dependencies; the symbols of everything are checked once, in the
-      // framework's closure (17 trials, each re-checking the libraries before it, would cost more
-      // than the whole report on a torch install).
-      auto trial = build_closure(preload.path, Route::preloaded, fs::parent(preload.path), m_import.load_order,
-                                 m_setting, m_store, SymbolCheck::skip);
-      if (trial.loads()) {
-        preload.outcome = already ? "already loaded" : "loaded";
-        m_import.load_order.push_back(preload.path);
-        m_state = std::move(trial);
-        loaded = true;
-      } else {
-        preload.outcome = "fails: " + dlerror_text(trial);
-      }
-    }
-    m_import.preloads.push_back(std::move(preload));
-    return loaded;
+    return try_preload(m_import, std::move(preload), m_state, m_setting, m_store);
   }
 
   Generation m_generation;
@@ -231,7 +210,7 @@ private:
   const SearchSetting& m_setting;
   ObjectStore& m_store;
   Closure m_state; // what is loaded so far
-  TorchImport m_import;
+  FrameworkImport m_import;
 };
 
 struct DirectoryCloser {
@@ -240,33 +219,10 @@ struct DirectoryCloser {
 
 } // namespace
 
-TorchImport model_torch_import(const std::string& global_deps, std::string_view torch_version, std::string_view cuda,
+FrameworkImport model_torch_import(const std::string& global_deps, std::string_view torch_version, std::string_view cuda,
                                const std::vector<std::string>& sys_path, const SearchSetting& setting,
                                ObjectStore& store) {
   return ImportModel(torch_version, cuda, sys_path, setting, store).run(global_deps);
-}
-
-std::string dlerror_text(const Closure& closure) {
-  if (closure.root_error) {
-    return *closure.root_error;
-  }
-  if (!closure.missing.empty()) {
-    return closure.missing.front().name + ": cannot open shared object file: No such file or directory";
-  }
-  if (!closure.broken.empty()) {
-    return closure.broken.front().path + ": " + closure.broken.front().error;
-  }
-  if (!closure.missing_versions.empty()) {
-    const auto& missing = closure.missing_versions.front();
-    return closure.objects[missing.bound].path + ": version `" + missing.version + "' not found (required by " +
-           closure.objects[missing.needed_by].path + ")";
-  }
-  if (!closure.unresolved.empty()) {
-    const auto& symbol = closure.unresolved.front();
-    return closure.objects[symbol.needed_by].path + ": undefined symbol: " + symbol.symbol +
-           (symbol.version.empty() ? "" : ", version " + symbol.version);
-  }
-  return {};
 }
 
 std::vector<std::string> glob_in_directory_order(const std::string& directory, std::string_view pattern) {

@@ -25,7 +25,7 @@
 // checked once, in the framework's closure. Not modelled: sys.path entries with glob characters,
 // the '' entry (the working directory).
 
-#include "linkage/closure.hpp"
+#include "linkage/framework_import.hpp"
 
 #include <optional>
 #include <string>
@@ -34,37 +34,12 @@
 
 namespace cudadiag::linkage {
 
-// One glob of _preload_cuda_deps and what came of it.
-struct TorchPreload {
-  std::string folder;  // "cuda_runtime"
-  std::string pattern; // "libcudart.so.*[0-9]"
-  bool required = true; // false for nvToolsExt (torch 2.10+)
-  std::string path;     // the file the glob picked; "" when nothing matched anywhere
-  // The other files the pattern matched under the same sys.path entry, in the order glob lists them.
-  std::vector<std::string> passed_over;
-  // "loaded", "already loaded" (the same file is in the process), "not found", or "fails: <dlerror>".
-  std::string outcome;
-};
-
-struct TorchImport {
-  std::string model;  // "torch 2.11" / "torch 2.10" / "torch 2.9" / "torch 2.8": whose __init__.py
-  std::string branch; // one sentence: which way _load_global_deps goes, and why
-  std::vector<TorchPreload> preloads; // the globs tried, in order, up to the one that ended it
-  // What the process holds before torch._C loads libtorch_cuda.so, in load order (each a path).
-  std::vector<std::string> load_order;
-  // `import torch` raises before libtorch_cuda.so is loaded: the error, as Python shows it.
-  std::optional<std::string> import_error;
-};
-
 // The modelled import of the torch whose global-deps library is `global_deps`, version
 // `torch_version` (its dist-info's), built for CUDA `cuda` ("13.0"; "" when torch/version.py has
 // none), in a process whose sys.path is `sys_path`.
-TorchImport model_torch_import(const std::string& global_deps, std::string_view torch_version, std::string_view cuda,
+FrameworkImport model_torch_import(const std::string& global_deps, std::string_view torch_version, std::string_view cuda,
                                const std::vector<std::string>& sys_path, const SearchSetting& setting,
                                ObjectStore& store);
-
-// glibc's dlerror() for the first thing that stops `closure` loading ("" when it loads).
-std::string dlerror_text(const Closure& closure);
 
 // The names in `directory` matching the glob `pattern` (Python's glob: fnmatch, names starting with
 // '.' left out), in the order the file system lists them; empty when it cannot be read.

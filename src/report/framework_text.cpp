@@ -39,20 +39,20 @@ std::string loads_table(const Report& report, const linkage::FrameworkLinkage& f
   const auto& closure = answer.closure;
   std::string out;
   std::size_t preloaded = 0;
-  if (framework.torch_import) {
-    for (const auto& preload : framework.torch_import->preloads) {
+  if (framework.import_model) {
+    for (const auto& preload : framework.import_model->preloads) {
       preloaded += preload.outcome == "loaded" ? 1U : 0U;
     }
   }
   std::string head = fs::basename(framework.library) + " " +
                      (framework.loads() ? paint(style, k_green, "loads") : paint(style, k_red, "fails to load"));
-  if (framework.torch_import) {
-    head += "; import torch (" + framework.torch_import->model + "'s __init__.py) " +
-            (preloaded == 0 ? std::string("preloads nothing")
-                            : "preloads " + std::to_string(preloaded) + " from sys.path globs") +
-            ": " + framework.torch_import->branch;
-    if (framework.torch_import->import_error) {
-      head += "; " + paint(style, k_red, *framework.torch_import->import_error);
+  if (framework.import_model) {
+    const auto& opened = *framework.import_model;
+    head += "; " + opened.statement + " (" + opened.model + ") " +
+            (preloaded == 0 ? std::string("preloads nothing") : "preloads " + std::to_string(preloaded)) + ": " +
+            opened.branch;
+    if (opened.import_error) {
+      head += "; " + paint(style, k_red, *opened.import_error);
     }
   }
   out += wrap(to_valid_utf8(escape_controls(head, style)), style.width, "    ", "      ");

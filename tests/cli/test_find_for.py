@@ -162,7 +162,7 @@ def test_torchs_preload_glob_picks_what_pythons_glob_lists_first(torch_venv):
     empty_cache.write_bytes(b"")
     result = run(["--json", "--no-load", "--ld-so-cache", str(empty_cache)], env=env)
     report = json.loads(result.stdout)
-    torch_import = report["linkage"]["frameworks"][0]["torch_import"]
+    torch_import = report["linkage"]["frameworks"][0]["import"]
     assert torch_import["model"] == "torch 2.8"
     picked = next(p for p in torch_import["preloads"] if p["pattern"] == "libcudart.so.*[0-9]")
     listed = glob.glob(str(runtime / "libcudart.so.*[0-9]"))

@@ -1,6 +1,8 @@
-// torch/__init__.py's loading of its CUDA libraries (linkage/torch_import.hpp) on synthetic wheel
+// torch/__init__.py's and the JAX plugin's loading of their CUDA libraries (linkage/torch_import.hpp,
+// jax_import.hpp) on synthetic wheel
 // trees: which branch each release takes, what its globs pick, and when `import torch` fails.
 
+#include "linkage/jax_import.hpp"
 #include "linkage/torch_import.hpp"
 
 #include "closure_fixtures.hpp"
@@ -15,8 +17,8 @@
 using cudadiag::linkage::model_torch_import;
 using cudadiag::linkage::ObjectStore;
 using cudadiag::linkage::SearchSetting;
-using cudadiag::linkage::TorchImport;
-using cudadiag::linkage::TorchPreload;
+using cudadiag::linkage::FrameworkImport;
+using cudadiag::linkage::FrameworkPreload;
 using cudadiag::testing::library;
 using cudadiag::testing::setting_in;
 using cudadiag::testing::SyntheticLibrary;
@@ -31,9 +33,9 @@ std::string torch_in(const TempTree& tree, const std::string& site, const std::s
                  {.needed = {cudart}, .runpath = "$ORIGIN/../../nvidia/" + runpath_dir + "/lib"});
 }
 
-const TorchPreload* preload_of(const TorchImport& torch_import, const std::string& pattern) {
+const FrameworkPreload* preload_of(const FrameworkImport& torch_import, const std::string& pattern) {
   const auto found = std::find_if(torch_import.preloads.begin(), torch_import.preloads.end(),
-                                  [&](const TorchPreload& preload) { return preload.pattern == pattern; });
+                                  [&](const FrameworkPreload& preload) { return preload.pattern == pattern; });
   return found == torch_import.preloads.end() ? nullptr : &*found;
 }
 
@@ -167,4 +169,33 @@ TEST_CASE("torch import: glob keeps the directory's own order and Python's rules
   std::sort(names.begin(), names.end());
   CHECK(names == std::vector<std::string>{"libcudart.so.11.0", "libcudart.so.12"});
   CHECK(cudadiag::linkage::glob_in_directory_order(tree.path("nowhere"), "*").empty());
+}
+
+TEST_CASE("jax import: the plugin opens each listed library from its nvidia module's first directory") {
+  TempTree tree;
+  ObjectStore store;
+  // nvidia.cu13 in the user site (first on sys.path) and in the venv: __path__[0] is the user's, so
+  // the venv's libcublas.so.13 is not looked at.
+  library(tree, "user/nvidia/cu13/lib/libcudart.so.13", {.soname = "libcudart.so.13"});
+  library(tree, "venv/nvidia/cu13/lib/libcudart.so.13", {.soname = "libcudart.so.13"});
+  library(tree, "venv/nvidia/cu13/lib/libcublas.so.13", {.soname = "libcublas.so.13"});
+  library(tree, "venv/nvidia/cublas/lib/libcublas.so.12", {.soname = "libcublas.so.12", .needed = {"libcublasLt.so.12"},
+                                                          .runpath = "$ORIGIN"});
+  library(tree, "venv/nvidia/cublas/lib/libcublasLt.so.12", {.soname = "libcublasLt.so.12"});
+  library(tree, "venv/nvidia/cudnn/lib/libcudnn.so.9", {.soname = "libcudnn.so.9", .needed = {"libmissing.so.1"}});
+  const auto result = cudadiag::linkage::model_jax_import(tree.path("venv/jax_plugins/xla_cuda13"),
+                                                          {tree.path("user"), tree.path("venv")}, setting_in(tree), store);
+  CHECK(result.statement == "jax.devices()");
+  CHECK_FALSE(result.import_error); // what is missing or fails is passed over
+  REQUIRE(result.preloads.size() == 19);
+  CHECK(preload_of(result, "libcudart.so.12")->outcome == "not found");
+  CHECK(preload_of(result, "libcudart.so.13")->path == tree.path("user/nvidia/cu13/lib/libcudart.so.13"));
+  CHECK(preload_of(result, "libcublas.so.13")->outcome == "not found");
+  // libcublas.so.12 brings libcublasLt.so.12 through its RUNPATH: the plugin's own open finds it loaded.
+  CHECK(preload_of(result, "libcublas.so.12")->outcome == "loaded");
+  CHECK(preload_of(result, "libcublasLt.so.12")->outcome == "already loaded");
+  CHECK(preload_of(result, "libcudnn.so.9")->outcome.starts_with("fails: libmissing.so.1"));
+  CHECK(result.load_order == std::vector<std::string>{tree.path("user/nvidia/cu13/lib/libcudart.so.13"),
+                                                      tree.path("venv/nvidia/cublas/lib/libcublas.so.12"),
+                                                      tree.path("venv/nvidia/cublas/lib/libcublasLt.so.12")});
 }

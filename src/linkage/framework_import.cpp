@@ -1,0 +1,56 @@
+#include "linkage/framework_import.hpp"
+
+#include "core/filesystem.hpp"
+
+#include <algorithm>
+
+namespace cudadiag::linkage {
+
+bool try_preload(FrameworkImport& import_model, FrameworkPreload preload, Closure& loaded,
+                 const SearchSetting& setting, ObjectStore& store) {
+  bool opened = false;
+  if (preload.path.empty()) {
+    preload.outcome = "not found";
+  } else {
+    const auto* file = store.open(preload.path);
+    const bool already = file != nullptr && std::any_of(loaded.objects.begin(), loaded.objects.end(),
+                                                        [&](const LoadedObject& object) { return object.file == file; });
+    auto trial = build_closure(preload.path, Route::preloaded, fs::parent(preload.path), import_model.load_order,
+                               setting, store, SymbolCheck::skip);
+    if (trial.loads()) {
+      preload.outcome = already ? "already loaded" : "loaded";
+      import_model.load_order.push_back(preload.path);
+      loaded = std::move(trial);
+      opened = true;
+    } else {
+      preload.outcome = "fails: " + dlerror_text(trial);
+    }
+  }
+  import_model.preloads.push_back(std::move(preload));
+  return opened;
+}
+
+std::string dlerror_text(const Closure& closure) {
+  if (closure.root_error) {
+    return *closure.root_error;
+  }
+  if (!closure.missing.empty()) {
+    return closure.missing.front().name + ": cannot open shared object file: No such file or directory";
+  }
+  if (!closure.broken.empty()) {
+    return closure.broken.front().path + ": " + closure.broken.front().error;
+  }
+  if (!closure.missing_versions.empty()) {
+    const auto& missing = closure.missing_versions.front();
+    return closure.objects[missing.bound].path + ": version `" + missing.version + "' not found (required by " +
+           closure.objects[missing.needed_by].path + ")";
+  }
+  if (!closure.unresolved.empty()) {
+    const auto& symbol = closure.unresolved.front();
+    return closure.objects[symbol.needed_by].path + ": undefined symbol: " + symbol.symbol +
+           (symbol.version.empty() ? "" : ", version " + symbol.version);
+  }
+  return {};
+}
+
+} // namespace cudadiag::linkage
