@@ -46,8 +46,10 @@ done
 # Optional: the fleet tests start real daemons — Slurm (slurmctld, slurmd, srun: slurm-wlm) with
 # munge, and prometheus-node-exporter — and skip, saying what is missing, without them; shellcheck
 # lints the Slurm and Kubernetes scripts; ccache answers the consumer test's second build of the core
-# (tests/consumer, add_subdirectory) from the first one's objects (scripts/check.sh uses it when present).
-for package in slurm-wlm munge prometheus-node-exporter shellcheck ccache; do
+# (tests/consumer, add_subdirectory) from the first one's objects (scripts/check.sh uses it when present);
+# buildah and debootstrap build the container image of packaging/Containerfile from the .deb
+# (packaging/check_container.sh).
+for package in slurm-wlm munge prometheus-node-exporter shellcheck ccache buildah debootstrap; do
   if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
     optional+=("$package")
   fi
