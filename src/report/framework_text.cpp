@@ -41,7 +41,7 @@ std::string loads_table(const Report& report, const linkage::FrameworkLinkage& f
   std::size_t preloaded = 0;
   if (framework.import_model) {
     for (const auto& preload : framework.import_model->preloads) {
-      preloaded += preload.outcome == "loaded" ? 1U : 0U;
+      preloaded += preload.outcome == "loaded" || preload.outcome == "already loaded" ? 1U : 0U;
     }
   }
   std::string head = fs::basename(framework.library) + " " +
