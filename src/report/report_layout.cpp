@@ -318,6 +318,73 @@ Section environment_section(const json& report) {
   return section;
 }
 
+// The Python frameworks of the primary environment: what each was built for, its pins, and for
+// torch and JAX what they load (linkage.frameworks) against CUDA Python's copy.
+Section frameworks_section(const json& report) {
+  Section section{"frameworks", "Python frameworks", {}, {}, {}, "No Python framework in the primary environment."};
+  const auto& environment = object_at(report, "environment");
+  const auto& loads = array_at(object_at(report, "linkage"), "frameworks");
+  Table builds{{"Framework", "Built for", "CUDA pins met", "Loads"}, {}};
+  for (const auto& build : array_at(environment, "frameworks")) {
+    const auto name = display(build, "framework", "?");
+    const auto version = display(build, "version");
+    std::string code;
+    for (const auto& gpu : array_at(build, "gpu_code")) {
+      code += (code.empty() ? "" : " ") + (gpu.is_string() ? gpu.get<std::string>() : display(gpu, "name"));
+    }
+    int met = 0;
+    int pins = 0;
+    for (const auto& pin : array_at(environment, "framework_requirements")) {
+      if (string_or(pin, "framework", "") == name && string_or(pin, "framework_version", "") == version) {
+        ++pins;
+        met += json_fields::bool_or(pin, "met", false) ? 1 : 0;
+      }
+    }
+    Cell loaded{"-", "", Tone::muted};
+    for (const auto& framework : loads) {
+      if (string_or(framework, "framework", "") == name && string_or(framework, "version", "") == version) {
+        const bool ok = json_fields::bool_or(framework, "loads", false);
+        loaded = Cell{ok ? "loads" : "fails", display(framework, "library"), ok ? Tone::ok : Tone::error};
+      }
+    }
+    const auto tool = display(build, "tool");
+    builds.rows.push_back({Cell{name + " " + version, "", Tone::plain},
+                           Cell{(tool.empty() ? "" : tool + ": ") + "CUDA " + display(build, "cuda", "?"), code, Tone::plain},
+                           Cell{pins == 0 ? "-" : std::to_string(met) + " of " + std::to_string(pins), "",
+                                pins == 0 ? Tone::muted : met == pins ? Tone::ok : Tone::error},
+                           loaded});
+  }
+  if (!builds.rows.empty()) {
+    section.tables.push_back(std::move(builds));
+  }
+  for (const auto& framework : loads) {
+    const auto& opened_first = object_at(framework, "import");
+    if (!opened_first.empty()) {
+      section.notes.push_back(display(framework, "framework") + " " + display(framework, "version") + ": " +
+                              display(opened_first, "statement") + " (" + display(opened_first, "model") + "): " +
+                              display(opened_first, "branch") +
+                              (opened_first.contains("import_error") && opened_first["import_error"].is_string()
+                                   ? "; fails: " + opened_first["import_error"].get<std::string>()
+                                   : std::string()));
+    }
+    Table libraries{{display(framework, "framework") + " loads", "Version", "How", "CUDA Python"}, {}};
+    for (const auto& object : array_at(object_at(framework, "closure"), "objects")) {
+      if (!object.contains("component") || !object["component"].is_string()) {
+        continue;
+      }
+      const bool same = json_fields::bool_or(object, "selected", false);
+      libraries.rows.push_back({Cell{object["component"].get<std::string>(), display(object, "path"), Tone::plain},
+                                Cell{display(object, "version", "-"), "", Tone::plain},
+                                Cell{display(object, "found_via"), "", Tone::plain},
+                                Cell{same ? "the same file" : "another copy", "", same ? Tone::ok : Tone::warning}});
+    }
+    if (!libraries.rows.empty()) {
+      section.tables.push_back(std::move(libraries));
+    }
+  }
+  return section;
+}
+
 } // namespace
 
 ReportLayout lay_out_report(const json& report) {
@@ -351,6 +418,7 @@ ReportLayout lay_out_report(const json& report) {
   if (report.is_object() && report.contains("policy") && report["policy"].is_object()) {
     layout.sections.push_back(policy_section(report["policy"]));
   }
+  layout.sections.push_back(frameworks_section(report));
   layout.sections.push_back(environment_section(report));
   return layout;
 }

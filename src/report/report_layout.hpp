@@ -54,7 +54,8 @@ struct ReportLayout {
   std::string title; // "cudadiag report: <hostname>"
   std::string tool;  // "cudadiag 0.1.0"
   Verdict verdict;
-  // Components, Verification, Devices, Findings, Self-test, Policy (when the report has one), Environment.
+  // Components, Verification, Devices, Findings, Self-test, Policy (when the report has one), Python
+  // frameworks, Environment.
   std::vector<Section> sections;
 };
 
