@@ -53,7 +53,20 @@ void compare_line_scans(std::string_view text) {
   }
 }
 
-// The whole input through add_lines in one block, against the line-at-a-time split.
+bool same_split(const std::vector<fleet::StreamDocument>& documents, const std::vector<fleet::StrayText>& stray,
+                const std::vector<fleet::StreamDocument>& other_documents,
+                const std::vector<fleet::StrayText>& other_stray) {
+  return std::equal(documents.begin(), documents.end(), other_documents.begin(), other_documents.end(),
+                    [](const auto& a, const auto& b) {
+                      return a.source == b.source && a.first_line == b.first_line && a.text == b.text;
+                    }) &&
+         std::equal(stray.begin(), stray.end(), other_stray.begin(), other_stray.end(), [](const auto& a, const auto& b) {
+           return a.source == b.source && a.line == b.line && a.text == b.text;
+         });
+}
+
+// The whole input through add_lines in one block, and through add_lines_parallel on 3 threads
+// however small it is, against the line-at-a-time split.
 void compare_block_split(std::string_view text, const std::vector<fleet::StreamDocument>& documents,
                          const std::vector<fleet::StrayText>& stray) {
   fleet::StreamSplitter splitter("fuzz.jsonl");
@@ -61,16 +74,14 @@ void compare_block_split(std::string_view text, const std::vector<fleet::StreamD
   std::vector<fleet::StrayText> block_stray;
   splitter.add_lines(text, block_documents, block_stray);
   splitter.finish(block_stray);
-  const bool same_documents =
-      std::equal(documents.begin(), documents.end(), block_documents.begin(), block_documents.end(),
-                 [](const auto& a, const auto& b) {
-                   return a.source == b.source && a.first_line == b.first_line && a.text == b.text;
-                 });
-  const bool same_stray = std::equal(stray.begin(), stray.end(), block_stray.begin(), block_stray.end(),
-                                     [](const auto& a, const auto& b) {
-                                       return a.source == b.source && a.line == b.line && a.text == b.text;
-                                     });
-  check(same_documents && same_stray, "add_lines and add_line split the stream differently");
+  check(same_split(documents, stray, block_documents, block_stray), "add_lines and add_line split the stream differently");
+  fleet::StreamSplitter parallel("fuzz.jsonl");
+  std::vector<fleet::StreamDocument> parallel_documents;
+  std::vector<fleet::StrayText> parallel_stray;
+  parallel.add_lines_parallel(text, 3, parallel_documents, parallel_stray, 0);
+  parallel.finish(parallel_stray);
+  check(same_split(documents, stray, parallel_documents, parallel_stray),
+        "add_lines_parallel and add_line split the stream differently");
 }
 
 } // namespace

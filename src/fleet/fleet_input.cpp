@@ -21,6 +21,9 @@ namespace cudadiag::fleet {
 namespace {
 
 constexpr std::size_t k_chunk_bytes = std::size_t{1} << 20U;
+// What read_stream gathers before it splits: large enough for StreamSplitter::add_lines_parallel to
+// spread over the cores, small enough to keep a stream's memory bounded.
+constexpr std::size_t k_split_block_bytes = std::size_t{16} << 20U;
 constexpr std::array<std::string_view, 7> k_report_suffixes = {".json", ".jsonl", ".ndjson", ".log",
                                                                ".txt",  ".tar.gz", ".tgz"};
 
@@ -175,7 +178,7 @@ void read_stream(std::FILE* stream, const std::string& name, std::string_view al
     const auto held = buffer.view();
     const auto last_newline = held.rfind('\n');
     const auto whole = final ? held.size() : last_newline == std::string_view::npos ? 0 : last_newline + 1;
-    splitter.add_lines(held.substr(0, whole), done, stray);
+    splitter.add_lines_parallel(held.substr(0, whole), parser.threads(), done, stray);
     buffer.consume(whole);
     for (auto& document : done) {
       parser.add({std::move(document.source), document.first_line, std::move(document.text)});
@@ -195,7 +198,10 @@ void read_stream(std::FILE* stream, const std::string& name, std::string_view al
       }
       break;
     }
-    drain(false);
+    // Lines are split a block at a time, across the parser's threads once the block is large.
+    if (buffer.view().size() >= k_split_block_bytes) {
+      drain(false);
+    }
   }
   drain(true);
   splitter.finish(stray);

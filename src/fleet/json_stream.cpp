@@ -2,6 +2,11 @@
 
 #include "fleet/json_scan.hpp"
 
+#include <algorithm>
+#include <atomic>
+#include <iterator>
+#include <thread>
+
 namespace cudadiag::fleet {
 namespace {
 
@@ -86,6 +91,18 @@ void StreamSplitter::add_line(std::string_view line, std::vector<StreamDocument>
 
 void StreamSplitter::scan(Source& source, std::string_view rest, std::vector<StreamDocument>& done,
                           std::vector<StrayText>& stray) {
+  const auto before = done.size();
+  if (source.scan.depth == 0 && source.text.capacity() == 0) {
+    source.text = take_buffer(m_last_size + k_document_slack); // a recycled buffer for the next document
+  }
+  scan_at(source, rest, m_line, m_last_size + k_document_slack, done, stray);
+  if (done.size() != before) {
+    m_last_size = done.back().text.size();
+  }
+}
+
+void StreamSplitter::scan_at(Source& source, std::string_view rest, std::size_t line, std::size_t capacity,
+                             std::vector<StreamDocument>& done, std::vector<StrayText>& stray) {
   while (!rest.empty()) {
     if (source.scan.depth == 0) {
       std::size_t start = 0;
@@ -96,14 +113,15 @@ void StreamSplitter::scan(Source& source, std::string_view rest, std::vector<Str
         return;
       }
       if (rest[start] != '{') {
-        stray.push_back({source.label, m_line, clipped(rest.substr(start))});
+        stray.push_back({source.label, line, clipped(rest.substr(start))});
         return;
       }
       rest.remove_prefix(start);
-      // Nodes' reports are alike: start with a buffer the last document (of any source) would have
-      // fitted in, with the parser's padding. A recycled one when there is one, else a new one.
-      source.text = take_buffer(m_last_size + k_document_slack);
-      source.first_line = m_line;
+      // Nodes' reports are alike: start with a buffer the last document would have fitted in, with
+      // the parser's padding.
+      source.text.clear();
+      source.text.reserve(capacity);
+      source.first_line = line;
     }
     // Inside a document: find where it closes on this line, if it does.
     const auto end = json_scan::advance(source.scan, rest);
@@ -116,9 +134,157 @@ void StreamSplitter::scan(Source& source, std::string_view rest, std::vector<Str
       return;
     }
     source.text.append(rest.substr(0, i + 1));
-    emit(source, done);
+    done.push_back({source.label, source.first_line, std::move(source.text)});
+    source.text = std::string();
+    source.scan = {};
     rest.remove_prefix(i + 1);
   }
+}
+
+namespace {
+
+// One line of a part of a block: its content after the prefix, and its line number in the part.
+struct Piece {
+  std::string_view rest;
+  std::size_t line = 0;
+};
+
+// What demultiplexing one part of a block found: each prefix (in order of appearance) with its lines.
+struct Part {
+  std::size_t lines = 0;
+  std::vector<PrefixedLine> keys; // rest unused
+  std::vector<std::vector<Piece>> pieces; // per key
+};
+
+Part demultiplex(std::string_view text) {
+  Part part;
+  std::unordered_map<std::string_view, std::size_t> ids;
+  std::string_view last_key;
+  std::size_t last_id = 0;
+  bool have_last = false;
+  for (std::size_t at = 0; at < text.size();) {
+    const auto newline = text.find('\n', at);
+    const auto end = newline == std::string_view::npos ? text.size() : newline;
+    const auto prefixed = split_prefix(text.substr(at, end - at));
+    ++part.lines;
+    std::size_t id = last_id;
+    if (!have_last || !same_key(prefixed.key, last_key)) {
+      const auto [it, inserted] = ids.try_emplace(prefixed.key, part.keys.size());
+      if (inserted) {
+        part.keys.push_back({prefixed.key, std::string_view(), prefixed.srun});
+        part.pieces.emplace_back();
+      }
+      id = it->second;
+      last_key = prefixed.key;
+      last_id = id;
+      have_last = true;
+    }
+    part.pieces[id].push_back({prefixed.rest, part.lines});
+    at = after_line(text, end);
+  }
+  return part;
+}
+
+// Runs `work(i)` for i in [0, count) on up to `threads` threads.
+template <class Work>
+void run_parallel(std::size_t count, unsigned threads, const Work& work) {
+  std::atomic<std::size_t> next{0};
+  const auto body = [&] {
+    for (auto i = next++; i < count; i = next++) {
+      work(i);
+    }
+  };
+  std::vector<std::thread> workers;
+  for (std::size_t t = 1; t < std::min<std::size_t>(threads, count); ++t) {
+    workers.emplace_back(body);
+  }
+  body();
+  for (auto& worker : workers) {
+    worker.join();
+  }
+}
+
+} // namespace
+
+void StreamSplitter::add_lines_parallel(std::string_view text, unsigned threads, std::vector<StreamDocument>& done,
+                                        std::vector<StrayText>& stray, std::size_t min_bytes) {
+  if (threads <= 1 || text.size() < min_bytes || text.empty()) {
+    add_lines(text, done, stray);
+    return;
+  }
+  // Parts of about equal size, each starting at a line's start.
+  std::vector<std::size_t> bounds{0};
+  for (unsigned i = 1; i < threads; ++i) {
+    const auto newline = text.find('\n', std::max(bounds.back(), text.size() / threads * i));
+    if (newline == std::string_view::npos || newline + 1 >= text.size()) {
+      break;
+    }
+    bounds.push_back(newline + 1);
+  }
+  bounds.push_back(text.size());
+  std::vector<Part> parts(bounds.size() - 1);
+  run_parallel(parts.size(), threads, [&](std::size_t i) {
+    parts[i] = demultiplex(text.substr(bounds[i], bounds[i + 1] - bounds[i]));
+  });
+  // Each part's prefixes as this splitter's sources (created in order of appearance, as add_line
+  // would), and each source's lines across the parts, in order.
+  struct Run {
+    Source* source = nullptr;
+    std::vector<std::pair<std::size_t, const std::vector<Piece>*>> lines; // (the part's first line - 1, its pieces)
+  };
+  std::vector<Run> runs;
+  std::unordered_map<Source*, std::size_t> run_of;
+  std::size_t base = m_line;
+  for (const auto& part : parts) {
+    for (std::size_t k = 0; k < part.keys.size(); ++k) {
+      auto* source = &source_for(part.keys[k]);
+      const auto [it, inserted] = run_of.try_emplace(source, runs.size());
+      if (inserted) {
+        runs.push_back({source, {}});
+      }
+      runs[it->second].lines.emplace_back(base, &part.pieces[k]);
+    }
+    base += part.lines;
+  }
+  m_last = nullptr;
+  // Each source's lines scanned in order on one thread; what each gives is tagged with its line.
+  struct Output {
+    std::vector<std::pair<std::size_t, StreamDocument>> documents;
+    std::vector<StrayText> stray;
+  };
+  std::vector<Output> outputs(runs.size());
+  const auto capacity = m_last_size + k_document_slack;
+  run_parallel(runs.size(), threads, [&](std::size_t r) {
+    std::vector<StreamDocument> documents;
+    for (const auto& [first, pieces] : runs[r].lines) {
+      for (const auto& piece : *pieces) {
+        const auto before = documents.size();
+        scan_at(*runs[r].source, piece.rest, first + piece.line, capacity, documents, outputs[r].stray);
+        for (auto i = before; i < documents.size(); ++i) {
+          outputs[r].documents.emplace_back(first + piece.line, std::move(documents[i]));
+        }
+        documents.clear();
+      }
+    }
+  });
+  m_line = base;
+  // Back into line order: one source per line, so (line, then each source's own order) is add_lines'.
+  std::vector<std::pair<std::size_t, StreamDocument>> documents;
+  std::vector<StrayText> strays;
+  for (auto& output : outputs) {
+    std::move(output.documents.begin(), output.documents.end(), std::back_inserter(documents));
+    std::move(output.stray.begin(), output.stray.end(), std::back_inserter(strays));
+  }
+  std::stable_sort(documents.begin(), documents.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::stable_sort(strays.begin(), strays.end(), [](const auto& a, const auto& b) { return a.line < b.line; });
+  for (auto& [line, document] : documents) {
+    done.push_back(std::move(document));
+  }
+  if (!documents.empty()) {
+    m_last_size = done.back().text.size();
+  }
+  std::move(strays.begin(), strays.end(), std::back_inserter(stray));
 }
 
 void StreamSplitter::emit(Source& source, std::vector<StreamDocument>& done) {

@@ -60,6 +60,14 @@ public:
   // path for streams: one scan finds each line's end and its document's brackets together.
   void add_lines(std::string_view text, std::vector<StreamDocument>& done, std::vector<StrayText>& stray);
 
+  // add_lines over a large block, on up to `threads` threads: its lines are demultiplexed by prefix
+  // in parts of the block at once, then each source's lines are scanned in order on one thread (the
+  // sources are independent), and what they give is merged back into line order. The same documents
+  // and stray text, in the same order, as add_lines (a block under `min_bytes` goes to add_lines).
+  static constexpr std::size_t k_parallel_min_bytes = std::size_t{1} << 20U;
+  void add_lines_parallel(std::string_view text, unsigned threads, std::vector<StreamDocument>& done,
+                          std::vector<StrayText>& stray, std::size_t min_bytes = k_parallel_min_bytes);
+
   // The end of the stream: a document still open is reported as stray text ("ends inside a
   // JSON document"), since a node whose output was cut off must not vanish.
   void finish(std::vector<StrayText>& stray);
@@ -82,6 +90,9 @@ private:
   Source& source_for(const PrefixedLine& prefixed);
   std::string take_buffer(std::size_t capacity);
   void scan(Source& source, std::string_view rest, std::vector<StreamDocument>& done, std::vector<StrayText>& stray);
+  // scan() for line `line`, with a buffer of `capacity` for a new document; touches only `source`.
+  static void scan_at(Source& source, std::string_view rest, std::size_t line, std::size_t capacity,
+                      std::vector<StreamDocument>& done, std::vector<StrayText>& stray);
   // add_lines' step: the line that starts at `at`; returns the offset after it (after its '\n').
   std::size_t add_line_at(std::string_view text, std::size_t at, std::vector<StreamDocument>& done,
                           std::vector<StrayText>& stray);

@@ -77,8 +77,8 @@ TEST_CASE("fleet stream: stray text and a cut-off document are reported, not dro
 
 namespace {
 
-// The text's lines through add_line, one at a time, and through add_lines in blocks
-// of `block_lines` lines (each block but the last ends after a '\n', as the reader hands them over).
+// The text's lines through add_line, one at a time, and through add_lines and add_lines_parallel in
+// blocks of `block_lines` lines (each block but the last ends after a '\n', as the reader hands them over).
 bool same_split(const std::string& text, std::size_t block_lines) {
   Split one;
   StreamSplitter by_line("stdin");
@@ -101,16 +101,33 @@ bool same_split(const std::string& text, std::size_t block_lines) {
     at = end;
   }
   by_block.finish(blocks.stray);
+  // The same blocks through add_lines_parallel on 3 threads, however small (min_bytes 0).
+  Split parallel;
+  StreamSplitter by_parallel("stdin");
+  for (std::size_t at = 0; at < text.size();) {
+    std::size_t end = at;
+    for (std::size_t line = 0; line < block_lines && end < text.size(); ++line) {
+      const auto newline = text.find('\n', end);
+      end = newline == std::string::npos ? text.size() : newline + 1;
+    }
+    by_parallel.add_lines_parallel(std::string_view(text).substr(at, end - at), 3, parallel.documents, parallel.stray,
+                                   0);
+    at = end;
+  }
+  by_parallel.finish(parallel.stray);
   auto same_documents = [](const StreamDocument& a, const StreamDocument& b) {
     return a.source == b.source && a.first_line == b.first_line && a.text == b.text;
   };
   auto same_stray = [](const StrayText& a, const StrayText& b) {
     return a.source == b.source && a.line == b.line && a.text == b.text;
   };
-  return by_line.lines() == by_block.lines() &&
+  return by_line.lines() == by_block.lines() && by_line.lines() == by_parallel.lines() &&
          std::equal(one.documents.begin(), one.documents.end(), blocks.documents.begin(),
                     blocks.documents.end(), same_documents) &&
-         std::equal(one.stray.begin(), one.stray.end(), blocks.stray.begin(), blocks.stray.end(), same_stray);
+         std::equal(one.stray.begin(), one.stray.end(), blocks.stray.begin(), blocks.stray.end(), same_stray) &&
+         std::equal(one.documents.begin(), one.documents.end(), parallel.documents.begin(),
+                    parallel.documents.end(), same_documents) &&
+         std::equal(one.stray.begin(), one.stray.end(), parallel.stray.begin(), parallel.stray.end(), same_stray);
 }
 
 } // namespace
