@@ -400,9 +400,12 @@ bool DynamicSymbols::matches(std::uint32_t index, const SymbolReference& referen
 }
 
 bool DynamicSymbols::defines(const SymbolReference& reference) const {
+  return defines(reference, m_gnu.usable ? gnu_hash(reference.name) : 0);
+}
+
+bool DynamicSymbols::defines(const SymbolReference& reference, std::uint32_t hash) const {
   int versions_seen = 0;
   if (m_gnu.usable) {
-    const std::uint32_t hash = gnu_hash(reference.name);
     const std::uint64_t word = m_gnu.bloom[(hash / m_gnu.word_bits) & (m_gnu.bloom.size() - 1)];
     const std::uint64_t mask = (std::uint64_t{1} << (hash % m_gnu.word_bits)) |
                                (std::uint64_t{1} << ((hash >> (m_gnu.shift % 32U)) % m_gnu.word_bits));

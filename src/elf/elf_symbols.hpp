@@ -48,6 +48,8 @@ public:
   // Whether this object's definitions satisfy `reference`: a defined, non-local symbol of an
   // allowed type with that name whose version matches as glibc's check_match decides.
   [[nodiscard]] bool defines(const SymbolReference& reference) const;
+  // The same, with gnu_hash(reference.name) computed once by a caller that asks many objects.
+  [[nodiscard]] bool defines(const SymbolReference& reference, std::uint32_t name_hash) const;
   [[nodiscard]] std::size_t symbol_count() const { return m_symbols.size(); }
   // Whether lookups use the GNU hash table (false: the file has none, or it failed its checks).
   [[nodiscard]] bool uses_gnu_hash() const { return m_gnu.usable; }

@@ -58,11 +58,9 @@ void check_symbols(Closure& closure, ObjectStore& store) {
       }
       ++closure.references_checked;
       bool defined = false;
-      for (const auto* candidate : scope) {
-        if (candidate != nullptr && candidate->defines(reference)) {
-          defined = true;
-          break;
-        }
+      const auto hash = elf::gnu_hash(reference.name); // once, for every object of the scope
+      for (std::size_t i = 0; !defined && i < scope.size(); ++i) {
+        defined = scope[i] != nullptr && scope[i]->defines(reference, hash);
       }
       if (!defined) {
         std::optional<std::size_t> bound;
