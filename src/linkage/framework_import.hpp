@@ -41,6 +41,12 @@ struct FrameworkImport {
 bool try_preload(FrameworkImport& import_model, FrameworkPreload preload, Closure& loaded,
                  const SearchSetting& setting, ObjectStore& store);
 
+// Whether the framework's CUDA library is loaded: its own code gets that far (no import error) and
+// `closure` (the library's, after those preloads) loads.
+inline bool framework_loads(const Closure& closure, const std::optional<FrameworkImport>& import_model) {
+  return closure.loads() && !(import_model && import_model->import_error);
+}
+
 // glibc's dlerror() for the first thing that stops `closure` loading ("" when it loads).
 std::string dlerror_text(const Closure& closure);
 

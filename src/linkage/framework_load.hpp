@@ -39,7 +39,7 @@ struct FrameworkLoad {
   std::shared_ptr<ObjectStore> files; // keeps closure.objects' files alive
 
   // Whether the framework's CUDA library loads, as predicted (and, for torch, `import torch` gets there).
-  [[nodiscard]] bool loads() const { return closure.loads() && !(import_model && import_model->import_error); }
+  [[nodiscard]] bool loads() const { return framework_loads(closure, import_model); }
 };
 
 // The frameworks framework_load models, as a user names them ("torch", "jax").
