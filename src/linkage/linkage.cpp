@@ -51,7 +51,7 @@ public:
     }
   }
 
-  Linkage run() {
+  Linkage run(FrameworkClosures wanted) {
     const auto start = std::chrono::steady_clock::now();
     Linkage result;
     result.ran = true;
@@ -59,7 +59,7 @@ public:
     // own: torch's reaches libtorch_cpu.so, whose symbol tables alone run to tens of megabytes.
     auto framework_store = std::make_shared<ObjectStore>();
     std::future<std::vector<FrameworkLinkage>> frameworks;
-    if (!installed_modelled_frameworks(m_discovery).empty()) {
+    if (wanted == FrameworkClosures::predict && !installed_modelled_frameworks(m_discovery).empty()) {
       frameworks = std::async(std::launch::async, [this, framework_store] { return analyze_frameworks(framework_store); });
     }
     for (const auto& component : m_discovery.components) {
@@ -290,8 +290,9 @@ private:
 
 } // namespace
 
-Linkage analyze_linkage(const discovery::DiscoveryResult& discovery, const Environment& env, const SystemLayout& layout) {
-  return Analysis(discovery, env, layout).run();
+Linkage analyze_linkage(const discovery::DiscoveryResult& discovery, const Environment& env, const SystemLayout& layout,
+                        FrameworkClosures frameworks) {
+  return Analysis(discovery, env, layout).run(frameworks);
 }
 
 } // namespace cudadiag::linkage

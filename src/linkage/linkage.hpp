@@ -81,9 +81,7 @@ struct FrameworkLinkage {
   std::optional<FrameworkImport> import_model; // what the framework's own code opens first, and why
   AnswerClosure closure; // answers: {"framework"}; the preloads, then the library
 
-  [[nodiscard]] bool loads() const {
-    return closure.closure.loads() && !(import_model && import_model->import_error);
-  }
+  [[nodiscard]] bool loads() const { return framework_loads(closure.closure, import_model); }
 };
 
 struct ComponentLinkage {
@@ -106,6 +104,13 @@ struct Linkage {
   double load_check_ms = 0;
 };
 
-Linkage analyze_linkage(const discovery::DiscoveryResult& discovery, const Environment& env, const SystemLayout& layout);
+// What analyze_linkage predicts besides the libraries discovery found.
+enum class FrameworkClosures {
+  predict, // torch's and JAX's own loads too (linkage.frameworks): a report of the whole catalog
+  skip,    // a report narrowed to some components (`find NAME`): they would go unread
+};
+
+Linkage analyze_linkage(const discovery::DiscoveryResult& discovery, const Environment& env, const SystemLayout& layout,
+                        FrameworkClosures frameworks = FrameworkClosures::predict);
 
 } // namespace cudadiag::linkage
