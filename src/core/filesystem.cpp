@@ -60,6 +60,14 @@ Expected<std::string> real_path(const std::string& path) {
 }
 
 Expected<std::vector<std::string>> list_directory(const std::string& path) {
+  auto names = list_directory_in_order(path);
+  if (names) {
+    std::sort(names->begin(), names->end());
+  }
+  return names;
+}
+
+Expected<std::vector<std::string>> list_directory_in_order(const std::string& path) {
   std::unique_ptr<DIR, DirectoryCloser> dir(::opendir(path.c_str()));
   if (!dir) {
     return Error{std::strerror(errno)};
@@ -71,7 +79,6 @@ Expected<std::vector<std::string>> list_directory(const std::string& path) {
       names.emplace_back(name);
     }
   }
-  std::sort(names.begin(), names.end());
   return names;
 }
 

@@ -29,6 +29,8 @@ Expected<std::string> real_path(const std::string& path);
 
 // Entry names of a directory, sorted bytewise, without "." and "..". Error if unreadable.
 Expected<std::vector<std::string>> list_directory(const std::string& path);
+// The same in the order the file system lists them (readdir's, which Python's os.scandir and glob keep).
+Expected<std::vector<std::string>> list_directory_in_order(const std::string& path);
 
 // At most `max_bytes` of a file's content. Error if it cannot be opened or read.
 Expected<std::string> read_file_prefix(const std::string& path, size_t max_bytes);

@@ -3,11 +3,9 @@
 #include "core/filesystem.hpp"
 #include "python/pep440.hpp"
 
-#include <dirent.h>
 #include <fnmatch.h>
 
 #include <algorithm>
-#include <memory>
 
 namespace cudadiag::linkage {
 namespace {
@@ -213,10 +211,6 @@ private:
   FrameworkImport m_import;
 };
 
-struct DirectoryCloser {
-  void operator()(DIR* dir) const { ::closedir(dir); }
-};
-
 } // namespace
 
 FrameworkImport model_torch_import(const std::string& global_deps, std::string_view torch_version, std::string_view cuda,
@@ -227,15 +221,14 @@ FrameworkImport model_torch_import(const std::string& global_deps, std::string_v
 
 std::vector<std::string> glob_in_directory_order(const std::string& directory, std::string_view pattern) {
   std::vector<std::string> names;
-  std::unique_ptr<DIR, DirectoryCloser> dir(::opendir(directory.c_str()));
-  if (!dir) {
-    return names;
-  }
   const std::string wanted(pattern);
-  while (const dirent* entry = ::readdir(dir.get())) {
-    const std::string_view name(entry->d_name);
-    if (!name.starts_with('.') && ::fnmatch(wanted.c_str(), entry->d_name, 0) == 0) {
-      names.emplace_back(name);
+  auto listed = fs::list_directory_in_order(directory);
+  if (!listed) {
+    return names; // no such directory (or unreadable): glob matches nothing there
+  }
+  for (auto& name : *listed) {
+    if (!name.starts_with('.') && ::fnmatch(wanted.c_str(), name.c_str(), 0) == 0) {
+      names.push_back(std::move(name));
     }
   }
   return names;
