@@ -89,31 +89,28 @@ bool same_split(const std::string& text, std::size_t block_lines) {
     at = end + 1;
   }
   by_line.finish(one.stray);
+  // The text in blocks of `block_lines` lines, each handed to `add` in order.
+  const auto in_blocks = [&](const auto& add) {
+    for (std::size_t at = 0; at < text.size();) {
+      std::size_t end = at;
+      for (std::size_t line = 0; line < block_lines && end < text.size(); ++line) {
+        const auto newline = text.find('\n', end);
+        end = newline == std::string::npos ? text.size() : newline + 1;
+      }
+      add(std::string_view(text).substr(at, end - at));
+      at = end;
+    }
+  };
   Split blocks;
   StreamSplitter by_block("stdin");
-  for (std::size_t at = 0; at < text.size();) {
-    std::size_t end = at;
-    for (std::size_t line = 0; line < block_lines && end < text.size(); ++line) {
-      const auto newline = text.find('\n', end);
-      end = newline == std::string::npos ? text.size() : newline + 1;
-    }
-    by_block.add_lines(std::string_view(text).substr(at, end - at), blocks.documents, blocks.stray);
-    at = end;
-  }
+  in_blocks([&](std::string_view block) { by_block.add_lines(block, blocks.documents, blocks.stray); });
   by_block.finish(blocks.stray);
   // The same blocks through add_lines_parallel on 3 threads, however small (min_bytes 0).
   Split parallel;
   StreamSplitter by_parallel("stdin");
-  for (std::size_t at = 0; at < text.size();) {
-    std::size_t end = at;
-    for (std::size_t line = 0; line < block_lines && end < text.size(); ++line) {
-      const auto newline = text.find('\n', end);
-      end = newline == std::string::npos ? text.size() : newline + 1;
-    }
-    by_parallel.add_lines_parallel(std::string_view(text).substr(at, end - at), 3, parallel.documents, parallel.stray,
-                                   0);
-    at = end;
-  }
+  in_blocks([&](std::string_view block) {
+    by_parallel.add_lines_parallel(block, 3, parallel.documents, parallel.stray, 0);
+  });
   by_parallel.finish(parallel.stray);
   auto same_documents = [](const StreamDocument& a, const StreamDocument& b) {
     return a.source == b.source && a.first_line == b.first_line && a.text == b.text;
