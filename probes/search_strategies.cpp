@@ -569,39 +569,63 @@ private:
 } // namespace
 
 const DirectoryCache::Listing& DirectoryCache::listing(const std::string& dir) const {
-  const std::lock_guard lock(m_mutex);
-  if (const auto known = m_listings.find(dir); known != m_listings.end()) {
-    return known->second;
+  Slot* slot = nullptr;
+  {
+    const std::lock_guard lock(m_mutex);
+    auto& owned = m_slots[dir];
+    if (!owned) {
+      owned = std::make_unique<Slot>();
+    }
+    slot = owned.get(); // stable: slots are never erased
   }
-  auto& slot = m_listings[dir];
+  std::call_once(slot->once, [&] { slot->listing = read(dir); });
+  return *slot->listing;
+}
+
+std::shared_ptr<const DirectoryCache::Listing> DirectoryCache::read(const std::string& dir) const {
+  auto listing = std::make_shared<Listing>();
   DIR* handle = ::opendir(dir.c_str());
   if (handle == nullptr) {
     // A directory that can be searched but not read (mode 0711) still serves lookups by name.
-    slot.is_directory = errno == EACCES && fs::is_directory(dir);
-    return slot;
+    listing->is_directory = errno == EACCES && fs::is_directory(dir);
+    return listing;
   }
-  slot.is_directory = true;
-  slot.complete = true;
+  listing->is_directory = true;
+  struct stat st {};
+  std::optional<std::pair<std::uint64_t, std::uint64_t>> identity;
+  if (::fstat(::dirfd(handle), &st) == 0) {
+    identity.emplace(st.st_dev, st.st_ino);
+    const std::lock_guard lock(m_mutex);
+    if (const auto known = m_by_identity.find(*identity); known != m_by_identity.end()) {
+      ::closedir(handle);
+      return known->second; // the same directory, listed under another name
+    }
+  }
+  listing->complete = true;
   while (const dirent* entry = ::readdir(handle)) {
     const std::string_view name(entry->d_name);
     if (name == "." || name == "..") {
       continue;
     }
-    if (slot.names.size() >= k_max_entries) {
-      slot.complete = false;
-      slot.names.clear();
+    if (listing->names.size() >= k_max_entries) {
+      listing->complete = false;
+      listing->names.clear();
       break;
     }
-    slot.names.emplace_back(name);
+    listing->names.emplace_back(name);
   }
   ::closedir(handle);
-  std::sort(slot.names.begin(), slot.names.end());
-  return slot;
+  std::sort(listing->names.begin(), listing->names.end());
+  if (identity) {
+    const std::lock_guard lock(m_mutex);
+    m_by_identity.emplace(*identity, listing); // a concurrent listing of the same directory keeps its own
+  }
+  return listing;
 }
 
 std::size_t DirectoryCache::listed() const {
   const std::lock_guard lock(m_mutex);
-  return m_listings.size();
+  return m_slots.size();
 }
 
 std::string expand_triple(std::string_view relative_dir, const SystemLayout& layout) {

@@ -10,6 +10,8 @@
 #include "python/python_environments.hpp"
 #include "versions/package_db.hpp"
 
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -21,8 +23,12 @@ namespace cudadiag::probes {
 
 // Directory listings shared by every component's search in a run: each directory is listed once
 // (one opendir/getdents pass) and file names are matched in memory, instead of one lstat per name,
-// per directory, per component. Thread-safe; entries never change once listed (a run is a
-// snapshot: a file created during the run may be missed, as a sequential search could miss it).
+// per directory, per component. A directory reached under a second name (/bin and /usr/bin on a
+// merged-/usr system, /usr/local/cuda and /usr/local/cuda-13.0) is listed once: listings are shared
+// by the directory's identity (device, inode). Thread-safe, and directories are listed in parallel
+// (a question about one that another thread is listing waits for that listing only); entries never
+// change once listed (a run is a snapshot: a file created during the run may be missed, as a
+// sequential search could miss it).
 class DirectoryCache {
 public:
   struct Listing {
@@ -32,13 +38,20 @@ public:
   };
   // The listing of `dir`, read on the first question about it.
   [[nodiscard]] const Listing& listing(const std::string& dir) const;
-  // How many directories were listed (for benchmarks and tests).
+  // How many directory names were asked about (for benchmarks and tests).
   [[nodiscard]] std::size_t listed() const;
   static constexpr std::size_t k_max_entries = 200000;
 
 private:
-  mutable std::mutex m_mutex;
-  mutable std::unordered_map<std::string, Listing> m_listings;
+  struct Slot {
+    std::once_flag once;
+    std::shared_ptr<const Listing> listing;
+  };
+  [[nodiscard]] std::shared_ptr<const Listing> read(const std::string& dir) const;
+
+  mutable std::mutex m_mutex; // guards the two maps, not the listings being read
+  mutable std::unordered_map<std::string, std::unique_ptr<Slot>> m_slots;
+  mutable std::map<std::pair<std::uint64_t, std::uint64_t>, std::shared_ptr<const Listing>> m_by_identity;
 };
 
 // Everything a strategy may look at, read once per run.

@@ -1,6 +1,7 @@
 #include "discovery/discovery.hpp"
 
 #include "core/filesystem.hpp"
+#include "core/parallel.hpp"
 #include "discovery/candidate_inspection.hpp"
 #include "discovery/selection.hpp"
 #include "loader/ld_so_cache.hpp"
@@ -128,19 +129,22 @@ std::vector<ComponentResult> resolve_components(const DiscoveryContext& context,
       cudart = known;
     }
   }
-  std::optional<std::optional<std::string>> canary; // computed on first need
-  std::vector<ComponentResult> out;
-  out.reserve(specs.size());
-  for (const auto* spec : specs) {
-    if ((spec == cudart_spec || spec->uses_ctk_root_canary) && !cudart) {
-      cudart = searcher.resolve(*cudart_spec, std::nullopt);
-    }
-    if (spec->uses_ctk_root_canary && !canary) {
-      canary = canary_root(*cudart);
-    }
-    out.push_back(spec == cudart_spec ? *cudart
-                                      : searcher.resolve(*spec, spec->uses_ctk_root_canary ? *canary : std::nullopt));
+  // cudart and the canary's toolkit root first: other components' searches depend on them.
+  const bool needs_cudart = std::any_of(specs.begin(), specs.end(), [cudart_spec](const ComponentSpec* spec) {
+    return spec == cudart_spec || spec->uses_ctk_root_canary;
+  });
+  if (needs_cudart && !cudart) {
+    cudart = searcher.resolve(*cudart_spec, std::nullopt);
   }
+  const bool needs_canary = std::any_of(specs.begin(), specs.end(),
+                                        [](const ComponentSpec* spec) { return spec->uses_ctk_root_canary; });
+  const std::optional<std::string> canary = needs_canary ? canary_root(*cudart) : std::nullopt;
+  // The rest are independent: resolved in parallel, each stored at its own index.
+  std::vector<ComponentResult> out(specs.size());
+  parallel_for_each_index(specs.size(), parallel_threads(specs.size()), [&](std::size_t i) {
+    const auto* spec = specs[i];
+    out[i] = spec == cudart_spec ? *cudart : searcher.resolve(*spec, spec->uses_ctk_root_canary ? canary : std::nullopt);
+  });
   return out;
 }
 

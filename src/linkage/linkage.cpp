@@ -1,5 +1,7 @@
 #include "linkage/linkage.hpp"
 
+#include "core/parallel.hpp"
+
 #include <chrono>
 #include <future>
 #include <map>
@@ -62,11 +64,20 @@ public:
     if (wanted == FrameworkClosures::predict && !installed_modelled_frameworks(m_discovery).empty()) {
       frameworks = std::async(std::launch::async, [this, framework_store] { return analyze_frameworks(framework_store); });
     }
+    // Each library's closures are independent of the others' (the store is shared and thread-safe):
+    // built in parallel, kept in discovery's order.
+    std::vector<const ComponentResult*> libraries;
     for (const auto& component : m_discovery.components) {
       if (component.spec->kind == ComponentKind::dynamic_lib) {
-        if (auto linkage = analyze(component); !linkage.closures.empty()) {
-          result.components.push_back(std::move(linkage));
-        }
+        libraries.push_back(&component);
+      }
+    }
+    std::vector<ComponentLinkage> analyzed(libraries.size());
+    parallel_for_each_index(libraries.size(), parallel_threads(libraries.size()),
+                            [&](std::size_t i) { analyzed[i] = analyze(*libraries[i]); });
+    for (auto& linkage : analyzed) {
+      if (!linkage.closures.empty()) {
+        result.components.push_back(std::move(linkage));
       }
     }
     if (frameworks.valid()) {
@@ -96,7 +107,7 @@ private:
     return all;
   }
 
-  ComponentLinkage analyze(const ComponentResult& component) {
+  ComponentLinkage analyze(const ComponentResult& component) const {
     ComponentLinkage linkage;
     linkage.spec = component.spec;
     const auto add = [&](const std::string& answer, const std::string& root, Route route, const std::string& dir,

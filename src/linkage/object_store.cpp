@@ -1,46 +1,70 @@
 #include "linkage/object_store.hpp"
 
 namespace cudadiag::linkage {
+namespace {
+
+// What the loader makes of the file whose identity is `id`, reached as `path`.
+void read_object(const std::string& path, const fs::FileId& id, ObjectFile& file) {
+  file.identity = id;
+  const auto resolved = fs::real_path(path);
+  file.realpath = resolved ? *resolved : path;
+  if (!fs::is_regular_file(file.realpath)) {
+    file.fails_because =
+        fs::is_directory(file.realpath) ? "cannot read file data: Is a directory" : "not a regular file";
+    return;
+  }
+  file.elf = elf::read_elf_info(file.realpath);
+  if (!file.elf) {
+    file.fails_because = file.elf.error().message;
+  } else if (auto why = elf::incompatibility_with_host(*file.elf)) {
+    file.skipped_because = *why;
+  }
+}
+
+} // namespace
 
 const ObjectFile* ObjectStore::open(const std::string& path) {
-  if (const auto known = m_by_path.find(path); known != m_by_path.end()) {
-    return known->second;
-  }
-  const ObjectFile* result = nullptr;
-  if (const auto id = fs::file_id(path)) {
-    auto& slot = m_by_identity[*id];
-    if (!slot) {
-      auto file = std::make_unique<ObjectFile>();
-      file->identity = *id;
-      const auto resolved = fs::real_path(path);
-      file->realpath = resolved ? *resolved : path;
-      if (!fs::is_regular_file(file->realpath)) {
-        file->fails_because = fs::is_directory(file->realpath) ? "cannot read file data: Is a directory"
-                                                                : "not a regular file";
-      } else {
-        file->elf = elf::read_elf_info(file->realpath);
-        if (!file->elf) {
-          file->fails_because = file->elf.error().message;
-        } else if (auto why = elf::incompatibility_with_host(*file->elf)) {
-          file->skipped_because = *why;
-        }
-      }
-      slot = std::move(file);
+  {
+    const std::lock_guard lock(m_mutex);
+    if (const auto known = m_by_path.find(path); known != m_by_path.end()) {
+      return known->second;
     }
-    result = slot.get();
   }
+  const auto id = fs::file_id(path);
+  Slot* slot = nullptr;
+  if (id) {
+    const std::lock_guard lock(m_mutex);
+    auto& owned = m_by_identity[*id];
+    if (!owned) {
+      owned = std::make_unique<Slot>();
+    }
+    slot = owned.get(); // stable: slots are never erased
+  }
+  if (slot != nullptr) {
+    std::call_once(slot->read_once, [&] { read_object(path, *id, slot->file); });
+  }
+  const ObjectFile* result = slot != nullptr ? &slot->file : nullptr;
+  const std::lock_guard lock(m_mutex);
   m_by_path.emplace(path, result);
   return result;
 }
 
 const Expected<elf::DynamicSymbols>& ObjectStore::symbols(const ObjectFile& file) {
-  auto found = m_symbols.find(&file);
-  if (found == m_symbols.end()) {
-    auto read = file.elf ? elf::read_dynamic_symbols(file.realpath, *file.elf)
-                         : Expected<elf::DynamicSymbols>(Error{file.elf.error().message});
-    found = m_symbols.emplace(&file, std::move(read)).first;
+  Slot* slot = nullptr;
+  {
+    const std::lock_guard lock(m_mutex);
+    slot = m_by_identity.at(file.identity).get();
   }
-  return found->second;
+  std::call_once(slot->symbols_once, [&] {
+    slot->symbols = file.elf ? elf::read_dynamic_symbols(file.realpath, *file.elf)
+                             : Expected<elf::DynamicSymbols>(Error{file.elf.error().message});
+  });
+  return slot->symbols;
+}
+
+std::size_t ObjectStore::files_read() const {
+  const std::lock_guard lock(m_mutex);
+  return m_by_identity.size();
 }
 
 } // namespace cudadiag::linkage

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -28,15 +29,17 @@ struct ObjectFile {
   std::optional<std::string> fails_because;
 };
 
+// Thread-safe: closures of different components are built in parallel over one store. A file is
+// read once however many threads ask for it at once (the others wait for that read only).
 class ObjectStore {
 public:
   // The regular file at `path` (symlinks followed), or nullptr when there is none: missing,
   // a dangling link or a loop, not readable (glibc's open fails and the search goes on).
   // A directory or other non-file opens and fails (fails_because set), as glibc's read does.
   const ObjectFile* open(const std::string& path);
-  // `file`'s dynamic symbols, read on the first call.
+  // `file`'s dynamic symbols, read on the first call. `file` must come from this store's open().
   const Expected<elf::DynamicSymbols>& symbols(const ObjectFile& file);
-  [[nodiscard]] std::size_t files_read() const { return m_by_identity.size(); }
+  [[nodiscard]] std::size_t files_read() const;
 
 private:
   struct IdentityHash {
@@ -44,9 +47,17 @@ private:
       return std::hash<std::uint64_t>()(id.inode * 1000003U ^ id.device);
     }
   };
+  // One file: its facts, read once, and its symbols, read on first use.
+  struct Slot {
+    std::once_flag read_once;
+    ObjectFile file;
+    std::once_flag symbols_once;
+    Expected<elf::DynamicSymbols> symbols = Error{"not read"};
+  };
+
+  mutable std::mutex m_mutex; // guards the maps; slots are filled under their own once flags
   std::unordered_map<std::string, const ObjectFile*> m_by_path;
-  std::unordered_map<fs::FileId, std::unique_ptr<ObjectFile>, IdentityHash> m_by_identity;
-  std::unordered_map<const ObjectFile*, Expected<elf::DynamicSymbols>> m_symbols;
+  std::unordered_map<fs::FileId, std::unique_ptr<Slot>, IdentityHash> m_by_identity;
 };
 
 } // namespace cudadiag::linkage

@@ -1,7 +1,9 @@
 #include "report/json_report.hpp"
 
+#include "core/evidence_json.hpp"
 #include "core/utf8.hpp"
 #include "linkage/linkage_json.hpp"
+#include "report/json_text.hpp"
 #include "verify/facts_codec.hpp"
 
 #include <algorithm>
@@ -209,7 +211,7 @@ json component_to_json(const discovery::ComponentResult& component) {
 
 json finding_to_json(const findings::Finding& finding) {
   // Evidence strings may hold raw paths: round-trip through a sanitizing dump.
-  const auto evidence = json::parse(finding.evidence.dump(-1, ' ', false, json::error_handler_t::replace));
+  const auto evidence = json::parse(evidence_to_json(finding.evidence).dump(-1, ' ', false, json::error_handler_t::replace));
   return {{"id", finding.id},
           {"severity", std::string(findings::to_string(finding.severity))},
           {"message", text(finding.message)},
@@ -258,7 +260,7 @@ json report_to_json(const Report& report) {
 }
 
 std::string render_json(const Report& report) {
-  return report_to_json(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  return dump_json(report_to_json(report), 2) + "\n";
 }
 
 } // namespace cudadiag::report

@@ -1,0 +1,59 @@
+#pragma once
+// Independent tasks spread over a few threads, for work that is mostly waiting on the file system
+// (listing directories, reading ELF headers and package metadata) and whose results are stored by
+// index, so that the output does not depend on which thread ran what.
+
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace cudadiag {
+
+// How many threads a run of `tasks` independent tasks uses: one per CPU, at most `cap`, at least 1,
+// never more than the tasks.
+inline std::size_t parallel_threads(std::size_t tasks, std::size_t cap = 8) {
+  const std::size_t cpus = std::max(1U, std::thread::hardware_concurrency());
+  return std::max<std::size_t>(1, std::min({tasks, cpus, cap}));
+}
+
+// Calls task(i) once for every i in [0, count), on up to `threads` threads (the calling thread is
+// one of them), and returns when every call has returned. The first exception a task throws is
+// rethrown here after all threads have stopped taking tasks.
+template <typename Task>
+void parallel_for_each_index(std::size_t count, std::size_t threads, const Task& task) {
+  std::atomic<std::size_t> next{0};
+  std::exception_ptr failure;
+  std::mutex failure_mutex;
+  const auto work = [&] {
+    for (std::size_t i = next++; i < count; i = next++) {
+      try {
+        task(i);
+      } catch (...) {
+        const std::lock_guard lock(failure_mutex);
+        if (!failure) {
+          failure = std::current_exception();
+        }
+        next = count; // stop handing out tasks
+      }
+    }
+  };
+  std::vector<std::thread> helpers;
+  const std::size_t extra = std::min(threads, count) > 1 ? std::min(threads, count) - 1 : 0;
+  helpers.reserve(extra);
+  for (std::size_t t = 0; t < extra; ++t) {
+    helpers.emplace_back(work);
+  }
+  work();
+  for (auto& helper : helpers) {
+    helper.join();
+  }
+  if (failure) {
+    std::rethrow_exception(failure);
+  }
+}
+
+} // namespace cudadiag
