@@ -676,6 +676,20 @@ std::optional<std::string> incompatibility_with_host(const ElfInfo& info) {
   return std::nullopt;
 }
 
+std::optional<FileRange> section_in_file(const std::string& path, std::string_view name) {
+  constexpr std::uint32_t k_sht_nobits = 8;
+  const auto found = detail::with_file_source(path, [&](const ByteSource& source) -> Expected<std::optional<FileRange>> {
+    const auto section = detail::find_section(source, name);
+    if (!section || !section.value() || section.value()->type == k_sht_nobits ||
+        section.value()->offset >= source.size()) {
+      return std::optional<FileRange>{};
+    }
+    const auto& range = *section.value();
+    return std::optional<FileRange>{FileRange{range.offset, std::min(range.size, source.size() - range.offset)}};
+  });
+  return found ? found.value() : std::nullopt;
+}
+
 namespace detail {
 
 Expected<std::optional<SectionRange>> find_section(const ByteSource& source, std::string_view name) {

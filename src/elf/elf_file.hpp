@@ -78,6 +78,16 @@ Expected<ElfInfo> read_elf_info(const std::string& path);
 // The same over an in-memory image; `image` is the whole file.
 Expected<ElfInfo> parse_elf_info(std::span<const std::byte> image);
 
+// Where the bytes of the first section called `name` lie in the file at `path`: {offset, size},
+// clipped to the file. nullopt when the file is not ELF, has no such section, or the section has
+// no bytes in the file (SHT_NOBITS). For readers that look for something in one section only
+// (a tool's version string in .rodata) instead of the whole file.
+struct FileRange {
+  std::uint64_t offset = 0;
+  std::uint64_t size = 0;
+};
+std::optional<FileRange> section_in_file(const std::string& path, std::string_view name);
+
 // The e_machine of the running process's own architecture (EM_X86_64 on x86-64, EM_AARCH64 on arm64).
 std::uint16_t host_machine();
 // The ELF class and byte order of the running process.

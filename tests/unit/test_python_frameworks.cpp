@@ -12,6 +12,7 @@
 
 #include <doctest/doctest.h>
 
+#include <cctype>
 #include <string>
 #include <sys/stat.h>
 
@@ -129,6 +130,39 @@ TEST_CASE("tool binary version: the release is read from the file, across read b
   CHECK_FALSE(cudadiag::versions::cuda_tool_release(tree.path("empty")).has_value());
   CHECK_FALSE(cudadiag::versions::cuda_tool_release(tree.path("")).has_value());
   CHECK_FALSE(cudadiag::versions::cuda_tool_release(tree.path("missing")).has_value());
+}
+
+TEST_CASE("tool binary version: a real toolkit binary's .rodata gives the same answer as reading the whole file") {
+  const std::string bin = "/usr/local/cuda/bin";
+  std::size_t compared = 0;
+  for (const char* tool : {"ptxas", "nvcc", "nvdisasm", "cuobjdump", "nvlink", "fatbinary"}) {
+    const auto path = bin + "/" + tool;
+    const auto content = cudadiag::fs::read_file_prefix(path, cudadiag::versions::k_tool_release_read_limit);
+    if (!content) {
+      continue;
+    }
+    // The reference: the first well-formed string anywhere in the file, found the plain way.
+    std::string expected;
+    const std::string marker = "Cuda compilation tools, release ";
+    for (auto at = content->find(marker); at != std::string::npos && expected.empty(); at = content->find(marker, at + 1)) {
+      const auto rest = content->substr(at + marker.size(), 48);
+      const auto comma = rest.find(", V");
+      if (comma != std::string::npos && comma > 0 && std::isdigit(static_cast<unsigned char>(rest[0])) != 0) {
+        const auto version_end = rest.find_first_not_of("0123456789.", comma + 3);
+        expected = rest.substr(comma + 3, version_end - comma - 3);
+      }
+    }
+    const auto read = cudadiag::versions::cuda_tool_release(path);
+    CAPTURE(path);
+    REQUIRE_EQ(read.has_value(), !expected.empty());
+    if (read) {
+      CHECK(read.value().version == expected);
+    }
+    ++compared;
+  }
+  if (compared == 0) {
+    CUDADIAG_SKIP("no toolkit binaries under " << bin);
+  }
 }
 
 TEST_CASE("frameworks: Triton is built for the CUDA of the ptxas it runs, bundled or overridden") {
