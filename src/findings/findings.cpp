@@ -1,6 +1,7 @@
 #include "findings/findings.hpp"
 
 #include "core/filesystem.hpp"
+#include "python/conda.hpp"
 
 #include <algorithm>
 #include <fstream>
@@ -159,7 +160,7 @@ const FindingDefinition* find_definition(std::string_view id) {
 }
 
 Finding make_finding(std::string_view id, std::string message, std::vector<std::string> components,
-                     nlohmann::json evidence, std::optional<Severity> severity) {
+                     Evidence evidence, std::optional<Severity> severity) {
   const auto* definition = find_definition(id);
   Finding finding;
   finding.id = std::string(id);
@@ -170,44 +171,6 @@ Finding make_finding(std::string_view id, std::string message, std::vector<std::
   finding.evidence = std::move(evidence);
   return finding;
 }
-
-namespace {
-
-std::optional<std::string> read_small_file(const std::string& path, std::size_t limit = std::size_t{4} << 20U) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return std::nullopt;
-  }
-  std::string text(limit, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<std::size_t>(in.gcount()));
-  return text;
-}
-
-// The conda package whose conda-meta/<pkg>.json lists `relative` (e.g. "lib/libnvrtc.so.13").
-std::optional<std::string> owning_conda_package(const std::string& prefix, const std::string& relative) {
-  const auto meta = fs::join(prefix, "conda-meta");
-  const auto entries = fs::list_directory(meta);
-  if (!entries) {
-    return std::nullopt;
-  }
-  for (const auto& entry : *entries) {
-    if (entry.size() < 6 || entry.substr(entry.size() - 5) != ".json") {
-      continue;
-    }
-    const auto text = read_small_file(fs::join(meta, entry));
-    if (text && text->find("\"" + relative + "\"") != std::string::npos) {
-      const auto json = nlohmann::json::parse(*text, nullptr, false);
-      if (json.is_object() && json.contains("name") && json["name"].is_string()) {
-        return json["name"].get<std::string>();
-      }
-      return entry.substr(0, entry.rfind('-', entry.rfind('-') - 1));
-    }
-  }
-  return std::nullopt;
-}
-
-} // namespace
 
 std::optional<std::string> owning_wheel_distribution(const std::string& path) {
   const auto at = path.rfind("/nvidia/");
@@ -279,7 +242,7 @@ std::string remedy_for_route(const discovery::Sighting& via, const discovery::Di
   }
   if (how == "conda") {
     if (const auto prefix = env.non_empty("CONDA_PREFIX"); prefix && via.path.rfind(*prefix + "/", 0) == 0) {
-      if (auto package = owning_conda_package(*prefix, via.path.substr(prefix->size() + 1))) {
+      if (auto package = python::owning_conda_package(*prefix, via.path.substr(prefix->size() + 1))) {
         return "`conda remove " + *package + "` in " + *prefix;
       }
     }
@@ -298,7 +261,7 @@ namespace {
 
 // The rules below use the short name.
 Finding make(std::string_view id, std::string message, std::vector<std::string> components,
-             nlohmann::json evidence = nlohmann::json::object(), std::optional<Severity> severity = std::nullopt) {
+             Evidence evidence = {}, std::optional<Severity> severity = std::nullopt) {
   return make_finding(id, std::move(message), std::move(components), std::move(evidence), severity);
 }
 
@@ -322,7 +285,7 @@ void check_driver(const ComponentResult& result, const discovery::DiscoveryResul
   }
   const auto* chosen = result.loader_candidate();
   if (chosen == nullptr) {
-    nlohmann::json evidence = {{"candidates", result.candidates.size()}};
+    Evidence evidence = {{"candidates", result.candidates.size()}};
     std::string message = "libcuda.so.1 is not reachable through LD_LIBRARY_PATH, ld.so.cache or the default directories";
     for (const auto& candidate : result.candidates) {
       if (candidate.is_stub) {
@@ -424,7 +387,7 @@ void check_multiple_versions(const ComponentResult& result, std::vector<Finding>
     }
   }
   std::map<std::string, std::set<std::string>> versions_by_soname;
-  nlohmann::json copies = nlohmann::json::array();
+  Evidence::List copies = Evidence::List();
   for (const auto& route : routes) {
     const auto& candidate = *route.candidate;
     if (!candidate.version || candidate.is_stub || in_other_numbering(candidate)) {
@@ -548,7 +511,7 @@ std::string variable_remedy(std::string_view variable) {
 
 void check_search_path_entries(const Environment& env, std::vector<Finding>& out) {
   if (const auto value = env.get("LD_LIBRARY_PATH"); value && !value->empty()) {
-    nlohmann::json bad = nlohmann::json::array();
+    Evidence::List bad = Evidence::List();
     std::size_t index = 0;
     for (const auto& entry : split_search_path(*value)) {
       std::string problem;
@@ -568,7 +531,7 @@ void check_search_path_entries(const Environment& env, std::vector<Finding>& out
       out.push_back(make("env.bad_search_path",
                          "LD_LIBRARY_PATH has " + std::to_string(bad.size()) + (bad.size() == 20 ? "+" : "") +
                              " bad entr" + (bad.size() == 1 ? "y" : "ies") + ", first: " +
-                             bad.front()["entry"].get<std::string>() + " — " + bad.front()["problem"].get<std::string>(),
+                             *bad.front().at("entry").string() + " — " + *bad.front().at("problem").string(),
                          {}, {{"variable", "LD_LIBRARY_PATH"}, {"entries", bad}}));
     }
   }
@@ -661,9 +624,9 @@ void check_framework_requirements(const discovery::DiscoveryResult& result, std:
                          {"requirement", unmet.requirement},
                          {"dependency", unmet.dependency},
                          {"specifier", unmet.specifier},
-                         {"installed", unmet.installed ? nlohmann::json(*unmet.installed) : nlohmann::json(nullptr)},
+                         {"installed", unmet.installed},
                          {"installed_at", unmet.installed_at},
-                         {"extra", unmet.through_extra ? nlohmann::json(*unmet.through_extra) : nlohmann::json(nullptr)}},
+                         {"extra", unmet.through_extra}},
                         optional ? std::optional(Severity::warning) : std::nullopt);
     finding.remedy = interpreter + " -m pip install '" + wanted + "' restores what " + unmet.framework +
                      " was built against; or install the " + unmet.framework +

@@ -4,9 +4,8 @@
 // Ids are a contract (docs/findings.md documents each one): never rename, only add.
 
 #include "core/environment.hpp"
+#include "core/evidence.hpp"
 #include "discovery/discovery.hpp"
-
-#include <nlohmann/json.hpp>
 
 #include <optional>
 #include <string>
@@ -24,7 +23,7 @@ struct Finding {
   std::string message;
   std::string remedy;
   std::vector<std::string> components;
-  nlohmann::json evidence = nlohmann::json::object();
+  Evidence evidence; // a record; rendered as the finding's "evidence" object
 };
 
 // The reference table: one row per id this version can emit.
@@ -39,7 +38,7 @@ const FindingDefinition* find_definition(std::string_view id);
 
 // A finding of a defined id with that id's severity and remedy (unless `severity` overrides it).
 Finding make_finding(std::string_view id, std::string message, std::vector<std::string> components,
-                     nlohmann::json evidence = nlohmann::json::object(),
+                     Evidence evidence = {},
                      std::optional<Severity> severity = std::nullopt);
 
 // What to do so that a file reached through `via` is no longer reached, from how it was reached:

@@ -61,7 +61,7 @@ std::vector<Finding> evaluate_framework_loads(const linkage::Linkage& linkage) {
     const std::string who = framework.framework + " " + framework.version;
     std::string message;
     std::string error;
-    nlohmann::json evidence = {{"framework", framework.framework},
+    Evidence evidence = {{"framework", framework.framework},
                                {"version", framework.version},
                                {"library", framework.library}};
     if (framework.import_model && framework.import_model->import_error) {

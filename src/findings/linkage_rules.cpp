@@ -1,7 +1,6 @@
 #include "findings/linkage_rules.hpp"
 
 #include "core/text.hpp"
-#include "linkage/linkage_json.hpp"
 
 #include <algorithm>
 #include <functional>
@@ -171,20 +170,24 @@ void unresolved_symbols(Collector& out, const std::string& component, const Answ
         message += "no object of its closure defines";
       }
       message += ": dlopen fails with \"undefined symbol: " + spelled(first) + "\".";
-      nlohmann::json evidence = {
+      Evidence evidence = {
           {"symbol", first.symbol},
           {"symbols", names},
           {"version", first.version},
           {"needed_by", needing.path},
-          {"bound", first.bound ? nlohmann::json(closure.objects[*first.bound].path) : nlohmann::json(nullptr)},
-          {"bound_via", first.bound ? nlohmann::json(std::string(linkage::to_string(closure.objects[*first.bound].route)))
-                                    : nlohmann::json(nullptr)}};
+          {"bound", first.bound ? EvidenceValue(closure.objects[*first.bound].path) : EvidenceValue()},
+          {"bound_via", first.bound ? EvidenceValue(std::string(linkage::to_string(closure.objects[*first.bound].route)))
+                                    : EvidenceValue()}};
       std::string remedy;
       if (first.bound) {
         remedy = route_remedy(answer, *first.bound, out.m_discovery, out.m_env);
       }
       const auto& providers = answer.providers[members.front()];
-      evidence["providers"] = linkage::providers_to_json(providers);
+      Evidence::List provider_list;
+      for (const auto& provider : providers) {
+        provider_list.push_back({{"path", provider.path}, {"found_via", provider.found_via}, {"version", provider.version}});
+      }
+      evidence["providers"] = std::move(provider_list);
       if (!providers.empty()) {
         const auto& best = providers.front();
         message += " " + best.path + (best.version.empty() ? "" : " (" + best.version + ")") + ", found through " +
@@ -214,7 +217,7 @@ void missing_versions(Collector& out, const std::string& component, const Answer
                             missing.file + ", and the copy the loader binds, " + describe(answer, missing.bound) +
                             ", does not define it: dlopen fails with \"version `" + missing.version +
                             "' not found (required by " + needing.path + ")\".";
-      nlohmann::json evidence = {
+      Evidence evidence = {
           {"version", missing.version}, {"file", missing.file}, {"needed_by", needing.path}, {"bound", bound.path}};
       return with_remedy(make_finding("lib.missing_symbol_version", std::move(message), {}, std::move(evidence)), route_remedy(answer, missing.bound, out.m_discovery, out.m_env) +
                        "; the loader must bind a " + missing.file + " that defines " + missing.version);
@@ -241,7 +244,7 @@ void missing_dependencies(Collector& out, const std::string& component, const An
                    missing.name + " where the loader looks";
         }
       }
-      nlohmann::json evidence = {{"name", missing.name}, {"needed_by", needing.path}, {"searched", missing.searched}};
+      Evidence evidence = {{"name", missing.name}, {"needed_by", needing.path}, {"searched", missing.searched}};
       return with_remedy(make_finding("lib.missing_dependency", std::move(message), {}, std::move(evidence)), remedy);
     });
   }
@@ -250,7 +253,7 @@ void missing_dependencies(Collector& out, const std::string& component, const An
     out.add("broken|" + broken.path + "|" + needing.file->realpath, component, answer, [&] {
       std::string message = describe(answer, broken.needed_by) + " needs " + broken.name + ", and the loader stops at " +
                             broken.path + ": " + broken.error + "; dlopen fails.";
-      nlohmann::json evidence = {
+      Evidence evidence = {
           {"name", broken.name}, {"needed_by", needing.path}, {"path", broken.path}, {"error", broken.error}};
       return with_remedy(make_finding("lib.missing_dependency", std::move(message), {}, std::move(evidence)), "remove or replace " + broken.path + " (" + broken.error + ")");
     });
@@ -288,7 +291,7 @@ void duplicates(Collector& out, const std::string& component, const AnswerClosur
       continue;
     }
     out.add("dup|" + name + "|" + join(paths, "|"), component, answer, [&] {
-      nlohmann::json evidence = {{"component", name}, {"paths", paths}, {"sonames", sonames}};
+      Evidence evidence = {{"component", name}, {"paths", paths}, {"sonames", sonames}};
       // Different SONAMEs (two majors) bind separately and work, but their state is not shared: a warning.
       return make_finding("process.duplicate_lib",
                           "Loading it maps " + std::to_string(objects.size()) + " files of " + name + " into one process: " +
@@ -308,11 +311,11 @@ void load_check(Collector& out, const std::string& component, const AnswerClosur
   const auto& check = *answer.check;
   const auto& closure = answer.closure;
   const std::string root = closure.objects.empty() ? answer.load_name : closure.objects[closure.root].path;
-  nlohmann::json evidence = {{"load_name", answer.load_name},
+  Evidence evidence = {{"load_name", answer.load_name},
                              {"status", check.status},
                              {"detail", check.detail},
-                             {"error", check.error ? nlohmann::json(*check.error) : nlohmann::json(nullptr)},
-                             {"failed_at", check.failed_at ? nlohmann::json(*check.failed_at) : nlohmann::json(nullptr)},
+                             {"error", check.error},
+                             {"failed_at", check.failed_at},
                              {"predicted_loads", closure.loads()},
                              {"differences", check.differences}};
   if (check.status != "ok" || (check.error && closure.loads())) {

@@ -4,14 +4,7 @@
 
 namespace cudadiag::findings {
 
-using json = nlohmann::json;
-
 namespace {
-
-const json& member(const json& object, const char* key) {
-  static const json k_null;
-  return object.is_object() && object.contains(key) ? object[key] : k_null;
-}
 
 std::string gpu_label(const selftest::TestResult& test) {
   return test.device ? "GPU " + std::to_string(*test.device) : std::string("the GPU");
@@ -28,54 +21,52 @@ const selftest::TestResult* find_test(const selftest::SelfTestRun& run, int devi
 
 // gpu.pcie_degraded: the pcie test's verdict (selftest/health.hpp judge_pcie) named a problem.
 void pcie_rule(const selftest::TestResult& test, std::vector<Finding>& out) {
-  const auto& pcie = member(test.details, "pcie");
-  const auto& problem = member(pcie, "problem");
-  if (test.key != "pcie" || !problem.is_string()) {
+  if (test.key != "pcie" || !test.pcie || test.pcie->verdict.problem.empty()) {
     return;
   }
-  json figures = json::object();
+  const auto pcie = selftest::pcie_evidence(*test.pcie);
+  Evidence figures;
   for (const auto& metric : test.metrics) {
     figures[metric.name] = metric.value;
   }
-  out.push_back(make_finding("gpu.pcie_degraded", gpu_label(test) + ": " + problem.get<std::string>(), {},
-                             {{"device", test.device ? json(*test.device) : json(nullptr)},
-                              {"link", member(pcie, "link")},
-                              {"expected_current_gbps", member(pcie, "expected_current_gbps")},
-                              {"expected_max_gbps", member(pcie, "expected_max_gbps")},
+  out.push_back(make_finding("gpu.pcie_degraded", gpu_label(test) + ": " + test.pcie->verdict.problem, {},
+                             {{"device", test.device},
+                              {"link", pcie.at("link")},
+                              {"expected_current_gbps", test.pcie->verdict.expected_current_gbps},
+                              {"expected_max_gbps", test.pcie->verdict.expected_max_gbps},
                               {"figures", figures}}));
 }
 
 // gpu.memory_errors: the memory test read wrong words back, or NVML counted new memory errors.
 void memory_rule(const selftest::TestResult& test, std::vector<Finding>& out) {
-  const auto& memory = member(test.details, "memory");
-  if (test.key != "memory" || !memory.is_object()) {
+  if (test.key != "memory" || !test.memory) {
     return;
   }
-  const auto& wrong = member(memory, "wrong_words");
-  const auto& rose = member(memory, "new_errors");
-  const bool wrong_words = wrong.is_number_integer() && wrong.get<std::int64_t>() > 0;
-  const bool new_errors = rose.is_array() && !rose.empty();
+  const auto& memory = *test.memory;
+  const bool wrong_words = memory.wrong_words > 0;
+  const bool new_errors = !memory.new_errors.empty();
   if (!wrong_words && !new_errors) {
     return;
   }
   std::string message = gpu_label(test) + " memory: ";
   if (wrong_words) {
-    message += std::to_string(wrong.get<std::int64_t>()) + " words read back wrong in the pattern test";
+    message += std::to_string(memory.wrong_words) + " words read back wrong in the pattern test";
   }
   if (new_errors) {
     std::string list;
-    for (const auto& item : rose) {
-      list += (list.empty() ? "" : ", ") + (item.is_string() ? item.get<std::string>() : item.dump());
+    for (const auto& item : memory.new_errors) {
+      list += (list.empty() ? "" : ", ") + item;
     }
     message += std::string(wrong_words ? "; " : "") + "NVML counted new errors during it (" + list + ")";
   }
+  const auto evidence = selftest::memory_evidence(memory);
   out.push_back(make_finding("gpu.memory_errors", message, {},
-                             {{"device", test.device ? json(*test.device) : json(nullptr)},
-                              {"wrong_words", wrong},
-                              {"first_wrong_words", member(memory, "first_wrong_words")},
-                              {"new_errors", rose},
-                              {"nvml_before", member(memory, "nvml_before")},
-                              {"nvml_after", member(memory, "nvml_after")}}));
+                             {{"device", test.device},
+                              {"wrong_words", memory.wrong_words},
+                              {"first_wrong_words", evidence.at("first_wrong_words")},
+                              {"new_errors", memory.new_errors},
+                              {"nvml_before", evidence.at("nvml_before")},
+                              {"nvml_after", evidence.at("nvml_after")}}));
 }
 
 // gpu.throttled: a benchmark under k_throttled_ratio of expected while NVML reported a slowdown.
@@ -89,27 +80,26 @@ void throttle_rule(const selftest::SelfTestRun& run, const selftest::ScoreCompon
   if (test == nullptr) {
     return;
   }
-  const auto& clocks = member(test->details, "clocks");
-  const auto& reasons = member(clocks, "slowdown_reasons");
-  if (!reasons.is_array() || reasons.empty()) {
+  if (!test->clocks || !test->clocks->slowdown_reasons || test->clocks->slowdown_reasons->empty()) {
     return;
   }
+  const auto& clocks = *test->clocks;
+  const auto& reasons = *clocks.slowdown_reasons;
   std::string names;
   for (const auto& reason : reasons) {
-    names += (names.empty() ? "" : ", ") + reason.get<std::string>();
+    names += (names.empty() ? "" : ", ") + reason;
   }
   std::string context;
-  const auto& sm = member(clocks, "sm_mhz");
-  if (sm.is_object()) {
-    context += "SM clock " + member(sm, "min").dump() + "-" + member(sm, "max").dump() + " MHz";
+  if (clocks.sm_mhz) {
+    context += "SM clock " + std::to_string(clocks.sm_mhz->min) + "-" + std::to_string(clocks.sm_mhz->max) + " MHz";
   }
-  if (const auto& power = member(clocks, "power_w_max"); power.is_number()) {
+  if (clocks.power_w_max) {
     char text[32];
-    std::snprintf(text, sizeof text, "%.0f W", power.get<double>());
+    std::snprintf(text, sizeof text, "%.0f W", *clocks.power_w_max);
     context += (context.empty() ? "" : ", ") + std::string("power up to ") + text;
   }
-  if (const auto& temperature = member(clocks, "temperature_c_max"); temperature.is_number()) {
-    context += (context.empty() ? "" : ", ") + std::string("up to ") + temperature.dump() + " C";
+  if (clocks.temperature_c_max) {
+    context += (context.empty() ? "" : ", ") + std::string("up to ") + std::to_string(*clocks.temperature_c_max) + " C";
   }
   char figures[96];
   std::snprintf(figures, sizeof figures, "%.0f%% of expected (%.1f of %.1f)", 100.0 * component.ratio,
@@ -123,7 +113,7 @@ void throttle_rule(const selftest::SelfTestRun& run, const selftest::ScoreCompon
                               {"benchmark", component.benchmark},
                               {"ratio", component.ratio},
                               {"reasons", reasons},
-                              {"clocks", clocks}}));
+                              {"clocks", selftest::clocks_evidence(clocks)}}));
 }
 
 } // namespace
@@ -143,10 +133,10 @@ std::vector<Finding> evaluate_selftest(const selftest::SelfTestRun& run) {
                                    (test.status == "error" ? "broke" : "failed") + ": " + test.reason,
                                {},
                                {{"test", test.key},
-                                {"device", test.device ? json(*test.device) : json(nullptr)},
+                                {"device", test.device},
                                 {"status", test.status},
                                 {"reason", test.reason},
-                                {"details", test.details}}));
+                                {"details", selftest::details_evidence(test)}}));
   }
   for (const auto& test : run.tests) {
     pcie_rule(test, out);

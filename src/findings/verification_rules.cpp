@@ -160,8 +160,8 @@ void check_steps(const discovery::DiscoveryResult& discovery, const verify::Veri
   const bool driver_crashed = driver_step != nullptr && (driver_step->status == "crashed" || driver_step->status == "error");
   const bool driver_hung = driver_step != nullptr && driver_step->status == "timeout";
   for (const auto& step : verification.steps) {
-    const nlohmann::json evidence = {{"path", step.path}, {"status", step.status}, {"phase", step.last_phase},
-                                     {"signal", step.signal ? nlohmann::json(*step.signal) : nlohmann::json(nullptr)},
+    const Evidence evidence = {{"path", step.path}, {"status", step.status}, {"phase", step.last_phase},
+                                     {"signal", step.signal},
                                      {"stderr_tail", step.stderr_tail}};
     const bool is_driver = step.id == "cuda";
     if (step.status == "crashed" || step.status == "error") {
@@ -239,7 +239,7 @@ void check_driver(const discovery::DiscoveryResult& discovery, const verify::Ver
   }
   const auto name = driver->init->name.value_or("CUresult " + std::to_string(code));
   const auto description = driver->init->description.value_or("");
-  const nlohmann::json evidence = {{"path", step->path}, {"code", code}, {"name", name}, {"description", description}};
+  const Evidence evidence = {{"path", step->path}, {"code", code}, {"name", name}, {"description", description}};
   if (code == 34) {
     bool already = false;
     for (const auto& finding : out) {
@@ -402,8 +402,8 @@ void check_versions(const discovery::DiscoveryResult& discovery, const verify::V
               (driver.branch ? ", branch " + std::to_string(*driver.branch) : ""),
           {"cuda", name},
           {{"component", name}, {"component_version", to_text(*version)},
-           {"driver_cuda", driver.cuda ? nlohmann::json(to_text(*driver.cuda)) : nlohmann::json(nullptr)},
-           {"driver_branch", driver.branch ? nlohmann::json(*driver.branch) : nlohmann::json(nullptr)}}));
+           {"driver_cuda", driver.cuda ? EvidenceValue(to_text(*driver.cuda)) : EvidenceValue()},
+           {"driver_branch", driver.branch}}));
       break;
     }
   }
@@ -440,8 +440,8 @@ void check_versions(const discovery::DiscoveryResult& discovery, const verify::V
         {"cuda"},
         {{"framework", build.framework}, {"framework_version", build.version}, {"framework_cuda", build.cuda},
          {"source", build.source},
-         {"driver_cuda", driver.cuda ? nlohmann::json(to_text(*driver.cuda)) : nlohmann::json(nullptr)},
-         {"driver_branch", driver.branch ? nlohmann::json(*driver.branch) : nlohmann::json(nullptr)}}));
+         {"driver_cuda", driver.cuda ? EvidenceValue(to_text(*driver.cuda)) : EvidenceValue()},
+         {"driver_branch", driver.branch}}));
   }
 
   // nvrtc.ptx_newer_than_driver: the PTX ISA NVRTC emits against the one the driver JITs.
@@ -457,8 +457,8 @@ void check_versions(const discovery::DiscoveryResult& discovery, const verify::V
               (driver_isa ? to_text(*driver_isa) : "older") + "; loading it fails with error 222",
           {"nvrtc", "cuda"},
           {{"nvrtc", to_text(*nvrtc)}, {"driver_cuda", to_text(*driver.cuda)},
-           {"nvrtc_ptx_isa", nvrtc_isa ? nlohmann::json(to_text(*nvrtc_isa)) : nlohmann::json(nullptr)},
-           {"driver_ptx_isa", driver_isa ? nlohmann::json(to_text(*driver_isa)) : nlohmann::json(nullptr)}}));
+           {"nvrtc_ptx_isa", nvrtc_isa ? EvidenceValue(to_text(*nvrtc_isa)) : EvidenceValue()},
+           {"driver_ptx_isa", driver_isa ? EvidenceValue(to_text(*driver_isa)) : EvidenceValue()}}));
     }
   }
 
@@ -499,7 +499,13 @@ void check_builtins(const verify::Verification& verification, std::vector<Findin
   out.push_back(make_finding("nvrtc.builtins_missing",
                              builtins.expected + " is not loadable next to " + nvrtc->library + ": " +
                                  builtins.error.value_or("not found"),
-                             {"nvrtc"}, {{"builtins", verify::to_json(builtins)}, {"compile_check_ok", compiled}},
+                             {"nvrtc"}, {{"builtins",
+                               {{"expected", builtins.expected},
+                                {"path", builtins.path},
+                                {"loadable", builtins.loadable},
+                                {"error", builtins.error},
+                                {"used", builtins.used}}},
+                              {"compile_check_ok", compiled}},
                              compiled ? std::optional(Severity::warning) : std::nullopt));
   if (compiled) {
     out.back().message += "; the compile check still succeeded" +

@@ -115,11 +115,15 @@ std::string version_label(const LoadedComponent& component) {
   return component.version ? component.version->version : "unknown version";
 }
 
-json copy_evidence(const LoadedComponent& component) {
+EvidenceValue optional_evidence_text(const std::optional<std::string>& value) {
+  return value ? EvidenceValue(text(*value)) : EvidenceValue();
+}
+
+EvidenceValue copy_evidence(const LoadedComponent& component) {
   return {{"path", text(component.path)},
-          {"realpath", optional_text(component.realpath)},
-          {"version", component.version ? json(text(component.version->version)) : json(nullptr)},
-          {"variant", component.variant.empty() ? json(nullptr) : json(component.variant)},
+          {"realpath", optional_evidence_text(component.realpath)},
+          {"version", component.version ? EvidenceValue(text(component.version->version)) : EvidenceValue()},
+          {"variant", component.variant.empty() ? EvidenceValue() : EvidenceValue(component.variant)},
           {"deleted", component.deleted}};
 }
 
@@ -127,7 +131,7 @@ findings::Finding duplicate_finding(int pid, const std::string& name,
                                     const std::vector<const LoadedComponent*>& copies) {
   std::string message = process_label(pid) + " has " + std::to_string(copies.size()) + " different copies of " +
                         name + " mapped:";
-  json evidence_copies = json::array();
+  Evidence::List evidence_copies;
   for (std::size_t i = 0; i < copies.size(); ++i) {
     message += (i == 0 ? " " : ", ") + copies[i]->path + " (" + version_label(*copies[i]) +
                (copies[i]->variant.empty() ? "" : ", " + copies[i]->variant + " variant") + ")";
@@ -149,7 +153,7 @@ findings::Finding stub_finding(int pid, const LoadedComponent& component) {
       process_label(pid) + " has the CUDA Toolkit's link-time stub " + component.path +
           " mapped as libcuda: every CUDA driver call in it fails with CUDA_ERROR_STUB_LIBRARY (34)",
       {component.name},
-      {{"pid", pid}, {"path", text(component.path)}, {"realpath", optional_text(component.realpath)}});
+      {{"pid", pid}, {"path", text(component.path)}, {"realpath", optional_evidence_text(component.realpath)}});
   // About a running process: it must be restarted once the stub is out of its way.
   finding.remedy =
       "Remove the toolkit's stubs/ directory from LD_LIBRARY_PATH (it is only for linking), make sure "

@@ -1,5 +1,6 @@
 #include "python/conda.hpp"
 
+#include "core/bounded_json.hpp"
 #include "python/site_dirs.hpp"
 #include "python/venv.hpp"
 
@@ -52,6 +53,30 @@ std::optional<PythonEnvironment> from_conda_prefix(const Context& ctx) {
   pe.how = "$CONDA_PREFIX=" + *prefix + ", Python " + pe.version + " from " + version_from;
   fill_site_dirs(ctx, pe, {pe.prefix}, detect_flavor(ctx, pe.prefix, *version));
   return pe;
+}
+
+std::optional<std::string> owning_conda_package(const std::string& prefix, const std::string& relative) {
+  constexpr std::size_t k_record_max_bytes = std::size_t{4} << 20U;
+  const auto meta = fs::join(prefix, "conda-meta");
+  const auto entries = fs::list_directory(meta);
+  if (!entries) {
+    return std::nullopt;
+  }
+  for (const auto& entry : *entries) {
+    if (entry.size() < 6 || !entry.ends_with(".json")) {
+      continue;
+    }
+    const auto text = fs::read_file_prefix(fs::join(meta, entry), k_record_max_bytes);
+    if (text && text->find("\"" + relative + "\"") != std::string::npos) {
+      const auto parsed = bounded_json::parse(*text, {.max_bytes = k_record_max_bytes});
+      if (const auto* record = std::get_if<nlohmann::json>(&parsed);
+          record != nullptr && record->is_object() && record->contains("name") && (*record)["name"].is_string()) {
+        return (*record)["name"].get<std::string>();
+      }
+      return entry.substr(0, entry.rfind('-', entry.rfind('-') - 1));
+    }
+  }
+  return std::nullopt;
 }
 
 } // namespace cudadiag::python

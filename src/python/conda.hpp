@@ -6,11 +6,17 @@
 #include "python/search_context.hpp"
 
 #include <optional>
+#include <string>
 
 namespace cudadiag::python {
 
 // The environment $CONDA_PREFIX names (label "CONDA_PREFIX"); nullopt, traced, when unset, empty,
 // not a directory or holding no Python.
 std::optional<PythonEnvironment> from_conda_prefix(const Context& ctx);
+
+// The conda package whose record in <prefix>/conda-meta lists `relative` (a path under the prefix,
+// e.g. "lib/libnvrtc.so.13"): the record's "name", else its file name without version and build.
+// Records over 4 MiB are read only that far. nullopt when no record lists it.
+std::optional<std::string> owning_conda_package(const std::string& prefix, const std::string& relative);
 
 } // namespace cudadiag::python

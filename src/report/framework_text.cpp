@@ -115,11 +115,8 @@ std::string render_frameworks_section(const Report& report, TextStyle style) {
     }
     std::vector<std::string> ids;
     for (const auto& finding : report.findings) {
-      const auto* named = finding.evidence.is_object() && finding.evidence.contains("framework")
-                              ? &finding.evidence.at("framework")
-                              : nullptr;
-      if (named != nullptr && named->is_string() &&
-          python::canonical_name(named->get_ref<const std::string&>()) == python::canonical_name(first.framework)) {
+      const auto* named = finding.evidence.string("framework");
+      if (named != nullptr && python::canonical_name(*named) == python::canonical_name(first.framework)) {
         ids.push_back(finding.id);
       }
     }

@@ -4,6 +4,7 @@
 #include "core/utf8.hpp"
 #include "linkage/linkage_json.hpp"
 #include "report/json_text.hpp"
+#include "report/selftest_json.hpp"
 #include "verify/facts_codec.hpp"
 
 #include <algorithm>
@@ -245,7 +246,7 @@ json report_to_json(const Report& report) {
           {"linkage", linkage::linkage_to_json(report.linkage)},
           {"devices", sanitized(verify::devices_to_json(report.verification.devices))},
           {"verification", verification_to_json(report.verification)},
-          {"selftest", sanitized(selftest::selftest_to_json(report.selftest))},
+          {"selftest", sanitized(selftest_to_json(report.selftest))},
           {"findings", found},
           {"summary",
            {{"status", std::string(report.summary.status())},

@@ -4,12 +4,11 @@
 #include "report/worker_kinds.hpp"
 
 #include "linkage/link_map.hpp"
+#include "selftest/selftest_codec.hpp"
 #include "selftest/selftest_worker.hpp"
 #include "verify/facts_codec.hpp"
 #include "verify/probes.hpp"
 #include "worker/child.hpp"
-
-#include <nlohmann/json.hpp>
 
 #include <span>
 #include <string>
@@ -20,11 +19,6 @@ namespace {
 using worker::WorkerKind;
 using Arguments = std::span<char* const>;
 
-// The protocol's text of a result object (bytes that are not UTF-8 replaced, never an exception).
-std::string text(const nlohmann::json& result) {
-  return result.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
-
 // clang-format off
 constexpr WorkerKind k_worker_kinds[] = {
     {"driver",    "PATH",                       1, [](Arguments a) { return verify::encode(verify::probe_driver(a[0])); }},    // libcuda.so.1
@@ -33,9 +27,9 @@ constexpr WorkerKind k_worker_kinds[] = {
     {"nvjitlink", "PATH",                       1, [](Arguments a) { return verify::encode(verify::probe_nvjitlink(a[0])); }}, // libnvJitLink.so.N
     {"cudart",    "PATH",                       1, [](Arguments a) { return verify::encode(verify::probe_cudart(a[0])); }},    // libcudart.so.N
     {"link_map",  "ROOT PRELOADS",              2, [](Arguments a) { return linkage::encode(linkage::load_and_list(a[0], linkage::split_preloads(a[1]))); }}, // a closure loaded for real
-    {"selftest",  "LIBCUDA CONFIG_JSON",        2, [](Arguments a) { return text(selftest::run_selftest_worker(a[0], a[1])); }},   // one device's tests
-    {"jit_lto",   "NVRTC ARCH CCCL_INCLUDE",    3, [](Arguments a) { return text(selftest::run_jit_lto_compile(a[0], a[1], a[2])); }}, // the jit test's LTO-IR compile
-    {"ipc_peer",  "LIBCUDA",                    1, [](Arguments a) { return text(selftest::run_ipc_peer(a[0])); }},        // the ipc test's second process (socket on fd 4)
+    {"selftest",  "LIBCUDA CONFIG_JSON",        2, [](Arguments a) { return selftest::encode_evidence(selftest::run_selftest_worker(a[0], a[1])); }},   // one device's tests
+    {"jit_lto",   "NVRTC ARCH CCCL_INCLUDE",    3, [](Arguments a) { return selftest::encode_evidence(selftest::run_jit_lto_compile(a[0], a[1], a[2])); }}, // the jit test's LTO-IR compile
+    {"ipc_peer",  "LIBCUDA",                    1, [](Arguments a) { return selftest::encode_evidence(selftest::run_ipc_peer(a[0])); }},        // the ipc test's second process (socket on fd 4)
 };
 // clang-format on
 

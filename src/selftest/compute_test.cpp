@@ -13,7 +13,6 @@
 namespace cudadiag::selftest {
 namespace {
 
-using json = nlohmann::json;
 
 constexpr unsigned k_threads = 256;
 constexpr unsigned k_blocks_per_sm = 8;
@@ -76,7 +75,7 @@ TestResult run_compute(const TestContext& context) {
   const unsigned clock_mhz = clock.mhz;
   const std::string& clock_source = clock.source;
   const int fma = fma_per_clock_per_sm(device.cc_major, device.cc_minor);
-  json compute = {{"blocks", blocks},
+  Evidence compute = {{"blocks", blocks},
                   {"threads_per_block", k_threads},
                   {"rounds", rounds},
                   {"fma_per_thread", k_chains * k_steps * rounds},
@@ -84,9 +83,9 @@ TestResult run_compute(const TestContext& context) {
                   {"median_ms", median(ms)},
                   {"best_ms", *std::min_element(ms.begin(), ms.end())},
                   {"max_ms", *std::max_element(ms.begin(), ms.end())},
-                  {"fma_per_clock_per_sm", fma == 0 ? json(nullptr) : json(fma)},
-                  {"sm_clock_mhz", clock_mhz != 0 ? json(clock_mhz) : json(nullptr)},
-                  {"sm_clock_source", clock_mhz != 0 ? json(clock_source) : json(nullptr)}};
+                  {"fma_per_clock_per_sm", fma == 0 ? EvidenceValue() : EvidenceValue(fma)},
+                  {"sm_clock_mhz", clock_mhz != 0 ? EvidenceValue(clock_mhz) : EvidenceValue()},
+                  {"sm_clock_source", clock_mhz != 0 ? EvidenceValue(clock_source) : EvidenceValue()}};
   if (fma > 0 && clock_mhz != 0) {
     const double expected = device.sm_count * (clock_mhz * 1e6) * fma * 2.0 / 1e12;
     add_metric(result, "fp32_expected_tflops", expected, "TFLOP/s");

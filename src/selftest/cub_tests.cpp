@@ -13,7 +13,6 @@
 namespace cudadiag::selftest {
 namespace {
 
-using json = nlohmann::json;
 
 struct CubModule {
   cuda_api::DlHandle handle;
@@ -67,7 +66,7 @@ std::string run_case(const CubModule& module, const TestContext& context, const 
   params.warmup_ms = context.sizes.warm_ms;
   cudadiag_cub_result out{};
   static_cast<void>(module.run(&params, &out));
-  json entry = {{"count", count},
+  Evidence entry = {{"count", count},
                 {"repetitions", repetitions},
                 {"median_ms", out.median_ms},
                 {"best_ms", out.best_ms},

@@ -14,7 +14,6 @@
 namespace cudadiag::selftest {
 namespace {
 
-using json = nlohmann::json;
 
 constexpr std::size_t k_partitions = 2;
 constexpr std::uint64_t k_latency_spin_ns = 20'000; // the latency-sensitive kernel: 20 us per block
@@ -68,8 +67,8 @@ private:
   unsigned m_sm_count = 0;
 };
 
-json sm_list(const std::vector<int>& sms) {
-  return json(sms);
+EvidenceValue sm_list(const std::vector<int>& sms) {
+  return EvidenceValue(sms);
 }
 
 } // namespace
@@ -110,7 +109,7 @@ TestResult run_green_ctx(const TestContext& context) {
                              {"coscheduled_alignment", all.sm.smCoscheduledAlignment},
                              {"requested_sms_per_group", min_count},
                              {"groups", group_count},
-                             {"group_sms", {groups[0].sm.smCount, groups[1].sm.smCount}},
+                             {"group_sms", Evidence::List{groups[0].sm.smCount, groups[1].sm.smCount}},
                              {"remaining_sms", remaining.sm.smCount}};
   if (group_count < k_partitions) {
     return skipped(context, "the device's " + std::to_string(all.sm.smCount) + " SMs give only " +
@@ -178,7 +177,7 @@ TestResult run_green_ctx(const TestContext& context) {
   add_metric(result, "latency_slowdown", loaded_ms / alone_ms, "fraction", true);
   add_metric(result, "partition_sms", first.sm_count(), "count");
 
-  result.details["partitions"] = json::array();
+  result.details["partitions"] = Evidence::List();
   for (std::size_t i = 0; i < k_partitions; ++i) {
     result.details["partitions"].push_back({{"granted_sms", partitions[i]->sm_count()},
                                             {"sms_touched", touched[i].size()},

@@ -10,7 +10,6 @@
 
 namespace cudadiag::selftest {
 
-using json = nlohmann::json;
 
 double pcie_raw_gbps(unsigned gen, unsigned width) {
   struct Generation {
@@ -82,21 +81,6 @@ PcieVerdict judge_pcie(const PcieLink& link, double h2d_gbps, double d2h_gbps) {
   return verdict;
 }
 
-json pcie_verdict_json(const PcieLink& link, const PcieVerdict& verdict) {
-  const auto value = [](const std::optional<unsigned>& field) { return field ? json(*field) : json(nullptr); };
-  return {{"link",
-           {{"bus_id", link.bus_id},
-            {"gen_current", value(link.gen_current)},
-            {"gen_max", value(link.gen_max)},
-            {"width_current", value(link.width_current)},
-            {"width_max", value(link.width_max)}}},
-          {"expected_current_gbps", verdict.expected_current_gbps},
-          {"expected_max_gbps", verdict.expected_max_gbps},
-          {"link_below_max", verdict.link_below_max},
-          {"slow", verdict.slow},
-          {"problem", verdict.problem.empty() ? json(nullptr) : json(verdict.problem)}};
-}
-
 int fma_per_clock_per_sm(int cc_major, int cc_minor) {
   struct Architecture {
     int major, minor; // minor -1: every minor of that major not listed before it
@@ -134,18 +118,19 @@ std::vector<std::string> slowdown_reason_names(std::uint64_t bits) {
 }
 
 namespace {
-json spread(std::vector<unsigned> values) {
+std::optional<Spread> spread(std::vector<unsigned> values) {
   if (values.empty()) {
-    return nullptr;
+    return std::nullopt;
   }
   std::sort(values.begin(), values.end());
-  return {{"min", values.front()}, {"median", values[values.size() / 2]}, {"max", values.back()}};
+  return Spread{values.front(), values[values.size() / 2], values.back()};
 }
 } // namespace
 
-json summarize_samples(const std::vector<ClockSample>& samples) {
+ClockSummary summarize_samples(const std::vector<ClockSample>& samples) {
+  ClockSummary summary;
   if (samples.empty()) {
-    return {{"samples", 0}};
+    return summary;
   }
   std::vector<unsigned> sm;
   std::vector<unsigned> mem;
@@ -171,19 +156,24 @@ json summarize_samples(const std::vector<ClockSample>& samples) {
       any_reasons = true;
     }
   }
-  json reasons = json::array();
-  for (const auto& reason : cuda_api::nvml::k_clocks_event_reasons) {
-    if ((seen & reason.bit) != 0) {
-      reasons.push_back(std::string(reason.name));
-    }
+  summary.samples = samples.size();
+  summary.sm_mhz = spread(sm);
+  summary.mem_mhz = spread(mem);
+  if (power) {
+    summary.power_w_max = *power / 1000.0;
   }
-  return {{"samples", samples.size()},
-          {"sm_mhz", spread(sm)},
-          {"mem_mhz", spread(mem)},
-          {"power_w_max", power ? json(*power / 1000.0) : json(nullptr)},
-          {"temperature_c_max", temperature ? json(*temperature) : json(nullptr)},
-          {"reasons_seen", any_reasons ? reasons : json(nullptr)},
-          {"slowdown_reasons", any_reasons ? json(slowdown_reason_names(seen)) : json(nullptr)}};
+  summary.temperature_c_max = temperature;
+  if (any_reasons) {
+    std::vector<std::string> reasons;
+    for (const auto& reason : cuda_api::nvml::k_clocks_event_reasons) {
+      if ((seen & reason.bit) != 0) {
+        reasons.emplace_back(reason.name);
+      }
+    }
+    summary.reasons_seen = std::move(reasons);
+    summary.slowdown_reasons = slowdown_reason_names(seen);
+  }
+  return summary;
 }
 
 unsigned worker_limit(std::optional<unsigned> configured, unsigned cpus) {

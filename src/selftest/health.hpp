@@ -4,7 +4,7 @@
 // FMA rate per SM by architecture, which clock event reasons slow a GPU down, the summary of NVML
 // samples taken while a test ran, and how many self-test workers may run at once.
 
-#include <nlohmann/json.hpp>
+#include "selftest/result_facts.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -15,12 +15,6 @@
 namespace cudadiag::selftest {
 
 // --- PCIe ---------------------------------------------------------------------------------------
-
-// A GPU's PCIe link as NVML reports it; a field NVML did not give is nullopt.
-struct PcieLink {
-  std::string bus_id; // "00000000:19:00.0"
-  std::optional<unsigned> gen_current, gen_max, width_current, width_max;
-};
 
 // The raw one-direction data rate of a link in GB/s: GT/s per lane (gen1 2.5, gen2 5, gen3 8, gen4 16,
 // gen5 32, gen6 64) x lanes x the encoding's payload share (8b/10b for gen1-2, 128b/130b for gen3-5,
@@ -33,19 +27,8 @@ inline constexpr double k_pcie_efficiency = 0.88;
 // A copy below this share of the expected rate is a degraded link (gpu.pcie_degraded).
 inline constexpr double k_pcie_slow_fraction = 0.70;
 
-struct PcieVerdict {
-  double expected_current_gbps = 0; // from the current gen x width (0: NVML did not say)
-  double expected_max_gbps = 0;     // from the max gen x width: what this slot should give
-  bool link_below_max = false;      // trained below its max gen or width
-  bool slow = false;                // a pinned copy under k_pcie_slow_fraction x expected_current
-  std::string problem;              // "" when neither; else what and where, for the finding
-};
 // Judges the pinned H2D and D2H figures (GB/s) against the link.
 PcieVerdict judge_pcie(const PcieLink& link, double h2d_gbps, double d2h_gbps);
-// The pcie test's details.pcie fields for them: {"link": {bus_id, gen_current, gen_max, width_current,
-// width_max}, "expected_current_gbps", "expected_max_gbps", "link_below_max", "slow", "problem"
-// (null when none)}; gpu.pcie_degraded reads "problem".
-nlohmann::json pcie_verdict_json(const PcieLink& link, const PcieVerdict& verdict);
 
 // --- compute ------------------------------------------------------------------------------------
 
@@ -69,10 +52,8 @@ inline constexpr std::uint64_t k_slowdown_reasons = 0x4 | 0x8 | 0x20 | 0x40 | 0x
 // The names of the slowdown bits set in `bits` (NVML's order).
 std::vector<std::string> slowdown_reason_names(std::uint64_t bits);
 
-// {"samples", "sm_mhz": {min, median, max}, "mem_mhz": {...}, "power_w_max", "temperature_c_max",
-//  "reasons_seen": [names of every bit seen], "slowdown_reasons": [names of slowdown bits seen]};
-// fields without data are null. Empty input: {"samples": 0}.
-nlohmann::json summarize_samples(const std::vector<ClockSample>& samples);
+// What NVML reported while a test ran (result_facts.hpp); no samples: samples 0 and nothing else.
+ClockSummary summarize_samples(const std::vector<ClockSample>& samples);
 
 // --- bounded concurrency ------------------------------------------------------------------------
 

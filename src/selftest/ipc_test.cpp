@@ -17,6 +17,7 @@
 #include "core/text.hpp"
 #include "core/unique_fd.hpp"
 #include "selftest/test_context.hpp"
+#include "selftest/selftest_codec.hpp"
 #include "selftest/selftest_worker.hpp"
 #include "worker/process.hpp"
 
@@ -32,14 +33,13 @@
 namespace cudadiag::selftest {
 namespace {
 
-using json = nlohmann::json;
 
 constexpr int k_peer_socket_fd = 4; // where the peer finds its end of the socket
 constexpr std::size_t k_max_message = 65536;
 constexpr auto k_message_timeout = std::chrono::seconds(20);
 
-void send_message(int socket, const json& message, int pass_fd = -1) {
-  const std::string text = message.dump();
+void send_message(int socket, const Evidence& message, int pass_fd = -1) {
+  const std::string text = encode_evidence(message);
   iovec io{const_cast<char*>(text.data()), text.size()};
   msghdr header{};
   header.msg_iov = &io;
@@ -60,7 +60,7 @@ void send_message(int socket, const json& message, int pass_fd = -1) {
 }
 
 // The next message (and a passed fd in `received_fd`, else -1); throws on timeout or a closed peer.
-json receive_message(int socket, int& received_fd) {
+Evidence receive_message(int socket, int& received_fd) {
   received_fd = -1;
   pollfd wait{socket, POLLIN, 0};
   const int ready = ::poll(&wait, 1, static_cast<int>(std::chrono::milliseconds(k_message_timeout).count()));
@@ -86,11 +86,11 @@ json receive_message(int socket, int& received_fd) {
     }
   }
   buffer.resize(static_cast<std::size_t>(got));
-  auto message = json::parse(buffer, nullptr, false);
-  if (!message.is_object()) {
+  auto message = decode_evidence(buffer);
+  if (!message) {
     throw std::runtime_error("an unreadable message from the other process");
   }
-  return message;
+  return std::move(*message);
 }
 
 std::uint32_t seeded_word(std::uint32_t seed, std::size_t index) {
@@ -178,17 +178,36 @@ cu::CUmemAllocationProp posix_fd_prop(cu::CUdevice device) {
   return prop;
 }
 
-json failure_json(const std::exception& error) {
+Evidence failure_reply(const std::exception& error) {
   const auto* cuda = dynamic_cast<const CudaFailure*>(&error);
   return {{"ok", false},
           {"error", error.what()},
-          {"code", cuda != nullptr ? json(static_cast<int>(cuda->code())) : json(nullptr)}};
+          {"code", cuda != nullptr ? EvidenceValue(static_cast<int>(cuda->code())) : EvidenceValue()}};
+}
+
+// A message's fields, read by type; absent or of another type: the fallback.
+std::string text_field(const Evidence& message, std::string_view name, std::string fallback = {}) {
+  const auto* text = message.string(name);
+  return text != nullptr ? *text : fallback;
+}
+std::uint64_t count_field(const Evidence& message, std::string_view name) {
+  const auto* value = message.find(name);
+  return value != nullptr && value->integer() && *value->integer() >= 0 ? static_cast<std::uint64_t>(*value->integer())
+                                                                        : 0;
+}
+bool reply_ok(const Evidence& reply) {
+  const auto* ok = reply.find("ok");
+  return ok != nullptr && ok->boolean() != nullptr && *ok->boolean();
+}
+EvidenceValue reply_code(const Evidence& reply) {
+  const auto* code = reply.find("code");
+  return code != nullptr ? *code : EvidenceValue();
 }
 
 // ---- exporter ---------------------------------------------------------------------------------
 
 // {"status": pass|fail|skip, "reason", ...} for one path.
-json exchange_legacy(const Gpu& gpu, int socket, const std::string& uuid, std::size_t bytes) {
+Evidence exchange_legacy(const Gpu& gpu, int socket, const std::string& uuid, std::size_t bytes) {
   const auto& api = gpu.api();
   if (api.ipc_get_mem_handle == nullptr || api.ipc_open_mem_handle == nullptr) {
     return {{"status", "skip"}, {"reason", "the driver lacks cuIpcGetMemHandle/cuIpcOpenMemHandle"}};
@@ -210,14 +229,13 @@ json exchange_legacy(const Gpu& gpu, int socket, const std::string& uuid, std::s
                         {"uuid", uuid}});
   int unused = -1;
   const auto reply = receive_message(socket, unused);
-  if (!reply.value("ok", false)) {
-    const auto code =
-        reply.contains("code") && reply["code"].is_number_integer() ? reply["code"].get<int>() : 0;
+  if (!reply_ok(reply)) {
+    const auto code = static_cast<int>(reply_code(reply).integer().value_or(0));
     const bool unsupported = code == cu::CUDA_ERROR_NOT_SUPPORTED || code == cu::CUDA_ERROR_NOT_PERMITTED ||
                              code == cu::CUDA_ERROR_OPERATING_SYSTEM;
     return {{"status", unsupported ? "skip" : "fail"},
-            {"reason", "peer: " + reply.value("error", std::string("failed"))},
-            {"code", reply.value("code", json(nullptr))}};
+            {"reason", "peer: " + text_field(reply, "error", "failed")},
+            {"code", reply_code(reply)}};
   }
   if (auto wrong = check_pattern(gpu, buffer.get(), bytes, 2); !wrong.empty()) {
     return {{"status", "fail"}, {"reason", "the peer's write did not arrive: " + wrong}};
@@ -225,7 +243,7 @@ json exchange_legacy(const Gpu& gpu, int socket, const std::string& uuid, std::s
   return {{"status", "pass"}, {"bytes", bytes}};
 }
 
-json exchange_vmm(const Gpu& gpu, int socket, const std::string& uuid, cu::CUdevice device,
+Evidence exchange_vmm(const Gpu& gpu, int socket, const std::string& uuid, cu::CUdevice device,
                   std::size_t bytes) {
   const auto& api = gpu.api();
   if (api.mem_create == nullptr || api.mem_export_to_shareable_handle == nullptr || api.mem_map == nullptr) {
@@ -262,10 +280,10 @@ json exchange_vmm(const Gpu& gpu, int socket, const std::string& uuid, cu::CUdev
   send_message(socket, {{"op", "vmm"}, {"bytes", bytes}, {"seed", 3}, {"uuid", uuid}}, fd.get());
   int unused = -1;
   const auto reply = receive_message(socket, unused);
-  if (!reply.value("ok", false)) {
+  if (!reply_ok(reply)) {
     return {{"status", "fail"},
-            {"reason", "peer: " + reply.value("error", std::string("failed"))},
-            {"code", reply.value("code", json(nullptr))}};
+            {"reason", "peer: " + text_field(reply, "error", "failed")},
+            {"code", reply_code(reply)}};
   }
   if (auto wrong = check_pattern(gpu, mapping.get(), bytes, 4); !wrong.empty()) {
     return {{"status", "fail"}, {"reason", "the peer's write did not arrive: " + wrong}};
@@ -274,14 +292,14 @@ json exchange_vmm(const Gpu& gpu, int socket, const std::string& uuid, cu::CUdev
 }
 
 // Peer access from this device to every other one: {"pairs": [...], "status", "reason"}.
-json check_peer_access(const Gpu& gpu, const DeviceFacts& device) {
+Evidence check_peer_access(const Gpu& gpu, const DeviceFacts& device) {
   const auto& api = gpu.api();
   int count = 0;
   gpu.check(api.device_get_count(&count), "cuDeviceGetCount");
   if (count < 2) {
     return {{"status", "skip"}, {"reason", "one GPU: no peer to reach"}};
   }
-  json pairs = json::array();
+  Evidence::List pairs;
   std::string failure;
   constexpr std::size_t k_bytes = std::size_t{1} << 20U;
   cu::CUcontext here = nullptr;
@@ -294,7 +312,7 @@ json check_peer_access(const Gpu& gpu, const DeviceFacts& device) {
     gpu.check(api.device_get(&peer, other), "cuDeviceGet");
     int can = 0;
     gpu.check(api.device_can_access_peer(&can, device.handle, peer), "cuDeviceCanAccessPeer");
-    json pair = {{"from", device.ordinal}, {"to", other}, {"can_access_peer", can != 0}};
+    Evidence pair = {{"from", device.ordinal}, {"to", other}, {"can_access_peer", can != 0}};
     try {
       cu::CUcontext there = nullptr;
       gpu.check(api.primary_ctx_retain(&there, peer), "cuDevicePrimaryCtxRetain(peer)");
@@ -357,8 +375,8 @@ TestResult run_ipc(const TestContext& context) {
   const std::size_t bytes =
       context.config.level == Level::full ? std::size_t{256} << 20U : std::size_t{32} << 20U;
   const auto uuid = device_uuid(gpu, device.handle);
-  json legacy;
-  json vmm;
+  EvidenceValue legacy;
+  EvidenceValue vmm;
   try {
     legacy = exchange_legacy(gpu, ours.get(), uuid, bytes);
     vmm = exchange_vmm(gpu, ours.get(), uuid, device.handle, bytes);
@@ -380,20 +398,19 @@ TestResult run_ipc(const TestContext& context) {
   result.details["peer"] = {{"status", outcome.status},
                             {"detail", outcome.detail},
                             {"elapsed_ms", outcome.elapsed_ms},
-                            {"result", outcome.result.empty() ? json(nullptr) : json::parse(outcome.result, nullptr, false)}};
+                            {"result", decode_evidence(outcome.result)}};
   result.details["legacy"] = legacy;
   result.details["bytes"] = bytes;
-  result.details["vmm"] = vmm.is_null() ? json{{"status", "skip"}, {"reason", "not reached"}} : vmm;
+  result.details["vmm"] = vmm.is_null() ? EvidenceValue{{"status", "skip"}, {"reason", "not reached"}} : vmm;
   const auto peers = check_peer_access(gpu, device);
   result.details["peer_access"] = peers;
 
   std::vector<std::string> failures;
   std::vector<std::string> skips;
-  for (const auto& [name, part] : {std::pair<const char*, const json*>{"legacy", &result.details["legacy"]},
-                                   {"vmm", &result.details["vmm"]},
-                                   {"peer_access", &result.details["peer_access"]}}) {
-    const auto status = part->value("status", std::string("fail"));
-    const auto reason = part->value("reason", std::string());
+  for (const auto* name : {"legacy", "vmm", "peer_access"}) {
+    const auto* part = result.details.at(name).record();
+    const auto status = part != nullptr ? text_field(*part, "status", "fail") : std::string("fail");
+    const auto reason = part != nullptr ? text_field(*part, "reason") : std::string();
     if (status == "fail") {
       failures.push_back(std::string(name) + ": " + reason);
     } else if (status == "skip" && std::string(name) != "peer_access") {
@@ -417,8 +434,8 @@ TestResult run_ipc(const TestContext& context) {
 
 // ---- peer -------------------------------------------------------------------------------------
 
-json run_ipc_peer(const std::string& libcuda_path) {
-  json summary = {{"exchanges", json::array()}};
+Evidence run_ipc_peer(const std::string& libcuda_path) {
+  Evidence summary = {{"exchanges", Evidence::List()}};
   const int socket = k_peer_socket_fd;
   std::string error;
   std::optional<cu::CUresult> init;
@@ -428,7 +445,7 @@ json run_ipc_peer(const std::string& libcuda_path) {
   bool have_device = false;
   for (;;) {
     int fd = -1;
-    json message;
+    Evidence message;
     try {
       message = receive_message(socket, fd);
     } catch (const std::exception& failure) {
@@ -436,17 +453,17 @@ json run_ipc_peer(const std::string& libcuda_path) {
       return summary;
     }
     const UniqueFd received(fd);
-    const auto op = message.value("op", std::string());
+    const auto op = text_field(message, "op");
     if (op == "done") {
       return summary;
     }
-    json reply;
+    Evidence reply;
     try {
       if (!gpu) {
         throw std::runtime_error(error);
       }
       if (!have_device) {
-        const auto wanted = message.value("uuid", std::string());
+        const auto wanted = text_field(message, "uuid");
         int count = 0;
         gpu->check(gpu->api().device_get_count(&count), "cuDeviceGetCount");
         for (int ordinal = 0; ordinal < count && !have_device; ++ordinal) {
@@ -459,12 +476,12 @@ json run_ipc_peer(const std::string& libcuda_path) {
         }
         context.emplace(*gpu, device);
       }
-      const auto bytes = message.value("bytes", std::size_t{0});
-      const auto seed = message.value("seed", 0U);
+      const auto bytes = static_cast<std::size_t>(count_field(message, "bytes"));
+      const auto seed = static_cast<unsigned>(count_field(message, "seed"));
       const auto& api = gpu->api();
       if (op == "legacy") {
         cu::CUipcMemHandle handle{};
-        const auto bytes_of_handle = hex_decode(message.value("handle", std::string()));
+        const auto bytes_of_handle = hex_decode(text_field(message, "handle"));
         if (!bytes_of_handle || bytes_of_handle->size() != sizeof handle.reserved) {
           throw std::runtime_error("a malformed IPC handle");
         }
@@ -500,7 +517,7 @@ json run_ipc_peer(const std::string& libcuda_path) {
       }
       reply = {{"ok", true}, {"seed", seed + 1}};
     } catch (const std::exception& failure) {
-      reply = failure_json(failure);
+      reply = failure_reply(failure);
     }
     summary["exchanges"].push_back({{"op", op}, {"reply", reply}});
     try {

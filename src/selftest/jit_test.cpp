@@ -4,16 +4,17 @@
 // compiles (and the link) still run and are reported; only the launches are skipped.
 
 #include "core/environment.hpp"
-#include "core/json_fields.hpp"
 #include "core/text.hpp"
 #include "cuda_api/library.hpp"
 #include "cuda_api/nvjitlink.hpp"
 #include "cuda_api/nvrtc.hpp"
 #include "selftest/test_context.hpp"
+#include "selftest/selftest_codec.hpp"
 #include "selftest/selftest_worker.hpp"
 #include "worker/process.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <chrono>
 #include <future>
 #include <string>
@@ -24,7 +25,6 @@ namespace {
 
 namespace nvrtc = cuda_api::nvrtc;
 namespace nvjitlink = cuda_api::nvjitlink;
-using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
 constexpr unsigned k_block_threads = 128;
@@ -231,12 +231,14 @@ Compilation compile_lto_elsewhere(const WorkerConfig& config, const Nvrtc& nvrtc
     out.error = "the LTO-IR compile process: " + outcome.detail;
     return out;
   }
-  const auto result = json::parse(outcome.result, nullptr, false);
-  out.error = json_fields::string_or(result, "error");
-  if (result.is_object() && result.contains("ms") && result["ms"].is_number()) {
-    out.ms = result["ms"].get<double>();
+  const auto result = decode_evidence(outcome.result).value_or(Evidence());
+  const auto* error = result.string("error");
+  out.error = error != nullptr ? *error : std::string();
+  if (const auto* ms = result.find("ms"); ms != nullptr && ms->number()) {
+    out.ms = *ms->number();
   }
-  if (const auto ltoir = hex_decode(json_fields::string_or(result, "ltoir_hex"))) {
+  const auto* ltoir_hex = result.string("ltoir_hex");
+  if (const auto ltoir = hex_decode(ltoir_hex != nullptr ? *ltoir_hex : std::string())) {
     out.ltoir = *ltoir;
   } else if (out.error.empty()) {
     out.error = "the LTO-IR compile process sent malformed LTO-IR";
@@ -338,8 +340,8 @@ std::string run_image(const TestContext& context, const Build& build) {
 
 } // namespace
 
-nlohmann::json run_jit_lto_compile(const std::string& nvrtc_path, const std::string& arch_text,
-                                   const std::string& cccl_include) {
+Evidence run_jit_lto_compile(const std::string& nvrtc_path, const std::string& arch_text,
+                             const std::string& cccl_include) {
   const Nvrtc nvrtc(nvrtc_path);
   if (!nvrtc.usable()) {
     return {{"error", nvrtc.handle.loaded() ? "NVRTC lacks " + nvrtc.missing.names().front()
@@ -461,12 +463,12 @@ TestResult run_jit(const TestContext& context) {
   result.details["cccl_include"] = context.config.cccl_include;
 
   const bool gpu_ready = context.gpu != nullptr && context.device.has_value();
-  json routes = json::object();
+  Evidence routes;
   std::vector<std::string> failures;
   int runs = 0;
   for (const auto& build : prepared->builds) {
     const std::string name = route_name(build.route);
-    json entry = json::object();
+    Evidence entry;
     if (!build.ptx_version.empty()) {
       entry["ptx_version"] = build.ptx_version;
     }

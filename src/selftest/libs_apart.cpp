@@ -7,35 +7,38 @@
 namespace cudadiag::selftest {
 namespace {
 
-using json = nlohmann::json;
-
 bool contains(const std::vector<std::string>& names, std::string_view name) {
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 
-std::size_t library_index(const json& record) {
-  const auto name = record.is_object() && record.contains("library") && record["library"].is_string()
-                        ? record["library"].get<std::string>()
-                        : std::string();
+std::string string_field(const EvidenceValue& record, std::string_view key) {
+  const auto* fields = record.record();
+  const auto* text = fields != nullptr ? fields->string(key) : nullptr;
+  return text != nullptr ? *text : std::string();
+}
+
+std::size_t library_index(const EvidenceValue& record) {
+  const auto name = string_field(record, "library");
   const auto found = std::find(libs::k_libraries.begin(), libs::k_libraries.end(), name);
   return static_cast<std::size_t>(found - libs::k_libraries.begin());
 }
 
-std::string string_field(const json& record, const char* key) {
-  return record.contains(key) && record[key].is_string() ? record[key].get<std::string>() : std::string();
+// The result's library records; empty when it has none.
+Evidence::List library_records(const TestResult& result) {
+  const auto* records = result.details.find("libraries");
+  return records != nullptr && records->list() != nullptr ? *records->list() : Evidence::List();
 }
 
 // The apart worker's library records; one made from the result itself when it has none.
-json apart_records(const TestResult& apart) {
-  if (apart.details.contains("libraries") && apart.details["libraries"].is_array() &&
-      !apart.details["libraries"].empty()) {
-    return apart.details["libraries"];
+Evidence::List apart_records(const TestResult& apart) {
+  if (auto records = library_records(apart); !records.empty()) {
+    return records;
   }
   const bool broken = apart.status == "fail" || apart.status == "error";
-  return json::array({{{"library", k_library_checked_apart},
-                       {"status", broken ? "fail" : "skip"},
-                       {"reason", apart.reason.empty() ? json(nullptr) : json(apart.reason)},
-                       {"ms", apart.wall_ms}}});
+  return {{{"library", k_library_checked_apart},
+           {"status", broken ? "fail" : "skip"},
+           {"reason", apart.reason.empty() ? EvidenceValue() : EvidenceValue(apart.reason)},
+           {"ms", apart.wall_ms}}};
 }
 
 } // namespace
@@ -62,17 +65,16 @@ void merge_libs_apart(std::vector<TestResult>& results, const std::vector<TestRe
   if (from == apart.end() || into == results.end()) {
     return;
   }
-  json records = into->details.contains("libraries") && into->details["libraries"].is_array()
-                     ? into->details["libraries"]
-                     : json::array();
+  auto records = library_records(*into);
   for (auto record : apart_records(*from)) {
-    if (record.is_object()) {
+    if (record.record() != nullptr) {
       record["own_worker"] = true;
     }
     records.push_back(std::move(record));
   }
-  std::stable_sort(records.begin(), records.end(),
-                   [](const json& a, const json& b) { return library_index(a) < library_index(b); });
+  std::stable_sort(records.begin(), records.end(), [](const EvidenceValue& a, const EvidenceValue& b) {
+    return library_index(a) < library_index(b);
+  });
   std::vector<libs::Outcome> outcomes;
   for (const auto& record : records) {
     outcomes.push_back({string_field(record, "library"), string_field(record, "status"), string_field(record, "reason")});

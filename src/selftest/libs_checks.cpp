@@ -11,12 +11,11 @@
 
 namespace cudadiag::selftest::libs {
 
-using json = nlohmann::json;
 namespace api = cuda_api;
 
 // --- cuFFT: C2C forward, then inverse ------------------------------------------------------------
 
-void check_cufft(const LibsRun& run, const api::DlHandle& library, json& record) {
+void check_cufft(const LibsRun& run, const api::DlHandle& library, Evidence& record) {
   namespace fft = api::cufft;
   api::MissingSymbols missing;
   const api::SymbolResolver r(library, missing);
@@ -81,7 +80,7 @@ void check_cufft(const LibsRun& run, const api::DlHandle& library, json& record)
 
 // --- cuRAND: uniform floats ------------------------------------------------------------------------
 
-void check_curand(const LibsRun& run, const api::DlHandle& library, json& record) {
+void check_curand(const LibsRun& run, const api::DlHandle& library, Evidence& record) {
   namespace rand = api::curand;
   api::MissingSymbols missing;
   const api::SymbolResolver r(library, missing);
@@ -135,7 +134,7 @@ void check_curand(const LibsRun& run, const api::DlHandle& library, json& record
 
 // --- cuSPARSE: CSR SpMV ----------------------------------------------------------------------------
 
-void check_cusparse(const LibsRun& run, const api::DlHandle& library, json& record) {
+void check_cusparse(const LibsRun& run, const api::DlHandle& library, Evidence& record) {
   namespace sp = api::cusparse;
   api::MissingSymbols missing;
   const api::SymbolResolver r(library, missing);
@@ -228,7 +227,7 @@ void check_cusparse(const LibsRun& run, const api::DlHandle& library, json& reco
 
 // --- cuSOLVER: Cholesky ------------------------------------------------------------------------------
 
-void check_cusolver(const LibsRun& run, const api::DlHandle& library, json& record) {
+void check_cusolver(const LibsRun& run, const api::DlHandle& library, Evidence& record) {
   namespace so = api::cusolver;
   api::MissingSymbols missing;
   const api::SymbolResolver r(library, missing);
@@ -303,7 +302,7 @@ void check_cusolver(const LibsRun& run, const api::DlHandle& library, json& reco
 
 // --- cuDNN: a small convolution forward ---------------------------------------------------------
 
-void check_cudnn(const LibsRun& run, const api::DlHandle& library, json& record) {
+void check_cudnn(const LibsRun& run, const api::DlHandle& library, Evidence& record) {
   namespace dnn = api::cudnn;
   api::MissingSymbols missing;
   const api::SymbolResolver r(library, missing);
@@ -405,7 +404,7 @@ void check_cudnn(const LibsRun& run, const api::DlHandle& library, json& record)
 
 // --- NCCL: all-reduce on one GPU ---------------------------------------------------------------------
 
-void check_nccl(const LibsRun& run, const api::DlHandle& library, json& record) {
+void check_nccl(const LibsRun& run, const api::DlHandle& library, Evidence& record) {
   namespace nc = api::nccl;
   api::MissingSymbols missing;
   const api::SymbolResolver r(library, missing);

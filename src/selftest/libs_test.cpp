@@ -42,7 +42,6 @@ void expect_symbols(const cuda_api::MissingSymbols& missing, const std::string& 
 
 namespace {
 
-using json = nlohmann::json;
 namespace api = cuda_api;
 
 // --- cuBLASLt: the bf16 tensor-core GEMM ------------------------------------------------------
@@ -116,14 +115,14 @@ std::vector<std::uint16_t> bf16_pattern(std::uint64_t seed) {
 // reaches, peak x `efficiency` (the expectation the score holds it against). Adds the metrics
 // PREFIX_peak_tflops, PREFIX_expected_tflops and PREFIX_fraction_of_peak and the fields to
 // `figure`, or says there why the peak is unknown.
-void add_expectation(const LibsRun& run, json& figure, double measured, int flops_per_clock_per_sm,
+void add_expectation(const LibsRun& run, Evidence& figure, double measured, int flops_per_clock_per_sm,
                      double efficiency, const std::string& prefix) {
   const auto& device = *run.context.device;
   const auto clock = max_sm_clock(run.context);
   figure["flops_per_clock_per_sm"] =
-      flops_per_clock_per_sm == 0 ? json(nullptr) : json(flops_per_clock_per_sm);
-  figure["sm_clock_mhz"] = clock.mhz != 0 ? json(clock.mhz) : json(nullptr);
-  figure["sm_clock_source"] = clock.mhz != 0 ? json(clock.source) : json(nullptr);
+      flops_per_clock_per_sm == 0 ? EvidenceValue() : EvidenceValue(flops_per_clock_per_sm);
+  figure["sm_clock_mhz"] = clock.mhz != 0 ? EvidenceValue(clock.mhz) : EvidenceValue();
+  figure["sm_clock_source"] = clock.mhz != 0 ? EvidenceValue(clock.source) : EvidenceValue();
   if (flops_per_clock_per_sm > 0 && clock.mhz != 0) {
     const double peak = device.sm_count * (clock.mhz * 1e6) * flops_per_clock_per_sm / 1e12;
     add_metric(run.result, prefix + "_peak_tflops", peak, "TFLOP/s");
@@ -141,7 +140,7 @@ void add_expectation(const LibsRun& run, json& figure, double measured, int flop
 }
 
 // Times `launch` (warmed up by time first): {median, best, max} ms over `repetitions` runs.
-json time_runs(const LibsRun& run, int repetitions, const std::function<void()>& launch, double& median_ms) {
+Evidence time_runs(const LibsRun& run, int repetitions, const std::function<void()>& launch, double& median_ms) {
   const int warm_runs = warm_up(run.gpu, run.stream.get(), run.context.sizes.warm_ms, launch);
   const EventTimer timer(run.gpu);
   std::vector<double> ms;
@@ -160,7 +159,7 @@ json time_runs(const LibsRun& run, int repetitions, const std::function<void()>&
 
 } // namespace
 
-void check_cublaslt(const LibsRun& run, const api::DlHandle& library, json& record) {
+void check_cublaslt(const LibsRun& run, const api::DlHandle& library, Evidence& record) {
   const auto a = resolve_lt(library);
   record["version"] = a.get_version();
   record["version_call"] = "cublasLtGetVersion";
@@ -235,10 +234,10 @@ void check_cublaslt(const LibsRun& run, const api::DlHandle& library, json& reco
                    "cublasLtMatmul");
   };
   double median_ms = 0;
-  json figure = time_runs(run, k_gemm_repetitions, launch, median_ms);
+  Evidence figure = time_runs(run, k_gemm_repetitions, launch, median_ms);
   const double tflops = 2.0 * static_cast<double>(m * n * k) / (median_ms / 1e3) / 1e12;
   add_metric(run.result, "bf16_gemm_tflops", tflops, "TFLOP/s", true);
-  figure["shape"] = {m, n, k};
+  figure["shape"] = Evidence::List{m, n, k};
   figure["layout"] = "TN (op(A) = A^T), bf16 in and out, FP32 accumulation (CUBLAS_COMPUTE_32F)";
   figure["algo_workspace_bytes"] = heuristic.workspaceSize;
   figure["waves"] = heuristic.wavesCount;
@@ -296,7 +295,7 @@ struct BlasApi {
 
 } // namespace
 
-void check_cublas(const LibsRun& run, const api::DlHandle& library, json& record) {
+void check_cublas(const LibsRun& run, const api::DlHandle& library, Evidence& record) {
   api::MissingSymbols missing;
   const api::SymbolResolver r(library, missing);
   BlasApi a;
@@ -362,11 +361,11 @@ void check_cublas(const LibsRun& run, const api::DlHandle& library, json& record
                    "cublasSgemm_v2");
   };
   double median_ms = 0;
-  json figure = time_runs(run, k_sgemm_repetitions, launch, median_ms);
+  Evidence figure = time_runs(run, k_sgemm_repetitions, launch, median_ms);
   const double flops = 2.0 * k_sgemm_size * static_cast<double>(k_sgemm_size) * k_sgemm_size;
   const double tflops = flops / (median_ms / 1e3) / 1e12;
   add_metric(run.result, "sgemm_tflops", tflops, "TFLOP/s");
-  figure["shape"] = {k_sgemm_size, k_sgemm_size, k_sgemm_size};
+  figure["shape"] = Evidence::List{k_sgemm_size, k_sgemm_size, k_sgemm_size};
   figure["tflops"] = tflops;
   const auto& device = *run.context.device;
   add_expectation(run, figure, tflops, 2 * fma_per_clock_per_sm(device.cc_major, device.cc_minor),
@@ -384,7 +383,6 @@ void check_cublas(const LibsRun& run, const api::DlHandle& library, json& record
 
 namespace {
 
-using json = nlohmann::json;
 
 // The libraries loaded so far, by catalog name. Never dlclosed: a math library that created CUDA
 // state (and NCCL's threads) is not unloaded inside the worker.
@@ -402,10 +400,10 @@ public:
   // `library` after its dependencies, each the file discovery selected, RTLD_NOW | RTLD_GLOBAL.
   // nullptr when discovery found no copy of it; throws LibraryFailure when a dlopen fails. A
   // dependency discovery did not find is left to the loader (listed in the record).
-  const cuda_api::DlHandle* load(const std::string& library, json& record) {
+  const cuda_api::DlHandle* load(const std::string& library, Evidence& record) {
     const auto order = libs::load_order(library);
-    json dependencies = json::array();
-    json unbound = json::array();
+    Evidence::List dependencies;
+    Evidence::List unbound;
     for (const auto& name : order) {
       const auto found = m_config.libraries.find(name);
       if (found == m_config.libraries.end() || found->second.empty()) {
@@ -464,7 +462,7 @@ static_assert(k_checks.size() == libs::k_libraries.size());
 
 // One library's check: load it (dependencies first), call it, and say how that went.
 struct Checked {
-  json record;
+  Evidence record;
   libs::Outcome outcome;
 };
 
@@ -489,7 +487,7 @@ Checked check_library(const LibraryRow& row, const libs::LibsRun& run, Loader& l
     static_cast<void>(run.gpu.api().stream_synchronize(run.stream.get()));
   }
   out.record["status"] = out.outcome.status;
-  out.record["reason"] = out.outcome.reason.empty() ? json(nullptr) : json(out.outcome.reason);
+  out.record["reason"] = out.outcome.reason.empty() ? EvidenceValue() : EvidenceValue(out.outcome.reason);
   out.record["ms"] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
   return out;
 }
@@ -509,7 +507,7 @@ TestResult run_libs(const TestContext& context) {
   const libs::LibsRun run{context, gpu, stream, result};
   Loader loader(context.config);
   const auto& only = context.config.libs_checked;
-  json records = json::array();
+  Evidence::List records;
   std::vector<libs::Outcome> outcomes;
   for (const auto& row : k_checks) {
     if (!only.empty() && std::find(only.begin(), only.end(), row.name) == only.end()) {

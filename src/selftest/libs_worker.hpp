@@ -10,7 +10,6 @@
 #include "cuda_api/library.hpp"
 #include "selftest/test_context.hpp"
 
-#include <nlohmann/json.hpp>
 
 #include <cstdint>
 #include <stdexcept>
@@ -63,15 +62,15 @@ template <class T> std::vector<T> download(const LibsRun& run, cu::CUdeviceptr s
 }
 
 // The checks, one per library (libs_test.cpp: cublasLt, cublas; libs_checks.cpp: the rest).
-using Check = void (*)(const LibsRun& run, const cuda_api::DlHandle& library, nlohmann::json& record);
-void check_cublaslt(const LibsRun& run, const cuda_api::DlHandle& library, nlohmann::json& record);
-void check_cublas(const LibsRun& run, const cuda_api::DlHandle& library, nlohmann::json& record);
-void check_cufft(const LibsRun& run, const cuda_api::DlHandle& library, nlohmann::json& record);
-void check_curand(const LibsRun& run, const cuda_api::DlHandle& library, nlohmann::json& record);
-void check_cusparse(const LibsRun& run, const cuda_api::DlHandle& library, nlohmann::json& record);
-void check_cusolver(const LibsRun& run, const cuda_api::DlHandle& library, nlohmann::json& record);
-void check_cudnn(const LibsRun& run, const cuda_api::DlHandle& library, nlohmann::json& record);
-void check_nccl(const LibsRun& run, const cuda_api::DlHandle& library, nlohmann::json& record);
+using Check = void (*)(const LibsRun& run, const cuda_api::DlHandle& library, Evidence& record);
+void check_cublaslt(const LibsRun& run, const cuda_api::DlHandle& library, Evidence& record);
+void check_cublas(const LibsRun& run, const cuda_api::DlHandle& library, Evidence& record);
+void check_cufft(const LibsRun& run, const cuda_api::DlHandle& library, Evidence& record);
+void check_curand(const LibsRun& run, const cuda_api::DlHandle& library, Evidence& record);
+void check_cusparse(const LibsRun& run, const cuda_api::DlHandle& library, Evidence& record);
+void check_cusolver(const LibsRun& run, const cuda_api::DlHandle& library, Evidence& record);
+void check_cudnn(const LibsRun& run, const cuda_api::DlHandle& library, Evidence& record);
+void check_nccl(const LibsRun& run, const cuda_api::DlHandle& library, Evidence& record);
 
 // Calls `cleanup` when the scope ends (a library handle or descriptor destroyed whatever happens).
 template <class F> class Defer {

@@ -13,7 +13,6 @@
 namespace cudadiag::selftest {
 namespace {
 
-using json = nlohmann::json;
 
 constexpr std::size_t k_chunk_bytes = std::size_t{4} << 30U;
 constexpr std::size_t k_min_chunk_bytes = std::size_t{256} << 20U;
@@ -112,7 +111,7 @@ TestResult run_memory(const TestContext& context) {
 
   const auto seed = static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
   const unsigned blocks = static_cast<unsigned>(context.device->sm_count) * 8;
-  json timings = json::array();
+  Evidence::List timings;
   double total_ms = 0;
   std::uint64_t traffic = 0;
   for (const auto& pattern : patterns(seed)) {
@@ -145,15 +144,13 @@ TestResult run_memory(const TestContext& context) {
   std::vector<std::uint64_t> words(chunks.size() * k_error_words);
   gpu.check(api.memcpy_dtoh(words.data(), errors.get(), words.size() * sizeof(std::uint64_t)), "cuMemcpyDtoH");
   std::uint64_t wrong = 0;
-  json first = json::array();
+  std::vector<WrongWord> first;
   for (std::size_t c = 0; c < chunks.size(); ++c) {
     const auto* block = &words[c * k_error_words];
     wrong += block[0];
     for (std::size_t r = 0; r < std::min<std::uint64_t>(block[0], k_records) && first.size() < k_records; ++r) {
       const auto record = block[2 + 2 * r];
-      first.push_back({{"address", hex(chunks[c]->get() + block[1 + 2 * r] * 4)},
-                       {"expected", hex(record & 0xffffffffULL)},
-                       {"found", hex(record >> 32U)}});
+      first.push_back({hex(chunks[c]->get() + block[1 + 2 * r] * 4), hex(record & 0xffffffffULL), hex(record >> 32U)});
     }
   }
   const double gbps = total_ms > 0 ? static_cast<double>(traffic) / (total_ms / 1e3) / 1e9 : 0;
@@ -161,27 +158,26 @@ TestResult run_memory(const TestContext& context) {
   add_metric(result, "pattern_gbps", gbps, "GB/s");
   add_metric(result, "wrong_words", static_cast<double>(wrong), "count");
 
-  json memory = {{"bytes_tested", tested},       {"chunks", chunks.size()},   {"free_bytes_before", free_bytes},
-                 {"total_bytes", total_bytes},   {"seed", seed},              {"patterns", timings},
-                 {"wrong_words", wrong},         {"first_wrong_words", first}, {"nvml_before", nullptr},
-                 {"nvml_after", nullptr},        {"new_errors", json::array()}};
-  std::vector<std::string> rose;
+  Evidence memory = {{"bytes_tested", tested},     {"chunks", chunks.size()}, {"free_bytes_before", free_bytes},
+                     {"total_bytes", total_bytes}, {"seed", seed},            {"patterns", timings}};
+  MemoryFacts facts;
+  facts.wrong_words = wrong;
+  facts.first_wrong_words = first;
   if (before) {
-    const auto after = context.nvml->memory_counters();
-    rose = new_memory_errors(*before, after);
-    memory["nvml_before"] = counters_to_json(*before);
-    memory["nvml_after"] = counters_to_json(after);
-    memory["new_errors"] = rose;
+    facts.nvml_before = *before;
+    facts.nvml_after = context.nvml->memory_counters();
+    facts.new_errors = new_memory_errors(*facts.nvml_before, *facts.nvml_after);
   } else {
     memory["nvml_unknown"] = context.nvml_problem.empty() ? "NVML was not found" : context.nvml_problem;
   }
-  result.details["memory"] = memory;
+  const auto rose = facts.new_errors;
+  result.details["memory"] = std::move(memory);
+  result.memory = std::move(facts);
   if (wrong > 0) {
     result.status = "fail";
     result.reason = std::to_string(wrong) + " words read back wrong in " + std::to_string(tested >> 20U) +
-                    " MiB; first at " + first.front()["address"].get<std::string>() + " (expected " +
-                    first.front()["expected"].get<std::string>() + ", found " +
-                    first.front()["found"].get<std::string>() + ")";
+                    " MiB; first at " + first.front().address + " (expected " + first.front().expected +
+                    ", found " + first.front().found + ")";
   } else if (!rose.empty()) {
     std::string list;
     for (const auto& item : rose) {

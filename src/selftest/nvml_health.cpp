@@ -3,7 +3,6 @@
 namespace cudadiag::selftest {
 
 namespace nvml = cuda_api::nvml;
-using json = nlohmann::json;
 
 std::unique_ptr<NvmlHealth> NvmlHealth::open(const std::string& path, std::string& error) {
   std::unique_ptr<NvmlHealth> health(new NvmlHealth());
@@ -143,16 +142,6 @@ std::optional<unsigned> NvmlDevice::applications_sm_clock_mhz() const {
 }
 std::optional<unsigned> NvmlDevice::power_limit_mw() const {
   return read_uint(m_nvml->api().enforced_power_limit, m_handle);
-}
-
-json counters_to_json(const MemoryCounters& c) {
-  const auto value = [](const auto& field) { return field ? json(*field) : json(nullptr); };
-  return {{"ecc_corrected_volatile", value(c.ecc_corrected)},
-          {"ecc_uncorrected_volatile", value(c.ecc_uncorrected)},
-          {"remapped_rows_correctable", value(c.remapped_correctable)},
-          {"remapped_rows_uncorrectable", value(c.remapped_uncorrectable)},
-          {"remap_pending", value(c.remap_pending)},
-          {"remap_failure", value(c.remap_failure)}};
 }
 
 std::vector<std::string> new_memory_errors(const MemoryCounters& before, const MemoryCounters& after) {

@@ -10,8 +10,6 @@
 #include "cuda_api/nvml.hpp"
 #include "selftest/health.hpp"
 
-#include <nlohmann/json.hpp>
-
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -44,14 +42,6 @@ struct NvmlHealthApi {
   cuda_api::nvml::DeviceGetRemappedRowsFn remapped_rows = nullptr;
 };
 
-// Memory error counters; nullopt where NVML does not say (no ECC, no row remapping).
-struct MemoryCounters {
-  std::optional<std::uint64_t> ecc_corrected;   // volatile: since the driver loaded
-  std::optional<std::uint64_t> ecc_uncorrected; // volatile
-  std::optional<unsigned> remapped_correctable, remapped_uncorrectable;
-  std::optional<bool> remap_pending, remap_failure;
-};
-nlohmann::json counters_to_json(const MemoryCounters& counters);
 // What rose from `before` to `after` ("ecc_uncorrected +2", "remapped_uncorrectable +1", a remap
 // that became pending or failed); empty when nothing did.
 std::vector<std::string> new_memory_errors(const MemoryCounters& before, const MemoryCounters& after);

@@ -14,7 +14,6 @@
 namespace cudadiag::selftest {
 namespace {
 
-using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
 double gbps(std::size_t bytes, double ms) {
@@ -140,15 +139,15 @@ TestResult run_pcie(const TestContext& context) {
     add_metric(result, "pageable_d2h_gbps", gbps(bytes, median(pageable_d2h_ms)), "GB/s");
   }
 
-  json pcie = {{"bytes_per_copy", bytes}, {"repetitions", reps}, {"warmup_runs", warm_runs},
-               {"h2d_median_ms", median(h2d_ms)}, {"d2h_median_ms", median(d2h_ms)},
-               {"bidirectional_median_ms", median(both_ms)}, {"efficiency", k_pcie_efficiency}};
+  Evidence pcie = {{"bytes_per_copy", bytes}, {"repetitions", reps}, {"warmup_runs", warm_runs},
+                   {"h2d_median_ms", median(h2d_ms)}, {"d2h_median_ms", median(d2h_ms)},
+                   {"bidirectional_median_ms", median(both_ms)}, {"efficiency", k_pcie_efficiency}};
   if (context.nvml == nullptr) {
     pcie["link"] = nullptr;
     pcie["link_unknown"] = context.nvml_problem.empty() ? "NVML was not found" : context.nvml_problem;
   } else {
     const auto verdict = judge_pcie(link, h2d_gbps, d2h_gbps);
-    pcie.update(pcie_verdict_json(link, verdict));
+    result.pcie = PcieFacts{link, verdict};
     if (verdict.expected_max_gbps > 0) {
       // The score compares with what the slot should give at its max gen and width.
       add_metric(result, "h2d_expected_gbps", verdict.expected_max_gbps, "GB/s");

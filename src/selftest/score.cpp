@@ -6,7 +6,6 @@
 
 namespace cudadiag::selftest {
 
-using json = nlohmann::json;
 
 const std::vector<BenchmarkReference>& benchmark_references() {
   // H200 (132 SMs, 4814.3 GB/s attribute peak), 2026-12-02. Full: CUB called directly at 2^30 (reduce)
@@ -111,20 +110,6 @@ Score score(const std::vector<TestResult>& tests, const std::vector<verify::Devi
     result.value = std::round(*lowest * 10.0) / 10.0;
   }
   return result;
-}
-
-json score_to_json(const Score& score) {
-  json components = json::array();
-  for (const auto& component : score.components) {
-    components.push_back({{"device", component.device},
-                          {"benchmark", component.benchmark},
-                          {"measured", component.measured},
-                          {"expected", component.expected},
-                          {"ratio", component.ratio}});
-  }
-  return {{"value", score.value ? json(*score.value) : json(nullptr)},
-          {"correctness_passed", score.correctness_passed},
-          {"components", components}};
 }
 
 } // namespace cudadiag::selftest

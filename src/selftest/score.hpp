@@ -7,8 +7,6 @@
 
 #include "selftest/selftest.hpp"
 
-#include <nlohmann/json.hpp>
-
 #include <string_view>
 #include <vector>
 
@@ -30,6 +28,5 @@ inline constexpr double k_reference_peak_gbps = 4814.3;
 
 // `devices` is the report's merged device list (for each ordinal's peak_bandwidth_gbps).
 Score score(const std::vector<TestResult>& tests, const std::vector<verify::Device>& devices, Level level);
-nlohmann::json score_to_json(const Score& score);
 
 } // namespace cudadiag::selftest

@@ -10,6 +10,7 @@
 #include "selftest/libs_apart.hpp"
 #include "selftest/runner.hpp"
 #include "selftest/score.hpp"
+#include "selftest/selftest_codec.hpp"
 #include "selftest/selftest_worker.hpp"
 #include "selftest/test_context.hpp"
 #include "verify/verification.hpp"
@@ -27,7 +28,6 @@
 namespace cudadiag::selftest {
 namespace {
 
-using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
 constexpr std::string_view k_module_file = "libcudadiag_cub_selftest.so";
@@ -213,7 +213,7 @@ std::vector<TestResult> run_in_workers(WorkerConfig config, const SelfTestOption
   std::vector<std::string> remaining = config.tests;
   while (!remaining.empty()) {
     config.tests = remaining;
-    worker::WorkerStep step{"selftest", "selftest", config.libcuda, {config_to_json(config).dump()}, -1};
+    worker::WorkerStep step{"selftest", "selftest", config.libcuda, {encode_config(config)}, -1};
     worker::WorkerOptions worker;
     worker.executable = options.executable;
     worker.step_timeout = options.startup_timeout;
@@ -225,7 +225,7 @@ std::vector<TestResult> run_in_workers(WorkerConfig config, const SelfTestOption
     }
     if (options.progress) {
       worker.on_record = [&](const worker::StepOutcome&, const std::string& record) {
-        const auto result = result_from_json(json::parse(record, nullptr, false));
+        const auto result = decode_result(record);
         const std::lock_guard lock(progress_lock);
         options.progress(result.key + (result.device ? " (GPU " + std::to_string(*result.device) + ")" : "") +
                          ": " + result.status + (result.reason.empty() ? "" : " — " + result.reason));
@@ -245,7 +245,7 @@ std::vector<TestResult> run_in_workers(WorkerConfig config, const SelfTestOption
     const auto outcomes = worker::run_steps({step}, worker, env);
     const auto& outcome = outcomes.front();
     for (const auto& record : outcome.records) {
-      auto result = result_from_json(json::parse(record, nullptr, false));
+      auto result = decode_result(record);
       remaining.erase(std::remove(remaining.begin(), remaining.end(), result.key), remaining.end());
       results.push_back(std::move(result));
     }
@@ -440,28 +440,6 @@ SelfTestRun run_selftest(const discovery::DiscoveryResult& discovery,
   }
   run.wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - started).count();
   return run;
-}
-
-json selftest_to_json(const SelfTestRun& run) {
-  if (!run.ran && run.skipped_reason.empty()) {
-    return nullptr;
-  }
-  json tests = json::array();
-  for (const auto& test : run.tests) {
-    tests.push_back(result_to_json(test));
-  }
-  return {{"ran", run.ran},
-          {"skipped_reason", run.skipped_reason.empty() ? json(nullptr) : json(run.skipped_reason)},
-          {"level", level_name(run.level)},
-          {"status", run.status()},
-          {"wall_ms", run.wall_ms},
-          {"max_workers", run.max_workers},
-          {"module", run.module ? json{{"path", run.module->built() ? json(run.module->path) : json(nullptr)},
-                                       {"built", run.module->built()},
-                                       {"reason", run.module->reason.empty() ? json(nullptr) : json(run.module->reason)}}
-                                 : json(nullptr)},
-          {"score", score_to_json(run.score)},
-          {"tests", tests}};
 }
 
 } // namespace cudadiag::selftest

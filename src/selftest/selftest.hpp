@@ -21,10 +21,10 @@
 // "error" (the test itself broke: crashed, timed out, the worker failed).
 
 #include "core/environment.hpp"
+#include "core/evidence.hpp"
 #include "discovery/discovery.hpp"
+#include "selftest/result_facts.hpp"
 #include "verify/verification.hpp"
-
-#include <nlohmann/json.hpp>
 
 #include <chrono>
 #include <functional>
@@ -89,8 +89,16 @@ struct TestResult {
   double wall_ms = 0;
   std::vector<Metric> metrics;
   std::optional<Metric> primary; // the headline figure (copy GB/s, reduce f32 GB/s, sort u32 Gkeys/s, ...)
-  nlohmann::json details = nlohmann::json::object(); // test-specific evidence (archs, SM sets, CUresults)
+  // The facts the findings' rules read (selftest/result_facts.hpp); details_evidence renders them
+  // into the details.
+  std::optional<PcieFacts> pcie;      // the pcie test's link and verdict (details.pcie)
+  std::optional<MemoryFacts> memory;  // the memory test's wrong words and NVML counters (details.memory)
+  std::optional<ClockSummary> clocks; // NVML's clocks while the test ran (details.clocks)
+  Evidence details; // the rest of the test-specific evidence (archs, SM sets, CUresults)
 };
+
+// The result's details as the report shows them: `details` with the typed facts' fields added.
+Evidence details_evidence(const TestResult& result);
 
 // The score, 0..100 per device and overall (the minimum over devices). Documented in README.md
 // ("Self-test score"): 0 when a correctness gate failed, else 100 x the geometric mean over the
@@ -137,8 +145,5 @@ struct SelfTestRun {
 SelfTestRun run_selftest(const discovery::DiscoveryResult& discovery,
                          const verify::Verification& verification, const SelfTestOptions& options,
                          const Environment& env);
-
-// The report's "selftest" object (see docs/schema/report.schema.json); null when !run.ran and no reason.
-nlohmann::json selftest_to_json(const SelfTestRun& run);
 
 } // namespace cudadiag::selftest

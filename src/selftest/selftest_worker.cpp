@@ -8,6 +8,7 @@
 
 #include "selftest/health.hpp"
 #include "selftest/nvml_health.hpp"
+#include "selftest/selftest_codec.hpp"
 #include "selftest/test_context.hpp"
 #include "worker/child.hpp"
 
@@ -18,7 +19,6 @@
 namespace cudadiag::selftest {
 namespace {
 
-using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
 // Runs one test; whatever it throws becomes its status.
@@ -94,7 +94,7 @@ std::optional<NvmlDevice> open_nvml(const Gpu& gpu, const DeviceFacts& device, c
   return nvml->device(bus_id, problem);
 }
 
-json facts_json(const DeviceFacts& facts) {
+Evidence facts_evidence(const DeviceFacts& facts) {
   return {{"ordinal", facts.ordinal},
           {"compute_capability", std::to_string(facts.cc_major) + "." + std::to_string(facts.cc_minor)},
           {"sm_count", facts.sm_count},
@@ -103,13 +103,13 @@ json facts_json(const DeviceFacts& facts) {
 
 } // namespace
 
-json run_selftest_worker(const std::string& libcuda_path, const std::string& config_text) {
-  const auto parsed = json::parse(config_text, nullptr, false);
-  if (!parsed.is_object()) {
+Evidence run_selftest_worker(const std::string& libcuda_path, const std::string& config_text) {
+  const auto decoded = decode_config(config_text);
+  if (!decoded) {
     throw std::runtime_error("the self-test configuration is not a JSON object");
   }
-  const auto config = config_from_json(parsed);
-  json summary = {{"driver", libcuda_path}, {"device", nullptr}, {"driver_version", nullptr}};
+  const auto& config = *decoded;
+  Evidence summary = {{"driver", libcuda_path}, {"device", nullptr}, {"driver_version", nullptr}};
 
   auto wanted = [&config](std::string_view key) {
     return std::find(config.tests.begin(), config.tests.end(), key) != config.tests.end();
@@ -144,7 +144,7 @@ json run_selftest_worker(const std::string& libcuda_path, const std::string& con
         device_broken = !device;
         if (device) {
           context.emplace(*gpu, device->handle);
-          summary["device"] = facts_json(*device);
+          summary["device"] = facts_evidence(*device);
         }
       } catch (const CudaFailure& failure) {
         no_gpu_reason =
@@ -162,8 +162,8 @@ json run_selftest_worker(const std::string& libcuda_path, const std::string& con
   if (device) {
     nvml_device = open_nvml(*gpu, *device, config.nvml, nvml, nvml_problem);
     summary["nvml"] = {{"path", config.nvml},
-                       {"bus_id", nvml_device ? json(nvml_device->bus_id()) : json(nullptr)},
-                       {"problem", nvml_problem.empty() ? json(nullptr) : json(nvml_problem)}};
+                       {"bus_id", nvml_device ? EvidenceValue(nvml_device->bus_id()) : EvidenceValue()},
+                       {"problem", nvml_problem.empty() ? EvidenceValue() : EvidenceValue(nvml_problem)}};
   }
 
   if (device && config.device_arch && *config.device_arch != device->cc_major * 10 + device->cc_minor) {
@@ -197,9 +197,9 @@ json run_selftest_worker(const std::string& libcuda_path, const std::string& con
     }
     auto result = run_guarded(*test, test_context);
     if (sampler) {
-      result.details["clocks"] = summarize_samples(sampler->stop());
+      result.clocks = summarize_samples(sampler->stop());
     }
-    worker::report_record(result_to_json(result).dump(-1, ' ', false, json::error_handler_t::replace));
+    worker::report_record(encode_result(result));
     ++run;
   }
   summary["tests_run"] = run;

@@ -1,72 +1,8 @@
 #include "selftest/test_context.hpp"
 
-#include "core/json_fields.hpp"
-
 #include <algorithm>
 
 namespace cudadiag::selftest {
-
-using json = nlohmann::json;
-
-json config_to_json(const WorkerConfig& config) {
-  return {{"device", config.device ? json(*config.device) : json(nullptr)},
-          {"no_device_reason", config.no_device_reason},
-          {"level", level_name(config.level)},
-          {"tests", config.tests},
-          {"libcuda", config.libcuda},
-          {"libraries", config.libraries},
-          {"libs_checked", config.libs_checked},
-          {"nvrtc", config.nvrtc},
-          {"nvjitlink", config.nvjitlink},
-          {"cccl_include", config.cccl_include},
-          {"module_path", config.module_path},
-          {"module_missing_reason", config.module_missing_reason},
-          {"executable", config.executable},
-          {"nvml", config.nvml},
-          {"device_arch", config.device_arch ? json(*config.device_arch) : json(nullptr)}};
-}
-
-WorkerConfig config_from_json(const json& object) {
-  WorkerConfig config;
-  if (object.contains("device") && object["device"].is_number_integer()) {
-    config.device = object["device"].get<int>();
-  }
-  config.no_device_reason = json_fields::string_or(object, "no_device_reason", "");
-  config.level = json_fields::string_or(object, "level", "quick") == "full" ? Level::full : Level::quick;
-  if (object.contains("tests") && object["tests"].is_array()) {
-    for (const auto& key : object["tests"]) {
-      if (key.is_string()) {
-        config.tests.push_back(key.get<std::string>());
-      }
-    }
-  }
-  config.libcuda = json_fields::string_or(object, "libcuda", "");
-  if (object.contains("libraries") && object["libraries"].is_object()) {
-    for (const auto& [name, path] : object["libraries"].items()) {
-      if (path.is_string()) {
-        config.libraries[name] = path.get<std::string>();
-      }
-    }
-  }
-  if (object.contains("libs_checked") && object["libs_checked"].is_array()) {
-    for (const auto& name : object["libs_checked"]) {
-      if (name.is_string()) {
-        config.libs_checked.push_back(name.get<std::string>());
-      }
-    }
-  }
-  config.nvrtc = json_fields::string_or(object, "nvrtc", "");
-  config.nvjitlink = json_fields::string_or(object, "nvjitlink", "");
-  config.cccl_include = json_fields::string_or(object, "cccl_include", "");
-  config.module_path = json_fields::string_or(object, "module_path", "");
-  config.module_missing_reason = json_fields::string_or(object, "module_missing_reason", "");
-  config.executable = json_fields::string_or(object, "executable", "");
-  config.nvml = json_fields::string_or(object, "nvml", "");
-  if (object.contains("device_arch") && object["device_arch"].is_number_integer()) {
-    config.device_arch = object["device_arch"].get<int>();
-  }
-  return config;
-}
 
 const LevelSizes& sizes_for(Level level) {
   // quick: every buffer well past the L2 (H200: ~60 MB) but small enough for the whole suite to
@@ -177,65 +113,6 @@ void add_metric(TestResult& result, std::string name, double value, std::string 
     result.primary = metric;
   }
   result.metrics.push_back(std::move(metric));
-}
-
-namespace {
-json metric_to_json(const Metric& metric) {
-  return {{"name", metric.name}, {"value", metric.value}, {"unit", metric.unit}};
-}
-Metric metric_from_json(const json& object) {
-  Metric metric;
-  metric.name = json_fields::string_or(object, "name", "");
-  metric.unit = json_fields::string_or(object, "unit", "");
-  if (object.contains("value") && object["value"].is_number()) {
-    metric.value = object["value"].get<double>();
-  }
-  return metric;
-}
-} // namespace
-
-json result_to_json(const TestResult& result) {
-  json metrics = json::array();
-  for (const auto& metric : result.metrics) {
-    metrics.push_back(metric_to_json(metric));
-  }
-  return {{"key", result.key},
-          {"device", result.device ? json(*result.device) : json(nullptr)},
-          {"description", result.description},
-          {"status", result.status},
-          {"reason", result.reason.empty() ? json(nullptr) : json(result.reason)},
-          {"wall_ms", result.wall_ms},
-          {"metrics", metrics},
-          {"primary", result.primary ? metric_to_json(*result.primary) : json(nullptr)},
-          {"details", result.details.is_object() ? result.details : json::object()}};
-}
-
-TestResult result_from_json(const json& object) {
-  TestResult result;
-  result.key = json_fields::string_or(object, "key", "");
-  if (object.contains("device") && object["device"].is_number_integer()) {
-    result.device = object["device"].get<int>();
-  }
-  result.description = json_fields::string_or(object, "description", "");
-  result.status = json_fields::string_or(object, "status", "error");
-  result.reason = json_fields::string_or(object, "reason", "");
-  if (object.contains("wall_ms") && object["wall_ms"].is_number()) {
-    result.wall_ms = object["wall_ms"].get<double>();
-  }
-  if (object.contains("metrics") && object["metrics"].is_array()) {
-    for (const auto& metric : object["metrics"]) {
-      if (metric.is_object()) {
-        result.metrics.push_back(metric_from_json(metric));
-      }
-    }
-  }
-  if (object.contains("primary") && object["primary"].is_object()) {
-    result.primary = metric_from_json(object["primary"]);
-  }
-  if (object.contains("details") && object["details"].is_object()) {
-    result.details = object["details"];
-  }
-  return result;
 }
 
 } // namespace cudadiag::selftest

@@ -9,8 +9,6 @@
 #include "selftest/nvml_health.hpp"
 #include "selftest/selftest.hpp"
 
-#include <nlohmann/json.hpp>
-
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -22,7 +20,7 @@
 
 namespace cudadiag::selftest {
 
-// The worker's instructions, sent by the parent as one JSON argument (see selftest.cpp).
+// The worker's instructions, sent by the parent as one argument (selftest/selftest_codec.hpp).
 struct WorkerConfig {
   std::optional<int> device;    // CUDA ordinal; nullopt = no device (compile-only jit, the rest skip)
   std::string no_device_reason; // why there is no device, for the skips
@@ -45,8 +43,6 @@ struct WorkerConfig {
   std::optional<int>
       device_arch; // the device's compute capability (10 x major + minor) as verification saw it
 };
-nlohmann::json config_to_json(const WorkerConfig& config);
-WorkerConfig config_from_json(const nlohmann::json& object);
 
 struct DeviceFacts {
   int ordinal = 0;
@@ -113,10 +109,6 @@ TestResult skipped(const TestContext& context, std::string reason);
 // exists but the driver could not use it (that is a broken stack, not an absent one).
 TestResult without_gpu(const TestContext& context);
 void add_metric(TestResult& result, std::string name, double value, std::string unit, bool primary = false);
-
-// The JSON record a worker sends for one finished test, and back.
-nlohmann::json result_to_json(const TestResult& result);
-TestResult result_from_json(const nlohmann::json& object);
 
 // The bundled PTX (kernels/ptx/*.ptx, embedded at build time; see embedded_ptx.cpp.in).
 extern const char* const k_copy_ptx;

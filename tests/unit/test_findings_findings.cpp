@@ -63,13 +63,13 @@ TEST_CASE("findings: env.bad_search_path for empty, relative and missing LD_LIBR
   auto found = findings_for(world, {"nvrtc"});
   const auto* finding = with_id(found, "env.bad_search_path");
   REQUIRE(finding != nullptr);
-  CHECK(finding->evidence["entries"].size() == 4); // "", "", "relative", missing
+  CHECK(finding->evidence.at("entries").size() == 4); // "", "", "relative", missing
   world.env.set("LD_LIBRARY_PATH", world.tree.mkdir("fine"));
   world.env.set("CONDA_PREFIX", world.tree.write("not-a-dir", "x"));
   found = findings_for(world, {"nvrtc"});
   finding = with_id(found, "env.bad_search_path");
   REQUIRE(finding != nullptr);
-  CHECK(finding->evidence["variable"] == "CONDA_PREFIX");
+  CHECK(finding->evidence.at("variable") == "CONDA_PREFIX");
 }
 
 TEST_CASE("findings: a wheel and a toolkit of different versions: python_native_differ, not multiple_versions") {
@@ -85,8 +85,8 @@ TEST_CASE("findings: a wheel and a toolkit of different versions: python_native_
   CHECK(with_id(found, "lib.multiple_versions") == nullptr); // the pair is python_native_differ's
   const auto* differ = with_id(found, "lib.python_native_differ");
   REQUIRE(differ != nullptr);
-  CHECK(differ->evidence["python"]["version"] == "13.1.80");
-  CHECK(differ->evidence["native"]["version"] == "13.0.88");
+  CHECK(differ->evidence.at("python").at("version") == "13.1.80");
+  CHECK(differ->evidence.at("native").at("version") == "13.0.88");
 
   // A third route with a third version: the toolkit CUDA_HOME names (builds, cuda-pathfinder's fallback).
   world.toolkit("opt/cuda-13.2", "13.2.51");

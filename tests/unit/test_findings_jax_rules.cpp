@@ -49,8 +49,8 @@ TEST_CASE("jax rules: cuBLAS 12.8 to 13.2 on a compute capability 10.x GPU is a 
   REQUIRE(blackwell.size() == 1);
   CHECK(blackwell[0].id == "framework.version_rule");
   CHECK(blackwell[0].severity == Severity::warning);
-  CHECK(blackwell[0].evidence["component"] == "cublas");
-  CHECK(blackwell[0].evidence["version"] == "12.8.4.1");
+  CHECK(blackwell[0].evidence.at("component") == "cublas");
+  CHECK(blackwell[0].evidence.at("version") == "12.8.4.1");
   CHECK(rules_for(world, gpus(1, "9.0")).empty());
   SyntheticWorld fixed;
   add_jax(fixed, "13.2.0.9", "9.10.2.21");
@@ -63,7 +63,7 @@ TEST_CASE("jax rules: cuDNN before 9.10.1 with cuBLAS 12.9 on several GPUs, cuDN
   const auto many = rules_for(old_cudnn, gpus(2, "9.0"));
   REQUIRE(many.size() == 1);
   CHECK(many[0].severity == Severity::error);
-  CHECK(many[0].evidence["component"] == "cudnn");
+  CHECK(many[0].evidence.at("component") == "cudnn");
   CHECK(rules_for(old_cudnn, gpus(1, "9.0")).empty()); // one GPU: the multi-GPU defect cannot happen
   SyntheticWorld cudnn_9_10_0;
   add_jax(cudnn_9_10_0, "12.9.1.4", "9.10.0.56");

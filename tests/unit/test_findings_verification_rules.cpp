@@ -98,7 +98,7 @@ TEST_CASE("verification rules: driver.init_failed decodes cuInit errors with cod
     const auto found = stack.evaluate({ok_step("cuda", "driver", stack.driver(), driver_result(code, 13000))});
     const auto* finding = with_id(found, "driver.init_failed");
     REQUIRE(finding != nullptr);
-    CHECK(finding->evidence["code"] == code);
+    CHECK(finding->evidence.at("code") == code);
     CHECK(finding->message.find(std::to_string(code)) != std::string::npos);
   }
   const auto stub = stack.evaluate({ok_step("cuda", "driver", stack.driver(), driver_result(34, 13000))});
@@ -115,8 +115,8 @@ TEST_CASE("verification rules: driver.too_old and nvrtc.ptx_newer_than_driver fr
   CHECK(with_id(found, "driver.too_old") != nullptr);
   const auto* ptx = with_id(found, "nvrtc.ptx_newer_than_driver");
   REQUIRE(ptx != nullptr);
-  CHECK(ptx->evidence["nvrtc_ptx_isa"] == "9.0");
-  CHECK(ptx->evidence["driver_ptx_isa"] == "8.7");
+  CHECK(ptx->evidence.at("nvrtc_ptx_isa") == "9.0");
+  CHECK(ptx->evidence.at("driver_ptx_isa") == "8.7");
 
   // Same ISA (12.6 NVRTC on a 12.5 driver: both 8.5) is fine; 12.9 on 12.8 is not.
   Stack cuda12("12.6.77");
@@ -149,8 +149,8 @@ TEST_CASE("verification rules: nvrtc.builtins_missing and lib.version_disagrees"
   CHECK(with_id(found, "nvrtc.builtins_missing") != nullptr);
   const auto* disagrees = with_id(found, "lib.version_disagrees");
   REQUIRE(disagrees != nullptr);
-  CHECK(disagrees->evidence["api"] == "13.1");
-  CHECK(disagrees->evidence["files"] == "13.0.88");
+  CHECK(disagrees->evidence.at("api") == "13.1");
+  CHECK(disagrees->evidence.at("files") == "13.0.88");
 }
 
 TEST_CASE("verification rules: cccl.version_mismatch when CCCL's major is not NVRTC's CUDA major - 10") {
@@ -161,7 +161,7 @@ TEST_CASE("verification rules: cccl.version_mismatch when CCCL's major is not NV
   const auto found = stack.evaluate({ok_step("nvrtc", "nvrtc", stack.path("libnvrtc.so.13"), {{"version", "13.0"}})});
   const auto* mismatch = with_id(found, "cccl.version_mismatch");
   REQUIRE(mismatch != nullptr);
-  CHECK(mismatch->evidence["cccl"] == "2.8.2");
+  CHECK(mismatch->evidence.at("cccl") == "2.8.2");
 }
 
 TEST_CASE("verification rules: worker outcomes become verify.* findings naming the library") {
@@ -187,7 +187,7 @@ TEST_CASE("verification rules: worker outcomes become verify.* findings naming t
   const auto* crash = with_id(found, "verify.crashed");
   REQUIRE(crash != nullptr);
   CHECK(crash->message.find("SIGSEGV") != std::string::npos);
-  CHECK(crash->evidence["phase"] == "cuInit");
+  CHECK(crash->evidence.at("phase") == "cuInit");
   CHECK(with_id(found, "verify.timeout") != nullptr);
   const auto* load = with_id(found, "verify.load_failed");
   REQUIRE(load != nullptr);

@@ -239,9 +239,9 @@ TEST_CASE("inspect: two different files of one component are a process.duplicate
   CHECK(contains(finding->message, a + " (13.0.96)"));
   CHECK(contains(finding->message, b + " (13.1.80)"));
   CHECK_FALSE(finding->remedy.empty());
-  REQUIRE(finding->evidence["copies"].size() == 2);
-  CHECK(finding->evidence["copies"][1]["version"] == "13.1.80");
-  CHECK(finding->evidence["pid"] == 4321);
+  REQUIRE(finding->evidence.at("copies").size() == 2);
+  CHECK(finding->evidence.at("copies").at(1).at("version") == "13.1.80");
+  CHECK(finding->evidence.at("pid") == 4321);
 
   // Mapped files known by device and inode are told apart by them, whatever their paths.
   const auto by_inode = inspect_mapped({mapped(a, 7), mapped(b, 7)}, 1);

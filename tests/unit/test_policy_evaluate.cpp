@@ -135,7 +135,7 @@ TEST_CASE("policy: finding counts, and unmet requirements become policy.unmet fi
   CHECK(found[0].message.find("requirement 'driver>=590' is not met: driver (NVML) 580.159.04") !=
         std::string::npos);
   CHECK(found[0].components == std::vector<std::string>{"cuda"});
-  CHECK(found[0].evidence["requirement"] == "driver>=590");
+  CHECK(found[0].evidence.at("requirement") == "driver>=590");
   CHECK_FALSE(found[0].remedy.empty());
 
   const auto document = outcomes_to_json(outcomes, {"--require"}, "error");

@@ -14,7 +14,6 @@
 
 using namespace cudadiag;
 using selftest::TestResult;
-using json = nlohmann::json;
 
 namespace {
 
@@ -71,7 +70,7 @@ TestResult pcie_result(const selftest::NvmlDevice& device, double h2d, double d2
     result.metrics.push_back({"h2d_expected_gbps", verdict.expected_max_gbps, "GB/s"});
     result.metrics.push_back({"d2h_expected_gbps", verdict.expected_max_gbps, "GB/s"});
   }
-  result.details["pcie"] = selftest::pcie_verdict_json(link, verdict);
+  result.pcie = selftest::PcieFacts{link, verdict};
   return result;
 }
 
@@ -138,19 +137,25 @@ TEST_CASE("selftest health: slowdown reasons and the summary of clock samples") 
   CHECK(selftest::slowdown_reason_names(0x1) .empty()); // idle is not a slowdown
   CHECK(selftest::slowdown_reason_names(0x45) == std::vector<std::string>{"sw_power_cap", "hw_thermal_slowdown"});
   CHECK(selftest::slowdown_reason_names(0x8 | 0x80) == std::vector<std::string>{"hw_slowdown", "hw_power_brake_slowdown"});
-  CHECK(selftest::summarize_samples({}) == json{{"samples", 0}});
+  CHECK(selftest::summarize_samples({}) == selftest::ClockSummary{});
+  CHECK(selftest::clocks_evidence(selftest::summarize_samples({})) == Evidence{{"samples", 0}});
   std::vector<selftest::ClockSample> samples{
       {0, 1980, 3201, 500000, 40, 0x1}, {10, 1500, 3201, 700000, 60, 0x4}, {20, 1700, std::nullopt, 650000, 55, 0x0}};
   const auto summary = selftest::summarize_samples(samples);
-  CHECK(summary["samples"] == 3);
-  CHECK(summary["sm_mhz"] == json{{"min", 1500}, {"median", 1700}, {"max", 1980}});
-  CHECK(summary["mem_mhz"]["max"] == 3201);
-  CHECK(summary["power_w_max"] == doctest::Approx(700.0));
-  CHECK(summary["temperature_c_max"] == 60);
-  CHECK(summary["reasons_seen"] == json{"gpu_idle", "sw_power_cap"});
-  CHECK(summary["slowdown_reasons"] == json{"sw_power_cap"});
+  CHECK(summary.samples == 3);
+  CHECK(summary.sm_mhz == selftest::Spread{1500, 1700, 1980});
+  CHECK(summary.mem_mhz == selftest::Spread{3201, 3201, 3201});
+  CHECK(summary.power_w_max == doctest::Approx(700.0));
+  CHECK(summary.temperature_c_max == 60U);
+  CHECK(summary.reasons_seen == std::vector<std::string>{"gpu_idle", "sw_power_cap"});
+  CHECK(summary.slowdown_reasons == std::vector<std::string>{"sw_power_cap"});
+  const auto rendered = selftest::clocks_evidence(summary);
+  CHECK(rendered.at("sm_mhz") == EvidenceValue{{"min", 1500}, {"median", 1700}, {"max", 1980}});
+  CHECK(rendered.at("mem_mhz").at("max") == 3201);
+  CHECK(rendered.at("slowdown_reasons") == EvidenceValue(EvidenceValue::List{"sw_power_cap"}));
   samples = {{0, std::nullopt, std::nullopt, std::nullopt, std::nullopt, std::nullopt}};
-  CHECK(selftest::summarize_samples(samples)["slowdown_reasons"].is_null()); // unknown, not "none"
+  CHECK_FALSE(selftest::summarize_samples(samples).slowdown_reasons.has_value()); // unknown, not "none"
+  CHECK(selftest::clocks_evidence(selftest::summarize_samples(samples)).at("slowdown_reasons").is_null());
 }
 
 TEST_CASE("selftest health: the worker limit comes from the CPU count unless configured") {
@@ -178,7 +183,7 @@ TEST_CASE("selftest health: a fake NVML's x8 link is a gpu.pcie_degraded finding
   REQUIRE(found.size() == 1);
   CHECK(found[0].severity == findings::Severity::warning);
   CHECK(found[0].message == "GPU 0: the PCIe link at 0000:19:00.0 runs at gen5 x8, below its max gen5 x16");
-  CHECK(found[0].evidence["link"]["width_current"] == 8);
+  CHECK(found[0].evidence.at("link").at("width_current") == 8);
   // A x8 link also lowers the score: expected is what the slot gives at its max gen x width.
   const auto run = run_of({pcie_result(*device, 27.6, 27.5)});
   REQUIRE(run.score.value.has_value());
@@ -214,11 +219,13 @@ TEST_CASE("selftest health: a fake NVML's active power cap during a slow benchma
   {
     selftest::ClockSampler sampler(*device, std::chrono::milliseconds(2));
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    compute.details["clocks"] = selftest::summarize_samples(sampler.stop());
+    compute.clocks = selftest::summarize_samples(sampler.stop());
   }
-  CHECK(compute.details["clocks"]["samples"].get<int>() >= 2);
-  CHECK(compute.details["clocks"]["sm_mhz"]["max"] == 1980);
-  CHECK(compute.details["clocks"]["power_w_max"] == doctest::Approx(450.0));
+  REQUIRE(compute.clocks.has_value());
+  CHECK(compute.clocks->samples >= 2);
+  REQUIRE(compute.clocks->sm_mhz.has_value());
+  CHECK(compute.clocks->sm_mhz->max == 1980U);
+  CHECK(compute.clocks->power_w_max.value_or(0) == doctest::Approx(450.0));
   compute.metrics = {{"fp32_tflops", 55.0, "TFLOP/s"}, {"fp32_expected_tflops", 66.9, "TFLOP/s"}};
   auto findings_seen = findings::evaluate_selftest(run_of({compute}));
   auto throttled = with_id(findings_seen, "gpu.throttled");
@@ -226,13 +233,13 @@ TEST_CASE("selftest health: a fake NVML's active power cap during a slow benchma
   CHECK(throttled[0].severity == findings::Severity::warning);
   CHECK(throttled[0].message.find("compute.fp32_tflops on GPU 0 reached 82% of expected") != std::string::npos);
   CHECK(throttled[0].message.find("while the GPU reported sw_power_cap") != std::string::npos);
-  CHECK(throttled[0].evidence["reasons"] == json{"sw_power_cap"});
+  CHECK(throttled[0].evidence.at("reasons") == cudadiag::EvidenceValue(cudadiag::EvidenceValue::List{"sw_power_cap"}));
 
   // At target, an active reason is no finding; below target without one, neither.
   compute.metrics = {{"fp32_tflops", 66.0, "TFLOP/s"}, {"fp32_expected_tflops", 66.9, "TFLOP/s"}};
   CHECK(with_id(findings::evaluate_selftest(run_of({compute})), "gpu.throttled").empty());
   compute.metrics = {{"fp32_tflops", 55.0, "TFLOP/s"}, {"fp32_expected_tflops", 66.9, "TFLOP/s"}};
-  compute.details["clocks"]["slowdown_reasons"] = json::array();
+  compute.clocks->slowdown_reasons = std::vector<std::string>();
   CHECK(with_id(findings::evaluate_selftest(run_of({compute})), "gpu.throttled").empty());
 }
 
@@ -255,11 +262,7 @@ TEST_CASE("selftest health: a fake NVML's new ECC errors during the memory test 
 
   auto memory = test_result("memory");
   memory.status = "fail";
-  memory.details["memory"] = {{"wrong_words", 0},
-                              {"first_wrong_words", json::array()},
-                              {"new_errors", rose},
-                              {"nvml_before", selftest::counters_to_json(before)},
-                              {"nvml_after", selftest::counters_to_json(after)}};
+  memory.memory = selftest::MemoryFacts{0, {}, before, after, rose};
   const auto found = with_id(findings::evaluate_selftest(run_of({memory})), "gpu.memory_errors");
   REQUIRE(found.size() == 1);
   CHECK(found[0].severity == findings::Severity::error);
@@ -267,9 +270,7 @@ TEST_CASE("selftest health: a fake NVML's new ECC errors during the memory test 
         "GPU 0 memory: NVML counted new errors during it (ecc_uncorrected +2, ecc_corrected +2)");
 
   // Wrong words read back are the finding too, without NVML.
-  memory.details["memory"] = {{"wrong_words", 3},
-                              {"first_wrong_words", json::array({{{"address", "0x7f0000001000"}}})},
-                              {"new_errors", json::array()}};
+  memory.memory = selftest::MemoryFacts{3, {{"0x7f0000001000", "", ""}}, std::nullopt, std::nullopt, {}};
   const auto wrong = with_id(findings::evaluate_selftest(run_of({memory})), "gpu.memory_errors");
   REQUIRE(wrong.size() == 1);
   CHECK(wrong[0].message == "GPU 0 memory: 3 words read back wrong in the pattern test");

@@ -6,7 +6,6 @@
 #include <doctest/doctest.h>
 
 using namespace cudadiag;
-using json = nlohmann::json;
 
 namespace {
 
@@ -18,7 +17,7 @@ selftest::WorkerConfig device_config() {
   return config;
 }
 
-selftest::TestResult libs_result(std::string status, json libraries) {
+selftest::TestResult libs_result(std::string status, EvidenceValue libraries) {
   selftest::TestResult result;
   result.key = "libs";
   result.device = 0;
@@ -30,7 +29,7 @@ selftest::TestResult libs_result(std::string status, json libraries) {
   return result;
 }
 
-json record(const char* library, const char* status, json reason = nullptr) {
+EvidenceValue record(const char* library, const char* status, EvidenceValue reason = nullptr) {
   return {{"library", library}, {"status", status}, {"reason", std::move(reason)}};
 }
 
@@ -67,54 +66,54 @@ TEST_CASE("libs apart: no split without a device, without the libs test, without
 
 TEST_CASE("libs apart: the merged result lists every library in the test's order and judges them all") {
   std::vector<selftest::TestResult> results{
-      libs_result("pass", json::array({record("cublasLt", "ok"), record("cudnn", "ok")}))};
+      libs_result("pass", Evidence::List({record("cublasLt", "ok"), record("cudnn", "ok")}))};
   results.front().wall_ms = 400;
-  const std::vector<selftest::TestResult> apart{libs_result("pass", json::array({record("nccl", "ok")}))};
+  const std::vector<selftest::TestResult> apart{libs_result("pass", Evidence::List({record("nccl", "ok")}))};
   selftest::merge_libs_apart(results, apart);
   const auto& merged = results.front();
   CHECK(merged.status == "pass");
-  REQUIRE(merged.details["libraries"].size() == 3);
-  CHECK(merged.details["libraries"][2]["library"] == "nccl");
-  CHECK(merged.details["libraries"][2]["own_worker"] == true);
-  CHECK_FALSE(merged.details["libraries"][0].contains("own_worker"));
+  REQUIRE(merged.details.at("libraries").size() == 3);
+  CHECK(merged.details.at("libraries").at(2).at("library") == "nccl");
+  CHECK(merged.details.at("libraries").at(2).at("own_worker") == true);
+  CHECK_FALSE(merged.details.at("libraries").at(0).record()->contains("own_worker"));
   CHECK(merged.wall_ms == 400);
 }
 
 TEST_CASE("libs apart: NCCL failing apart fails the libs test, naming NCCL") {
-  std::vector<selftest::TestResult> results{libs_result("pass", json::array({record("cublasLt", "ok")}))};
+  std::vector<selftest::TestResult> results{libs_result("pass", Evidence::List({record("cublasLt", "ok")}))};
   const std::vector<selftest::TestResult> apart{
-      libs_result("fail", json::array({record("nccl", "fail", "ncclCommInitAll(1 device): unhandled cuda error")}))};
+      libs_result("fail", Evidence::List({record("nccl", "fail", "ncclCommInitAll(1 device): unhandled cuda error")}))};
   selftest::merge_libs_apart(results, apart);
   CHECK(results.front().status == "fail");
   CHECK(results.front().reason == "nccl: ncclCommInitAll(1 device): unhandled cuda error");
 }
 
 TEST_CASE("libs apart: an apart worker that crashed or hung becomes NCCL's failed record") {
-  std::vector<selftest::TestResult> results{libs_result("pass", json::array({record("cublasLt", "ok")}))};
+  std::vector<selftest::TestResult> results{libs_result("pass", Evidence::List({record("cublasLt", "ok")}))};
   auto crashed = libs_result("error", nullptr);
   crashed.reason = "crashed: SIGSEGV";
   selftest::merge_libs_apart(results, {crashed});
   const auto& merged = results.front();
   CHECK(merged.status == "fail");
   CHECK(merged.reason == "nccl: crashed: SIGSEGV");
-  REQUIRE(merged.details["libraries"].size() == 2);
-  CHECK(merged.details["libraries"][1]["status"] == "fail");
+  REQUIRE(merged.details.at("libraries").size() == 2);
+  CHECK(merged.details.at("libraries").at(1).at("status") == "fail");
 }
 
 TEST_CASE("libs apart: a main worker that broke keeps its error, and NCCL's record is still shown") {
   auto broken = libs_result("error", nullptr);
   broken.reason = "timed out after 60 s (the worker was killed)";
   std::vector<selftest::TestResult> results{broken};
-  selftest::merge_libs_apart(results, {libs_result("pass", json::array({record("nccl", "ok")}))});
+  selftest::merge_libs_apart(results, {libs_result("pass", Evidence::List({record("nccl", "ok")}))});
   CHECK(results.front().status == "error");
   CHECK(results.front().reason == "timed out after 60 s (the worker was killed)");
-  CHECK(results.front().details["libraries"].size() == 1);
+  CHECK(results.front().details.at("libraries").size() == 1);
 }
 
 TEST_CASE("libs apart: only skips on both sides make a skip") {
   std::vector<selftest::TestResult> results{
-      libs_result("skip", json::array({record("cublasLt", "skip", "not found")}))};
-  selftest::merge_libs_apart(results, {libs_result("skip", json::array({record("nccl", "skip", "not found")}))});
+      libs_result("skip", Evidence::List({record("cublasLt", "skip", "not found")}))};
+  selftest::merge_libs_apart(results, {libs_result("skip", Evidence::List({record("nccl", "skip", "not found")}))});
   CHECK(results.front().status == "skip");
   CHECK(results.front().reason == "no math library ran (cublasLt: not found; nccl: not found)");
 }

@@ -2,8 +2,10 @@
 // record and configuration JSON the worker protocol carries, and the report's "selftest" object.
 
 #include "findings/selftest_rules.hpp"
+#include "report/selftest_json.hpp"
 #include "selftest/score.hpp"
 #include "selftest/selftest.hpp"
+#include "selftest/selftest_codec.hpp"
 #include "selftest/selftest_worker.hpp"
 #include "selftest/test_context.hpp"
 
@@ -16,7 +18,6 @@
 using namespace cudadiag;
 using selftest::Level;
 using selftest::TestResult;
-using json = nlohmann::json;
 
 namespace {
 
@@ -113,7 +114,7 @@ TEST_CASE("selftest findings: failures become selftest.failed, benchmarks under 
   CHECK(it->severity == findings::Severity::error);
   CHECK(it->message.find("green_ctx") != std::string::npos);
   CHECK(it->message.find("shared 8 SM") != std::string::npos);
-  CHECK(it->evidence["device"] == 0);
+  CHECK(it->evidence.at("device") == 0);
 
   selftest::SelfTestRun healthy;
   healthy.ran = true;
@@ -131,7 +132,7 @@ TEST_CASE("selftest records: a test result survives the worker protocol unchange
   result.reason = "partly skipped: u64 needs more memory";
   result.wall_ms = 12.5;
   result.details = {{"u32", {{"count", 268435456}}}};
-  const auto back = selftest::result_from_json(json::parse(selftest::result_to_json(result).dump()));
+  const auto back = selftest::decode_result(selftest::encode_result(result));
   CHECK(back.key == "sort");
   CHECK(back.device == 1);
   CHECK(back.status == "pass");
@@ -142,12 +143,61 @@ TEST_CASE("selftest records: a test result survives the worker protocol unchange
   CHECK(back.metrics[1].unit == "Gkeys/s");
   REQUIRE(back.primary);
   CHECK(back.primary->value == 41.5);
-  CHECK(back.details["u32"]["count"] == 268435456);
+  CHECK(back.details.at("u32").at("count") == 268435456);
 
   // A hostile or broken record never throws; what is missing becomes an error status.
-  const auto broken = selftest::result_from_json(json{{"key", 7}, {"metrics", "x"}});
+  const auto broken = selftest::decode_result(R"({"key": 7, "metrics": "x"})");
   CHECK(broken.status == "error");
   CHECK(broken.metrics.empty());
+  CHECK(selftest::decode_result("[1]").status == "error");
+  CHECK(selftest::decode_result("not json").status == "error");
+}
+
+TEST_CASE("selftest records: every field of a result, typed facts and evidence, survives the worker protocol") {
+  TestResult result = passed("memory", 2, {{"tested_gib", 120.5, "GiB"}, {"wrong_words", 1, "count"}});
+  result.primary = result.metrics.front();
+  result.description = "memory patterns";
+  result.status = "fail";
+  result.reason = "1 words read back wrong";
+  result.wall_ms = 812.25;
+  result.pcie = selftest::PcieFacts{{"00000000:19:00.0", 4U, 5U, 8U, 16U}, {31.5, 63.0, true, true, "x8 of x16"}};
+  selftest::MemoryCounters before{1U, 2U, 3U, 4U, false, true};
+  selftest::MemoryCounters after{std::uint64_t{1} << 40U, std::nullopt, std::nullopt, 5U, true, std::nullopt};
+  result.memory = selftest::MemoryFacts{1, {{"0x7f0000001000", "0x0", "0x1"}}, before, after, {"ecc_corrected +1"}};
+  result.clocks = selftest::ClockSummary{7, selftest::Spread{1500, 1700, 1980}, std::nullopt, 451.5, 61U,
+                                         std::vector<std::string>{"gpu_idle"}, std::vector<std::string>{}};
+  result.details = {{"memory", {{"bytes_tested", std::uint64_t{1} << 37U}, {"seed", std::uint64_t{18446744073709551615U}}}},
+                    {"negative", -3},
+                    {"flag", false},
+                    {"none", nullptr},
+                    {"list", Evidence::List{"a", 1.25, Evidence{{"k", "v"}}}}};
+  const auto back = selftest::decode_result(selftest::encode_result(result));
+  CHECK(back.key == result.key);
+  CHECK(back.device == result.device);
+  CHECK(back.description == result.description);
+  CHECK(back.status == result.status);
+  CHECK(back.reason == result.reason);
+  CHECK(back.wall_ms == result.wall_ms);
+  REQUIRE(back.metrics.size() == result.metrics.size());
+  for (std::size_t i = 0; i < back.metrics.size(); ++i) {
+    CHECK(back.metrics[i].name == result.metrics[i].name);
+    CHECK(back.metrics[i].value == result.metrics[i].value);
+    CHECK(back.metrics[i].unit == result.metrics[i].unit);
+  }
+  REQUIRE(back.primary);
+  CHECK(back.primary->name == result.primary->name);
+  CHECK(back.pcie == result.pcie);
+  CHECK(back.memory == result.memory);
+  CHECK(back.clocks == result.clocks);
+  CHECK(back.details == result.details);
+  // A clock summary without samples, and facts that are absent, stay so.
+  result.clocks = selftest::ClockSummary{};
+  result.pcie.reset();
+  result.memory.reset();
+  const auto sparse = selftest::decode_result(selftest::encode_result(result));
+  CHECK(sparse.clocks == selftest::ClockSummary{});
+  CHECK_FALSE(sparse.pcie.has_value());
+  CHECK_FALSE(sparse.memory.has_value());
 }
 
 TEST_CASE("selftest config: the worker's instructions round-trip") {
@@ -159,18 +209,41 @@ TEST_CASE("selftest config: the worker's instructions round-trip") {
   config.cccl_include = "/usr/local/cuda/include/cccl";
   config.libraries = {{"cublas", "/usr/local/cuda/lib64/libcublas.so.13"},
                       {"cublasLt", "/usr/local/cuda/lib64/libcublasLt.so.13"}};
-  const auto back = selftest::config_from_json(selftest::config_to_json(config));
+  config.no_device_reason = "none";
+  config.libs_checked = {"nccl"};
+  config.nvrtc = "/usr/local/cuda/lib64/libnvrtc.so.13";
+  config.nvjitlink = "/usr/local/cuda/lib64/libnvJitLink.so.13";
+  config.module_path = "/usr/lib/cudadiag/libcudadiag_cub_selftest.so";
+  config.module_missing_reason = "not built";
+  config.executable = "/usr/bin/cudadiag";
+  config.nvml = "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1";
+  config.device_arch = 90;
+  const auto decoded = selftest::decode_config(selftest::encode_config(config));
+  REQUIRE(decoded.has_value());
+  const auto& back = *decoded;
+  CHECK(back.no_device_reason == config.no_device_reason);
+  CHECK(back.libs_checked == config.libs_checked);
+  CHECK(back.nvrtc == config.nvrtc);
+  CHECK(back.nvjitlink == config.nvjitlink);
+  CHECK(back.module_path == config.module_path);
+  CHECK(back.module_missing_reason == config.module_missing_reason);
+  CHECK(back.executable == config.executable);
+  CHECK(back.nvml == config.nvml);
+  CHECK(back.device_arch == 90);
   CHECK(back.device == 3);
   CHECK(back.level == Level::full);
   CHECK(back.tests == config.tests);
   CHECK(back.libcuda == config.libcuda);
   CHECK(back.cccl_include == config.cccl_include);
   CHECK(back.libraries == config.libraries);
-  CHECK_FALSE(selftest::config_from_json(json::object()).device);
-  CHECK(selftest::config_from_json(json::object()).libraries.empty());
+  REQUIRE(selftest::decode_config("{}").has_value());
+  CHECK_FALSE(selftest::decode_config("{}")->device);
+  CHECK(selftest::decode_config("{}")->libraries.empty());
+  CHECK_FALSE(selftest::decode_config("[]").has_value());
   // A hostile value is dropped, not thrown on.
-  CHECK(selftest::config_from_json(json{{"libraries", {{"cublas", 7}, {"cufft", "/x/libcufft.so.12"}}}}).libraries ==
-        std::map<std::string, std::string>{{"cufft", "/x/libcufft.so.12"}});
+  const auto hostile = selftest::decode_config(R"({"libraries": {"cublas": 7, "cufft": "/x/libcufft.so.12"}})");
+  REQUIRE(hostile.has_value());
+  CHECK(hostile->libraries == std::map<std::string, std::string>{{"cufft", "/x/libcufft.so.12"}});
 }
 
 TEST_CASE("selftest score: the libs test's GEMM figures are held against the peaks it reports") {
@@ -208,11 +281,11 @@ TEST_CASE("selftest catalog and deadlines: every test has a key, a description a
 
 TEST_CASE("selftest json: null when not asked for, the reason when it could not run, the status otherwise") {
   selftest::SelfTestRun off;
-  CHECK(selftest::selftest_to_json(off).is_null());
+  CHECK(report::selftest_to_json(off).is_null());
 
   selftest::SelfTestRun no_gpu;
   no_gpu.skipped_reason = "no GPU: cuInit returned CUDA_ERROR_NO_DEVICE (100)";
-  const auto skipped = selftest::selftest_to_json(no_gpu);
+  const auto skipped = report::selftest_to_json(no_gpu);
   CHECK(skipped["ran"] == false);
   CHECK(skipped["status"] == "skip");
   CHECK(skipped["skipped_reason"] == no_gpu.skipped_reason);
@@ -223,7 +296,7 @@ TEST_CASE("selftest json: null when not asked for, the reason when it could not 
   CHECK(ran.status() == "pass");
   ran.tests[0].status = "error";
   CHECK(ran.status() == "fail");
-  const auto object = selftest::selftest_to_json(ran);
+  const auto object = report::selftest_to_json(ran);
   CHECK(object["tests"].size() == 5);
   CHECK(object["score"].contains("correctness_passed"));
 }
