@@ -240,8 +240,12 @@ int print_report(const Report& report, const GlobalOptions& options, const CiOpt
     spdlog::error("{}", *problem);
     return k_exit_usage;
   }
+  const auto start = std::chrono::steady_clock::now();
   const auto styled = cli_support::styled_exit(report, ci.exit_style, options.json);
-  write_stdout(styled.status_line ? *styled.status_line : options.json ? to_json(report) : render(report));
+  const auto text = styled.status_line ? *styled.status_line : options.json ? to_json(report) : render(report);
+  write_stdout(text);
+  spdlog::info("output: {:.2f} ms ({} bytes)",
+               std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count(), text.size());
   return styled.exit_code;
 }
 

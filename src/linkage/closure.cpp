@@ -1,5 +1,6 @@
 #include "linkage/closure.hpp"
 
+#include "core/parallel.hpp"
 #include "linkage/symbol_check.hpp"
 
 #include <cctype>
@@ -46,9 +47,10 @@ public:
     }
     // glibc maps every dependency before it relocates anything: a missing or broken one stops the
     // load first, and the symbols are never looked up.
-    if (symbols == SymbolCheck::check && m_closure.missing.empty() && m_closure.broken.empty() &&
+    if (symbols != SymbolCheck::skip && m_closure.missing.empty() && m_closure.broken.empty() &&
         !m_closure.root_error) {
-      check_symbols(m_closure, m_store);
+      check_symbols(m_closure, m_store,
+                    symbols == SymbolCheck::check_in_parallel ? parallel_threads(m_closure.objects.size()) : 1);
     }
     return std::move(m_closure);
   }

@@ -127,8 +127,10 @@ SearchSetting search_setting(const Environment& env, const SystemLayout& layout,
 // The closure of `root` (opened by its path, found through `root_route` in `root_dir`) in a
 // process that loaded `preloads` first, each by its path with RTLD_GLOBAL, in order.
 // `store` caches the files across closures. SymbolCheck::skip maps the objects only (what is
-// missing or broken), for a quick "does this open" where the symbols are checked later.
-enum class SymbolCheck { check, skip };
+// missing or broken), for a quick "does this open" where the symbols are checked later;
+// check_in_parallel spreads the objects' symbol reads and checks over threads (one closure whose
+// tables are large, a framework's; the libraries' closures are already built in parallel).
+enum class SymbolCheck { check, check_in_parallel, skip };
 Closure build_closure(const std::string& root, Route root_route, const std::string& root_dir,
                       const std::vector<std::string>& preloads, const SearchSetting& setting, ObjectStore& store,
                       SymbolCheck symbols = SymbolCheck::check);

@@ -102,7 +102,8 @@ Expected<FrameworkLoad> framework_load(const discovery::DiscoveryResult& discove
     load.import_model = model_jax_import(fs::parent(load.library), modelled_sys_path(discovery, env), setting, *load.files);
     load.preloads = load.import_model->load_order;
   }
-  load.closure = build_closure(load.library, Route::root, fs::parent(load.library), load.preloads, setting, *load.files);
+  load.closure = build_closure(load.library, Route::root, fs::parent(load.library), load.preloads, setting, *load.files,
+                               SymbolCheck::check_in_parallel);
   return load;
 }
 

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <future>
 #include <map>
+#include <optional>
 
 namespace cudadiag::linkage {
 namespace {
@@ -91,17 +92,25 @@ public:
   }
 
 private:
+  // Each framework's closure on a thread of its own (torch's and JAX's share few files), over one store.
   std::vector<FrameworkLinkage> analyze_frameworks(const std::shared_ptr<ObjectStore>& store) const {
-    std::vector<FrameworkLinkage> all;
-    for (const auto framework : installed_modelled_frameworks(m_discovery)) {
-      if (auto load = framework_load(m_discovery, framework, m_env, m_layout, store)) {
+    const auto frameworks = installed_modelled_frameworks(m_discovery);
+    std::vector<std::optional<FrameworkLinkage>> predicted(frameworks.size());
+    parallel_for_each_index(frameworks.size(), frameworks.size(), [&](std::size_t i) {
+      if (auto load = framework_load(m_discovery, frameworks[i], m_env, m_layout, store)) {
         auto& loaded = load.value();
         FrameworkLinkage linkage{loaded.framework, loaded.version, loaded.library, std::move(loaded.import_model), {}};
         linkage.closure.answers = {"framework"};
         linkage.closure.load_name = loaded.library;
         linkage.closure.closure = std::move(loaded.closure);
         annotate(linkage.closure, *store);
-        all.push_back(std::move(linkage));
+        predicted[i] = std::move(linkage);
+      }
+    });
+    std::vector<FrameworkLinkage> all;
+    for (auto& linkage : predicted) {
+      if (linkage) {
+        all.push_back(std::move(*linkage));
       }
     }
     return all;

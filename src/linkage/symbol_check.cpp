@@ -1,5 +1,8 @@
 #include "linkage/symbol_check.hpp"
 
+#include "core/parallel.hpp"
+
+#include <iterator>
 #include <set>
 #include <utility>
 
@@ -22,54 +25,78 @@ std::optional<std::size_t> bound_for(const Closure& closure, std::size_t index, 
   return std::nullopt;
 }
 
-} // namespace
+// What checking one object's needs found; merged into the closure in object order.
+struct ObjectCheck {
+  std::vector<MissingVersion> missing_versions;
+  std::vector<UnresolvedSymbol> unresolved;
+  std::size_t references_checked = 0;
+};
 
-void check_symbols(Closure& closure, ObjectStore& store) {
-  std::vector<const elf::DynamicSymbols*> scope;
-  for (std::size_t index = 0; index < closure.objects.size(); ++index) {
-    const auto& symbols = store.symbols(*closure.objects[index].file);
-    if (!symbols) {
-      closure.unchecked.push_back({index, symbols.error().message});
-      scope.push_back(nullptr);
-    } else {
-      scope.push_back(&*symbols);
-    }
-  }
-  for (std::size_t index = 0; index < closure.objects.size(); ++index) {
-    if (scope[index] == nullptr) {
+ObjectCheck check_object(const Closure& closure, const std::vector<const elf::DynamicSymbols*>& scope,
+                         std::size_t index) {
+  ObjectCheck out;
+  // Versions first: glibc checks them when the object is mapped, before any relocation.
+  std::set<std::pair<std::string, std::string>> missing; // (file, version)
+  for (const auto& need : scope[index]->version_needs()) {
+    const auto bound = bound_for(closure, index, need.file);
+    if (!bound || scope[*bound] == nullptr || !scope[*bound]->has_version_definitions() ||
+        scope[*bound]->defines_version(need.version)) {
       continue;
     }
-    // Versions first: glibc checks them when the object is mapped, before any relocation.
-    std::set<std::pair<std::string, std::string>> missing; // (file, version)
-    for (const auto& need : scope[index]->version_needs()) {
-      const auto bound = bound_for(closure, index, need.file);
-      if (!bound || scope[*bound] == nullptr || !scope[*bound]->has_version_definitions() ||
-          scope[*bound]->defines_version(need.version)) {
-        continue;
-      }
-      missing.emplace(need.file, need.version);
-      if (!need.weak) {
-        closure.missing_versions.push_back({need.version, need.file, index, *bound});
-      }
+    missing.emplace(need.file, need.version);
+    if (!need.weak) {
+      out.missing_versions.push_back({need.version, need.file, index, *bound});
     }
-    for (const auto& reference : scope[index]->references()) {
-      if (reference.weak || missing.count({reference.version_file, reference.version}) != 0) {
-        continue;
-      }
-      ++closure.references_checked;
-      bool defined = false;
-      const auto hash = elf::gnu_hash(reference.name); // once, for every object of the scope
-      for (std::size_t i = 0; !defined && i < scope.size(); ++i) {
-        defined = scope[i] != nullptr && scope[i]->defines(reference, hash);
-      }
-      if (!defined) {
-        std::optional<std::size_t> bound;
-        if (!reference.version_file.empty()) {
-          bound = bound_for(closure, index, reference.version_file);
-        }
-        closure.unresolved.push_back({reference.name, reference.version, reference.version_file, index, bound});
-      }
+  }
+  for (const auto& reference : scope[index]->references()) {
+    if (reference.weak || missing.count({reference.version_file, reference.version}) != 0) {
+      continue;
     }
+    ++out.references_checked;
+    bool defined = false;
+    const auto hash = elf::gnu_hash(reference.name); // once, for every object of the scope
+    for (std::size_t i = 0; !defined && i < scope.size(); ++i) {
+      defined = scope[i] != nullptr && scope[i]->defines(reference, hash);
+    }
+    if (!defined) {
+      std::optional<std::size_t> bound;
+      if (!reference.version_file.empty()) {
+        bound = bound_for(closure, index, reference.version_file);
+      }
+      out.unresolved.push_back({reference.name, reference.version, reference.version_file, index, bound});
+    }
+  }
+  return out;
+}
+
+} // namespace
+
+void check_symbols(Closure& closure, ObjectStore& store, std::size_t threads) {
+  // Reading the symbol tables is most of the cost (torch's closure holds libtorch_cpu.so), and each
+  // object's check is independent of the others': with threads > 1 both are spread over threads,
+  // and merged in the closure's order so that the result does not depend on which finished first.
+  const auto count = closure.objects.size();
+  std::vector<const Expected<elf::DynamicSymbols>*> read(count);
+  parallel_for_each_index(count, threads, [&](std::size_t index) { read[index] = &store.symbols(*closure.objects[index].file); });
+  std::vector<const elf::DynamicSymbols*> scope;
+  for (std::size_t index = 0; index < count; ++index) {
+    if (!*read[index]) {
+      closure.unchecked.push_back({index, read[index]->error().message});
+      scope.push_back(nullptr);
+    } else {
+      scope.push_back(&**read[index]);
+    }
+  }
+  std::vector<ObjectCheck> checks(count);
+  parallel_for_each_index(count, threads, [&](std::size_t index) {
+    if (scope[index] != nullptr) {
+      checks[index] = check_object(closure, scope, index);
+    }
+  });
+  for (auto& check : checks) {
+    closure.references_checked += check.references_checked;
+    std::move(check.missing_versions.begin(), check.missing_versions.end(), std::back_inserter(closure.missing_versions));
+    std::move(check.unresolved.begin(), check.unresolved.end(), std::back_inserter(closure.unresolved));
   }
 }
 

@@ -6,12 +6,13 @@
 //    (dl-version.c; "version `V' not found (required by X)"; weak needs excepted);
 //  - every undefined, non-weak symbol must be defined by some object in the process's scope: the
 //    closure's objects in load order ("undefined symbol: S, version V").
-// Fills closure.missing_versions, closure.unresolved, closure.unchecked and references_checked.
+// Fills closure.missing_versions, closure.unresolved, closure.unchecked and references_checked, in
+// the closure's object order whatever `threads` (how many threads read and check the objects).
 
 #include "linkage/closure.hpp"
 
 namespace cudadiag::linkage {
 
-void check_symbols(Closure& closure, ObjectStore& store);
+void check_symbols(Closure& closure, ObjectStore& store, std::size_t threads = 1);
 
 } // namespace cudadiag::linkage

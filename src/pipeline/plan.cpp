@@ -160,8 +160,10 @@ Expected<report::Report> run(const Plan& plan) {
   }
   discovery::DiscoveryResult loaded; // the verified components, as verification reads them
   log.start("finding CUDA components");
-  loaded.components = discovery::resolve_components(context, verified);
-  log.done("discovery of the verified components", std::to_string(verified.size()) + " components");
+  if (plan.verify.enabled) {
+    loaded.components = discovery::resolve_components(context, verified);
+    log.done("discovery of the verified components", std::to_string(verified.size()) + " components");
+  }
 
   report::Report report;
   report.host = report::read_host_info(plan.environment);
@@ -185,13 +187,13 @@ Expected<report::Report> run(const Plan& plan) {
                                 (step.stderr_tail.empty() ? std::string() : "; stderr: " + step.stderr_tail));
     }
   } else {
-    log.start("finding CUDA components");
-    others = discovery::resolve_components(context, rest, loaded.components);
+    // Nothing to start early: every component in one parallel pass.
+    others = discovery::resolve_components(context, specs);
     report.verification = verify::verify(loaded, plan.verify, plan.environment);
     if (!plan.not_loaded_reason.empty()) {
       report.verification.skipped_reason = plan.not_loaded_reason;
     }
-    log.done("discovery of the other components", std::to_string(rest.size()) + " components; nothing loaded");
+    log.done("discovery", std::to_string(specs.size()) + " components; nothing loaded");
   }
   log_components(log, loaded.components);
   log_components(log, others);
