@@ -112,7 +112,7 @@ Expected<ToolRelease> cuda_tool_release(const std::string& path) {
       return in_rodata.error();
     }
     if (*in_rodata) {
-      return std::move(**in_rodata);
+      return **in_rodata;
     }
   }
   auto whole = scan_for_release(fd.get(), 0, limit);
@@ -120,7 +120,7 @@ Expected<ToolRelease> cuda_tool_release(const std::string& path) {
     return whole.error();
   }
   if (*whole) {
-    return std::move(**whole);
+    return **whole;
   }
   return Error{size > k_tool_release_read_limit
                    ? "no CUDA version string (\"Cuda compilation tools, release\") in its first " +
