@@ -56,4 +56,13 @@ void parallel_for_each_index(std::size_t count, std::size_t threads, const Task&
   }
 }
 
+// task(i) for every i in [0, count), computed as parallel_for_each_index does (one thread per CPU,
+// at most 8), the results in index order.
+template <typename Result, typename Task>
+std::vector<Result> parallel_map(std::size_t count, const Task& task) {
+  std::vector<Result> results(count);
+  parallel_for_each_index(count, parallel_threads(count), [&](std::size_t i) { results[i] = task(i); });
+  return results;
+}
+
 } // namespace cudadiag

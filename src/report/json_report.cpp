@@ -225,13 +225,8 @@ json finding_to_json(const findings::Finding& finding) {
 json report_to_json(const Report& report) {
   // Each component's object is built on its own (most of the document's bytes): in parallel.
   const auto& all = report.discovery.components;
-  std::vector<json> built(all.size());
-  parallel_for_each_index(all.size(), parallel_threads(all.size()),
-                          [&](std::size_t i) { built[i] = component_to_json(all[i]); });
-  json components = json::array();
-  for (auto& component : built) {
-    components.push_back(std::move(component));
-  }
+  json components =
+      json::array_t(parallel_map<json>(all.size(), [&](std::size_t i) { return component_to_json(all[i]); }));
   json found = json::array();
   for (const auto& finding : report.findings) {
     found.push_back(finding_to_json(finding));

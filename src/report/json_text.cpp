@@ -1,5 +1,7 @@
 #include "report/json_text.hpp"
 
+#include "core/parallel.hpp"
+
 #include <charconv>
 
 namespace cudadiag::report {
@@ -9,7 +11,8 @@ using nlohmann::json;
 
 class Writer {
 public:
-  Writer(std::string& out, int indent) : m_out(out), m_indent(indent) {}
+  // `parallel`: long arrays may be written on several threads (the outermost writer only).
+  Writer(std::string& out, int indent, bool parallel) : m_out(out), m_indent(indent), m_parallel(parallel) {}
 
   void value(const json& node, int depth) {
     switch (node.type()) {
@@ -51,13 +54,25 @@ private:
       m_out += "[]";
       return;
     }
+    // The long arrays near the top (a report's components and closures) are written element by
+    // element on several threads, each into its own text, then joined in order.
+    std::vector<std::string> parts;
+    if (m_parallel && node.size() >= k_parallel_elements) {
+      parts = parallel_map<std::string>(node.size(), [&](std::size_t i) {
+        std::string part;
+        Writer(part, m_indent, false).value(node[i], depth + 1);
+        return part;
+      });
+    }
     m_out += '[';
-    bool first = true;
-    for (const auto& element : node) {
-      m_out += first ? "" : ",";
-      first = false;
+    for (std::size_t i = 0; i < node.size(); ++i) {
+      m_out += i == 0 ? "" : ",";
       newline(depth + 1);
-      value(element, depth + 1);
+      if (parts.empty()) {
+        value(node[i], depth + 1);
+      } else {
+        m_out += parts[i];
+      }
     }
     newline(depth);
     m_out += ']';
@@ -92,8 +107,11 @@ private:
     m_out.append(digits, end);
   }
 
+  static constexpr std::size_t k_parallel_elements = 16;
+
   std::string& m_out;
   int m_indent;
+  bool m_parallel;
 };
 
 } // namespace
@@ -101,7 +119,7 @@ private:
 std::string dump_json(const nlohmann::json& value, int indent) {
   std::string out;
   out.reserve(1 << 16);
-  Writer(out, indent).value(value, 0);
+  Writer(out, indent, true).value(value, 0);
   return out;
 }
 
