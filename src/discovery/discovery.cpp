@@ -8,6 +8,7 @@
 #include "probes/search_strategies.hpp"
 
 #include <algorithm>
+#include <future>
 
 namespace cudadiag::discovery {
 
@@ -94,7 +95,13 @@ LdCacheStatus load_ld_cache(const SystemLayout& layout, std::optional<loader::Ld
 } // namespace
 
 DiscoveryContext prepare_discovery(const Environment& env, const DiscoveryOptions& options) {
-  DiscoveryContext context{env, options, {}, {}, {}, {}, {}, {}, std::make_shared<probes::DirectoryCache>()};
+  DiscoveryContext context{env, options, {}, {}, {}, {}, {}, {}, std::make_shared<probes::DirectoryCache>(), {}};
+  // The package database's .list files (tens of thousands of lines on a toolkit installed from
+  // packages) are read beside the Python and loader reads below, not by the first component that
+  // asks while the others wait for it.
+  context.packages = versions::PackageDatabase({options.layout.dpkg_dir, options.layout.rpm_db});
+  context.packages_read_ahead =
+      std::async(std::launch::async, [packages = context.packages] { packages.read_ahead(); }).share();
   if (options.python_exe) {
     auto explicit_discovery = python::discover_python_environments_with(env, *options.python_exe, std::chrono::seconds{5}, options.python_search);
     if (explicit_discovery) {
@@ -108,7 +115,6 @@ DiscoveryContext prepare_discovery(const Environment& env, const DiscoveryOption
   }
   context.ld_cache = load_ld_cache(options.layout, context.cache);
   context.ld_so_conf = loader::read_ld_so_conf(options.layout.ld_so_conf);
-  context.packages = versions::PackageDatabase({options.layout.dpkg_dir, options.layout.rpm_db});
   return context;
 }
 

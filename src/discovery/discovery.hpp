@@ -14,6 +14,7 @@
 #include "python/python_environments.hpp"
 #include "versions/package_db.hpp"
 
+#include <future>
 #include <memory>
 #include <optional>
 #include <string>
@@ -83,6 +84,7 @@ struct DiscoveryContext {
   versions::PackageDatabase packages;     // options.layout's dpkg and RPM databases, read on first use
   // Every directory the searches look in, listed once and shared by all components.
   std::shared_ptr<const probes::DirectoryCache> dirs = std::make_shared<probes::DirectoryCache>();
+  std::shared_future<void> packages_read_ahead; // the packages' .list files, read on a thread of their own
 };
 DiscoveryContext prepare_discovery(const Environment& env, const DiscoveryOptions& options);
 

@@ -245,14 +245,8 @@ std::vector<std::string> PackageDatabase::problems() const {
   return m_state->problems;
 }
 
-std::optional<FoundVersion> PackageDatabase::version_of_file(const std::string& path,
-                                                             const std::optional<std::string>& realpath) const {
+void PackageDatabase::read_dpkg_lists() const {
   auto& state = *m_state;
-  std::vector<std::string> paths{path};
-  if (realpath && *realpath != path) {
-    paths.push_back(*realpath);
-  }
-  // Debian.
   std::call_once(state.dpkg_once, [&] {
     const auto info = fs::join(m_paths.dpkg_dir, "info");
     auto entries = fs::list_directory(info);
@@ -288,46 +282,28 @@ std::optional<FoundVersion> PackageDatabase::version_of_file(const std::string& 
       });
     }
   });
-  for (const auto& candidate : paths) {
-    const auto owner = state.dpkg_owner.find(candidate);
-    if (owner == state.dpkg_owner.end()) {
-      continue;
-    }
-    std::call_once(state.status_once, [&] {
-      const auto file = fs::join(m_paths.dpkg_dir, "status");
-      auto content = fs::read_file_prefix(file, k_status_max_bytes + 1);
-      if (!content) {
-        state.problem("dpkg: " + file + ": " + content.error().message);
-        return;
-      }
-      if (content->size() > k_status_max_bytes) {
-        state.problem("dpkg: " + file + " is over 64 MiB; not read");
-        return;
-      }
-      state.status = std::move(*content);
-      state.status_read = true;
-    });
-    if (!state.status_read) {
-      return std::nullopt;
-    }
-    const auto& key = owner->second;
-    const auto colon = key.find(':');
-    const auto name = std::string_view(key).substr(0, colon);
-    const auto arch = colon == std::string::npos ? std::string_view{} : std::string_view(key).substr(colon + 1);
-    const auto stanza = find_stanza(state.status, name, arch);
-    if (!stanza) {
-      state.problem("dpkg: " + std::string(name) + " lists " + candidate + " but has no installed stanza in the status file");
-      return std::nullopt;
-    }
-    auto version = upstream_version(stanza->version);
-    if (!is_dotted_digits(version)) {
-      return std::nullopt;
-    }
-    return FoundVersion{std::move(version), VersionSource::dpkg_status,
-                        std::string(name) + " " + stanza->version + " (" + fs::join(m_paths.dpkg_dir, "status") + ")"};
-  }
+}
 
-  // RPM.
+void PackageDatabase::read_dpkg_status() const {
+  auto& state = *m_state;
+  std::call_once(state.status_once, [&] {
+    const auto file = fs::join(m_paths.dpkg_dir, "status");
+    auto content = fs::read_file_prefix(file, k_status_max_bytes + 1);
+    if (!content) {
+      state.problem("dpkg: " + file + ": " + content.error().message);
+      return;
+    }
+    if (content->size() > k_status_max_bytes) {
+      state.problem("dpkg: " + file + " is over 64 MiB; not read");
+      return;
+    }
+    state.status = std::move(*content);
+    state.status_read = true;
+  });
+}
+
+void PackageDatabase::open_rpm() const {
+  auto& state = *m_state;
   std::call_once(state.rpm_once, [&] {
     if (!fs::exists(m_paths.rpm_db)) {
       return;
@@ -358,6 +334,49 @@ std::optional<FoundVersion> PackageDatabase::version_of_file(const std::string& 
     state.rpm_query = std::unique_ptr<sqlite3_stmt, StatementCloser>(statement, StatementCloser{sql});
     state.rpm = std::move(db);
   });
+}
+
+void PackageDatabase::read_ahead() const {
+  read_dpkg_lists(); // the bulk: one .list per CUDA package, tens of thousands of lines
+}
+
+std::optional<FoundVersion> PackageDatabase::version_of_file(const std::string& path,
+                                                             const std::optional<std::string>& realpath) const {
+  auto& state = *m_state;
+  std::vector<std::string> paths{path};
+  if (realpath && *realpath != path) {
+    paths.push_back(*realpath);
+  }
+  // Debian.
+  read_dpkg_lists();
+  for (const auto& candidate : paths) {
+    const auto owner = state.dpkg_owner.find(candidate);
+    if (owner == state.dpkg_owner.end()) {
+      continue;
+    }
+    read_dpkg_status();
+    if (!state.status_read) {
+      return std::nullopt;
+    }
+    const auto& key = owner->second;
+    const auto colon = key.find(':');
+    const auto name = std::string_view(key).substr(0, colon);
+    const auto arch = colon == std::string::npos ? std::string_view{} : std::string_view(key).substr(colon + 1);
+    const auto stanza = find_stanza(state.status, name, arch);
+    if (!stanza) {
+      state.problem("dpkg: " + std::string(name) + " lists " + candidate + " but has no installed stanza in the status file");
+      return std::nullopt;
+    }
+    auto version = upstream_version(stanza->version);
+    if (!is_dotted_digits(version)) {
+      return std::nullopt;
+    }
+    return FoundVersion{std::move(version), VersionSource::dpkg_status,
+                        std::string(name) + " " + stanza->version + " (" + fs::join(m_paths.dpkg_dir, "status") + ")"};
+  }
+
+  // RPM.
+  open_rpm();
   if (!state.rpm_query) {
     return std::nullopt;
   }

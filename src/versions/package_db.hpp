@@ -40,11 +40,19 @@ public:
   // (<database>)". nullopt when no database knows the file. Thread-safe; the first call reads.
   [[nodiscard]] std::optional<FoundVersion> version_of_file(const std::string& path,
                                                             const std::optional<std::string>& realpath = {}) const;
+  // Reads the dpkg .list files now (the bulk of what the first question reads), so that a thread
+  // can do it while discovery does other work. Thread-safe; they are read once however many
+  // threads ask.
+  void read_ahead() const;
   // What could not be read (a corrupt status file, a locked RPM database, ...), one line each.
   [[nodiscard]] std::vector<std::string> problems() const;
 
 private:
   struct State;
+  void read_dpkg_lists() const;
+  void read_dpkg_status() const;
+  void open_rpm() const;
+
   PackageDbPaths m_paths;
   std::shared_ptr<State> m_state;
 };
