@@ -49,8 +49,9 @@ public:
   // The string named `name`, or nullptr when it is absent or not a string.
   [[nodiscard]] const std::string* string(std::string_view name) const;
 
-  [[nodiscard]] bool empty() const { return m_fields.empty(); }
-  [[nodiscard]] std::size_t size() const { return m_fields.size(); }
+  // Defined below EvidenceValue: a member of an incomplete type cannot be asked (clang).
+  [[nodiscard]] bool empty() const;
+  [[nodiscard]] std::size_t size() const;
   // The fields in name order.
   [[nodiscard]] const std::vector<std::pair<std::string, EvidenceValue>>& fields() const { return m_fields; }
 
@@ -134,6 +135,9 @@ struct EvidenceField {
   std::string name;
   EvidenceValue value;
 };
+
+inline bool Evidence::empty() const { return m_fields.empty(); }
+inline std::size_t Evidence::size() const { return m_fields.size(); }
 
 template <class T> EvidenceValue::EvidenceValue(const std::map<std::string, T>& values) {
   Evidence record;

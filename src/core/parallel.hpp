@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <exception>
 #include <mutex>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -21,7 +22,8 @@ inline std::size_t parallel_threads(std::size_t tasks, std::size_t cap = 8) {
 }
 
 // Calls task(i) once for every i in [0, count), on up to `threads` threads (the calling thread is
-// one of them), and returns when every call has returned. The first exception a task throws is
+// one of them, so every task runs even when no thread can be started), and returns when every call
+// has returned. The first exception a task throws is
 // rethrown here after all threads have stopped taking tasks.
 template <typename Task>
 void parallel_for_each_index(std::size_t count, std::size_t threads, const Task& task) {
@@ -45,7 +47,11 @@ void parallel_for_each_index(std::size_t count, std::size_t threads, const Task&
   const std::size_t extra = std::min(threads, count) > 1 ? std::min(threads, count) - 1 : 0;
   helpers.reserve(extra);
   for (std::size_t t = 0; t < extra; ++t) {
-    helpers.emplace_back(work);
+    try {
+      helpers.emplace_back(work);
+    } catch (const std::system_error&) {
+      break; // no thread to be had (RLIMIT_NPROC, a container's pids limit): fewer threads do it all
+    }
   }
   work();
   for (auto& helper : helpers) {

@@ -2,6 +2,8 @@
 
 #include "core/parallel.hpp"
 
+#include <utility>
+
 namespace cudadiag::linkage {
 namespace {
 
@@ -64,13 +66,13 @@ json closure_to_json(const AnswerClosure& answer) {
   json unresolved = json::array();
   for (std::size_t i = 0; i < closure.unresolved.size(); ++i) {
     const auto& item = closure.unresolved[i];
-    const auto providers = providers_to_json(answer.providers[i]);
+    auto providers = providers_to_json(answer.providers[i]);
     unresolved.push_back({{"symbol", item.symbol},
                           {"version", item.version},
                           {"version_file", item.version_file},
                           {"needed_by", item.needed_by},
                           {"bound", index_or_null(item.bound)},
-                          {"providers", providers}});
+                          {"providers", std::move(providers)}});
   }
   json unchecked = json::array();
   for (const auto& item : closure.unchecked) {
@@ -81,12 +83,12 @@ json closure_to_json(const AnswerClosure& answer) {
           {"loads", closure.loads()},
           {"root", closure.objects.empty() ? json(nullptr) : json(closure.root)},
           {"root_error", optional_text(closure.root_error)},
-          {"objects", objects},
-          {"missing", missing},
-          {"broken", broken},
-          {"missing_versions", versions},
-          {"unresolved", unresolved},
-          {"unchecked", unchecked},
+          {"objects", std::move(objects)},
+          {"missing", std::move(missing)},
+          {"broken", std::move(broken)},
+          {"missing_versions", std::move(versions)},
+          {"unresolved", std::move(unresolved)},
+          {"unchecked", std::move(unchecked)},
           {"references_checked", closure.references_checked},
           {"check", check_to_json(answer.check)}};
 }
@@ -107,7 +109,7 @@ json import_to_json(const std::optional<FrameworkImport>& import_model) {
   return {{"statement", import_model->statement},
           {"model", import_model->model},
           {"branch", import_model->branch},
-          {"preloads", preloads},
+          {"preloads", std::move(preloads)},
           {"load_order", import_model->load_order},
           {"import_error", optional_text(import_model->import_error)}};
 }
@@ -148,8 +150,8 @@ json linkage_to_json(const Linkage& linkage) {
            {{"ran", linkage.load_checked},
             {"skipped_reason", linkage.load_checked ? json(nullptr) : json(linkage.load_check_skipped)},
             {"elapsed_ms", linkage.load_check_ms}}},
-          {"components", components},
-          {"frameworks", frameworks}};
+          {"components", std::move(components)},
+          {"frameworks", std::move(frameworks)}};
 }
 
 } // namespace cudadiag::linkage

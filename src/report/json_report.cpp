@@ -9,6 +9,7 @@
 #include "verify/facts_codec.hpp"
 
 #include <algorithm>
+#include <utility>
 
 namespace cudadiag::report {
 
@@ -55,7 +56,7 @@ json candidate_to_json(const discovery::Candidate& candidate) {
       {"realpath", optional_text(candidate.realpath)},
       {"found_via", text(candidate.first.found_via)},
       {"search_dir", text(candidate.first.search_dir)},
-      {"also_found_as", also},
+      {"also_found_as", std::move(also)},
       {"soname", candidate.elf ? optional_text(candidate.elf->soname) : json(nullptr)},
       {"elf", candidate.elf ? json{{"class", candidate.elf->class_name()}, {"machine", candidate.elf->machine_name()}}
                             : json(nullptr)},
@@ -100,7 +101,7 @@ json python_environment_to_json(const python::PythonEnvironment& environment) {
           {"is_venv", environment.is_venv},
           {"include_system_site_packages", environment.include_system_site_packages},
           {"user_site_enabled", environment.user_site_enabled},
-          {"site_dirs", site_dirs},
+          {"site_dirs", std::move(site_dirs)},
           {"primary", environment.primary}};
 }
 
@@ -148,12 +149,12 @@ json environment_to_json(const Report& report) {
                             {"met", requirement.met}});
   }
   const auto& cache = report.discovery.ld_cache;
-  return {{"variables", variables},
+  return {{"variables", std::move(variables)},
           {"cwd", text(report.environment.cwd)},
           {"uid", report.environment.uid},
-          {"python_environments", pythons},
-          {"frameworks", frameworks},
-          {"framework_requirements", requirements},
+          {"python_environments", std::move(pythons)},
+          {"frameworks", std::move(frameworks)},
+          {"framework_requirements", std::move(requirements)},
           {"ld_so_cache",
            {{"path", text(cache.path)},
             {"status", cache.error ? "error" : "ok"},
@@ -187,7 +188,7 @@ json verification_to_json(const verify::Verification& verification) {
   }
   return {{"ran", verification.ran},
           {"skipped_reason", verification.ran ? json(nullptr) : json(text(verification.skipped_reason))},
-          {"steps", steps}};
+          {"steps", std::move(steps)}};
 }
 
 } // namespace
@@ -207,8 +208,8 @@ json component_to_json(const discovery::ComponentResult& component) {
           {"status", std::string(discovery::to_string(component.status))},
           {"selected", choice_to_json(component, component.selected)},
           {"loader", choice_to_json(component, component.loader)},
-          {"candidates", candidates},
-          {"trace", trace}};
+          {"candidates", std::move(candidates)},
+          {"trace", std::move(trace)}};
 }
 
 json finding_to_json(const findings::Finding& finding) {
@@ -243,12 +244,12 @@ json report_to_json(const Report& report) {
             {"node_name_source", optional_text(host.node_name_source)},
             {"distro", optional_text(host.distro)}}},
           {"environment", environment_to_json(report)},
-          {"components", components},
+          {"components", std::move(components)},
           {"linkage", linkage::linkage_to_json(report.linkage)},
           {"devices", sanitized(verify::devices_to_json(report.verification.devices))},
           {"verification", verification_to_json(report.verification)},
           {"selftest", sanitized(selftest_to_json(report.selftest))},
-          {"findings", found},
+          {"findings", std::move(found)},
           {"summary",
            {{"status", std::string(report.summary.status())},
             {"exit_code", report.summary.exit_code},
