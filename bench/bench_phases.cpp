@@ -99,7 +99,10 @@ int main(int argc, char** argv) {
     t = Clock::now();
     std::size_t bytes = 0;
     for (const auto& component : result.components) {
-      bytes += report::component_to_json(component).dump().size();
+      std::string text;
+      report::JsonStream stream(text, -1);
+      report::write_component(stream, component);
+      bytes += text.size();
     }
     const double json = since(t);
     const double total = since(start) - library_closures; // the libraries' closures are timed twice

@@ -13,32 +13,6 @@
 
 namespace cudadiag::report {
 
-std::string to_valid_utf8(std::string_view text) {
-  constexpr std::string_view k_hex = "0123456789abcdef";
-  // Most text (paths, names, trace lines) is ASCII: taken whole, without decoding.
-  if (std::all_of(text.begin(), text.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80U; })) {
-    return std::string(text);
-  }
-  std::string out;
-  out.reserve(text.size());
-  std::size_t at = 0;
-  char32_t code = 0;
-  while (at < text.size()) {
-    const auto length = utf8::sequence_at(text, at, code);
-    if (length == 0) {
-      const auto byte = static_cast<unsigned char>(text[at]);
-      out += "\\x";
-      out += k_hex[byte >> 4U];
-      out += k_hex[byte & 0x0fU];
-      ++at;
-    } else {
-      out.append(text.substr(at, length));
-      at += length;
-    }
-  }
-  return out;
-}
-
 namespace {
 
 using nlohmann::json;
@@ -46,46 +20,84 @@ using nlohmann::json;
 json text(std::string_view value) { return to_valid_utf8(value); }
 json optional_text(const std::optional<std::string>& value) { return value ? text(*value) : json(nullptr); }
 
-json candidate_to_json(const discovery::Candidate& candidate) {
-  json also = json::array();
+// A candidate's object; for a choice (`selected`, `loader`) also why it was chosen, with the sighting
+// through which it was chosen in place of the first one (what the user's program sees).
+void write_candidate(JsonStream& out, const discovery::Candidate& candidate, const discovery::Choice* choice) {
+  const auto& via = choice != nullptr ? choice->via : candidate.first;
+  out.begin_object();
+  out.key("also_found_as");
+  out.begin_array();
   for (const auto& sighting : candidate.also_found_as) {
-    also.push_back({{"path", text(sighting.path)}, {"found_via", text(sighting.found_via)}});
+    out.begin_object();
+    out.key("found_via");
+    out.text(sighting.found_via);
+    out.key("path");
+    out.text(sighting.path);
+    out.end_object();
   }
-  json out = {
-      {"path", text(candidate.first.path)},
-      {"realpath", optional_text(candidate.realpath)},
-      {"found_via", text(candidate.first.found_via)},
-      {"search_dir", text(candidate.first.search_dir)},
-      {"also_found_as", std::move(also)},
-      {"soname", candidate.elf ? optional_text(candidate.elf->soname) : json(nullptr)},
-      {"elf", candidate.elf ? json{{"class", candidate.elf->class_name()}, {"machine", candidate.elf->machine_name()}}
-                            : json(nullptr)},
-      {"version", candidate.version ? text(candidate.version->version) : json(nullptr)},
-      {"version_source", candidate.version ? json(std::string(versions::to_string(candidate.version->source)))
-                                           : json(nullptr)},
-      {"is_stub", candidate.is_stub},
-      {"rejected", optional_text(candidate.rejected)},
-  };
+  out.end_array();
+  out.key("elf");
+  if (candidate.elf) {
+    out.begin_object();
+    out.key("class");
+    out.text(candidate.elf->class_name());
+    out.key("machine");
+    out.text(candidate.elf->machine_name());
+    out.end_object();
+  } else {
+    out.null();
+  }
+  if (choice != nullptr) {
+    out.key("fails");
+    out.optional_text(choice->fails);
+  }
   if (!candidate.features.empty()) {
-    out["features"] = candidate.features;
+    out.key("features");
+    out.begin_object();
+    for (const auto& [feature, present] : candidate.features) {
+      out.key(feature);
+      out.boolean(present);
+    }
+    out.end_object();
   }
-  return out;
+  out.key("found_via");
+  out.text(via.found_via);
+  out.key("is_stub");
+  out.boolean(candidate.is_stub);
+  out.key("path");
+  out.text(via.path);
+  if (choice != nullptr) {
+    out.key("pathfinder_found_via");
+    const auto pathfinder = discovery::pathfinder_found_via(choice->via);
+    out.optional_text(pathfinder.empty() ? std::nullopt : std::optional<std::string>(pathfinder));
+  }
+  out.key("realpath");
+  out.optional_text(candidate.realpath);
+  if (choice != nullptr) {
+    out.key("reason");
+    out.text(choice->reason);
+  }
+  out.key("rejected");
+  out.optional_text(candidate.rejected);
+  out.key("search_dir");
+  out.text(via.search_dir);
+  out.key("soname");
+  out.optional_text(candidate.elf ? candidate.elf->soname : std::nullopt);
+  out.key("version");
+  out.optional_text(candidate.version ? std::optional<std::string>(candidate.version->version) : std::nullopt);
+  out.key("version_source");
+  out.optional_text(candidate.version ? std::optional<std::string>(versions::to_string(candidate.version->source))
+                                      : std::nullopt);
+  out.end_object();
 }
 
-json choice_to_json(const discovery::ComponentResult& component, const std::optional<discovery::Choice>& choice) {
-  if (!choice) {
-    return nullptr;
+void write_choice(JsonStream& out, const discovery::ComponentResult& component,
+                  const std::optional<discovery::Choice>& choice) {
+  if (choice) {
+    write_candidate(out, component.candidates[choice->candidate], &*choice);
+  } else {
+    out.null();
   }
-  json out = candidate_to_json(component.candidates[choice->candidate]);
-  // The sighting through which it was chosen is what the user's program sees.
-  out["path"] = text(choice->via.path);
-  out["found_via"] = text(choice->via.found_via);
-  out["search_dir"] = text(choice->via.search_dir);
-  out["reason"] = text(choice->reason);
-  const auto pathfinder = discovery::pathfinder_found_via(choice->via);
-  out["pathfinder_found_via"] = pathfinder.empty() ? json(nullptr) : json(pathfinder);
-  out["fails"] = optional_text(choice->fails);
-  return out;
 }
 
 json python_environment_to_json(const python::PythonEnvironment& environment) {
@@ -193,23 +205,33 @@ json verification_to_json(const verify::Verification& verification) {
 
 } // namespace
 
-json component_to_json(const discovery::ComponentResult& component) {
-  json candidates = json::array();
+void write_component(JsonStream& out, const discovery::ComponentResult& component) {
+  out.begin_object();
+  out.key("candidates");
+  out.begin_array();
   for (const auto& candidate : component.candidates) {
-    candidates.push_back(candidate_to_json(candidate));
+    write_candidate(out, candidate, nullptr);
   }
-  json trace = json::array();
+  out.end_array();
+  out.key("description");
+  out.text(component.spec->description);
+  out.key("kind");
+  out.text(probes::to_string(component.spec->kind));
+  out.key("loader");
+  write_choice(out, component, component.loader);
+  out.key("name");
+  out.text(component.spec->name);
+  out.key("selected");
+  write_choice(out, component, component.selected);
+  out.key("status");
+  out.text(discovery::to_string(component.status));
+  out.key("trace");
+  out.begin_array();
   for (const auto& line : component.trace) {
-    trace.push_back(text(line));
+    out.text(line);
   }
-  return {{"name", std::string(component.spec->name)},
-          {"kind", std::string(probes::to_string(component.spec->kind))},
-          {"description", std::string(component.spec->description)},
-          {"status", std::string(discovery::to_string(component.status))},
-          {"selected", choice_to_json(component, component.selected)},
-          {"loader", choice_to_json(component, component.loader)},
-          {"candidates", std::move(candidates)},
-          {"trace", std::move(trace)}};
+  out.end_array();
+  out.end_object();
 }
 
 json finding_to_json(const findings::Finding& finding) {
@@ -223,11 +245,10 @@ json finding_to_json(const findings::Finding& finding) {
           {"evidence", evidence}};
 }
 
-json report_to_json(const Report& report) {
-  // Each component's object is built on its own (most of the document's bytes): in parallel.
-  const auto& all = report.discovery.components;
-  json components =
-      json::array_t(parallel_map<json>(all.size(), [&](std::size_t i) { return component_to_json(all[i]); }));
+namespace {
+
+// Every member of the report's document but its components, as a tree.
+json members_but_components(const Report& report) {
   json found = json::array();
   for (const auto& finding : report.findings) {
     found.push_back(finding_to_json(finding));
@@ -244,7 +265,6 @@ json report_to_json(const Report& report) {
             {"node_name_source", optional_text(host.node_name_source)},
             {"distro", optional_text(host.distro)}}},
           {"environment", environment_to_json(report)},
-          {"components", std::move(components)},
           {"linkage", linkage::linkage_to_json(report.linkage)},
           {"devices", sanitized(verify::devices_to_json(report.verification.devices))},
           {"verification", verification_to_json(report.verification)},
@@ -262,8 +282,39 @@ json report_to_json(const Report& report) {
   return document;
 }
 
+} // namespace
+
+json report_to_json(const Report& report) { return json::parse(render_json(report)); }
+
 std::string render_json(const Report& report) {
-  return dump_json(report_to_json(report), 2) + "\n";
+  // The components are most of the document's bytes: written straight from the results, one
+  // component per task, without a tree; the rest is small and written from its tree.
+  constexpr std::string_view k_components = "components";
+  const auto rest = members_but_components(report);
+  const auto& components = report.discovery.components;
+  std::string out;
+  out.reserve(std::size_t{1} << 19U);
+  JsonStream stream(out, 2);
+  stream.begin_object();
+  bool components_written = false;
+  const auto write_components = [&] {
+    stream.key(k_components);
+    stream.array_of(components.size(), [&](JsonStream& element, std::size_t i) { write_component(element, components[i]); });
+    components_written = true;
+  };
+  for (const auto& [key, member] : rest.items()) {
+    if (!components_written && std::string_view(key) > k_components) {
+      write_components();
+    }
+    stream.key(key);
+    stream.value(member);
+  }
+  if (!components_written) {
+    write_components();
+  }
+  stream.end_object();
+  out += '\n';
+  return out;
 }
 
 } // namespace cudadiag::report

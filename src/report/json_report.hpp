@@ -2,6 +2,7 @@
 // The JSON rendering of a report (schema_version 1, docs/schema/report.schema.json).
 // Every string is valid UTF-8: bytes that are not are written as the text "\xNN".
 
+#include "report/json_text.hpp" // to_valid_utf8
 #include "report/report.hpp"
 
 #include <nlohmann/json.hpp>
@@ -13,11 +14,11 @@ namespace cudadiag::report {
 
 inline constexpr int k_schema_version = 1;
 
-// `text` with every byte that is not part of valid UTF-8 replaced by the four characters \xNN.
-std::string to_valid_utf8(std::string_view text);
-
-nlohmann::json component_to_json(const discovery::ComponentResult& component);
+// One component's object, written where `stream` stands.
+void write_component(JsonStream& stream, const discovery::ComponentResult& component);
 nlohmann::json finding_to_json(const findings::Finding& finding);
+// The report as a tree, for the readers of a document (policies, JUnit/HTML/Markdown, bundles):
+// render_json's text, parsed.
 nlohmann::json report_to_json(const Report& report);
 
 // Two-space indented JSON document with a trailing newline.

@@ -1,13 +1,90 @@
 #include "report/json_text.hpp"
 
 #include "core/parallel.hpp"
+#include "core/utf8.hpp"
 
+#include <algorithm>
 #include <charconv>
+#include <stdexcept>
 
 namespace cudadiag::report {
+
+std::string to_valid_utf8(std::string_view text) {
+  constexpr std::string_view k_hex = "0123456789abcdef";
+  // Most text (paths, names, trace lines) is ASCII: taken whole, without decoding.
+  if (std::all_of(text.begin(), text.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80U; })) {
+    return std::string(text);
+  }
+  std::string out;
+  out.reserve(text.size());
+  std::size_t at = 0;
+  char32_t code = 0;
+  while (at < text.size()) {
+    const auto length = utf8::sequence_at(text, at, code);
+    if (length == 0) {
+      const auto byte = static_cast<unsigned char>(text[at]);
+      out += "\\x";
+      out += k_hex[byte >> 4U];
+      out += k_hex[byte & 0x0fU];
+      ++at;
+    } else {
+      out.append(text.substr(at, length));
+      at += length;
+    }
+  }
+  return out;
+}
+
 namespace {
 
 using nlohmann::json;
+
+constexpr std::size_t k_parallel_elements = 16;
+
+void append_newline(std::string& out, int indent, int depth) {
+  if (indent < 0) {
+    return;
+  }
+  out += '\n';
+  out.append(static_cast<std::size_t>(depth) * static_cast<std::size_t>(indent), ' ');
+}
+
+// Printable ASCII without '"' or '\\' is written as it is; anything else the way nlohmann writes it.
+void append_string(std::string& out, std::string_view text) {
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20U || byte >= 0x80U || c == '"' || c == '\\') {
+      out += json(std::string(text)).dump(-1, ' ', false, json::error_handler_t::replace);
+      return;
+    }
+  }
+  out += '"';
+  out += text;
+  out += '"';
+}
+
+template <typename Integer>
+void append_integer(std::string& out, Integer number) {
+  char digits[24];
+  const auto [end, error] = std::to_chars(digits, digits + sizeof digits, number);
+  out.append(digits, end);
+}
+
+// Writes `parts[i]` of an array already written element by element at `depth` + 1.
+void append_joined_array(std::string& out, const std::vector<std::string>& parts, int indent, int depth) {
+  if (parts.empty()) {
+    out += "[]";
+    return;
+  }
+  out += '[';
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    out += i == 0 ? "" : ",";
+    append_newline(out, indent, depth + 1);
+    out += parts[i];
+  }
+  append_newline(out, indent, depth);
+  out += ']';
+}
 
 class Writer {
 public:
@@ -18,11 +95,11 @@ public:
     switch (node.type()) {
     case json::value_t::object: object(node, depth); return;
     case json::value_t::array: array(node, depth); return;
-    case json::value_t::string: string(node.get_ref<const std::string&>()); return;
+    case json::value_t::string: append_string(m_out, node.get_ref<const std::string&>()); return;
     case json::value_t::boolean: m_out += node.get<bool>() ? "true" : "false"; return;
     case json::value_t::null: m_out += "null"; return;
-    case json::value_t::number_integer: integer(node.get<std::int64_t>()); return;
-    case json::value_t::number_unsigned: integer(node.get<std::uint64_t>()); return;
+    case json::value_t::number_integer: append_integer(m_out, node.get<std::int64_t>()); return;
+    case json::value_t::number_unsigned: append_integer(m_out, node.get<std::uint64_t>()); return;
     default: // floating point, binary, discarded: nlohmann's own text
       m_out += node.dump(-1, ' ', false, json::error_handler_t::replace);
       return;
@@ -40,74 +117,40 @@ private:
     for (const auto& [key, member] : node.items()) {
       m_out += first ? "" : ",";
       first = false;
-      newline(depth + 1);
-      string(key);
+      append_newline(m_out, m_indent, depth + 1);
+      append_string(m_out, key);
       m_out += m_indent >= 0 ? ": " : ":";
       value(member, depth + 1);
     }
-    newline(depth);
+    append_newline(m_out, m_indent, depth);
     m_out += '}';
   }
 
   void array(const json& node, int depth) {
+    // The long arrays near the top (a report's closures) are written element by element on
+    // several threads, each into its own text, then joined in order.
+    if (m_parallel && node.size() >= k_parallel_elements) {
+      append_joined_array(m_out, parallel_map<std::string>(node.size(), [&](std::size_t i) {
+                            std::string part;
+                            Writer(part, m_indent, false).value(node[i], depth + 1);
+                            return part;
+                          }),
+                          m_indent, depth);
+      return;
+    }
     if (node.empty()) {
       m_out += "[]";
       return;
     }
-    // The long arrays near the top (a report's components and closures) are written element by
-    // element on several threads, each into its own text, then joined in order.
-    std::vector<std::string> parts;
-    if (m_parallel && node.size() >= k_parallel_elements) {
-      parts = parallel_map<std::string>(node.size(), [&](std::size_t i) {
-        std::string part;
-        Writer(part, m_indent, false).value(node[i], depth + 1);
-        return part;
-      });
-    }
     m_out += '[';
     for (std::size_t i = 0; i < node.size(); ++i) {
       m_out += i == 0 ? "" : ",";
-      newline(depth + 1);
-      if (parts.empty()) {
-        value(node[i], depth + 1);
-      } else {
-        m_out += parts[i];
-      }
+      append_newline(m_out, m_indent, depth + 1);
+      value(node[i], depth + 1);
     }
-    newline(depth);
+    append_newline(m_out, m_indent, depth);
     m_out += ']';
   }
-
-  void newline(int depth) {
-    if (m_indent < 0) {
-      return;
-    }
-    m_out += '\n';
-    m_out.append(static_cast<std::size_t>(depth) * static_cast<std::size_t>(m_indent), ' ');
-  }
-
-  // Printable ASCII without '"' or '\\' is written as it is; anything else the way nlohmann writes it.
-  void string(const std::string& text) {
-    for (const char c : text) {
-      const auto byte = static_cast<unsigned char>(c);
-      if (byte < 0x20U || byte >= 0x80U || c == '"' || c == '\\') {
-        m_out += json(text).dump(-1, ' ', false, json::error_handler_t::replace);
-        return;
-      }
-    }
-    m_out += '"';
-    m_out += text;
-    m_out += '"';
-  }
-
-  template <typename Integer>
-  void integer(Integer number) {
-    char digits[24];
-    const auto [end, error] = std::to_chars(digits, digits + sizeof digits, number);
-    m_out.append(digits, end);
-  }
-
-  static constexpr std::size_t k_parallel_elements = 16;
 
   std::string& m_out;
   int m_indent;
@@ -121,6 +164,135 @@ std::string dump_json(const nlohmann::json& value, int indent) {
   out.reserve(1 << 16);
   Writer(out, indent, true).value(value, 0);
   return out;
+}
+
+JsonStream::JsonStream(std::string& out, int indent, int depth) : m_out(out), m_indent(indent), m_base_depth(depth) {}
+
+int JsonStream::depth() const { return m_base_depth + static_cast<int>(m_levels.size()); }
+
+// Before a value: inside an array, its separator and line; inside an object, key() wrote them.
+void JsonStream::before_value() {
+  if (m_levels.empty() || m_after_key) {
+    m_after_key = false;
+    return;
+  }
+  auto& level = m_levels.back();
+  if (level.object) {
+    throw std::logic_error("JsonStream: a value inside an object needs a key");
+  }
+  m_out += level.members++ == 0 ? "" : ",";
+  append_newline(m_out, m_indent, depth());
+}
+
+void JsonStream::begin_object() {
+  before_value();
+  m_out += '{';
+  m_levels.push_back({true, 0, {}});
+}
+
+void JsonStream::begin_array() {
+  before_value();
+  m_out += '[';
+  m_levels.push_back({false, 0, {}});
+}
+
+void JsonStream::end_object() {
+  if (m_levels.empty() || !m_levels.back().object || m_after_key) {
+    throw std::logic_error("JsonStream: end_object without an open object");
+  }
+  const bool empty = m_levels.back().members == 0;
+  m_levels.pop_back();
+  if (!empty) {
+    append_newline(m_out, m_indent, depth());
+  }
+  m_out += '}';
+}
+
+void JsonStream::end_array() {
+  if (m_levels.empty() || m_levels.back().object) {
+    throw std::logic_error("JsonStream: end_array without an open array");
+  }
+  const bool empty = m_levels.back().members == 0;
+  m_levels.pop_back();
+  if (!empty) {
+    append_newline(m_out, m_indent, depth());
+  }
+  m_out += ']';
+}
+
+void JsonStream::key(std::string_view name) {
+  if (m_levels.empty() || !m_levels.back().object || m_after_key) {
+    throw std::logic_error("JsonStream: a key outside an object");
+  }
+  auto& level = m_levels.back();
+  if (level.members > 0 && !(level.last_key < name)) {
+    throw std::logic_error("JsonStream: key \"" + std::string(name) + "\" after \"" + level.last_key +
+                           "\": members must be written in ascending order");
+  }
+  level.last_key.assign(name);
+  m_out += level.members++ == 0 ? "" : ",";
+  append_newline(m_out, m_indent, depth());
+  append_string(m_out, name);
+  m_out += m_indent >= 0 ? ": " : ":";
+  m_after_key = true;
+}
+
+void JsonStream::text(std::string_view value) {
+  before_value();
+  append_string(m_out, to_valid_utf8(value));
+}
+
+void JsonStream::optional_text(const std::optional<std::string>& value) {
+  if (value) {
+    text(*value);
+  } else {
+    null();
+  }
+}
+
+void JsonStream::null() {
+  before_value();
+  m_out += "null";
+}
+
+void JsonStream::boolean(bool value) {
+  before_value();
+  m_out += value ? "true" : "false";
+}
+
+void JsonStream::integer(std::int64_t value) {
+  before_value();
+  append_integer(m_out, value);
+}
+
+void JsonStream::value(const nlohmann::json& tree) {
+  before_value();
+  // A document's own stream may spread a tree's long arrays over threads; an array element's
+  // stream is already on one of them.
+  Writer(m_out, m_indent, m_base_depth == 0).value(tree, depth());
+}
+
+void JsonStream::array_of(std::size_t count, const std::function<void(JsonStream&, std::size_t)>& write) {
+  before_value();
+  const int element_depth = depth() + 1;
+  const auto write_one = [&](std::size_t i) {
+    std::string part;
+    JsonStream element(part, m_indent, element_depth);
+    write(element, i);
+    if (!element.m_levels.empty() || element.m_after_key) {
+      throw std::logic_error("JsonStream: an array element left unclosed");
+    }
+    return part;
+  };
+  const auto parts = count >= k_parallel_elements ? parallel_map<std::string>(count, write_one)
+                                                  : [&] {
+                                                      std::vector<std::string> serial;
+                                                      for (std::size_t i = 0; i < count; ++i) {
+                                                        serial.push_back(write_one(i));
+                                                      }
+                                                      return serial;
+                                                    }();
+  append_joined_array(m_out, parts, m_indent, depth());
 }
 
 } // namespace cudadiag::report

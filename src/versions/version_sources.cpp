@@ -19,6 +19,7 @@ constexpr size_t k_metadata_max_bytes = 64 * 1024;
 constexpr size_t k_version_json_max_bytes = 1024 * 1024;
 constexpr std::uint64_t k_conda_record_max_bytes = 4 * 1024 * 1024;
 constexpr size_t k_header_max_bytes = 512 * 1024; // CUDA_VERSION sits near the top of the 1.1 MiB cuda.h
+constexpr size_t k_header_head_bytes = 64 * 1024; // read first; the rest only when the macros are not in it
 constexpr size_t k_version_max_length = 64;
 
 constexpr std::string_view k_dist_info_suffix = ".dist-info";
@@ -143,14 +144,33 @@ std::optional<std::uint64_t> define_value(std::string_view line, std::string_vie
   return parse_unsigned(line);
 }
 
+// Calls `visit(line)` on each line of a header's first k_header_max_bytes until it returns true.
+// Version macros sit near the top (CUDART_VERSION at line ~140 of the 1 MiB cuda_runtime_api.h),
+// so the first k_header_head_bytes are read alone; the rest is read only when the macros are not
+// there. A line cut by the end of the head is left to the second read, never parsed half.
+template <class Visit> void for_each_header_line(const std::string& path, Visit&& visit) {
+  const auto head = fs::read_file_prefix(path, k_header_head_bytes);
+  if (!head) {
+    return;
+  }
+  const bool whole_file = head->size() < k_header_head_bytes;
+  const auto last_newline = head->rfind('\n');
+  const std::size_t complete = whole_file ? head->size() : last_newline == std::string::npos ? 0 : last_newline + 1;
+  bool done = false;
+  for_each_line(std::string_view(*head).substr(0, complete), [&](std::string_view line) { return done = visit(line); });
+  if (done || whole_file) {
+    return;
+  }
+  const auto content = fs::read_file_prefix(path, k_header_max_bytes);
+  if (content && content->size() > complete) {
+    for_each_line(std::string_view(*content).substr(complete), visit);
+  }
+}
+
 // The first `#define <macro> <decimal>` in a header's first k_header_max_bytes.
 std::optional<std::uint64_t> read_define(const std::string& path, std::string_view macro) {
-  const auto content = fs::read_file_prefix(path, k_header_max_bytes);
-  if (!content) {
-    return std::nullopt;
-  }
   std::optional<std::uint64_t> value;
-  for_each_line(std::string_view(*content), [&](std::string_view line) {
+  for_each_header_line(path, [&](std::string_view line) {
     value = define_value(line, macro);
     return value.has_value();
   });
@@ -558,13 +578,9 @@ std::optional<FoundVersion> version_from_macros(const std::string& include_dir, 
     return std::nullopt;
   }
   const auto path = fs::join(include_dir, header_name);
-  const auto content = fs::read_file_prefix(path, k_header_max_bytes);
-  if (!content) {
-    return std::nullopt;
-  }
   std::optional<std::uint64_t> values[3];
   const std::string_view names[3] = {major, minor, patch};
-  for_each_line(std::string_view(*content), [&](std::string_view line) {
+  for_each_header_line(path, [&](std::string_view line) {
     for (int i = 0; i < 3; ++i) {
       if (!values[i] && !names[i].empty()) {
         values[i] = define_value(line, names[i]);

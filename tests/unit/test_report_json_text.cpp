@@ -72,3 +72,72 @@ TEST_CASE("json text: random documents of random bytes match nlohmann's text") {
     CHECK(cudadiag::report::dump_json(document, 2) == reference(document, 2));
   }
 }
+
+namespace {
+
+// The every_kind() document written member by member through a JsonStream (keys in tree order).
+void stream_tree(cudadiag::report::JsonStream& out, const json& node) {
+  switch (node.type()) {
+  case json::value_t::object:
+    out.begin_object();
+    for (const auto& [key, member] : node.items()) {
+      out.key(key);
+      stream_tree(out, member);
+    }
+    out.end_object();
+    return;
+  case json::value_t::array:
+    out.array_of(node.size(), [&](cudadiag::report::JsonStream& element, std::size_t i) { stream_tree(element, node[i]); });
+    return;
+  case json::value_t::null: out.null(); return;
+  case json::value_t::boolean: out.boolean(node.get<bool>()); return;
+  case json::value_t::number_integer: out.integer(node.get<std::int64_t>()); return;
+  default: out.value(node); return; // strings (raw bytes) and the other numbers: as a tree
+  }
+}
+
+} // namespace
+
+TEST_CASE("json stream: a document written member by member is the tree's text, at every indent") {
+  auto document = every_kind();
+  json long_array = json::array();
+  for (int i = 0; i < 40; ++i) { // long enough to be written on several threads
+    long_array.push_back({{"index", i}, {"path", "/opt/lib" + std::to_string(i)}, {"empty", json::array()}});
+  }
+  document["long array"] = long_array;
+  for (const int indent : {-1, 0, 2, 4}) {
+    CAPTURE(indent);
+    std::string text;
+    cudadiag::report::JsonStream stream(text, indent);
+    stream_tree(stream, document);
+    CHECK(text == reference(document, indent));
+  }
+}
+
+TEST_CASE("json stream: text is made valid UTF-8 the way the report spells it") {
+  std::string text;
+  cudadiag::report::JsonStream stream(text, -1);
+  stream.begin_array();
+  stream.text("/a\xff" "b");
+  stream.optional_text(std::nullopt);
+  stream.optional_text(std::string("caf\xc3\xa9"));
+  stream.end_array();
+  CHECK(text == "[\"/a\\\\xffb\",null,\"caf\xc3\xa9\"]");
+}
+
+TEST_CASE("json stream: members out of nlohmann's order and unbalanced documents are refused") {
+  std::string text;
+  cudadiag::report::JsonStream stream(text, 2);
+  stream.begin_object();
+  stream.key("b");
+  stream.null();
+  CHECK_THROWS_AS(stream.key("a"), std::logic_error);
+  CHECK_THROWS_AS(stream.key("b"), std::logic_error); // a repeated key would be one member in a tree
+  CHECK_THROWS_AS(stream.end_array(), std::logic_error);
+  CHECK_THROWS_AS(stream.null(), std::logic_error); // a value without a key
+
+  std::string element_text;
+  cudadiag::report::JsonStream other(element_text, 2);
+  CHECK_THROWS_AS(other.array_of(3, [](cudadiag::report::JsonStream& element, std::size_t) { element.begin_object(); }),
+                  std::logic_error);
+}
