@@ -100,7 +100,7 @@ int main(int argc, char** argv) {
     std::size_t bytes = 0;
     for (const auto& component : result.components) {
       std::string text;
-      report::JsonStream stream(text, -1);
+      JsonStream stream(text, -1);
       report::write_component(stream, component);
       bytes += text.size();
     }

@@ -1,157 +1,302 @@
 #include "linkage/linkage_json.hpp"
 
-#include "core/parallel.hpp"
-
-#include <utility>
+#include <string>
 
 namespace cudadiag::linkage {
 namespace {
 
-using nlohmann::json;
+// Each writer below names its members in ascending order, the order a JSON object's keys have in
+// the document (JsonStream refuses any other).
 
-json index_or_null(const std::optional<std::size_t>& index) { return index ? json(*index) : json(nullptr); }
-
-json object_to_json(const LoadedObject& object, const ObjectFacts& facts) {
-  return {{"path", object.path},
-          {"realpath", object.file->realpath},
-          {"soname", object.file->elf->soname ? json(*object.file->elf->soname) : json(nullptr)},
-          {"needed_as", object.names},
-          {"needed_by", index_or_null(object.needed_by)},
-          {"found_via", std::string(to_string(object.route))},
-          {"search_dir", object.search_dir},
-          {"dependencies", object.dependencies},
-          {"component", facts.component.empty() ? json(nullptr) : json(facts.component)},
-          {"version", facts.version.empty() ? json(nullptr) : json(facts.version)},
-          {"selected", facts.selected},
-          {"loader", facts.loader}};
+void optional_index(JsonStream& out, const std::optional<std::size_t>& index) {
+  if (index) {
+    out.unsigned_integer(*index);
+  } else {
+    out.null();
+  }
 }
 
-json optional_text(const std::optional<std::string>& text) { return text ? json(*text) : json(nullptr); }
+// "" is written as null.
+void string_or_null(JsonStream& out, const std::string& value) {
+  if (value.empty()) {
+    out.null();
+  } else {
+    out.string(value);
+  }
+}
 
-json check_to_json(const std::optional<LoadCheck>& check) {
+void write_object(JsonStream& out, const LoadedObject& object, const ObjectFacts& facts) {
+  out.begin_object();
+  out.key("component");
+  string_or_null(out, facts.component);
+  out.key("dependencies");
+  out.unsigned_integers(object.dependencies);
+  out.key("found_via");
+  out.string(to_string(object.route));
+  out.key("loader");
+  out.boolean(facts.loader);
+  out.key("needed_as");
+  out.strings(object.names);
+  out.key("needed_by");
+  optional_index(out, object.needed_by);
+  out.key("path");
+  out.string(object.path);
+  out.key("realpath");
+  out.string(object.file->realpath);
+  out.key("search_dir");
+  out.string(object.search_dir);
+  out.key("selected");
+  out.boolean(facts.selected);
+  out.key("soname");
+  out.optional_string(object.file->elf->soname);
+  out.key("version");
+  string_or_null(out, facts.version);
+  out.end_object();
+}
+
+void write_check(JsonStream& out, const std::optional<LoadCheck>& check) {
   if (!check) {
-    return nullptr;
+    out.null();
+    return;
   }
-  return {{"status", check->status},
-          {"detail", check->detail},
-          {"loads", check->loads()},
-          {"error", optional_text(check->error)},
-          {"failed_at", optional_text(check->failed_at)},
-          {"agrees", check->agrees()},
-          {"differences", check->differences},
-          {"already_in_worker", check->already_in_worker},
-          {"also_loaded", check->also_loaded},
-          {"elapsed_ms", check->elapsed_ms}};
+  out.begin_object();
+  out.key("agrees");
+  out.boolean(check->agrees());
+  out.key("already_in_worker");
+  out.strings(check->already_in_worker);
+  out.key("also_loaded");
+  out.strings(check->also_loaded);
+  out.key("detail");
+  out.string(check->detail);
+  out.key("differences");
+  out.strings(check->differences);
+  out.key("elapsed_ms");
+  out.value(check->elapsed_ms);
+  out.key("error");
+  out.optional_string(check->error);
+  out.key("failed_at");
+  out.optional_string(check->failed_at);
+  out.key("loads");
+  out.boolean(check->loads());
+  out.key("status");
+  out.string(check->status);
+  out.end_object();
 }
 
-json closure_to_json(const AnswerClosure& answer) {
-  const auto& closure = answer.closure;
-  json objects = json::array();
-  for (std::size_t i = 0; i < closure.objects.size(); ++i) {
-    objects.push_back(object_to_json(closure.objects[i], answer.facts[i]));
+void write_providers(JsonStream& out, const std::vector<Provider>& providers) {
+  out.begin_array();
+  for (const auto& provider : providers) {
+    out.begin_object();
+    out.key("found_via");
+    out.string(provider.found_via);
+    out.key("path");
+    out.string(provider.path);
+    out.key("version");
+    out.string(provider.version);
+    out.end_object();
   }
-  json missing = json::array();
+  out.end_array();
+}
+
+void write_problems(JsonStream& out, const Closure& closure, const AnswerClosure& answer) {
+  out.key("missing");
+  out.begin_array();
   for (const auto& item : closure.missing) {
-    missing.push_back({{"name", item.name}, {"needed_by", item.needed_by}, {"searched", item.searched}});
+    out.begin_object();
+    out.key("name");
+    out.string(item.name);
+    out.key("needed_by");
+    out.unsigned_integer(item.needed_by);
+    out.key("searched");
+    out.strings(item.searched);
+    out.end_object();
   }
-  json broken = json::array();
-  for (const auto& item : closure.broken) {
-    broken.push_back({{"name", item.name}, {"path", item.path}, {"needed_by", item.needed_by}, {"error", item.error}});
-  }
-  json versions = json::array();
+  out.end_array();
+  out.key("missing_versions");
+  out.begin_array();
   for (const auto& item : closure.missing_versions) {
-    versions.push_back(
-        {{"version", item.version}, {"file", item.file}, {"needed_by", item.needed_by}, {"bound", item.bound}});
+    out.begin_object();
+    out.key("bound");
+    out.unsigned_integer(item.bound);
+    out.key("file");
+    out.string(item.file);
+    out.key("needed_by");
+    out.unsigned_integer(item.needed_by);
+    out.key("version");
+    out.string(item.version);
+    out.end_object();
   }
-  json unresolved = json::array();
+  out.end_array();
+  out.key("objects");
+  out.begin_array();
+  for (std::size_t i = 0; i < closure.objects.size(); ++i) {
+    write_object(out, closure.objects[i], answer.facts[i]);
+  }
+  out.end_array();
+}
+
+void write_closure(JsonStream& out, const AnswerClosure& answer) {
+  const auto& closure = answer.closure;
+  out.begin_object();
+  out.key("answers");
+  out.strings(answer.answers);
+  out.key("broken");
+  out.begin_array();
+  for (const auto& item : closure.broken) {
+    out.begin_object();
+    out.key("error");
+    out.string(item.error);
+    out.key("name");
+    out.string(item.name);
+    out.key("needed_by");
+    out.unsigned_integer(item.needed_by);
+    out.key("path");
+    out.string(item.path);
+    out.end_object();
+  }
+  out.end_array();
+  out.key("check");
+  write_check(out, answer.check);
+  out.key("load_name");
+  out.string(answer.load_name);
+  out.key("loads");
+  out.boolean(closure.loads());
+  write_problems(out, closure, answer); // missing, missing_versions, objects
+  out.key("references_checked");
+  out.unsigned_integer(closure.references_checked);
+  out.key("root");
+  optional_index(out, closure.objects.empty() ? std::nullopt : std::optional<std::size_t>(closure.root));
+  out.key("root_error");
+  out.optional_string(closure.root_error);
+  out.key("unchecked");
+  out.begin_array();
+  for (const auto& item : closure.unchecked) {
+    out.begin_object();
+    out.key("object");
+    out.unsigned_integer(item.object);
+    out.key("reason");
+    out.string(item.reason);
+    out.end_object();
+  }
+  out.end_array();
+  out.key("unresolved");
+  out.begin_array();
   for (std::size_t i = 0; i < closure.unresolved.size(); ++i) {
     const auto& item = closure.unresolved[i];
-    auto providers = providers_to_json(answer.providers[i]);
-    unresolved.push_back({{"symbol", item.symbol},
-                          {"version", item.version},
-                          {"version_file", item.version_file},
-                          {"needed_by", item.needed_by},
-                          {"bound", index_or_null(item.bound)},
-                          {"providers", std::move(providers)}});
+    out.begin_object();
+    out.key("bound");
+    optional_index(out, item.bound);
+    out.key("needed_by");
+    out.unsigned_integer(item.needed_by);
+    out.key("providers");
+    write_providers(out, answer.providers[i]);
+    out.key("symbol");
+    out.string(item.symbol);
+    out.key("version");
+    out.string(item.version);
+    out.key("version_file");
+    out.string(item.version_file);
+    out.end_object();
   }
-  json unchecked = json::array();
-  for (const auto& item : closure.unchecked) {
-    unchecked.push_back({{"object", item.object}, {"reason", item.reason}});
-  }
-  return {{"answers", answer.answers},
-          {"load_name", answer.load_name},
-          {"loads", closure.loads()},
-          {"root", closure.objects.empty() ? json(nullptr) : json(closure.root)},
-          {"root_error", optional_text(closure.root_error)},
-          {"objects", std::move(objects)},
-          {"missing", std::move(missing)},
-          {"broken", std::move(broken)},
-          {"missing_versions", std::move(versions)},
-          {"unresolved", std::move(unresolved)},
-          {"unchecked", std::move(unchecked)},
-          {"references_checked", closure.references_checked},
-          {"check", check_to_json(answer.check)}};
+  out.end_array();
+  out.end_object();
 }
 
-json import_to_json(const std::optional<FrameworkImport>& import_model) {
+void write_import(JsonStream& out, const std::optional<FrameworkImport>& import_model) {
   if (!import_model) {
-    return nullptr;
+    out.null();
+    return;
   }
-  json preloads = json::array();
+  out.begin_object();
+  out.key("branch");
+  out.string(import_model->branch);
+  out.key("import_error");
+  out.optional_string(import_model->import_error);
+  out.key("load_order");
+  out.strings(import_model->load_order);
+  out.key("model");
+  out.string(import_model->model);
+  out.key("preloads");
+  out.begin_array();
   for (const auto& preload : import_model->preloads) {
-    preloads.push_back({{"folder", preload.folder},
-                        {"pattern", preload.pattern},
-                        {"required", preload.required},
-                        {"path", preload.path.empty() ? json(nullptr) : json(preload.path)},
-                        {"passed_over", preload.passed_over},
-                        {"outcome", preload.outcome}});
+    out.begin_object();
+    out.key("folder");
+    out.string(preload.folder);
+    out.key("outcome");
+    out.string(preload.outcome);
+    out.key("passed_over");
+    out.strings(preload.passed_over);
+    out.key("path");
+    string_or_null(out, preload.path);
+    out.key("pattern");
+    out.string(preload.pattern);
+    out.key("required");
+    out.boolean(preload.required);
+    out.end_object();
   }
-  return {{"statement", import_model->statement},
-          {"model", import_model->model},
-          {"branch", import_model->branch},
-          {"preloads", std::move(preloads)},
-          {"load_order", import_model->load_order},
-          {"import_error", optional_text(import_model->import_error)}};
+  out.end_array();
+  out.key("statement");
+  out.string(import_model->statement);
+  out.end_object();
 }
 
 } // namespace
 
-json providers_to_json(const std::vector<Provider>& providers) {
-  json out = json::array();
-  for (const auto& provider : providers) {
-    out.push_back({{"path", provider.path}, {"found_via", provider.found_via}, {"version", provider.version}});
-  }
-  return out;
-}
-
-json linkage_to_json(const Linkage& linkage) {
-  // Each library's closures on their own (a third of a report's bytes): built in parallel.
-  json components = json::array_t(parallel_map<json>(linkage.components.size(), [&](std::size_t i) {
+void write_linkage(JsonStream& out, const Linkage& linkage) {
+  out.begin_object();
+  out.key("components");
+  // Each library's closures on their own: written in parallel.
+  out.array_of(linkage.components.size(), [&](JsonStream& element, std::size_t i) {
     const auto& component = linkage.components[i];
-    json closures = json::array();
+    element.begin_object();
+    element.key("closures");
+    element.begin_array();
     for (const auto& answer : component.closures) {
-      closures.push_back(closure_to_json(answer));
+      write_closure(element, answer);
     }
-    return json{{"name", std::string(component.spec->name)}, {"closures", std::move(closures)}};
-  }));
-  json frameworks = json::array();
-  for (const auto& framework : linkage.frameworks) {
-    frameworks.push_back({{"framework", framework.framework},
-                          {"version", framework.version},
-                          {"library", framework.library},
-                          {"loads", framework.loads()},
-                          {"import", import_to_json(framework.import_model)},
-                          {"closure", closure_to_json(framework.closure)}});
+    element.end_array();
+    element.key("name");
+    element.string(component.spec->name);
+    element.end_object();
+  });
+  out.key("elapsed_ms");
+  out.value(linkage.elapsed_ms);
+  out.key("files_read");
+  out.unsigned_integer(linkage.files_read);
+  out.key("frameworks");
+  out.array_of(linkage.frameworks.size(), [&](JsonStream& element, std::size_t i) {
+    const auto& framework = linkage.frameworks[i];
+    element.begin_object();
+    element.key("closure");
+    write_closure(element, framework.closure);
+    element.key("framework");
+    element.string(framework.framework);
+    element.key("import");
+    write_import(element, framework.import_model);
+    element.key("library");
+    element.string(framework.library);
+    element.key("loads");
+    element.boolean(framework.loads());
+    element.key("version");
+    element.string(framework.version);
+    element.end_object();
+  });
+  out.key("load_check");
+  out.begin_object();
+  out.key("elapsed_ms");
+  out.value(linkage.load_check_ms);
+  out.key("ran");
+  out.boolean(linkage.load_checked);
+  out.key("skipped_reason");
+  if (linkage.load_checked) {
+    out.null();
+  } else {
+    out.string(linkage.load_check_skipped);
   }
-  return {{"ran", linkage.ran},
-          {"elapsed_ms", linkage.elapsed_ms},
-          {"files_read", linkage.files_read},
-          {"load_check",
-           {{"ran", linkage.load_checked},
-            {"skipped_reason", linkage.load_checked ? json(nullptr) : json(linkage.load_check_skipped)},
-            {"elapsed_ms", linkage.load_check_ms}}},
-          {"components", std::move(components)},
-          {"frameworks", std::move(frameworks)}};
+  out.end_object();
+  out.key("ran");
+  out.boolean(linkage.ran);
+  out.end_object();
 }
 
 } // namespace cudadiag::linkage

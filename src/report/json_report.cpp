@@ -4,11 +4,12 @@
 #include "core/parallel.hpp"
 #include "core/utf8.hpp"
 #include "linkage/linkage_json.hpp"
-#include "report/json_text.hpp"
 #include "report/selftest_json.hpp"
 #include "verify/facts_codec.hpp"
 
 #include <algorithm>
+#include <functional>
+#include <iterator>
 #include <utility>
 
 namespace cudadiag::report {
@@ -247,8 +248,8 @@ json finding_to_json(const findings::Finding& finding) {
 
 namespace {
 
-// Every member of the report's document but its components, as a tree.
-json members_but_components(const Report& report) {
+// Every member of the report's document but its components and linkage, as a tree.
+json members_but_streamed(const Report& report) {
   json found = json::array();
   for (const auto& finding : report.findings) {
     found.push_back(finding_to_json(finding));
@@ -265,7 +266,6 @@ json members_but_components(const Report& report) {
             {"node_name_source", optional_text(host.node_name_source)},
             {"distro", optional_text(host.distro)}}},
           {"environment", environment_to_json(report)},
-          {"linkage", linkage::linkage_to_json(report.linkage)},
           {"devices", sanitized(verify::devices_to_json(report.verification.devices))},
           {"verification", verification_to_json(report.verification)},
           {"selftest", sanitized(selftest_to_json(report.selftest))},
@@ -287,31 +287,35 @@ json members_but_components(const Report& report) {
 json report_to_json(const Report& report) { return json::parse(render_json(report)); }
 
 std::string render_json(const Report& report) {
-  // The components are most of the document's bytes: written straight from the results, one
-  // component per task, without a tree; the rest is small and written from its tree.
-  constexpr std::string_view k_components = "components";
-  const auto rest = members_but_components(report);
+  // The components and the linkage are most of the document's bytes: written straight from the
+  // results, one component per task, without a tree; the rest is small and written from its tree.
   const auto& components = report.discovery.components;
   std::string out;
   out.reserve(std::size_t{1} << 19U);
   JsonStream stream(out, 2);
+  const std::pair<std::string_view, std::function<void()>> streamed[] = {
+      {"components",
+       [&] {
+         stream.array_of(components.size(),
+                         [&](JsonStream& element, std::size_t i) { write_component(element, components[i]); });
+       }},
+      {"linkage", [&] { linkage::write_linkage(stream, report.linkage); }},
+  }; // in the document's (ascending) order
+  const auto rest = members_but_streamed(report);
   stream.begin_object();
-  bool components_written = false;
-  const auto write_components = [&] {
-    stream.key(k_components);
-    stream.array_of(components.size(), [&](JsonStream& element, std::size_t i) { write_component(element, components[i]); });
-    components_written = true;
+  std::size_t next = 0;
+  const auto write_streamed = [&](const std::optional<std::string_view>& before) {
+    for (; next < std::size(streamed) && (!before || streamed[next].first < *before); ++next) {
+      stream.key(streamed[next].first);
+      streamed[next].second();
+    }
   };
   for (const auto& [key, member] : rest.items()) {
-    if (!components_written && std::string_view(key) > k_components) {
-      write_components();
-    }
+    write_streamed(key);
     stream.key(key);
     stream.value(member);
   }
-  if (!components_written) {
-    write_components();
-  }
+  write_streamed(std::nullopt); // those after the tree's last key
   stream.end_object();
   out += '\n';
   return out;

@@ -2,7 +2,7 @@
 // The JSON rendering of a report (schema_version 1, docs/schema/report.schema.json).
 // Every string is valid UTF-8: bytes that are not are written as the text "\xNN".
 
-#include "report/json_text.hpp" // to_valid_utf8
+#include "core/json_text.hpp"
 #include "report/report.hpp"
 
 #include <nlohmann/json.hpp>
@@ -13,6 +13,8 @@
 namespace cudadiag::report {
 
 inline constexpr int k_schema_version = 1;
+
+using cudadiag::to_valid_utf8; // the report's spelling of text: invalid UTF-8 bytes as "\xNN"
 
 // One component's object, written where `stream` stands.
 void write_component(JsonStream& stream, const discovery::ComponentResult& component);

@@ -1,5 +1,5 @@
 // The fast JSON text writer: byte for byte what nlohmann's dump writes, for every kind of value.
-#include "report/json_text.hpp"
+#include "core/json_text.hpp"
 
 #include <doctest/doctest.h>
 
@@ -42,10 +42,10 @@ TEST_CASE("json text: every kind of value is written as nlohmann writes it, at e
   const auto document = every_kind();
   for (const int indent : {-1, 0, 1, 2, 4}) {
     CAPTURE(indent);
-    CHECK(cudadiag::report::dump_json(document, indent) == reference(document, indent));
+    CHECK(cudadiag::dump_json(document, indent) == reference(document, indent));
   }
   for (const auto& scalar : {json(nullptr), json(true), json(7), json(-7), json(2.5), json("s"), json::object(), json::array()}) {
-    CHECK(cudadiag::report::dump_json(scalar, 2) == reference(scalar, 2));
+    CHECK(cudadiag::dump_json(scalar, 2) == reference(scalar, 2));
   }
 }
 
@@ -69,14 +69,14 @@ TEST_CASE("json text: random documents of random bytes match nlohmann's text") {
       default: document[random_string()] = nullptr; break;
       }
     }
-    CHECK(cudadiag::report::dump_json(document, 2) == reference(document, 2));
+    CHECK(cudadiag::dump_json(document, 2) == reference(document, 2));
   }
 }
 
 namespace {
 
 // The every_kind() document written member by member through a JsonStream (keys in tree order).
-void stream_tree(cudadiag::report::JsonStream& out, const json& node) {
+void stream_tree(cudadiag::JsonStream& out, const json& node) {
   switch (node.type()) {
   case json::value_t::object:
     out.begin_object();
@@ -87,7 +87,7 @@ void stream_tree(cudadiag::report::JsonStream& out, const json& node) {
     out.end_object();
     return;
   case json::value_t::array:
-    out.array_of(node.size(), [&](cudadiag::report::JsonStream& element, std::size_t i) { stream_tree(element, node[i]); });
+    out.array_of(node.size(), [&](cudadiag::JsonStream& element, std::size_t i) { stream_tree(element, node[i]); });
     return;
   case json::value_t::null: out.null(); return;
   case json::value_t::boolean: out.boolean(node.get<bool>()); return;
@@ -108,7 +108,7 @@ TEST_CASE("json stream: a document written member by member is the tree's text, 
   for (const int indent : {-1, 0, 2, 4}) {
     CAPTURE(indent);
     std::string text;
-    cudadiag::report::JsonStream stream(text, indent);
+    cudadiag::JsonStream stream(text, indent);
     stream_tree(stream, document);
     CHECK(text == reference(document, indent));
   }
@@ -116,7 +116,7 @@ TEST_CASE("json stream: a document written member by member is the tree's text, 
 
 TEST_CASE("json stream: text is made valid UTF-8 the way the report spells it") {
   std::string text;
-  cudadiag::report::JsonStream stream(text, -1);
+  cudadiag::JsonStream stream(text, -1);
   stream.begin_array();
   stream.text("/a\xff" "b");
   stream.optional_text(std::nullopt);
@@ -127,7 +127,7 @@ TEST_CASE("json stream: text is made valid UTF-8 the way the report spells it") 
 
 TEST_CASE("json stream: members out of nlohmann's order and unbalanced documents are refused") {
   std::string text;
-  cudadiag::report::JsonStream stream(text, 2);
+  cudadiag::JsonStream stream(text, 2);
   stream.begin_object();
   stream.key("b");
   stream.null();
@@ -137,7 +137,7 @@ TEST_CASE("json stream: members out of nlohmann's order and unbalanced documents
   CHECK_THROWS_AS(stream.null(), std::logic_error); // a value without a key
 
   std::string element_text;
-  cudadiag::report::JsonStream other(element_text, 2);
-  CHECK_THROWS_AS(other.array_of(3, [](cudadiag::report::JsonStream& element, std::size_t) { element.begin_object(); }),
+  cudadiag::JsonStream other(element_text, 2);
+  CHECK_THROWS_AS(other.array_of(3, [](cudadiag::JsonStream& element, std::size_t) { element.begin_object(); }),
                   std::logic_error);
 }

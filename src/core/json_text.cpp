@@ -1,4 +1,4 @@
-#include "report/json_text.hpp"
+#include "core/json_text.hpp"
 
 #include "core/parallel.hpp"
 #include "core/utf8.hpp"
@@ -7,7 +7,7 @@
 #include <charconv>
 #include <stdexcept>
 
-namespace cudadiag::report {
+namespace cudadiag {
 
 std::string to_valid_utf8(std::string_view text) {
   constexpr std::string_view k_hex = "0123456789abcdef";
@@ -250,6 +250,40 @@ void JsonStream::optional_text(const std::optional<std::string>& value) {
   }
 }
 
+void JsonStream::string(std::string_view value) {
+  before_value();
+  append_string(m_out, value);
+}
+
+void JsonStream::optional_string(const std::optional<std::string>& value) {
+  if (value) {
+    string(*value);
+  } else {
+    null();
+  }
+}
+
+void JsonStream::strings(const std::vector<std::string>& values) {
+  begin_array();
+  for (const auto& value : values) {
+    string(value);
+  }
+  end_array();
+}
+
+void JsonStream::unsigned_integer(std::uint64_t value) {
+  before_value();
+  append_integer(m_out, value);
+}
+
+void JsonStream::unsigned_integers(const std::vector<std::size_t>& values) {
+  begin_array();
+  for (const auto value : values) {
+    unsigned_integer(value);
+  }
+  end_array();
+}
+
 void JsonStream::null() {
   before_value();
   m_out += "null";
@@ -295,4 +329,4 @@ void JsonStream::array_of(std::size_t count, const std::function<void(JsonStream
   append_joined_array(m_out, parts, m_indent, depth());
 }
 
-} // namespace cudadiag::report
+} // namespace cudadiag

@@ -19,7 +19,7 @@
 #include <string_view>
 #include <vector>
 
-namespace cudadiag::report {
+namespace cudadiag {
 
 // `text` with every byte that is not part of valid UTF-8 replaced by the four characters \xNN.
 std::string to_valid_utf8(std::string_view text);
@@ -46,9 +46,15 @@ public:
   // Text as the report writes all text: invalid UTF-8 bytes spelled "\xNN" (to_valid_utf8).
   void text(std::string_view value);
   void optional_text(const std::optional<std::string>& value);
+  // A string as nlohmann writes a std::string: invalid UTF-8 replaced by U+FFFD.
+  void string(std::string_view value);
+  void optional_string(const std::optional<std::string>& value);
+  void strings(const std::vector<std::string>& values); // an array of string()
   void null();
   void boolean(bool value);
   void integer(std::int64_t value);
+  void unsigned_integer(std::uint64_t value);
+  void unsigned_integers(const std::vector<std::size_t>& values);
   // Any value as a tree (the parts of a document that are small or built elsewhere).
   void value(const nlohmann::json& tree);
 
@@ -73,4 +79,4 @@ private:
   bool m_after_key = false;
 };
 
-} // namespace cudadiag::report
+} // namespace cudadiag
