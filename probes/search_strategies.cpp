@@ -569,17 +569,16 @@ private:
 } // namespace
 
 const DirectoryCache::Listing& DirectoryCache::listing(const std::string& dir) const {
-  Slot* slot = nullptr;
-  {
-    const std::lock_guard lock(m_mutex);
-    auto& owned = m_slots[dir];
-    if (!owned) {
-      owned = std::make_unique<Slot>();
-    }
-    slot = owned.get(); // stable: slots are never erased
-  }
-  std::call_once(slot->once, [&] { slot->listing = read(dir); });
-  return *slot->listing;
+  return *m_listings.get(dir, [&] { return read(dir); });
+}
+
+const std::vector<std::string>* DirectoryCache::names_if_complete(const std::string& dir) const {
+  const auto& listed = listing(dir);
+  return listed.complete || !listed.is_directory ? &listed.names : nullptr;
+}
+
+const nlohmann::json& DirectoryCache::toolkit_version_json(const std::string& toolkit_root) const {
+  return m_version_json.get(toolkit_root, [&] { return versions::read_toolkit_version_json(toolkit_root); });
 }
 
 std::shared_ptr<const DirectoryCache::Listing> DirectoryCache::read(const std::string& dir) const {
@@ -623,10 +622,7 @@ std::shared_ptr<const DirectoryCache::Listing> DirectoryCache::read(const std::s
   return listing;
 }
 
-std::size_t DirectoryCache::listed() const {
-  const std::lock_guard lock(m_mutex);
-  return m_slots.size();
-}
+std::size_t DirectoryCache::listed() const { return m_listings.size(); }
 
 std::string expand_triple(std::string_view relative_dir, const SystemLayout& layout) {
   std::string out(relative_dir);

@@ -4,18 +4,20 @@
 // decides what is selected, never loads anything and never prints.
 
 #include "core/environment.hpp"
+#include "core/once_map.hpp"
 #include "loader/ld_so_cache.hpp"
 #include "probes/candidate.hpp"
 #include "probes/catalog.hpp"
 #include "python/python_environments.hpp"
 #include "versions/package_db.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <unordered_map>
 #include <string>
 #include <vector>
 
@@ -38,19 +40,22 @@ public:
   };
   // The listing of `dir`, read on the first question about it.
   [[nodiscard]] const Listing& listing(const std::string& dir) const;
+  // `dir`'s names (none when it does not exist), or nullptr when they are not all known (over
+  // k_max_entries, or a directory that can be searched but not read): readers then list it themselves.
+  [[nodiscard]] const std::vector<std::string>* names_if_complete(const std::string& dir) const;
+  // <toolkit_root>/version.json, parsed on the first question (every component found under that
+  // root asks); a discarded value when it is missing, too large or not JSON.
+  [[nodiscard]] const nlohmann::json& toolkit_version_json(const std::string& toolkit_root) const;
   // How many directory names were asked about (for benchmarks and tests).
   [[nodiscard]] std::size_t listed() const;
   static constexpr std::size_t k_max_entries = 200000;
 
 private:
-  struct Slot {
-    std::once_flag once;
-    std::shared_ptr<const Listing> listing;
-  };
   [[nodiscard]] std::shared_ptr<const Listing> read(const std::string& dir) const;
 
-  mutable std::mutex m_mutex; // guards the two maps, not the listings being read
-  mutable std::unordered_map<std::string, std::unique_ptr<Slot>> m_slots;
+  OnceMap<std::shared_ptr<const Listing>> m_listings;
+  OnceMap<nlohmann::json> m_version_json;
+  mutable std::mutex m_mutex; // guards m_by_identity
   mutable std::map<std::pair<std::uint64_t, std::uint64_t>, std::shared_ptr<const Listing>> m_by_identity;
 };
 

@@ -68,6 +68,11 @@ Expected<std::vector<std::string>> list_directory(const std::string& path) {
 }
 
 Expected<std::vector<std::string>> list_directory_in_order(const std::string& path) {
+  return list_directory_matching(path, [](std::string_view) { return true; });
+}
+
+Expected<std::vector<std::string>> list_directory_matching(const std::string& path,
+                                                           const std::function<bool(std::string_view)>& keep) {
   std::unique_ptr<DIR, DirectoryCloser> dir(::opendir(path.c_str()));
   if (!dir) {
     return Error{std::strerror(errno)};
@@ -75,7 +80,7 @@ Expected<std::vector<std::string>> list_directory_in_order(const std::string& pa
   std::vector<std::string> names;
   while (const dirent* entry = ::readdir(dir.get())) {
     const std::string_view name(entry->d_name);
-    if (name != "." && name != "..") {
+    if (name != "." && name != ".." && keep(name)) {
       names.emplace_back(name);
     }
   }

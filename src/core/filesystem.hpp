@@ -6,6 +6,7 @@
 #include "core/expected.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -31,6 +32,10 @@ Expected<std::string> real_path(const std::string& path);
 Expected<std::vector<std::string>> list_directory(const std::string& path);
 // The same in the order the file system lists them (readdir's, which Python's os.scandir and glob keep).
 Expected<std::vector<std::string>> list_directory_in_order(const std::string& path);
+// The entry names for which `keep(name)` holds, in the order readdir returns them: a large
+// directory (dpkg's info/ holds thousands) costs no string for the names passed over.
+Expected<std::vector<std::string>> list_directory_matching(const std::string& path,
+                                                           const std::function<bool(std::string_view)>& keep);
 
 // At most `max_bytes` of a file's content. Error if it cannot be opened or read.
 Expected<std::string> read_file_prefix(const std::string& path, size_t max_bytes);

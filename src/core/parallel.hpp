@@ -17,7 +17,8 @@ namespace cudadiag {
 // How many threads a run of `tasks` independent tasks uses: one per CPU, at most `cap`, at least 1,
 // never more than the tasks.
 inline std::size_t parallel_threads(std::size_t tasks, std::size_t cap = 8) {
-  const std::size_t cpus = std::max(1U, std::thread::hardware_concurrency());
+  // Read once: glibc reads /sys/devices/system/cpu/online on every call.
+  static const std::size_t cpus = std::max(1U, std::thread::hardware_concurrency());
   return std::max<std::size_t>(1, std::min({tasks, cpus, cap}));
 }
 

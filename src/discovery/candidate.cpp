@@ -294,14 +294,21 @@ std::optional<versions::FoundVersion> find_version(const ComponentSpec& spec, co
     if (!root) {
       continue;
     }
-    if (auto found = versions::version_from_toolkit_json(*root, as_span(spec.toolkit_json_keys))) {
+    // Every component found under a root asks about the same three places: read once per run.
+    const auto keys = as_span(spec.toolkit_json_keys);
+    if (auto found = dirs != nullptr ? versions::version_from_toolkit_json(*root, dirs->toolkit_version_json(*root), keys)
+                                     : versions::version_from_toolkit_json(*root, keys)) {
       return found;
     }
-    if (auto found = versions::version_from_dist_info(fs::join(*root, "dist-info"), as_span(spec.wheel_distributions))) {
+    const auto dist_info = fs::join(*root, "dist-info");
+    if (auto found = versions::version_from_dist_info(dist_info, as_span(spec.wheel_distributions),
+                                                      dirs != nullptr ? dirs->names_if_complete(dist_info) : nullptr)) {
       found->source = versions::VersionSource::toolkit_dist_info;
       return found;
     }
-    if (auto found = versions::version_from_conda_meta(*root, as_span(spec.conda_packages))) {
+    const auto conda_meta = fs::join(*root, "conda-meta");
+    if (auto found = versions::version_from_conda_meta(*root, as_span(spec.conda_packages),
+                                                       dirs != nullptr ? dirs->names_if_complete(conda_meta) : nullptr)) {
       return found;
     }
   }

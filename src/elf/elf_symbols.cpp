@@ -65,7 +65,7 @@ public:
       return Error{"string table of " + std::to_string(tables.strtab_size) + " bytes is too large"};
     }
     // Read in place: a C++ library's .dynstr runs to tens of megabytes (libtorch_cpu.so's).
-    auto& strings = m_result.m_strings;
+    auto& strings = *m_result.m_strings;
     strings.resize(static_cast<std::size_t>(tables.strtab_size));
     if (!m_source.read(tables.strtab, std::as_writable_bytes(std::span<char>(strings.data(), strings.size())))) {
       return Error{"string table lies outside the file"};
@@ -246,13 +246,13 @@ private:
   }
 
   // A NUL-terminated string at `offset` in .dynstr, or nullopt.
-  [[nodiscard]] std::optional<std::string> string_at(std::uint64_t offset) const {
-    const auto& strings = m_result.m_strings;
+  [[nodiscard]] std::optional<std::string_view> string_at(std::uint64_t offset) const {
+    const auto strings = m_result.strings();
     if (offset >= strings.size()) {
       return std::nullopt;
     }
     const auto end = strings.find('\0', static_cast<std::size_t>(offset));
-    if (end == std::string::npos) {
+    if (end == std::string_view::npos) {
       return std::nullopt;
     }
     return strings.substr(static_cast<std::size_t>(offset), end - static_cast<std::size_t>(offset));
@@ -275,7 +275,7 @@ private:
       const auto next = field(*verdef, 16, 4);
       if (const auto verdaux = bytes_at(at + aux, 8)) {
         if (auto name = string_at(field(*verdaux, 0, 4))) {
-          m_result.m_version_names.emplace(index, std::move(*name));
+          m_result.m_version_names.emplace(index, std::string(*name));
         }
       }
       if (next == 0) {
@@ -300,7 +300,7 @@ private:
         return Error{"DT_VERNEED entry " + std::to_string(entry) + " lies outside the file"};
       }
       const auto aux_count = field(*verneed, 2, 2);
-      const auto file = string_at(field(*verneed, 4, 4)).value_or("");
+      const auto file = string_at(field(*verneed, 4, 4)).value_or(std::string_view{});
       std::uint64_t aux_at = at + field(*verneed, 8, 4);
       for (std::uint64_t i = 0; i < aux_count && aux_seen < k_max_version_entries; ++i, ++aux_seen) {
         const auto vernaux = bytes_at(aux_at, 16);
@@ -309,9 +309,9 @@ private:
         }
         const auto flags = static_cast<std::uint16_t>(field(*vernaux, 4, 2));
         const auto other = static_cast<std::uint16_t>(field(*vernaux, 6, 2) & k_versym_index);
-        auto name = string_at(field(*vernaux, 8, 4)).value_or("");
-        m_needed_by_index.emplace(other, VersionNeed{file, name, (flags & k_ver_flg_weak) != 0});
-        m_result.m_version_needs.push_back(VersionNeed{file, std::move(name), (flags & k_ver_flg_weak) != 0});
+        const auto name = string_at(field(*vernaux, 8, 4)).value_or(std::string_view{});
+        m_needed_by_index.emplace(other, NeededVersion{file, name});
+        m_result.m_version_needs.push_back(VersionNeed{std::string(file), std::string(name), (flags & k_ver_flg_weak) != 0});
         const auto next = field(*vernaux, 12, 4);
         if (next == 0) {
           break;
@@ -335,7 +335,7 @@ private:
         continue;
       }
       SymbolReference reference;
-      reference.name = std::string(m_result.name_of(symbol));
+      reference.name = m_result.name_of(symbol);
       if (reference.name.empty()) {
         continue;
       }
@@ -351,14 +351,19 @@ private:
 
   DynamicSymbols m_result;
   std::uint64_t m_chains_offset = 0;
-  std::unordered_map<std::uint16_t, VersionNeed> m_needed_by_index;
+  struct NeededVersion {
+    std::string_view file;    // into .dynstr
+    std::string_view version; // into .dynstr
+  };
+  std::unordered_map<std::uint16_t, NeededVersion> m_needed_by_index;
 };
 
 std::string_view DynamicSymbols::name_of(const Symbol& symbol) const {
-  if (symbol.name >= m_strings.size()) {
+  const auto all = strings();
+  if (symbol.name >= all.size()) {
     return {};
   }
-  const std::string_view rest = std::string_view(m_strings).substr(symbol.name);
+  const std::string_view rest = all.substr(symbol.name);
   return rest.substr(0, rest.find('\0'));
 }
 
@@ -427,7 +432,7 @@ bool DynamicSymbols::defines(const SymbolReference& reference, std::uint32_t has
     }
     return versions_seen == 1;
   }
-  const auto [first, last] = m_by_name.equal_range(reference.name);
+  const auto [first, last] = m_by_name.equal_range(std::string(reference.name));
   for (auto it = first; it != last; ++it) {
     if (matches(it->second, reference, versions_seen)) {
       return true;

@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -22,11 +23,13 @@
 namespace cudadiag::elf {
 
 // A symbol an object needs from elsewhere: undefined in its .dynsym.
+// Views: into the string table of the DynamicSymbols that lists the reference (valid as long as it,
+// or a copy of it, lives), or into whatever a caller builds one from.
 struct SymbolReference {
-  std::string name;
-  std::string version;      // the version required ("GLIBC_2.34", "libnvJitLink.so.12"); "" = none
-  std::string version_file; // the DT_NEEDED name the version is required of; "" = unversioned
-  bool weak = false;        // STB_WEAK: may stay undefined
+  std::string_view name;
+  std::string_view version;      // the version required ("GLIBC_2.34", "libnvJitLink.so.12"); "" = none
+  std::string_view version_file; // the DT_NEEDED name the version is required of; "" = unversioned
+  bool weak = false;             // STB_WEAK: may stay undefined
 };
 
 // A version an object requires of one of its dependencies (one .gnu.version_r entry).
@@ -77,7 +80,11 @@ private:
   [[nodiscard]] std::string_view name_of(const Symbol& symbol) const;
   [[nodiscard]] bool matches(std::uint32_t index, const SymbolReference& reference, int& versions_seen) const;
 
-  std::string m_strings;
+  [[nodiscard]] std::string_view strings() const { return *m_strings; }
+
+  // .dynstr, on the heap of its own so that the references' views survive moves and copies of
+  // this object (a short string's bytes would live inside it).
+  std::shared_ptr<std::string> m_strings = std::make_shared<std::string>();
   std::vector<Symbol> m_symbols;
   bool m_has_versym = false;
   GnuHash m_gnu;

@@ -4,6 +4,7 @@
 // inode), as glibc recognises an object it has already loaded under another name.
 
 #include "core/expected.hpp"
+#include "core/once_map.hpp"
 #include "core/filesystem.hpp"
 #include "elf/elf_file.hpp"
 #include "elf/elf_symbols.hpp"
@@ -14,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
 
 namespace cudadiag::linkage {
 
@@ -41,6 +43,15 @@ public:
   const Expected<elf::DynamicSymbols>& symbols(const ObjectFile& file);
   [[nodiscard]] std::size_t files_read() const;
 
+  // The symbol check of an object that comes out clean among its own dependencies, kept for the
+  // other closures that load the same object with the same dependencies (`key` names them all,
+  // see symbol_check.cpp): the references it checked, or nullopt when it is not clean that way.
+  // `check()` runs on the first question about `key` only.
+  template <class Check>
+  const std::optional<std::size_t>& clean_check(const std::string& key, Check&& check) {
+    return m_clean_checks.get(key, std::forward<Check>(check));
+  }
+
 private:
   struct IdentityHash {
     std::size_t operator()(const fs::FileId& id) const noexcept {
@@ -58,6 +69,7 @@ private:
   mutable std::mutex m_mutex; // guards the maps; slots are filled under their own once flags
   std::unordered_map<std::string, const ObjectFile*> m_by_path;
   std::unordered_map<fs::FileId, std::unique_ptr<Slot>, IdentityHash> m_by_identity;
+  OnceMap<std::optional<std::size_t>> m_clean_checks;
 };
 
 } // namespace cudadiag::linkage

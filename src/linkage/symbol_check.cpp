@@ -4,13 +4,14 @@
 
 #include <iterator>
 #include <set>
+#include <string>
 #include <utility>
 
 namespace cudadiag::linkage {
 namespace {
 
 // The object bound for DT_NEEDED name `file` of object `index`: its dependency known by that name.
-std::optional<std::size_t> bound_for(const Closure& closure, std::size_t index, const std::string& file) {
+std::optional<std::size_t> bound_for(const Closure& closure, std::size_t index, std::string_view file) {
   for (const auto dependency : closure.objects[index].dependencies) {
     const auto& object = closure.objects[dependency];
     if (object.file->elf->soname == file) {
@@ -32,6 +33,29 @@ struct ObjectCheck {
   std::size_t references_checked = 0;
 };
 
+// The order in which a reference of object `index` is looked up. Whether some object of the scope
+// defines it does not depend on the order (glibc stops at the first that does, but any will do for
+// "is it defined"), so the likeliest definers come first: the object bound for each DT_NEEDED name
+// in turn (a versioned reference names its file: that object nearly always has it), then the rest
+// of the scope. Each object appears once.
+std::vector<std::size_t> lookup_order(const Closure& closure, std::size_t index, std::size_t scope_size) {
+  std::vector<std::size_t> order;
+  order.reserve(scope_size);
+  std::vector<bool> taken(scope_size, false);
+  for (const auto dependency : closure.objects[index].dependencies) {
+    if (dependency < scope_size && !taken[dependency]) {
+      taken[dependency] = true;
+      order.push_back(dependency);
+    }
+  }
+  for (std::size_t i = 0; i < scope_size; ++i) {
+    if (!taken[i]) {
+      order.push_back(i);
+    }
+  }
+  return order;
+}
+
 ObjectCheck check_object(const Closure& closure, const std::vector<const elf::DynamicSymbols*>& scope,
                          std::size_t index) {
   ObjectCheck out;
@@ -48,25 +72,98 @@ ObjectCheck check_object(const Closure& closure, const std::vector<const elf::Dy
       out.missing_versions.push_back({need.version, need.file, index, *bound});
     }
   }
+  // The object bound for each version file, asked first for the references that name it.
+  std::vector<std::pair<std::string_view, std::optional<std::size_t>>> bound_by_file;
+  const auto bound_for_file = [&](std::string_view file) {
+    for (const auto& [known, bound] : bound_by_file) {
+      if (known == file) {
+        return bound;
+      }
+    }
+    bound_by_file.emplace_back(file, bound_for(closure, index, file));
+    return bound_by_file.back().second;
+  };
+  const auto order = lookup_order(closure, index, scope.size());
   for (const auto& reference : scope[index]->references()) {
-    if (reference.weak || missing.count({reference.version_file, reference.version}) != 0) {
+    if (reference.weak ||
+        (!missing.empty() && missing.count({std::string(reference.version_file), std::string(reference.version)}) != 0)) {
       continue;
     }
     ++out.references_checked;
-    bool defined = false;
     const auto hash = elf::gnu_hash(reference.name); // once, for every object of the scope
-    for (std::size_t i = 0; !defined && i < scope.size(); ++i) {
-      defined = scope[i] != nullptr && scope[i]->defines(reference, hash);
+    const auto defines = [&](std::size_t i) { return scope[i] != nullptr && scope[i]->defines(reference, hash); };
+    const auto bound = reference.version_file.empty() ? std::nullopt : bound_for_file(reference.version_file);
+    bool defined = bound && defines(*bound);
+    for (std::size_t at = 0; !defined && at < order.size(); ++at) {
+      defined = order[at] != bound && defines(order[at]);
     }
     if (!defined) {
-      std::optional<std::size_t> bound;
-      if (!reference.version_file.empty()) {
-        bound = bound_for(closure, index, reference.version_file);
-      }
-      out.unresolved.push_back({reference.name, reference.version, reference.version_file, index, bound});
+      out.unresolved.push_back({std::string(reference.name), std::string(reference.version),
+                                std::string(reference.version_file), index, bound});
     }
   }
   return out;
+}
+
+// Object `index` and what its DT_NEEDED entries bound to, transitively: what any process that
+// loads it holds, whatever else it loads. As a key: each of those files with the files its own
+// entries bound to, so that two closures share a key only when the object sees the same
+// dependencies in both.
+std::vector<std::size_t> own_closure(const Closure& closure, std::size_t index) {
+  std::vector<std::size_t> objects{index};
+  std::vector<bool> seen(closure.objects.size(), false);
+  seen[index] = true;
+  for (std::size_t at = 0; at < objects.size(); ++at) {
+    for (const auto dependency : closure.objects[objects[at]].dependencies) {
+      if (dependency < seen.size() && !seen[dependency]) {
+        seen[dependency] = true;
+        objects.push_back(dependency);
+      }
+    }
+  }
+  return objects;
+}
+
+std::string own_closure_key(const Closure& closure, const std::vector<std::size_t>& objects) {
+  const auto id = [&](std::size_t i) {
+    const auto& file = closure.objects[i].file->identity;
+    return std::to_string(file.device) + ":" + std::to_string(file.inode);
+  };
+  std::string key;
+  for (const auto object : objects) {
+    key += id(object) + "<";
+    for (const auto dependency : closure.objects[object].dependencies) {
+      key += id(dependency) + ",";
+    }
+    key += ";";
+  }
+  return key;
+}
+
+// Object `index`'s check in this closure. Most objects (libc, libstdc++, a CUDA library) find
+// everything they need among their own dependencies; that result holds in every closure that
+// holds the object with the same dependencies (a definition found there is in any larger scope;
+// the version needs are judged against those same dependencies), so it is computed once per run.
+// An object that needs something from outside (the root's symbols, a preload's) is checked
+// against the whole closure every time.
+ObjectCheck check_object_in_closure(const Closure& closure, const std::vector<const elf::DynamicSymbols*>& scope,
+                                    std::size_t index, ObjectStore& store) {
+  const auto own = own_closure(closure, index);
+  const auto& clean = store.clean_check(own_closure_key(closure, own), [&]() -> std::optional<std::size_t> {
+    std::vector<const elf::DynamicSymbols*> own_scope(scope.size(), nullptr);
+    for (const auto object : own) {
+      own_scope[object] = scope[object];
+    }
+    const auto check = check_object(closure, own_scope, index);
+    if (!check.missing_versions.empty() || !check.unresolved.empty()) {
+      return std::nullopt;
+    }
+    return check.references_checked;
+  });
+  if (clean) {
+    return ObjectCheck{{}, {}, *clean};
+  }
+  return check_object(closure, scope, index);
 }
 
 } // namespace
@@ -90,7 +187,7 @@ void check_symbols(Closure& closure, ObjectStore& store, std::size_t threads) {
   std::vector<ObjectCheck> checks(count);
   parallel_for_each_index(count, threads, [&](std::size_t index) {
     if (scope[index] != nullptr) {
-      checks[index] = check_object(closure, scope, index);
+      checks[index] = check_object_in_closure(closure, scope, index, store);
     }
   });
   for (auto& check : checks) {

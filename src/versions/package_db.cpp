@@ -4,6 +4,7 @@
 #include "versions/sqlite_api.hpp"
 
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstring>
@@ -249,19 +250,17 @@ void PackageDatabase::read_dpkg_lists() const {
   auto& state = *m_state;
   std::call_once(state.dpkg_once, [&] {
     const auto info = fs::join(m_paths.dpkg_dir, "info");
-    auto entries = fs::list_directory(info);
+    // Only the CUDA-like packages' lists (a few dozen of the thousands there), in name order.
+    auto entries = fs::list_directory_matching(info, [](std::string_view entry) {
+      return entry.ends_with(".list") && hinted(entry.substr(0, entry.size() - 5));
+    });
     if (!entries) {
       return; // no dpkg here
     }
+    std::sort(entries->begin(), entries->end());
     std::size_t read = 0;
     for (const auto& entry : *entries) {
-      if (!entry.ends_with(".list")) {
-        continue;
-      }
       const auto package = entry.substr(0, entry.size() - 5);
-      if (!hinted(package)) {
-        continue;
-      }
       if (++read > k_max_lists) {
         state.problem("dpkg: more than " + std::to_string(k_max_lists) + " CUDA-like .list files; the rest not read");
         break;

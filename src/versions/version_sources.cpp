@@ -439,10 +439,18 @@ std::optional<FoundVersion> version_from_dist_info(const std::string& dir,
   return std::nullopt;
 }
 
+nlohmann::json read_toolkit_version_json(const std::string& toolkit_root) {
+  return read_json_file(fs::join(toolkit_root, "version.json"), k_version_json_max_bytes);
+}
+
 std::optional<FoundVersion> version_from_toolkit_json(const std::string& toolkit_root,
                                                       std::span<const std::string_view> keys) {
+  return version_from_toolkit_json(toolkit_root, read_toolkit_version_json(toolkit_root), keys);
+}
+
+std::optional<FoundVersion> version_from_toolkit_json(const std::string& toolkit_root, const nlohmann::json& json,
+                                                      std::span<const std::string_view> keys) {
   const auto path = fs::join(toolkit_root, "version.json");
-  const auto json = read_json_file(path, k_version_json_max_bytes);
   if (!json.is_object()) {
     return std::nullopt;
   }
@@ -476,12 +484,17 @@ std::optional<FoundVersion> toolkit_version(const std::string& toolkit_root) {
 }
 
 std::optional<FoundVersion> version_from_conda_meta(const std::string& prefix,
-                                                    std::span<const std::string_view> package_names) {
+                                                    std::span<const std::string_view> package_names,
+                                                    const std::vector<std::string>* listing) {
   const auto meta_dir = fs::join(prefix, "conda-meta");
-  const auto entries = fs::list_directory(meta_dir);
-  if (!entries) {
-    return std::nullopt;
+  std::optional<Expected<std::vector<std::string>>> read_here;
+  if (listing == nullptr) {
+    read_here.emplace(fs::list_directory(meta_dir));
+    if (!*read_here) {
+      return std::nullopt;
+    }
   }
+  const std::vector<std::string>* entries = listing != nullptr ? listing : &read_here->value();
   for (const auto wanted : package_names) {
     if (wanted.empty()) {
       continue;

@@ -4,12 +4,14 @@
 // running anything. Every reader is bounded (it reads a few KiB to 1 MiB per file, lists each
 // directory once) and returns nullopt, never throws, on missing, unreadable, huge or garbled input.
 
+#include <nlohmann/json.hpp>
+
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
-#include <vector>
 #include <utility>
+#include <vector>
 
 namespace cudadiag::versions {
 
@@ -64,6 +66,11 @@ std::optional<FoundVersion> version_from_dist_info(const std::string& dir,
 // (e.g. {"cuda_nvrtc"}). Nullopt if the file is missing, over 1 MiB or not valid JSON.
 std::optional<FoundVersion> version_from_toolkit_json(const std::string& toolkit_root,
                                                       std::span<const std::string_view> keys);
+// The same from <toolkit_root>/version.json's document already read (read_toolkit_version_json).
+std::optional<FoundVersion> version_from_toolkit_json(const std::string& toolkit_root, const nlohmann::json& document,
+                                                      std::span<const std::string_view> keys);
+// <toolkit_root>/version.json parsed; a discarded value when it is missing, over 1 MiB or not JSON.
+nlohmann::json read_toolkit_version_json(const std::string& toolkit_root);
 
 // The toolkit's overall version: version.json's "cuda" entry; else, in <toolkit_root>/dist-info, the
 // cuda-toolkit meta-package, then the CUDA runtime wheel (nvidia-cuda-runtime, -cu12/-cu11), whose
@@ -76,8 +83,10 @@ std::optional<FoundVersion> toolkit_version(const std::string& toolkit_root);
 // do not) before any is read; the matching record's JSON "name" and "version" are checked when it is
 // under 4 MiB (a record naming another package is skipped; one that does not parse is trusted by
 // its file name, and the evidence says so).
+// `listing`, when given, is <prefix>/conda-meta's entry names (a run's shared listing).
 std::optional<FoundVersion> version_from_conda_meta(const std::string& prefix,
-                                                    std::span<const std::string_view> package_names);
+                                                    std::span<const std::string_view> package_names,
+                                                    const std::vector<std::string>* listing = nullptr);
 
 // CCCL's version from the headers under `include_dir` (the directory holding cuda/std/version, e.g.
 // <toolkit>/include/cccl on CUDA 13, <toolkit>/include on CUDA 12): CCCL_VERSION (MMMmmmppp,

@@ -30,9 +30,8 @@ std::vector<std::byte> bytes_of(const std::string& path) {
   return out;
 }
 
-SymbolReference ref(std::string name, std::string version = "") {
-  return SymbolReference{std::move(name), std::move(version), "", false};
-}
+// References to names that outlive them (string literals).
+SymbolReference ref(std::string_view name, std::string_view version = "") { return SymbolReference{name, version, "", false}; }
 
 } // namespace
 
@@ -58,7 +57,7 @@ TEST_CASE("dynamic symbols: definitions, references and versions, glibc's matchi
 
   std::vector<std::string> strong, weak;
   for (const auto& reference : symbols->references()) {
-    (reference.weak ? weak : strong).push_back(reference.name);
+    (reference.weak ? weak : strong).emplace_back(reference.name);
   }
   CHECK(strong == std::vector<std::string>{"needed_elsewhere"});
   CHECK(weak == std::vector<std::string>{"maybe"});
