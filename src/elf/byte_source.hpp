@@ -7,6 +7,7 @@
 #include "core/unique_fd.hpp"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -17,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -25,10 +27,35 @@
 
 namespace cudadiag::elf::detail {
 
+// A range of a source's bytes that outlives the source: a view into a read-only mapping of the
+// file, or bytes read into memory of their own; `keep` holds either alive.
+struct Bytes {
+  std::span<const std::byte> view;
+  std::shared_ptr<const void> keep;
+  operator std::span<const std::byte>() const { return view; } // NOLINT: used where a span is read
+  [[nodiscard]] std::size_t size() const { return view.size(); }
+};
+
 // Random access to the bytes of one file or image.
 class ByteSource {
 public:
   virtual ~ByteSource() = default;
+  // The `length` bytes at `offset`, to keep: mapped when the source can map them (a file's large
+  // tables: the kernel maps its cached pages instead of this process copying megabytes into fresh
+  // memory), else read. nullopt when the range is not inside the source or cannot be read.
+  [[nodiscard]] std::optional<Bytes> range(std::uint64_t offset, std::uint64_t length) const {
+    if (!contains(offset, length)) {
+      return std::nullopt;
+    }
+    if (auto mapped = map(offset, length)) {
+      return mapped;
+    }
+    auto owned = std::make_shared<std::vector<std::byte>>(static_cast<std::size_t>(length));
+    if (!read(offset, *owned)) {
+      return std::nullopt;
+    }
+    return Bytes{std::span<const std::byte>(*owned), owned};
+  }
   [[nodiscard]] virtual std::uint64_t size() const = 0;
   // Fills `out` with the bytes at `offset`; false unless the whole range exists and was read.
   [[nodiscard]] virtual bool read(std::uint64_t offset, std::span<std::byte> out) const = 0;
@@ -46,6 +73,10 @@ public:
   }
 
 protected:
+  // A mapping of the range inside the source, or nullopt (the default: read it).
+  [[nodiscard]] virtual std::optional<Bytes> map(std::uint64_t /*offset*/, std::uint64_t /*length*/) const {
+    return std::nullopt;
+  }
   [[nodiscard]] bool contains(std::uint64_t offset, std::uint64_t length) const {
     return offset <= size() && length <= size() - offset;
   }
@@ -88,6 +119,30 @@ public:
       done += static_cast<std::size_t>(got);
     }
     return true;
+  }
+
+protected:
+  // Ranges of 64 KiB and more are mapped read-only and populated in one call: a C++ library's
+  // string table runs to megabytes (libtorch_cpu.so's 5.5 MB), and copying it into fresh memory
+  // costs a page fault per page, which in a virtual machine costs more than the copy. The mapping
+  // is private and read-only; a file truncated by another process while it is mapped would fault
+  // on access (SIGBUS), as with any reader that maps files (a library rewritten in place under a
+  // running diagnosis is a torn installation either way).
+  [[nodiscard]] std::optional<Bytes> map(std::uint64_t offset, std::uint64_t length) const override {
+    constexpr std::uint64_t k_map_min_bytes = 64 * 1024;
+    static const auto page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+    if (length < k_map_min_bytes || page == 0 || offset > static_cast<std::uint64_t>(std::numeric_limits<off_t>::max())) {
+      return std::nullopt;
+    }
+    const std::uint64_t start = offset - offset % page;
+    const auto span = static_cast<std::size_t>(offset - start + length);
+    void* address = ::mmap(nullptr, span, PROT_READ, MAP_PRIVATE | MAP_POPULATE, m_fd, static_cast<off_t>(start));
+    if (address == MAP_FAILED) {
+      return std::nullopt; // read it instead
+    }
+    std::shared_ptr<const void> mapping(address, [span](const void* at) { ::munmap(const_cast<void*>(at), span); });
+    const auto* bytes = static_cast<const std::byte*>(address) + (offset - start);
+    return Bytes{std::span<const std::byte>(bytes, static_cast<std::size_t>(length)), std::move(mapping)};
   }
 
 private:

@@ -36,6 +36,10 @@ protected:
   [[nodiscard]] std::optional<std::vector<std::byte>> bytes_at(std::uint64_t offset, std::uint64_t length) const {
     return m_source.bytes(offset, length);
   }
+  // The same for the large tables, mapped where the source allows (see ByteSource::range).
+  [[nodiscard]] std::optional<detail::Bytes> table_at(std::uint64_t offset, std::uint64_t length) const {
+    return m_source.range(offset, length);
+  }
   [[nodiscard]] std::uint64_t field(std::span<const std::byte> bytes, std::size_t at, std::size_t width) const {
     return detail::load(bytes, at, width, m_info.little_endian);
   }
@@ -64,12 +68,13 @@ public:
     if (tables.strtab_size > k_max_dynamic_strings) {
       return Error{"string table of " + std::to_string(tables.strtab_size) + " bytes is too large"};
     }
-    // Read in place: a C++ library's .dynstr runs to tens of megabytes (libtorch_cpu.so's).
-    auto& strings = *m_result.m_strings;
-    strings.resize(static_cast<std::size_t>(tables.strtab_size));
-    if (!m_source.read(tables.strtab, std::as_writable_bytes(std::span<char>(strings.data(), strings.size())))) {
+    // Mapped or read whole: a C++ library's .dynstr runs to megabytes (libtorch_cpu.so's).
+    auto strings = table_at(tables.strtab, tables.strtab_size);
+    if (!strings) {
       return Error{"string table lies outside the file"};
     }
+    m_result.m_strings = std::move(strings->keep);
+    m_result.m_string_view = std::string_view(reinterpret_cast<const char*>(strings->view.data()), strings->view.size());
 
     read_gnu_hash(is64);
     auto count = symbol_count();
@@ -117,8 +122,8 @@ private:
       return;
     }
     const std::uint64_t word = is64 ? 8 : 4;
-    const auto bloom = bytes_at(*tables.gnu_hash + 16, bloom_words * word);
-    const auto buckets = bytes_at(*tables.gnu_hash + 16 + bloom_words * word, nbuckets * 4);
+    const auto bloom = table_at(*tables.gnu_hash + 16, bloom_words * word);
+    const auto buckets = table_at(*tables.gnu_hash + 16 + bloom_words * word, nbuckets * 4);
     if (!bloom || !buckets) {
       return;
     }
@@ -160,7 +165,7 @@ private:
     }
     if (gnu.usable) { // the chains cover the symbols from symoffset on
       const std::uint64_t chain_count = *count > gnu.symoffset ? *count - gnu.symoffset : 0;
-      const auto chains = bytes_at(m_chains_offset, chain_count * 4);
+      const auto chains = table_at(m_chains_offset, chain_count * 4);
       if (!chains || gnu.symoffset > *count) {
         gnu.usable = false;
       } else {
@@ -209,13 +214,13 @@ private:
 
   Expected<bool> read_symbols(std::uint64_t count, std::uint64_t symbol_size, bool is64) {
     const auto& tables = *m_info.tables;
-    const auto table = bytes_at(tables.symtab, count * symbol_size);
+    const auto table = table_at(tables.symtab, count * symbol_size);
     if (!table) {
       return Error{"symbol table of " + std::to_string(count) + " entries exceeds the file"};
     }
-    std::optional<std::vector<std::byte>> versions;
+    std::optional<detail::Bytes> versions;
     if (tables.versym) {
-      versions = bytes_at(*tables.versym, count * 2);
+      versions = table_at(*tables.versym, count * 2);
       if (!versions) {
         return Error{"symbol version table of " + std::to_string(count) + " entries exceeds the file"};
       }

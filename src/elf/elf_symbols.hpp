@@ -80,11 +80,12 @@ private:
   [[nodiscard]] std::string_view name_of(const Symbol& symbol) const;
   [[nodiscard]] bool matches(std::uint32_t index, const SymbolReference& reference, int& versions_seen) const;
 
-  [[nodiscard]] std::string_view strings() const { return *m_strings; }
+  [[nodiscard]] std::string_view strings() const { return m_string_view; }
 
-  // .dynstr, on the heap of its own so that the references' views survive moves and copies of
-  // this object (a short string's bytes would live inside it).
-  std::shared_ptr<std::string> m_strings = std::make_shared<std::string>();
+  // .dynstr: a mapping of the file's pages or a buffer of its own, held by m_strings, so that the
+  // references' views survive moves and copies of this object.
+  std::shared_ptr<const void> m_strings;
+  std::string_view m_string_view;
   std::vector<Symbol> m_symbols;
   bool m_has_versym = false;
   GnuHash m_gnu;
