@@ -206,6 +206,21 @@ std::optional<std::string> string_member(const nlohmann::json& object, std::stri
   return it->get<std::string>();
 }
 
+// A directory's entry names: the run's shared `listing` when given, else `dir` listed now into
+// `storage`; nullptr when it cannot be listed.
+const std::vector<std::string>* entries_of(const std::string& dir, const std::vector<std::string>* listing,
+                                           std::vector<std::string>& storage) {
+  if (listing != nullptr) {
+    return listing;
+  }
+  auto listed = fs::list_directory(dir);
+  if (!listed) {
+    return nullptr;
+  }
+  storage = std::move(*listed);
+  return &storage;
+}
+
 // The "Version:" header of a core-metadata file (RFC 822 style headers, ending at the first blank line).
 std::optional<std::string> metadata_version(const std::string& metadata_path) {
   const auto content = fs::read_file_prefix(metadata_path, k_metadata_max_bytes);
@@ -397,14 +412,11 @@ std::optional<std::string> version_from_file_name(std::string_view file_name, st
 std::optional<FoundVersion> version_from_dist_info(const std::string& dir,
                                                    std::span<const std::string_view> distribution_names,
                                                    const std::vector<std::string>* listing) {
-  std::optional<Expected<std::vector<std::string>>> read_here;
-  if (listing == nullptr) {
-    read_here.emplace(fs::list_directory(dir));
-    if (!*read_here) {
-      return std::nullopt;
-    }
+  std::vector<std::string> read_here;
+  const auto* entries = entries_of(dir, listing, read_here);
+  if (entries == nullptr) {
+    return std::nullopt;
   }
-  const std::vector<std::string>* entries = listing != nullptr ? listing : &read_here->value();
   const auto source =
       fs::basename(dir) == "dist-info" ? VersionSource::toolkit_dist_info : VersionSource::wheel_metadata;
   for (const auto wanted_name : distribution_names) {
@@ -487,14 +499,11 @@ std::optional<FoundVersion> version_from_conda_meta(const std::string& prefix,
                                                     std::span<const std::string_view> package_names,
                                                     const std::vector<std::string>* listing) {
   const auto meta_dir = fs::join(prefix, "conda-meta");
-  std::optional<Expected<std::vector<std::string>>> read_here;
-  if (listing == nullptr) {
-    read_here.emplace(fs::list_directory(meta_dir));
-    if (!*read_here) {
-      return std::nullopt;
-    }
+  std::vector<std::string> read_here;
+  const auto* entries = entries_of(meta_dir, listing, read_here);
+  if (entries == nullptr) {
+    return std::nullopt;
   }
-  const std::vector<std::string>* entries = listing != nullptr ? listing : &read_here->value();
   for (const auto wanted : package_names) {
     if (wanted.empty()) {
       continue;
