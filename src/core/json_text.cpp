@@ -70,20 +70,27 @@ void append_integer(std::string& out, Integer number) {
   out.append(digits, end);
 }
 
-// Writes `parts[i]` of an array already written element by element at `depth` + 1.
-void append_joined_array(std::string& out, const std::vector<std::string>& parts, int indent, int depth) {
-  if (parts.empty()) {
+// An array of `count` elements at `depth`: the brackets, separators and lines, with
+// `write_element(i)` appending element i (at `depth` + 1) where it goes.
+template <class WriteElement>
+void append_array(std::string& out, std::size_t count, int indent, int depth, const WriteElement& write_element) {
+  if (count == 0) {
     out += "[]";
     return;
   }
   out += '[';
-  for (std::size_t i = 0; i < parts.size(); ++i) {
+  for (std::size_t i = 0; i < count; ++i) {
     out += i == 0 ? "" : ",";
     append_newline(out, indent, depth + 1);
-    out += parts[i];
+    write_element(i);
   }
   append_newline(out, indent, depth);
   out += ']';
+}
+
+// Writes `parts[i]` of an array already written element by element at `depth` + 1.
+void append_joined_array(std::string& out, const std::vector<std::string>& parts, int indent, int depth) {
+  append_array(out, parts.size(), indent, depth, [&](std::size_t i) { out += parts[i]; });
 }
 
 class Writer {
@@ -138,18 +145,7 @@ private:
                           m_indent, depth);
       return;
     }
-    if (node.empty()) {
-      m_out += "[]";
-      return;
-    }
-    m_out += '[';
-    for (std::size_t i = 0; i < node.size(); ++i) {
-      m_out += i == 0 ? "" : ",";
-      append_newline(m_out, m_indent, depth + 1);
-      value(node[i], depth + 1);
-    }
-    append_newline(m_out, m_indent, depth);
-    m_out += ']';
+    append_array(m_out, node.size(), m_indent, depth, [&](std::size_t i) { value(node[i], depth + 1); });
   }
 
   std::string& m_out;
