@@ -6,9 +6,11 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <cstring>
-#include <unordered_map>
+#include <optional>
+#include <utility>
 
 namespace cudadiag::versions {
 namespace {
@@ -98,6 +100,42 @@ std::optional<Stanza> find_stanza(std::string_view status, std::string_view name
       return stanza;
     }
   }
+}
+
+// Calls visit(package, architecture) for every stanza of a dpkg status file's text, in file order
+// (architecture empty when the stanza has none). A "Package:" line starts a stanza only at the
+// start of a line; continuation lines (" Package: ...") are description text.
+template <class Visit> void for_each_package(std::string_view status, Visit&& visit) {
+  constexpr std::string_view k_package = "Package: ";
+  constexpr std::string_view k_architecture = "\nArchitecture: ";
+  std::size_t at = status.starts_with(k_package) ? 0 : status.find("\nPackage: ");
+  while (at != std::string_view::npos) {
+    const std::size_t name_start = at + (status[at] == '\n' ? 1 : 0) + k_package.size();
+    const auto name_end = std::min(status.find('\n', name_start), status.size());
+    const auto stanza_end = std::min(status.find("\n\n", name_end), status.size());
+    const auto stanza = status.substr(name_end, stanza_end - name_end);
+    std::string_view architecture;
+    if (const auto field = stanza.find(k_architecture); field != std::string_view::npos) {
+      const auto value = stanza.substr(field + k_architecture.size());
+      architecture = trim(value.substr(0, value.find('\n')));
+    }
+    visit(trim(status.substr(name_start, name_end - name_start)), architecture);
+    at = status.find("\nPackage: ", name_end);
+  }
+}
+
+// The architecture dpkg names this machine's own packages with (the multi-arch suffix of their
+// .list files): Debian's name for the architecture this program was built for.
+std::string_view dpkg_native_architecture() {
+#if defined(__x86_64__)
+  return "amd64";
+#elif defined(__aarch64__)
+  return "arm64";
+#elif defined(__powerpc64__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  return "ppc64el";
+#else
+  return {};
+#endif
 }
 
 // --- RPM headers ----------------------------------------------------------------------------------
@@ -197,6 +235,81 @@ constexpr std::uint32_t k_tag_dirindexes = 1116;
 constexpr std::uint32_t k_tag_basenames = 1117;
 constexpr std::uint32_t k_tag_dirnames = 1118;
 
+// The package lists' paths, each mapped to the index of the first list naming it: open addressing
+// over views into the lists' text, so that the tens of thousands of paths a CUDA installation's
+// lists hold cost no allocation each (a node-based map spent more time allocating and chasing
+// nodes than reading the files).
+class PathIndex {
+public:
+  // Room for `count` paths without growing.
+  void reserve(std::size_t count) {
+    if (count * 2 > m_slots.size()) {
+      rehash(std::bit_ceil(std::max<std::size_t>(16, count * 2)));
+    }
+  }
+  // Maps `path` to `owner` unless it is already there; `path` must outlive the index.
+  void insert(std::string_view path, std::uint32_t owner) {
+    if ((m_used + 1) * 2 > m_slots.size()) {
+      rehash(std::max<std::size_t>(16, m_slots.size() * 2));
+    }
+    auto& slot = probe(path);
+    if (slot.data == nullptr) {
+      slot = Slot{path.data(), static_cast<std::uint32_t>(path.size()), owner};
+      ++m_used;
+    }
+  }
+  [[nodiscard]] std::optional<std::uint32_t> find(std::string_view path) const {
+    if (m_slots.empty()) {
+      return std::nullopt;
+    }
+    const auto& slot = const_cast<PathIndex*>(this)->probe(path);
+    return slot.data != nullptr ? std::optional(slot.owner) : std::nullopt;
+  }
+
+private:
+  struct Slot {
+    const char* data = nullptr;
+    std::uint32_t size = 0; // a .list is at most 16 MiB
+    std::uint32_t owner = 0;
+  };
+
+  // The paths of one package share long prefixes: the hash mixes the length and the last 16 bytes.
+  static std::uint64_t hash(std::string_view path) {
+    std::uint64_t h = (path.size() + 1) * 0x9E3779B97F4A7C15ULL;
+    if (path.size() >= 16) {
+      std::uint64_t words[2];
+      std::memcpy(words, path.data() + path.size() - 16, 16);
+      h = (h ^ words[0]) * 0xFF51AFD7ED558CCDULL;
+      h = (h ^ words[1] ^ (h >> 29)) * 0xC4CEB9FE1A85EC53ULL;
+    } else {
+      for (const char c : path) {
+        h = (h ^ static_cast<unsigned char>(c)) * 0x100000001B3ULL;
+      }
+    }
+    return h ^ (h >> 32);
+  }
+  Slot& probe(std::string_view path) {
+    const std::size_t mask = m_slots.size() - 1;
+    for (std::size_t at = hash(path) & mask;; at = (at + 1) & mask) {
+      auto& slot = m_slots[at];
+      if (slot.data == nullptr || (slot.size == path.size() && std::memcmp(slot.data, path.data(), path.size()) == 0)) {
+        return slot;
+      }
+    }
+  }
+  void rehash(std::size_t size) {
+    auto old = std::exchange(m_slots, std::vector<Slot>(size));
+    for (const auto& slot : old) {
+      if (slot.data != nullptr) {
+        probe(std::string_view(slot.data, slot.size)) = slot;
+      }
+    }
+  }
+
+  std::vector<Slot> m_slots; // a power of two in size, at most half full
+  std::size_t m_used = 0;
+};
+
 struct SqliteCloser {
   const SqliteApi* api = nullptr;
   void operator()(sqlite3* db) const { api->close_v2(db); }
@@ -222,8 +335,11 @@ struct PackageDatabase::State {
   std::once_flag dpkg_once;
   std::once_flag status_once;
   std::once_flag rpm_once;
-  std::unordered_map<std::string, std::string> dpkg_owner; // listed path -> "name[:arch]"
-  std::string status;                                      // the status file's text, once needed
+  // The hinted packages' .list files, kept whole: the owner map's keys are views into them.
+  std::vector<std::string> list_texts;
+  std::vector<std::string> list_owners;                             // "name[:arch]", one per list
+  PathIndex dpkg_owner; // listed path -> index in list_owners
+  std::string status;                                               // the status file's text
   bool status_read = false;
   const SqliteApi* sql = nullptr; // set with rpm and rpm_query
   std::unique_ptr<sqlite3, SqliteCloser> rpm;
@@ -249,34 +365,54 @@ std::vector<std::string> PackageDatabase::problems() const {
 void PackageDatabase::read_dpkg_lists() const {
   auto& state = *m_state;
   std::call_once(state.dpkg_once, [&] {
-    const auto info = fs::join(m_paths.dpkg_dir, "info");
-    // Only the CUDA-like packages' lists (a few dozen of the thousands there), in name order.
-    auto entries = fs::list_directory_matching(info, [](std::string_view entry) {
-      return entry.ends_with(".list") && hinted(entry.substr(0, entry.size() - 5));
-    });
-    if (!entries) {
-      return; // no dpkg here
+    read_dpkg_status();
+    if (!state.status_read) {
+      return; // no dpkg here, or a status file that cannot be read (a problem line says why)
     }
-    std::sort(entries->begin(), entries->end());
-    std::size_t read = 0;
-    for (const auto& entry : *entries) {
-      const auto package = entry.substr(0, entry.size() - 5);
-      if (++read > k_max_lists) {
-        state.problem("dpkg: more than " + std::to_string(k_max_lists) + " CUDA-like .list files; the rest not read");
-        break;
+    // The .list files of the CUDA-like packages the status file names, in name order: a few dozen
+    // of the thousands of files in info/, found without listing it.
+    const auto info = fs::join(m_paths.dpkg_dir, "info");
+    std::vector<std::string> names;
+    for_each_package(state.status, [&](std::string_view package, std::string_view architecture) {
+      if (!hinted(package)) {
+        return;
       }
-      const auto file = fs::join(info, entry);
+      names.push_back(std::string(package) + ".list");
+      // A Multi-Arch: same package's list carries its architecture ("libnccl2:amd64.list").
+      for (const auto arch : {architecture, dpkg_native_architecture()}) {
+        if (!arch.empty() && arch != "all") {
+          names.push_back(std::string(package) + ":" + std::string(arch) + ".list");
+        }
+      }
+    });
+    std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
+    for (const auto& name : names) {
+      const auto file = fs::join(info, name);
       auto content = fs::read_file_prefix(file, k_list_max_bytes + 1);
       if (!content) {
-        continue;
+        continue; // not this package's list name
       }
       if (content->size() > k_list_max_bytes) {
         state.problem("dpkg: " + file + " is over 16 MiB; not read");
         continue;
       }
-      for_each_line(*content, [&](std::string_view line) {
+      if (state.list_texts.size() == k_max_lists) {
+        state.problem("dpkg: more than " + std::to_string(k_max_lists) + " CUDA-like .list files; the rest not read");
+        break;
+      }
+      state.list_owners.push_back(name.substr(0, name.size() - 5));
+      state.list_texts.push_back(std::move(*content));
+    }
+    std::size_t lines = 0;
+    for (const auto& text : state.list_texts) {
+      lines += static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+    }
+    state.dpkg_owner.reserve(lines);
+    for (std::uint32_t owner = 0; owner < state.list_texts.size(); ++owner) {
+      for_each_line(state.list_texts[owner], [&](std::string_view line) {
         if (!line.empty() && line.front() == '/') {
-          state.dpkg_owner.emplace(std::string(line), package);
+          state.dpkg_owner.insert(line, owner); // the first list (in name order) that names a file owns it
         }
       });
     }
@@ -287,6 +423,9 @@ void PackageDatabase::read_dpkg_status() const {
   auto& state = *m_state;
   std::call_once(state.status_once, [&] {
     const auto file = fs::join(m_paths.dpkg_dir, "status");
+    if (!fs::exists(file)) {
+      return; // not a dpkg system
+    }
     auto content = fs::read_file_prefix(file, k_status_max_bytes + 1);
     if (!content) {
       state.problem("dpkg: " + file + ": " + content.error().message);
@@ -350,14 +489,10 @@ std::optional<FoundVersion> PackageDatabase::version_of_file(const std::string& 
   read_dpkg_lists();
   for (const auto& candidate : paths) {
     const auto owner = state.dpkg_owner.find(candidate);
-    if (owner == state.dpkg_owner.end()) {
+    if (!owner) {
       continue;
     }
-    read_dpkg_status();
-    if (!state.status_read) {
-      return std::nullopt;
-    }
-    const auto& key = owner->second;
+    const auto& key = state.list_owners[*owner];
     const auto colon = key.find(':');
     const auto name = std::string_view(key).substr(0, colon);
     const auto arch = colon == std::string::npos ? std::string_view{} : std::string_view(key).substr(colon + 1);
