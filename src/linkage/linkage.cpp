@@ -52,6 +52,15 @@ public:
         known.loader = known.loader || (component.loader && component.loader->candidate == i);
       }
     }
+    // The closures open most of the files discovery read: its ELF facts are not read again.
+    auto known_elf = std::make_shared<ObjectStore::KnownElf>();
+    for (const auto& [realpath, known] : m_known) {
+      if (known.candidate->elf) {
+        known_elf->emplace(realpath, *known.candidate->elf);
+      }
+    }
+    m_known_elf = std::move(known_elf);
+    m_store = std::make_shared<ObjectStore>(m_known_elf);
   }
 
   Linkage run(FrameworkClosures wanted) {
@@ -60,7 +69,7 @@ public:
     result.ran = true;
     // The frameworks' closures are predicted beside the libraries', on a thread and a store of their
     // own: torch's reaches libtorch_cpu.so, whose symbol tables alone run to tens of megabytes.
-    auto framework_store = std::make_shared<ObjectStore>();
+    auto framework_store = std::make_shared<ObjectStore>(m_known_elf);
     std::future<std::vector<FrameworkLinkage>> frameworks;
     if (wanted == FrameworkClosures::predict && !installed_modelled_frameworks(m_discovery).empty()) {
       frameworks = std::async(std::launch::async, [this, framework_store] { return analyze_frameworks(framework_store); });
@@ -303,7 +312,8 @@ private:
   std::vector<const ComponentResult*> m_components; // reported, then dependencies resolved for them only
   SearchSetting m_setting;
   bool m_real_loader_search; // the loader's cache and default dirs are this machine's
-  std::shared_ptr<ObjectStore> m_store = std::make_shared<ObjectStore>();
+  std::shared_ptr<const ObjectStore::KnownElf> m_known_elf; // discovery's ELF facts, by real path
+  std::shared_ptr<ObjectStore> m_store;
   std::map<std::string, KnownFile, std::less<>> m_known;
   std::map<std::string_view, const ComponentResult*> m_by_name;
 };

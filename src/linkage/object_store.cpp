@@ -3,8 +3,10 @@
 namespace cudadiag::linkage {
 namespace {
 
-// What the loader makes of the file whose identity is `id`, reached as `path`.
-void read_object(const std::string& path, const fs::FileId& id, ObjectFile& file) {
+// What the loader makes of the file whose identity is `id`, reached as `path`; `known` gives the
+// ELF facts of a file already read this run, by real path (nullptr: read it).
+template <class Known>
+void read_object(const std::string& path, const fs::FileId& id, ObjectFile& file, const Known& known) {
   file.identity = id;
   const auto resolved = fs::real_path(path);
   file.realpath = resolved ? *resolved : path;
@@ -13,7 +15,11 @@ void read_object(const std::string& path, const fs::FileId& id, ObjectFile& file
         fs::is_directory(file.realpath) ? "cannot read file data: Is a directory" : "not a regular file";
     return;
   }
-  file.elf = elf::read_elf_info(file.realpath);
+  if (const auto* facts = known(file.realpath)) {
+    file.elf = *facts;
+  } else {
+    file.elf = elf::read_elf_info(file.realpath);
+  }
   if (!file.elf) {
     file.fails_because = file.elf.error().message;
   } else if (auto why = elf::incompatibility_with_host(*file.elf)) {
@@ -41,7 +47,9 @@ const ObjectFile* ObjectStore::open(const std::string& path) {
     slot = owned.get(); // stable: slots are never erased
   }
   if (slot != nullptr) {
-    std::call_once(slot->read_once, [&] { read_object(path, *id, slot->file); });
+    std::call_once(slot->read_once, [&] {
+      read_object(path, *id, slot->file, [this](const std::string& realpath) { return known_elf(realpath); });
+    });
   }
   const ObjectFile* result = slot != nullptr ? &slot->file : nullptr;
   const std::lock_guard lock(m_mutex);
@@ -60,6 +68,14 @@ const Expected<elf::DynamicSymbols>& ObjectStore::symbols(const ObjectFile& file
                              : Expected<elf::DynamicSymbols>(Error{file.elf.error().message});
   });
   return slot->symbols;
+}
+
+const elf::ElfInfo* ObjectStore::known_elf(const std::string& realpath) const {
+  if (!m_known) {
+    return nullptr;
+  }
+  const auto known = m_known->find(realpath);
+  return known != m_known->end() ? &known->second : nullptr;
 }
 
 std::size_t ObjectStore::files_read() const {

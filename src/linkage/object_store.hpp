@@ -35,6 +35,12 @@ struct ObjectFile {
 // read once however many threads ask for it at once (the others wait for that read only).
 class ObjectStore {
 public:
+  // ELF facts already read this run (discovery's candidates), by real path: a file found there is
+  // not read again.
+  using KnownElf = std::unordered_map<std::string, elf::ElfInfo>;
+  ObjectStore() = default;
+  explicit ObjectStore(std::shared_ptr<const KnownElf> known) : m_known(std::move(known)) {}
+
   // The regular file at `path` (symlinks followed), or nullptr when there is none: missing,
   // a dangling link or a loop, not readable (glibc's open fails and the search goes on).
   // A directory or other non-file opens and fails (fails_because set), as glibc's read does.
@@ -66,6 +72,9 @@ private:
     Expected<elf::DynamicSymbols> symbols = Error{"not read"};
   };
 
+  [[nodiscard]] const elf::ElfInfo* known_elf(const std::string& realpath) const;
+
+  std::shared_ptr<const KnownElf> m_known;
   mutable std::mutex m_mutex; // guards the maps; slots are filled under their own once flags
   std::unordered_map<std::string, const ObjectFile*> m_by_path;
   std::unordered_map<fs::FileId, std::unique_ptr<Slot>, IdentityHash> m_by_identity;

@@ -102,25 +102,30 @@ std::optional<Stanza> find_stanza(std::string_view status, std::string_view name
   }
 }
 
-// Calls visit(package, architecture) for every stanza of a dpkg status file's text, in file order
-// (architecture empty when the stanza has none). A "Package:" line starts a stanza only at the
-// start of a line; continuation lines (" Package: ...") are description text.
-template <class Visit> void for_each_package(std::string_view status, Visit&& visit) {
+// Calls visit(package, architecture) for every stanza of a dpkg status file's text whose package
+// name `wanted` accepts, in file order (architecture empty when the stanza has none). A "Package:"
+// line starts a stanza only at the start of a line; continuation lines (" Package: ...") are
+// description text. The other stanzas are skipped unread: a status file holds thousands.
+template <class Wanted, class Visit> void for_each_package(std::string_view status, Wanted&& wanted, Visit&& visit) {
   constexpr std::string_view k_package = "Package: ";
+  constexpr std::string_view k_next_package = "\nPackage: ";
   constexpr std::string_view k_architecture = "\nArchitecture: ";
-  std::size_t at = status.starts_with(k_package) ? 0 : status.find("\nPackage: ");
+  std::size_t at = status.starts_with(k_package) ? 0 : status.find(k_next_package);
   while (at != std::string_view::npos) {
     const std::size_t name_start = at + (status[at] == '\n' ? 1 : 0) + k_package.size();
     const auto name_end = std::min(status.find('\n', name_start), status.size());
-    const auto stanza_end = std::min(status.find("\n\n", name_end), status.size());
-    const auto stanza = status.substr(name_end, stanza_end - name_end);
-    std::string_view architecture;
-    if (const auto field = stanza.find(k_architecture); field != std::string_view::npos) {
-      const auto value = stanza.substr(field + k_architecture.size());
-      architecture = trim(value.substr(0, value.find('\n')));
+    const auto name = trim(status.substr(name_start, name_end - name_start));
+    if (wanted(name)) {
+      const auto stanza_end = std::min(status.find("\n\n", name_end), status.size());
+      const auto stanza = status.substr(name_end, stanza_end - name_end);
+      std::string_view architecture;
+      if (const auto field = stanza.find(k_architecture); field != std::string_view::npos) {
+        const auto value = stanza.substr(field + k_architecture.size());
+        architecture = trim(value.substr(0, value.find('\n')));
+      }
+      visit(name, architecture);
     }
-    visit(trim(status.substr(name_start, name_end - name_start)), architecture);
-    at = status.find("\nPackage: ", name_end);
+    at = status.find(k_next_package, name_end);
   }
 }
 
@@ -373,10 +378,7 @@ void PackageDatabase::read_dpkg_lists() const {
     // of the thousands of files in info/, found without listing it.
     const auto info = fs::join(m_paths.dpkg_dir, "info");
     std::vector<std::string> names;
-    for_each_package(state.status, [&](std::string_view package, std::string_view architecture) {
-      if (!hinted(package)) {
-        return;
-      }
+    for_each_package(state.status, hinted, [&](std::string_view package, std::string_view architecture) {
       names.push_back(std::string(package) + ".list");
       // A Multi-Arch: same package's list carries its architecture ("libnccl2:amd64.list").
       for (const auto arch : {architecture, dpkg_native_architecture()}) {
