@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <future>
+#include <mutex>
 
 namespace cudadiag::discovery {
 
@@ -52,11 +53,16 @@ struct Searcher {
     return out;
   }
 
-  [[nodiscard]] ComponentResult resolve(const ComponentSpec& spec, const std::optional<std::string>& canary_root) const {
+  // `spec` resolved; `canary_root()` is asked for the toolkit root derived from cudart only after the
+  // other searches, and only when `spec` uses it.
+  template <class CanaryRoot>
+  [[nodiscard]] ComponentResult resolve(const ComponentSpec& spec, const CanaryRoot& canary_root) const {
     auto out = run_strategies(spec);
-    if (spec.uses_ctk_root_canary && canary_root) {
-      out.trace.push_back("system-ctk-root: toolkit root " + *canary_root + " derived from where cudart is found");
-      probes::search_toolkit_root(spec, inputs, *canary_root, "system-ctk-root", PathfinderStep::ctk_root, out);
+    if (spec.uses_ctk_root_canary) {
+      if (const std::optional<std::string>& root = canary_root()) {
+        out.trace.push_back("system-ctk-root: toolkit root " + *root + " derived from where cudart is found");
+        probes::search_toolkit_root(spec, inputs, *root, "system-ctk-root", PathfinderStep::ctk_root, out);
+      }
     }
     ComponentResult result;
     result.spec = &spec;
@@ -135,21 +141,49 @@ std::vector<ComponentResult> resolve_components(const DiscoveryContext& context,
       cudart = known;
     }
   }
-  // cudart and the canary's toolkit root first: other components' searches depend on them.
-  const bool needs_cudart = std::any_of(specs.begin(), specs.end(), [cudart_spec](const ComponentSpec* spec) {
-    return spec == cudart_spec || spec->uses_ctk_root_canary;
-  });
-  if (needs_cudart && !cudart) {
-    cudart = searcher.resolve(*cudart_spec, std::nullopt);
-  }
   const bool needs_canary = std::any_of(specs.begin(), specs.end(),
                                         [](const ComponentSpec* spec) { return spec->uses_ctk_root_canary; });
-  const std::optional<std::string> canary = needs_canary ? canary_root(*cudart) : std::nullopt;
-  // The rest are independent: resolved in parallel, each stored at its own index.
+  // cudart is the first task; the components that take the canary's root run their other searches,
+  // then wait for it (they are handed out last, so that the rest run meanwhile). Nothing waits for a
+  // component that does not need it.
+  std::once_flag cudart_once;
+  std::optional<std::string> canary;
+  const auto cudart_and_canary = [&]() -> const std::optional<std::string>& {
+    std::call_once(cudart_once, [&] {
+      if (!cudart) {
+        cudart = searcher.resolve(*cudart_spec, [] { return std::optional<std::string>(); });
+      }
+      if (needs_canary) {
+        canary = canary_root(*cudart);
+      }
+    });
+    return canary;
+  };
+  const bool needs_cudart = needs_canary || std::find(specs.begin(), specs.end(), cudart_spec) != specs.end();
+  std::vector<std::optional<std::size_t>> tasks; // indices into specs; nullopt: cudart alone, not asked for
+  if (needs_cudart) {
+    const auto at = std::find(specs.begin(), specs.end(), cudart_spec);
+    tasks.push_back(at != specs.end() ? std::optional(static_cast<std::size_t>(at - specs.begin())) : std::nullopt);
+  }
+  for (const bool canary_users : {false, true}) {
+    for (std::size_t i = 0; i < specs.size(); ++i) {
+      if (specs[i] != cudart_spec && specs[i]->uses_ctk_root_canary == canary_users) {
+        tasks.push_back(i);
+      }
+    }
+  }
+  // Independent otherwise: resolved in parallel, each stored at its own index.
   std::vector<ComponentResult> out(specs.size());
-  parallel_for_each_index(specs.size(), parallel_threads(specs.size()), [&](std::size_t i) {
-    const auto* spec = specs[i];
-    out[i] = spec == cudart_spec ? *cudart : searcher.resolve(*spec, spec->uses_ctk_root_canary ? canary : std::nullopt);
+  parallel_for_each_index(tasks.size(), parallel_threads(tasks.size()), [&](std::size_t task) {
+    const auto index = tasks[task];
+    if (!index || specs[*index] == cudart_spec) {
+      cudart_and_canary();
+      if (index) {
+        out[*index] = *cudart;
+      }
+      return;
+    }
+    out[*index] = searcher.resolve(*specs[*index], cudart_and_canary);
   });
   return out;
 }
