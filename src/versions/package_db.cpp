@@ -1,6 +1,7 @@
 #include "versions/package_db.hpp"
 
 #include "core/filesystem.hpp"
+#include "core/mapped_file.hpp"
 #include "versions/sqlite_api.hpp"
 
 
@@ -340,11 +341,12 @@ struct PackageDatabase::State {
   std::once_flag dpkg_once;
   std::once_flag status_once;
   std::once_flag rpm_once;
-  // The hinted packages' .list files, kept whole: the owner map's keys are views into them.
-  std::vector<std::string> list_texts;
+  // The hinted packages' .list files, mapped whole: the owner map's keys are views into them.
+  std::vector<fs::MappedFile> lists;
   std::vector<std::string> list_owners;                             // "name[:arch]", one per list
   PathIndex dpkg_owner; // listed path -> index in list_owners
-  std::string status;                                               // the status file's text
+  fs::MappedFile status_file;
+  std::string_view status; // status_file's text
   bool status_read = false;
   const SqliteApi* sql = nullptr; // set with rpm and rpm_query
   std::unique_ptr<sqlite3, SqliteCloser> rpm;
@@ -391,28 +393,28 @@ void PackageDatabase::read_dpkg_lists() const {
     names.erase(std::unique(names.begin(), names.end()), names.end());
     for (const auto& name : names) {
       const auto file = fs::join(info, name);
-      auto content = fs::read_file_prefix(file, k_list_max_bytes + 1);
-      if (!content) {
+      auto list = fs::map_file(file, k_list_max_bytes);
+      if (!list) {
         continue; // not this package's list name
       }
-      if (content->size() > k_list_max_bytes) {
+      if (!list->complete()) {
         state.problem("dpkg: " + file + " is over 16 MiB; not read");
         continue;
       }
-      if (state.list_texts.size() == k_max_lists) {
+      if (state.lists.size() == k_max_lists) {
         state.problem("dpkg: more than " + std::to_string(k_max_lists) + " CUDA-like .list files; the rest not read");
         break;
       }
       state.list_owners.push_back(name.substr(0, name.size() - 5));
-      state.list_texts.push_back(std::move(*content));
+      state.lists.push_back(std::move(*list));
     }
     std::size_t lines = 0;
-    for (const auto& text : state.list_texts) {
-      lines += static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+    for (const auto& list : state.lists) {
+      lines += static_cast<std::size_t>(std::count(list.text().begin(), list.text().end(), '\n'));
     }
     state.dpkg_owner.reserve(lines);
-    for (std::uint32_t owner = 0; owner < state.list_texts.size(); ++owner) {
-      for_each_line(state.list_texts[owner], [&](std::string_view line) {
+    for (std::uint32_t owner = 0; owner < state.lists.size(); ++owner) {
+      for_each_line(state.lists[owner].text(), [&](std::string_view line) {
         if (!line.empty() && line.front() == '/') {
           state.dpkg_owner.insert(line, owner); // the first list (in name order) that names a file owns it
         }
@@ -428,16 +430,17 @@ void PackageDatabase::read_dpkg_status() const {
     if (!fs::exists(file)) {
       return; // not a dpkg system
     }
-    auto content = fs::read_file_prefix(file, k_status_max_bytes + 1);
-    if (!content) {
-      state.problem("dpkg: " + file + ": " + content.error().message);
+    auto mapped = fs::map_file(file, k_status_max_bytes);
+    if (!mapped) {
+      state.problem("dpkg: " + file + ": " + mapped.error().message);
       return;
     }
-    if (content->size() > k_status_max_bytes) {
+    if (!mapped->complete()) {
       state.problem("dpkg: " + file + " is over 64 MiB; not read");
       return;
     }
-    state.status = std::move(*content);
+    state.status_file = std::move(*mapped);
+    state.status = state.status_file.text();
     state.status_read = true;
   });
 }
