@@ -5,6 +5,7 @@
 
 #include "core/environment.hpp"
 #include "core/once_map.hpp"
+#include "core/real_path_cache.hpp"
 #include "loader/ld_so_cache.hpp"
 #include "probes/candidate.hpp"
 #include "probes/catalog.hpp"
@@ -46,6 +47,8 @@ public:
   // <toolkit_root>/version.json, parsed on the first question (every component found under that
   // root asks); a discarded value when it is missing, too large or not JSON.
   [[nodiscard]] const nlohmann::json& toolkit_version_json(const std::string& toolkit_root) const;
+  // fs::real_path(path), each directory resolved once per run (core/real_path_cache.hpp).
+  [[nodiscard]] Expected<std::string> real_path(const std::string& path) const { return m_real_paths.real_path(path); }
   // How many directory names were asked about (for benchmarks and tests).
   [[nodiscard]] std::size_t listed() const;
   static constexpr std::size_t k_max_entries = 200000;
@@ -55,6 +58,7 @@ private:
 
   OnceMap<std::shared_ptr<const Listing>> m_listings;
   OnceMap<nlohmann::json> m_version_json;
+  fs::RealPathCache m_real_paths;
   mutable std::mutex m_mutex; // guards m_by_identity
   mutable std::map<std::pair<std::uint64_t, std::uint64_t>, std::shared_ptr<const Listing>> m_by_identity;
 };

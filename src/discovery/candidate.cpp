@@ -145,7 +145,7 @@ Candidate inspect(const ComponentSpec& spec, const Sighting& sighting, const Sys
                   const versions::PackageDatabase* packages, const probes::DirectoryCache* dirs) {
   Candidate candidate;
   candidate.first = sighting;
-  auto resolved = fs::real_path(sighting.path);
+  auto resolved = dirs != nullptr ? dirs->real_path(sighting.path) : fs::real_path(sighting.path);
   if (!resolved) {
     candidate.rejected = unresolvable_reason(sighting.path, resolved.error());
     candidate.loader_skips = true;

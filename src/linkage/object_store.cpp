@@ -6,9 +6,10 @@ namespace {
 // What the loader makes of the file whose identity is `id`, reached as `path`; `known` gives the
 // ELF facts of a file already read this run, by real path (nullptr: read it).
 template <class Known>
-void read_object(const std::string& path, const fs::FileId& id, ObjectFile& file, const Known& known) {
+void read_object(const std::string& path, const fs::FileId& id, ObjectFile& file, const Known& known,
+                 const fs::RealPathCache& real_paths) {
   file.identity = id;
-  const auto resolved = fs::real_path(path);
+  const auto resolved = real_paths.real_path(path);
   file.realpath = resolved ? *resolved : path;
   if (!fs::is_regular_file(file.realpath)) {
     file.fails_because =
@@ -48,7 +49,8 @@ const ObjectFile* ObjectStore::open(const std::string& path) {
   }
   if (slot != nullptr) {
     std::call_once(slot->read_once, [&] {
-      read_object(path, *id, slot->file, [this](const std::string& realpath) { return known_elf(realpath); });
+      read_object(path, *id, slot->file, [this](const std::string& realpath) { return known_elf(realpath); },
+                  m_real_paths);
     });
   }
   const ObjectFile* result = slot != nullptr ? &slot->file : nullptr;

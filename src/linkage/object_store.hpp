@@ -5,6 +5,7 @@
 
 #include "core/expected.hpp"
 #include "core/once_map.hpp"
+#include "core/real_path_cache.hpp"
 #include "core/filesystem.hpp"
 #include "elf/elf_file.hpp"
 #include "elf/elf_symbols.hpp"
@@ -75,6 +76,7 @@ private:
   [[nodiscard]] const elf::ElfInfo* known_elf(const std::string& realpath) const;
 
   std::shared_ptr<const KnownElf> m_known;
+  fs::RealPathCache m_real_paths; // the closures open hundreds of files from a few directories
   mutable std::mutex m_mutex; // guards the maps; slots are filled under their own once flags
   std::unordered_map<std::string, const ObjectFile*> m_by_path;
   std::unordered_map<fs::FileId, std::unique_ptr<Slot>, IdentityHash> m_by_identity;
