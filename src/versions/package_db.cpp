@@ -2,6 +2,7 @@
 
 #include "core/filesystem.hpp"
 #include "core/mapped_file.hpp"
+#include "core/parallel.hpp"
 #include "versions/sqlite_api.hpp"
 
 
@@ -241,10 +242,9 @@ constexpr std::uint32_t k_tag_dirindexes = 1116;
 constexpr std::uint32_t k_tag_basenames = 1117;
 constexpr std::uint32_t k_tag_dirnames = 1118;
 
-// The package lists' paths, each mapped to the index of the first list naming it: open addressing
-// over views into the lists' text, so that the tens of thousands of paths a CUDA installation's
-// lists hold cost no allocation each (a node-based map spent more time allocating and chasing
-// nodes than reading the files).
+// The paths one package list names: open addressing over views into the list's text, so that the
+// tens of thousands of paths a CUDA installation's lists hold cost no allocation each (a node-based
+// map spent more time allocating and chasing nodes than reading the files).
 class PathIndex {
 public:
   // Room for `count` paths without growing.
@@ -253,30 +253,25 @@ public:
       rehash(std::bit_ceil(std::max<std::size_t>(16, count * 2)));
     }
   }
-  // Maps `path` to `owner` unless it is already there; `path` must outlive the index.
-  void insert(std::string_view path, std::uint32_t owner) {
+  // Adds `path` (a view that must outlive the index) unless it is there.
+  void insert(std::string_view path) {
     if ((m_used + 1) * 2 > m_slots.size()) {
       rehash(std::max<std::size_t>(16, m_slots.size() * 2));
     }
     auto& slot = probe(path);
     if (slot.data == nullptr) {
-      slot = Slot{path.data(), static_cast<std::uint32_t>(path.size()), owner};
+      slot = Slot{path.data(), path.size()};
       ++m_used;
     }
   }
-  [[nodiscard]] std::optional<std::uint32_t> find(std::string_view path) const {
-    if (m_slots.empty()) {
-      return std::nullopt;
-    }
-    const auto& slot = const_cast<PathIndex*>(this)->probe(path);
-    return slot.data != nullptr ? std::optional(slot.owner) : std::nullopt;
+  [[nodiscard]] bool contains(std::string_view path) const {
+    return !m_slots.empty() && const_cast<PathIndex*>(this)->probe(path).data != nullptr;
   }
 
 private:
   struct Slot {
     const char* data = nullptr;
-    std::uint32_t size = 0; // a .list is at most 16 MiB
-    std::uint32_t owner = 0;
+    std::size_t size = 0;
   };
 
   // The paths of one package share long prefixes: the hash mixes the length and the last 16 bytes.
@@ -341,10 +336,11 @@ struct PackageDatabase::State {
   std::once_flag dpkg_once;
   std::once_flag status_once;
   std::once_flag rpm_once;
-  // The hinted packages' .list files, mapped whole: the owner map's keys are views into them.
+  // The hinted packages' .list files in name order, mapped whole, each with the index of its paths
+  // (views into the mapping) and its owner, "name[:arch]".
   std::vector<fs::MappedFile> lists;
-  std::vector<std::string> list_owners;                             // "name[:arch]", one per list
-  PathIndex dpkg_owner; // listed path -> index in list_owners
+  std::vector<PathIndex> list_paths;
+  std::vector<std::string> list_owners;
   fs::MappedFile status_file;
   std::string_view status; // status_file's text
   bool status_read = false;
@@ -408,18 +404,19 @@ void PackageDatabase::read_dpkg_lists() const {
       state.list_owners.push_back(name.substr(0, name.size() - 5));
       state.lists.push_back(std::move(*list));
     }
-    std::size_t lines = 0;
-    for (const auto& list : state.lists) {
-      lines += static_cast<std::size_t>(std::count(list.text().begin(), list.text().end(), '\n'));
-    }
-    state.dpkg_owner.reserve(lines);
-    for (std::uint32_t owner = 0; owner < state.lists.size(); ++owner) {
-      for_each_line(state.lists[owner].text(), [&](std::string_view line) {
+    // Each list indexed on its own, in parallel: a CUDA installation's lists hold tens of thousands
+    // of paths (nsight-compute's alone thousands).
+    state.list_paths.resize(state.lists.size());
+    parallel_for_each_index(state.lists.size(), parallel_threads(state.lists.size()), [&](std::size_t i) {
+      const auto text = state.lists[i].text();
+      auto& paths = state.list_paths[i];
+      paths.reserve(static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')) + 1);
+      for_each_line(text, [&](std::string_view line) {
         if (!line.empty() && line.front() == '/') {
-          state.dpkg_owner.insert(line, owner); // the first list (in name order) that names a file owns it
+          paths.insert(line);
         }
       });
-    }
+    });
   });
 }
 
@@ -493,11 +490,13 @@ std::optional<FoundVersion> PackageDatabase::version_of_file(const std::string& 
   // Debian.
   read_dpkg_lists();
   for (const auto& candidate : paths) {
-    const auto owner = state.dpkg_owner.find(candidate);
-    if (!owner) {
+    // The first list (in name order) that names the file owns it.
+    const auto owner = std::find_if(state.list_paths.begin(), state.list_paths.end(),
+                                    [&](const PathIndex& listed) { return listed.contains(candidate); });
+    if (owner == state.list_paths.end()) {
       continue;
     }
-    const auto& key = state.list_owners[*owner];
+    const auto& key = state.list_owners[static_cast<std::size_t>(owner - state.list_paths.begin())];
     const auto colon = key.find(':');
     const auto name = std::string_view(key).substr(0, colon);
     const auto arch = colon == std::string::npos ? std::string_view{} : std::string_view(key).substr(colon + 1);

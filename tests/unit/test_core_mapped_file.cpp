@@ -36,7 +36,7 @@ TEST_CASE("mapped file: a file's bytes, up to the limit it is mapped with") {
   CHECK(mapped->text().empty());
 }
 
-TEST_CASE("mapped file: an empty file is empty text; a missing file, a directory and a FIFO are errors") {
+TEST_CASE("mapped file: an empty file is empty text, and a missing file, a directory or a FIFO is an error") {
   const TempTree tree;
   auto empty = map_file(tree.write("empty", ""), 1024);
   REQUIRE(empty.has_value());
