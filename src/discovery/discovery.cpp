@@ -159,9 +159,11 @@ std::vector<ComponentResult> resolve_components(const DiscoveryContext& context,
     });
     return canary;
   };
-  const bool needs_cudart = needs_canary || std::find(specs.begin(), specs.end(), cudart_spec) != specs.end();
+  // A task of its own unless it is known already (then the first canary user derives the root).
+  const bool cudart_task =
+      std::find(specs.begin(), specs.end(), cudart_spec) != specs.end() || (needs_canary && !cudart);
   std::vector<std::optional<std::size_t>> tasks; // indices into specs; nullopt: cudart alone, not asked for
-  if (needs_cudart) {
+  if (cudart_task) {
     const auto at = std::find(specs.begin(), specs.end(), cudart_spec);
     tasks.push_back(at != specs.end() ? std::optional(static_cast<std::size_t>(at - specs.begin())) : std::nullopt);
   }

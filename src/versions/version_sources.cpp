@@ -97,6 +97,26 @@ template <class Visit> void for_each_line(std::string_view text, Visit&& visit) 
   }
 }
 
+// Calls `visit(line)` on each line of `text` that holds a '#' (only those can be preprocessor
+// directives), in order, until it returns true. A header's other lines, most of them, are skipped
+// by one memchr each instead of being split and trimmed.
+template <class Visit> void for_each_directive_line(std::string_view text, Visit&& visit) {
+  std::size_t from = 0;
+  while (from < text.size()) {
+    const auto hash = text.find('#', from);
+    if (hash == std::string_view::npos) {
+      return;
+    }
+    const auto newline_before = text.rfind('\n', hash);
+    const auto start = newline_before == std::string_view::npos ? 0 : newline_before + 1;
+    const auto end = std::min(text.find('\n', hash), text.size());
+    if (visit(text.substr(start, end - start))) {
+      return;
+    }
+    from = end + 1;
+  }
+}
+
 // Decimal digits as an unsigned number; nullopt if empty, non-numeric or too large.
 std::optional<std::uint64_t> parse_unsigned(std::string_view digits) {
   std::uint64_t value = 0;
@@ -144,7 +164,8 @@ std::optional<std::uint64_t> define_value(std::string_view line, std::string_vie
   return parse_unsigned(line);
 }
 
-// Calls `visit(line)` on each line of a header's first k_header_max_bytes until it returns true.
+// Calls `visit(line)` on each directive line (one holding a '#') of a header's first
+// k_header_max_bytes until it returns true.
 // Version macros sit near the top (CUDART_VERSION at line ~140 of the 1 MiB cuda_runtime_api.h),
 // so the first k_header_head_bytes are read alone; the rest is read only when the macros are not
 // there. A line cut by the end of the head is left to the second read, never parsed half.
@@ -157,13 +178,14 @@ template <class Visit> void for_each_header_line(const std::string& path, Visit&
   const auto last_newline = head->rfind('\n');
   const std::size_t complete = whole_file ? head->size() : last_newline == std::string::npos ? 0 : last_newline + 1;
   bool done = false;
-  for_each_line(std::string_view(*head).substr(0, complete), [&](std::string_view line) { return done = visit(line); });
+  for_each_directive_line(std::string_view(*head).substr(0, complete),
+                          [&](std::string_view line) { return done = visit(line); });
   if (done || whole_file) {
     return;
   }
   const auto content = fs::read_file_prefix(path, k_header_max_bytes);
   if (content && content->size() > complete) {
-    for_each_line(std::string_view(*content).substr(complete), visit);
+    for_each_directive_line(std::string_view(*content).substr(complete), visit);
   }
 }
 
