@@ -34,9 +34,18 @@ bool has_path_component(const std::string& path, std::string_view component) {
 
 } // namespace
 
-bool stub_by_elf_facts(const elf::ElfInfo& elf, std::uintmax_t file_size) {
+namespace {
+
+// A driver library's SONAME with no dependencies: what a stub looks like before its size is asked.
+bool stub_shaped(const elf::ElfInfo& elf) {
   const bool driver_soname = elf.soname && (*elf.soname == "libcuda.so.1" || *elf.soname == "libnvidia-ml.so.1");
-  return driver_soname && elf.needed.empty() && file_size < k_stub_max_bytes;
+  return driver_soname && elf.needed.empty();
+}
+
+} // namespace
+
+bool stub_by_elf_facts(const elf::ElfInfo& elf, std::uintmax_t file_size) {
+  return stub_shaped(elf) && file_size < k_stub_max_bytes;
 }
 
 bool looks_like_stub(const std::string& path, const std::string& realpath, const elf::ElfInfo* elf) {
@@ -53,8 +62,9 @@ bool looks_like_stub(const std::string& path, const std::string& realpath, const
       return false;
     }
   }
-  struct stat st {};
-  return ::stat(file.c_str(), &st) == 0 && stub_by_elf_facts(*elf, static_cast<std::uintmax_t>(st.st_size));
+  struct stat st {}; // the size only for a driver library that could be a stub
+  return stub_shaped(*elf) && ::stat(file.c_str(), &st) == 0 &&
+         stub_by_elf_facts(*elf, static_cast<std::uintmax_t>(st.st_size));
 }
 
 namespace {
@@ -67,14 +77,14 @@ std::string unresolvable_reason(const std::string& path, const Error& error) {
 }
 
 void inspect_library(Candidate& candidate) {
+  auto info = elf::read_elf_info(*candidate.realpath); // a regular file's facts, or why not
   // cuda-pathfinder asks os.path.isfile() and passes over a directory; glibc's dlopen opens it and
   // stops with "cannot read file data: Is a directory".
-  if (!fs::is_regular_file(*candidate.realpath)) {
+  if (!info && !fs::is_regular_file(*candidate.realpath)) {
     candidate.rejected = fs::is_directory(*candidate.realpath) ? "a directory, not a file" : "not a regular file";
     candidate.pathfinder_skips = true;
     return;
   }
-  auto info = elf::read_elf_info(*candidate.realpath);
   if (!info) {
     candidate.rejected = "not a loadable library: " + info.error().message;
     return;
