@@ -577,6 +577,16 @@ const std::vector<std::string>* DirectoryCache::names_if_complete(const std::str
   return listed.complete || !listed.is_directory ? &listed.names : nullptr;
 }
 
+const std::optional<versions::FoundVersion>&
+DirectoryCache::dist_info_version(const std::string& dir, std::span<const std::string_view> names) const {
+  std::string key = dir;
+  for (const auto name : names) {
+    key += '\0';
+    key += name;
+  }
+  return m_dist_info_versions.get(key, [&] { return versions::version_from_dist_info(dir, names, names_if_complete(dir)); });
+}
+
 const nlohmann::json& DirectoryCache::toolkit_version_json(const std::string& toolkit_root) const {
   return m_version_json.get(toolkit_root, [&] { return versions::read_toolkit_version_json(toolkit_root); });
 }

@@ -19,6 +19,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,10 @@ public:
   // <toolkit_root>/version.json, parsed on the first question (every component found under that
   // root asks); a discarded value when it is missing, too large or not JSON.
   [[nodiscard]] const nlohmann::json& toolkit_version_json(const std::string& toolkit_root) const;
+  // versions::version_from_dist_info(dir, names) over dir's listing, answered once per run for each
+  // directory and list of names (a toolkit's dist-info answers for every binary of nvcc's wheel).
+  [[nodiscard]] const std::optional<versions::FoundVersion>&
+  dist_info_version(const std::string& dir, std::span<const std::string_view> names) const;
   // fs::real_path(path), each directory resolved once per run (core/real_path_cache.hpp).
   [[nodiscard]] Expected<std::string> real_path(const std::string& path) const { return m_real_paths.real_path(path); }
   // How many directory names were asked about (for benchmarks and tests).
@@ -58,6 +63,7 @@ private:
 
   OnceMap<std::shared_ptr<const Listing>> m_listings;
   OnceMap<nlohmann::json> m_version_json;
+  OnceMap<std::optional<versions::FoundVersion>> m_dist_info_versions;
   fs::RealPathCache m_real_paths;
   mutable std::mutex m_mutex; // guards m_by_identity
   mutable std::map<std::pair<std::uint64_t, std::uint64_t>, std::shared_ptr<const Listing>> m_by_identity;

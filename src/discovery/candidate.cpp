@@ -288,13 +288,8 @@ std::optional<versions::FoundVersion> find_version(const ComponentSpec& spec, co
   for (const auto& path : {sighting.path, *realpath}) {
     if (auto site = wheel_site_dir(path)) {
       const auto names = wheel_distributions_for(spec, path);
-      const std::vector<std::string>* listing = nullptr;
-      if (dirs != nullptr) {
-        if (const auto& listed = dirs->listing(*site); listed.complete) {
-          listing = &listed.names;
-        }
-      }
-      if (auto found = versions::version_from_dist_info(*site, as_span(names), listing)) {
+      if (auto found = dirs != nullptr ? dirs->dist_info_version(*site, as_span(names))
+                                       : versions::version_from_dist_info(*site, as_span(names), nullptr)) {
         return found;
       }
     }
@@ -311,8 +306,8 @@ std::optional<versions::FoundVersion> find_version(const ComponentSpec& spec, co
       return found;
     }
     const auto dist_info = fs::join(*root, "dist-info");
-    if (auto found = versions::version_from_dist_info(dist_info, as_span(spec.wheel_distributions),
-                                                      dirs != nullptr ? dirs->names_if_complete(dist_info) : nullptr)) {
+    if (auto found = dirs != nullptr ? dirs->dist_info_version(dist_info, as_span(spec.wheel_distributions))
+                                     : versions::version_from_dist_info(dist_info, as_span(spec.wheel_distributions), nullptr)) {
       found->source = versions::VersionSource::toolkit_dist_info;
       return found;
     }
