@@ -254,7 +254,12 @@ int run_report(const GlobalOptions& options, const CiOptions& ci) {
   auto extras = full_report(options, ci);
   ProgressLine line(live_progress(options), output_width(options));
   attach_feedback(extras, line, live_progress(options));
-  const auto report = cli_support::run(api_options(options), extras);
+  // Left to the operating system on purpose (once per process; a pointer in a static, so that leak checkers see it
+  // reachable): the process ends right after printing it, and freeing the report's many strings
+  // one by one took longer than the kernel's unmapping of the whole heap.
+  static const Report* kept = nullptr;
+  kept = new Report(cli_support::run(api_options(options), extras));
+  const Report& report = *kept;
   line.clear();
   spdlog::info("report took {:.2f} ms",
                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
@@ -548,7 +553,12 @@ int run_command(int argc, char** argv) {
         auto extras = full_report(options, ci);
         ProgressLine line(live_progress(options), output_width(options));
         attach_feedback(extras, line, live_progress(options));
-        const auto report = cli_support::run(api_options(options), extras);
+        // Left to the operating system on purpose (once per process; a pointer in a static, so that leak checkers see it
+  // reachable): the process ends right after printing it, and freeing the report's many strings
+  // one by one took longer than the kernel's unmapping of the whole heap.
+  static const Report* kept = nullptr;
+  kept = new Report(cli_support::run(api_options(options), extras));
+  const Report& report = *kept;
         return run_bundle(report, ci, bundle_options, options.json, line);
       }
       if (find_command->parsed()) {
