@@ -254,9 +254,9 @@ int run_report(const GlobalOptions& options, const CiOptions& ci) {
   auto extras = full_report(options, ci);
   ProgressLine line(live_progress(options), output_width(options));
   attach_feedback(extras, line, live_progress(options));
-  // Left to the operating system on purpose (once per process; a pointer in a static, so that leak checkers see it
-  // reachable): the process ends right after printing it, and freeing the report's many strings
-  // one by one took longer than the kernel's unmapping of the whole heap.
+  // Left to the operating system on purpose (this runs once per process; the pointer is kept in a
+  // static, so that leak checkers see it reachable): the process ends right after printing it, and
+  // freeing the report's many strings one by one took longer than the kernel unmapping the heap.
   static const Report* kept = nullptr;
   kept = new Report(cli_support::run(api_options(options), extras));
   const Report& report = *kept;
@@ -553,9 +553,9 @@ int run_command(int argc, char** argv) {
         auto extras = full_report(options, ci);
         ProgressLine line(live_progress(options), output_width(options));
         attach_feedback(extras, line, live_progress(options));
-        // Left to the operating system on purpose (once per process; a pointer in a static, so that leak checkers see it
-  // reachable): the process ends right after printing it, and freeing the report's many strings
-  // one by one took longer than the kernel's unmapping of the whole heap.
+        // Left to the operating system on purpose (this runs once per process; the pointer is kept in a
+  // static, so that leak checkers see it reachable): the process ends right after printing it, and
+  // freeing the report's many strings one by one took longer than the kernel unmapping the heap.
   static const Report* kept = nullptr;
   kept = new Report(cli_support::run(api_options(options), extras));
   const Report& report = *kept;
