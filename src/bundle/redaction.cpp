@@ -157,7 +157,8 @@ Redactor::Redactor(const Environment& env, RedactionOptions options) : m_options
   if (!options.paths) {
     return;
   }
-  for (const auto& home : {env.get("HOME").value_or(""), env.passwd_home}) {
+  const auto passwd_home = env.passwd_home.empty() ? home_from_passwd(env.uid) : env.passwd_home;
+  for (const auto& home : {env.get("HOME").value_or(""), passwd_home}) {
     auto normal = fs::lexically_normal(home);
     if (normal.size() > 1 && normal.front() == '/') {
       add_unique(m_homes, normal);

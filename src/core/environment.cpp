@@ -25,14 +25,18 @@ Environment Environment::capture() {
     env.cwd = buffer.data();
   }
   env.uid = ::getuid();
+  return env;
+}
+
+std::string home_from_passwd(unsigned uid) {
   struct passwd entry {};
   struct passwd* result = nullptr;
   std::array<char, 4096> pw_buffer{};
-  if (::getpwuid_r(env.uid, &entry, pw_buffer.data(), pw_buffer.size(), &result) == 0 &&
-      result != nullptr && result->pw_dir != nullptr) {
-    env.passwd_home = result->pw_dir;
+  if (::getpwuid_r(uid, &entry, pw_buffer.data(), pw_buffer.size(), &result) == 0 && result != nullptr &&
+      result->pw_dir != nullptr) {
+    return result->pw_dir;
   }
-  return env;
+  return {};
 }
 
 std::optional<std::string> Environment::get(std::string_view name) const {
@@ -55,7 +59,7 @@ std::string Environment::home() const {
   if (auto home = non_empty("HOME")) {
     return *home;
   }
-  return passwd_home;
+  return passwd_home.empty() ? home_from_passwd(uid) : passwd_home;
 }
 
 std::vector<std::string> split_search_path(std::string_view value) {

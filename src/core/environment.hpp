@@ -26,16 +26,23 @@ public:
     return m_vars;
   }
 
-  // The home directory: $HOME when set and non-empty, else the passwd entry captured at capture().
+  // The home directory: $HOME when set and non-empty, else passwd_home when set, else uid's passwd
+  // entry, looked up then.
   [[nodiscard]] std::string home() const;
 
   std::string cwd;          // the working directory at capture time ("" if unreadable)
   unsigned uid = 0;         // real user id
-  std::string passwd_home;  // home directory from the passwd database, if any
+  // A home directory to use instead of uid's passwd entry (tests, redaction of a recorded
+  // environment); capture() leaves it empty: the passwd database is asked only when the answer is
+  // needed (a lookup can go to LDAP or sssd on a cluster node).
+  std::string passwd_home;
 
 private:
   std::map<std::string, std::string, std::less<>> m_vars;
 };
+
+// The home directory of `uid` in the passwd database, "" when there is none.
+std::string home_from_passwd(unsigned uid);
 
 // Splits a colon-separated search path (PATH, LD_LIBRARY_PATH). Empty entries are kept as "" so
 // callers can report them: the loader treats an empty entry as the current directory.

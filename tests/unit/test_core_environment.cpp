@@ -22,7 +22,9 @@ TEST_CASE("environment: capture reads this process once, home falls back to the 
   CHECK_FALSE(env.cwd.empty());
   Environment copy = env;
   copy.unset("HOME");
-  CHECK(copy.home() == env.passwd_home);
+  CHECK(copy.home() == cudadiag::home_from_passwd(env.uid));
+  copy.passwd_home = "/home/recorded";
+  CHECK(copy.home() == "/home/recorded");
 }
 
 TEST_CASE("environment: split_search_path keeps empty entries") {
