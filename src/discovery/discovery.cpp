@@ -101,7 +101,7 @@ LdCacheStatus load_ld_cache(const SystemLayout& layout, std::optional<loader::Ld
 } // namespace
 
 DiscoveryContext prepare_discovery(const Environment& env, const DiscoveryOptions& options) {
-  DiscoveryContext context{env, options, {}, {}, {}, {}, {}, {}, std::make_shared<probes::DirectoryCache>(), {}};
+  DiscoveryContext context{env, options, {}, {}, {}, {}, {}, {}, std::make_shared<probes::DirectoryCache>(), {}, {}};
   // The package database's .list files (tens of thousands of lines on a toolkit installed from
   // packages) are read beside the Python and loader reads below, not by the first component that
   // asks while the others wait for it.
@@ -118,6 +118,16 @@ DiscoveryContext prepare_discovery(const Environment& env, const DiscoveryOption
     }
   } else {
     context.python = python::discover_python_environments(env, options.python_search);
+  }
+  const auto primary = std::find_if(context.python.environments.begin(), context.python.environments.end(),
+                                    [](const auto& environment) { return environment.primary; });
+  if (primary != context.python.environments.end()) { // the interpreter CUDA Python (and `import torch`) runs in
+    context.frameworks = std::async(std::launch::async, [environment = *primary, env] {
+      const auto installed = python::installed_distributions(environment.site_dirs, python::is_framework);
+      return DiscoveryContext::Frameworks{
+          python::checked_framework_requirements(installed, python::marker_environment(environment)),
+          python::framework_builds(environment.site_dirs, installed, env)};
+    }).share();
   }
   context.ld_cache = load_ld_cache(options.layout, context.cache);
   context.ld_so_conf = loader::read_ld_so_conf(options.layout.ld_so_conf);
@@ -239,13 +249,10 @@ DiscoveryResult finish_discovery(DiscoveryContext&& context, std::vector<Compone
   }
 
   DiscoveryResult result;
-  for (const auto& environment : context.python.environments) {
-    if (environment.primary) { // the interpreter CUDA Python (and `import torch`) runs in
-      const auto installed = python::installed_distributions(environment.site_dirs, python::is_framework);
-      result.framework_requirements =
-          python::checked_framework_requirements(installed, python::marker_environment(environment));
-      result.frameworks = python::framework_builds(environment.site_dirs, installed, context.env);
-    }
+  if (context.frameworks.valid()) {
+    const auto& frameworks = context.frameworks.get();
+    result.framework_requirements = frameworks.requirements;
+    result.frameworks = frameworks.builds;
   }
   result.ld_so_conf = std::move(context.ld_so_conf);
   result.python = std::move(context.python);

@@ -85,6 +85,14 @@ struct DiscoveryContext {
   // Every directory the searches look in, listed once and shared by all components.
   std::shared_ptr<const probes::DirectoryCache> dirs = std::make_shared<probes::DirectoryCache>();
   std::shared_future<void> packages_read_ahead; // the packages' .list files, read on a thread of their own
+  // The primary Python environment's frameworks (their CUDA pins checked, the CUDA they were built
+  // for), read on a thread of their own while the components are resolved: a torch + JAX venv's
+  // metadata takes milliseconds to read.
+  struct Frameworks {
+    std::vector<python::FrameworkRequirement> requirements;
+    std::vector<python::FrameworkBuild> builds;
+  };
+  std::shared_future<Frameworks> frameworks;
 };
 DiscoveryContext prepare_discovery(const Environment& env, const DiscoveryOptions& options);
 
