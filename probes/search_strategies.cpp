@@ -25,10 +25,8 @@ bool is_dir(const SearchInputs& inputs, const std::string& dir) {
 }
 
 // Whether the sorted `names` hold `name`.
-bool sorted_contains(const std::vector<std::string>& names, std::string_view name) {
-  const auto at = std::lower_bound(names.begin(), names.end(), name,
-                                   [](const std::string& entry, std::string_view wanted) { return entry < wanted; });
-  return at != names.end() && *at == name;
+bool sorted_contains(const std::vector<std::string_view>& names, std::string_view name) {
+  return std::binary_search(names.begin(), names.end(), name);
 }
 
 // Whether `dir` has an entry `name` (a broken link counts), matched in the shared listing of `dir`
@@ -51,15 +49,16 @@ std::string what_was_there(const SearchInputs& inputs, const ComponentSpec& spec
   // The sorted names: the shared listing's own, else read here (no listing, or one too long).
   const DirectoryCache::Listing* listing = inputs.dirs != nullptr ? &inputs.dirs->listing(dir) : nullptr;
   std::vector<std::string> read_here;
+  std::vector<std::string_view> read_here_views;
   if (listing == nullptr || !listing->complete) {
-    auto entries = fs::list_directory(dir);
+    auto entries = fs::list_directory(dir); // sorted
     if (!entries) {
       return "unreadable (" + entries.error().message + ")";
     }
     read_here = std::move(*entries);
-    std::sort(read_here.begin(), read_here.end());
+    read_here_views.assign(read_here.begin(), read_here.end());
   }
-  const std::vector<std::string>& entries = read_here.empty() && listing != nullptr ? listing->names : read_here;
+  const auto& entries = read_here.empty() && listing != nullptr ? listing->names : read_here_views;
   // Entries that start like a wanted file name (its stem before ".so"), found by binary search.
   std::vector<std::string_view> similar;
   for (const auto file_name : spec.file_names) {
@@ -67,8 +66,7 @@ std::string what_was_there(const SearchInputs& inputs, const ComponentSpec& spec
     if (stem.empty() || stem.find('/') != std::string_view::npos) {
       continue;
     }
-    auto at = std::lower_bound(entries.begin(), entries.end(), stem,
-                               [](const std::string& entry, std::string_view wanted) { return entry < wanted; });
+    auto at = std::lower_bound(entries.begin(), entries.end(), stem);
     for (; at != entries.end() && at->starts_with(stem); ++at) {
       similar.emplace_back(*at);
     }
@@ -572,7 +570,7 @@ const DirectoryCache::Listing& DirectoryCache::listing(const std::string& dir) c
   return *m_listings.get(dir, [&] { return read(dir); });
 }
 
-const std::vector<std::string>* DirectoryCache::names_if_complete(const std::string& dir) const {
+const std::vector<std::string_view>* DirectoryCache::names_if_complete(const std::string& dir) const {
   const auto& listed = listing(dir);
   return listed.complete || !listed.is_directory ? &listed.names : nullptr;
 }
@@ -611,19 +609,28 @@ std::shared_ptr<const DirectoryCache::Listing> DirectoryCache::read(const std::s
     }
   }
   listing->complete = true;
+  // Names are appended to one buffer and viewed once it stops growing: a directory of thousands of
+  // entries (/usr/lib/x86_64-linux-gnu) costs one allocation, not one per name.
+  std::vector<std::pair<std::size_t, std::size_t>> spans; // offset, length in `text`
   while (const dirent* entry = ::readdir(handle)) {
     const std::string_view name(entry->d_name);
     if (name == "." || name == "..") {
       continue;
     }
-    if (listing->names.size() >= k_max_entries) {
+    if (spans.size() >= k_max_entries) {
       listing->complete = false;
-      listing->names.clear();
+      spans.clear();
+      listing->text.clear();
       break;
     }
-    listing->names.emplace_back(name);
+    spans.emplace_back(listing->text.size(), name.size());
+    listing->text += name;
   }
   ::closedir(handle);
+  listing->names.reserve(spans.size());
+  for (const auto& [offset, length] : spans) {
+    listing->names.emplace_back(listing->text.data() + offset, length);
+  }
   std::sort(listing->names.begin(), listing->names.end());
   if (identity) {
     const std::lock_guard lock(m_mutex);

@@ -35,16 +35,18 @@ namespace cudadiag::probes {
 // sequential search could miss it).
 class DirectoryCache {
 public:
+  // Held by shared_ptr and never copied: `names` views `text`.
   struct Listing {
     bool is_directory = false; // opendir succeeded (a directory, or a link to one)
     bool complete = false;     // `names` holds every entry (false past k_max_entries: use lstat)
-    std::vector<std::string> names; // sorted: looked up and prefix-matched by binary search
+    std::vector<std::string_view> names; // sorted: looked up and prefix-matched by binary search
+    std::string text;                    // the names back to back: one allocation, not one per name
   };
   // The listing of `dir`, read on the first question about it.
   [[nodiscard]] const Listing& listing(const std::string& dir) const;
   // `dir`'s names (none when it does not exist), or nullptr when they are not all known (over
   // k_max_entries, or a directory that can be searched but not read): readers then list it themselves.
-  [[nodiscard]] const std::vector<std::string>* names_if_complete(const std::string& dir) const;
+  [[nodiscard]] const std::vector<std::string_view>* names_if_complete(const std::string& dir) const;
   // <toolkit_root>/version.json, parsed on the first question (every component found under that
   // root asks); a discarded value when it is missing, too large or not JSON.
   [[nodiscard]] const nlohmann::json& toolkit_version_json(const std::string& toolkit_root) const;

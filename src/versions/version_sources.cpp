@@ -230,8 +230,12 @@ std::optional<std::string> string_member(const nlohmann::json& object, std::stri
 
 // A directory's entry names: the run's shared `listing` when given, else `dir` listed now into
 // `storage`; nullptr when it cannot be listed.
-const std::vector<std::string>* entries_of(const std::string& dir, const std::vector<std::string>* listing,
-                                           std::vector<std::string>& storage) {
+struct ListedHere {
+  std::vector<std::string> names;
+  std::vector<std::string_view> views;
+};
+const std::vector<std::string_view>* entries_of(const std::string& dir, const std::vector<std::string_view>* listing,
+                                                ListedHere& storage) {
   if (listing != nullptr) {
     return listing;
   }
@@ -239,8 +243,9 @@ const std::vector<std::string>* entries_of(const std::string& dir, const std::ve
   if (!listed) {
     return nullptr;
   }
-  storage = std::move(*listed);
-  return &storage;
+  storage.names = std::move(*listed);
+  storage.views.assign(storage.names.begin(), storage.names.end());
+  return &storage.views;
 }
 
 // The "Version:" header of a core-metadata file (RFC 822 style headers, ending at the first blank line).
@@ -433,8 +438,8 @@ std::optional<std::string> version_from_file_name(std::string_view file_name, st
 
 std::optional<FoundVersion> version_from_dist_info(const std::string& dir,
                                                    std::span<const std::string_view> distribution_names,
-                                                   const std::vector<std::string>* listing) {
-  std::vector<std::string> read_here;
+                                                   const std::vector<std::string_view>* listing) {
+  ListedHere read_here;
   const auto* entries = entries_of(dir, listing, read_here);
   if (entries == nullptr) {
     return std::nullopt;
@@ -453,7 +458,7 @@ std::optional<FoundVersion> version_from_dist_info(const std::string& dir,
         continue;
       }
       if (!best || (!version->empty() && (best->version.empty() || compare_versions(*version, best->version) > 0))) {
-        best = DistInfoDir{entry, std::move(*version)};
+        best = DistInfoDir{std::string(entry), std::move(*version)};
       }
     }
     if (!best) {
@@ -519,9 +524,9 @@ std::optional<FoundVersion> toolkit_version(const std::string& toolkit_root) {
 
 std::optional<FoundVersion> version_from_conda_meta(const std::string& prefix,
                                                     std::span<const std::string_view> package_names,
-                                                    const std::vector<std::string>* listing) {
+                                                    const std::vector<std::string_view>* listing) {
   const auto meta_dir = fs::join(prefix, "conda-meta");
-  std::vector<std::string> read_here;
+  ListedHere read_here;
   const auto* entries = entries_of(meta_dir, listing, read_here);
   if (entries == nullptr) {
     return std::nullopt;

@@ -60,7 +60,7 @@ std::optional<std::string> version_from_file_name(std::string_view file_name, st
 // not listed again for every candidate.
 std::optional<FoundVersion> version_from_dist_info(const std::string& dir,
                                                    std::span<const std::string_view> distribution_names,
-                                                   const std::vector<std::string>* listing = nullptr);
+                                                   const std::vector<std::string_view>* listing = nullptr);
 
 // The "version" string of the first of `keys` present as an object in <toolkit_root>/version.json
 // (e.g. {"cuda_nvrtc"}). Nullopt if the file is missing, over 1 MiB or not valid JSON.
@@ -86,7 +86,7 @@ std::optional<FoundVersion> toolkit_version(const std::string& toolkit_root);
 // `listing`, when given, is <prefix>/conda-meta's entry names (a run's shared listing).
 std::optional<FoundVersion> version_from_conda_meta(const std::string& prefix,
                                                     std::span<const std::string_view> package_names,
-                                                    const std::vector<std::string>* listing = nullptr);
+                                                    const std::vector<std::string_view>* listing = nullptr);
 
 // CCCL's version from the headers under `include_dir` (the directory holding cuda/std/version, e.g.
 // <toolkit>/include/cccl on CUDA 13, <toolkit>/include on CUDA 12): CCCL_VERSION (MMMmmmppp,
