@@ -155,6 +155,18 @@ public:
     }
     for (const auto& environment : inputs.python.environments) {
       const auto step = environment.primary ? PathfinderStep::site_packages : PathfinderStep::none;
+      if (inputs.dirs != nullptr) {
+        // Each site directory and its top-level package directory (nvidia/, cuquantum/) are listed
+        // once for every component: the wheel directories they lack are then known missing without
+        // an open each (site-packages/nvidia/<wheel>/lib for dozens of components and wheels).
+        for (const auto& site_dir : environment.site_dirs) {
+          if (inputs.dirs->listing(site_dir).is_directory) {
+            for (const auto rel_dir : spec.wheel_dirs) {
+              (void)inputs.dirs->listing(fs::join(site_dir, rel_dir.substr(0, rel_dir.find('/'))));
+            }
+          }
+        }
+      }
       for (const auto rel_dir : spec.wheel_dirs) {
         for (const auto& site_dir : environment.site_dirs) {
           look_in_if_directory(inputs, spec, fs::join(site_dir, rel_dir), name(), step, LoaderStep::none, out);
@@ -589,8 +601,31 @@ const nlohmann::json& DirectoryCache::toolkit_version_json(const std::string& to
   return m_version_json.get(toolkit_root, [&] { return versions::read_toolkit_version_json(toolkit_root); });
 }
 
+bool DirectoryCache::known_missing(std::string_view dir) const {
+  // From the nearest ancestor listed already: the next name down is missing from it, or it is not a
+  // directory. An ancestor named by "." or ".." (never in a listing) or not listed in full says nothing.
+  while (dir.size() > 1 && dir.back() == '/') {
+    dir.remove_suffix(1);
+  }
+  for (auto slash = dir.rfind('/'); slash != std::string_view::npos && slash > 0; slash = dir.rfind('/', slash - 1)) {
+    const auto child_end = dir.find('/', slash + 1);
+    const auto child = dir.substr(slash + 1, child_end == std::string_view::npos ? dir.npos : child_end - slash - 1);
+    if (child.empty() || child == "." || child == "..") {
+      return false;
+    }
+    if (const auto* known = m_listings.find(std::string(dir.substr(0, slash)))) {
+      const auto& ancestor = **known;
+      return !ancestor.is_directory || (ancestor.complete && !sorted_contains(ancestor.names, child));
+    }
+  }
+  return false;
+}
+
 std::shared_ptr<const DirectoryCache::Listing> DirectoryCache::read(const std::string& dir) const {
   auto listing = std::make_shared<Listing>();
+  if (known_missing(dir)) {
+    return listing; // site-packages/nvidia/<wheel>/lib for every wheel a component may come in
+  }
   DIR* handle = ::opendir(dir.c_str());
   if (handle == nullptr) {
     // A directory that can be searched but not read (mode 0711) still serves lookups by name.

@@ -62,6 +62,9 @@ public:
 
 private:
   [[nodiscard]] std::shared_ptr<const Listing> read(const std::string& dir) const;
+  // Whether `dir` is known not to exist from a listing of an ancestor read this run: then it is not
+  // opened. A question about it is answered the same either way; only the system call is saved.
+  [[nodiscard]] bool known_missing(std::string_view dir) const;
 
   OnceMap<std::shared_ptr<const Listing>> m_listings;
   OnceMap<nlohmann::json> m_version_json;

@@ -4,6 +4,7 @@
 // removed, so references stay valid for the map's life. For what a run reads once and several
 // components ask about (directory listings, a toolkit's version.json).
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -26,8 +27,19 @@ public:
       }
       slot = owned.get(); // stable: slots are never erased
     }
-    std::call_once(slot->once, [&] { slot->value = compute(); });
+    std::call_once(slot->once, [&] {
+      slot->value = compute();
+      slot->ready.store(true, std::memory_order_release);
+    });
     return slot->value;
+  }
+
+  // The value for `key` if it has been computed already, else nullptr (never waits, never computes).
+  [[nodiscard]] const Value* find(const std::string& key) const {
+    const std::lock_guard lock(m_mutex);
+    const auto found = m_slots.find(key);
+    return found != m_slots.end() && found->second->ready.load(std::memory_order_acquire) ? &found->second->value
+                                                                                          : nullptr;
   }
 
   // How many keys were asked about.
@@ -40,6 +52,7 @@ private:
   struct Slot {
     std::once_flag once;
     Value value{};
+    std::atomic<bool> ready{false}; // value computed
   };
   mutable std::mutex m_mutex; // guards the map, not the values being computed
   mutable std::unordered_map<std::string, std::unique_ptr<Slot>> m_slots;

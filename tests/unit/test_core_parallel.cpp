@@ -1,6 +1,8 @@
 // Independent tasks over threads: every index exactly once, results in index order whatever the
-// thread count, and a task's exception reaches the caller after the threads have stopped.
+// thread count, and a task's exception reaches the caller after the threads have stopped. Values
+// computed once per key (OnceMap).
 #include "core/parallel.hpp"
+#include "core/once_map.hpp"
 
 #include <doctest/doctest.h>
 
@@ -55,4 +57,16 @@ TEST_CASE("parallel: the thread count is one per CPU, capped, and never more tha
   CHECK(cudadiag::parallel_threads(1) == 1);
   CHECK(cudadiag::parallel_threads(1000, 3) <= 3);
   CHECK(cudadiag::parallel_threads(1000) >= 1);
+}
+
+TEST_CASE("once map: find answers only what was computed, and never computes") {
+  cudadiag::OnceMap<int> map;
+  CHECK(map.find("a") == nullptr);
+  int computed = 0;
+  CHECK(map.get("a", [&] { return ++computed; }) == 1);
+  REQUIRE(map.find("a") != nullptr);
+  CHECK(*map.find("a") == 1);
+  CHECK(map.find("b") == nullptr);
+  CHECK(computed == 1);
+  CHECK(map.size() == 1);
 }

@@ -233,3 +233,31 @@ TEST_CASE("search strategies: other wheels' layouts (cuquantum/, cutensor/, nvid
   CHECK(cudadiag::testing::chosen(mp.selected) == blasmp);
   CHECK(mp.selected_candidate()->version->version == "0.6.0");
 }
+
+TEST_CASE("directory cache: a directory under a listed ancestor is answered as opendir would answer") {
+  cudadiag::testing::TempTree tree;
+  tree.mkdir("site/nvidia/cu13/lib");
+  tree.write("site/a-file", "x");
+  tree.symlink("site/link", "nvidia");
+  tree.symlink("site/dangling", "nowhere");
+  // Each path asked cold (nothing listed) and again after its ancestors were listed: same answer.
+  const std::vector<std::string> paths = {
+      "site/nvidia/cu13/lib", "site/nvidia/cu12/lib", "site/nvidia/cu13/lib/", "site/link/cu13/lib",
+      "site/link/cu12", "site/dangling/lib", "site/a-file/lib", "site/nvidia/../nvidia/cu13",
+      "site/nvidia/./cu13", "site//nvidia/cu13", "site/missing/deeper/still", "site/nvidia/cu13/.."};
+  for (const auto& relative : paths) {
+    CAPTURE(relative);
+    const auto dir = tree.path(relative);
+    const cudadiag::probes::DirectoryCache cold;
+    const bool expected = cold.listing(dir).is_directory;
+    const cudadiag::probes::DirectoryCache warm;
+    for (const auto* ancestor : {"", "site", "site/nvidia", "site/nvidia/cu13", "site/link", "site/missing"}) {
+      (void)warm.listing(tree.path(ancestor));
+    }
+    CHECK(warm.listing(dir).is_directory == expected);
+  }
+  const cudadiag::probes::DirectoryCache cache;
+  (void)cache.listing(tree.path("site"));
+  CHECK(cache.listing(tree.path("site/nvidia/cu13/lib")).is_directory);
+  CHECK_FALSE(cache.listing(tree.path("site/torch/lib")).is_directory);
+}
