@@ -64,8 +64,6 @@ public:
     }
     const auto& tables = *m_info.tables;
     const bool is64 = m_info.elf_class == ElfClass::elf64;
-    m_result.m_is64 = is64;
-    m_result.m_little_endian = m_info.little_endian;
     const std::uint64_t symbol_size = is64 ? 24 : 16;
     if (tables.syment != symbol_size) {
       return Error{"unexpected symbol entry size " + std::to_string(tables.syment)};
@@ -86,7 +84,7 @@ public:
     if (!count) {
       return count.error();
     }
-    if (auto done = read_symbols(*count, symbol_size); !done) {
+    if (auto done = read_symbols(*count, symbol_size, is64); !done) {
       return done.error();
     }
     if (auto done = read_version_definitions(); !done) {
@@ -97,8 +95,8 @@ public:
     }
     collect_references();
     if (!m_result.m_gnu.usable) {
-      for (std::uint32_t index = 1; index < m_result.m_symbol_count; ++index) {
-        m_result.m_by_name.emplace(std::string(m_result.name_of(m_result.symbol(index))), index);
+      for (std::uint32_t index = 1; index < m_result.m_symbols.size(); ++index) {
+        m_result.m_by_name.emplace(std::string(m_result.name_of(m_result.m_symbols[index])), index);
       }
     }
     return std::move(m_result);
@@ -132,10 +130,14 @@ private:
     if (!bloom || !buckets) {
       return;
     }
-    gnu.bloom_words = bloom_words;
-    gnu.bloom = {bloom->view, bloom->keep};
-    gnu.bucket_count = nbuckets;
-    gnu.buckets = {buckets->view, buckets->keep};
+    gnu.bloom.resize(static_cast<std::size_t>(bloom_words));
+    for (std::size_t i = 0; i < gnu.bloom.size(); ++i) {
+      gnu.bloom[i] = field(*bloom, i * word, static_cast<std::size_t>(word));
+    }
+    gnu.buckets.resize(static_cast<std::size_t>(nbuckets));
+    for (std::size_t i = 0; i < gnu.buckets.size(); ++i) {
+      gnu.buckets[i] = static_cast<std::uint32_t>(field(*buckets, i * 4, 4));
+    }
     m_chains_offset = *tables.gnu_hash + 16 + bloom_words * word + nbuckets * 4;
     gnu.usable = true;
   }
@@ -170,8 +172,10 @@ private:
       if (!chains || gnu.symoffset > *count) {
         gnu.usable = false;
       } else {
-        gnu.chain_count = chain_count;
-        gnu.chains = {chains->view, chains->keep};
+        gnu.chains.resize(static_cast<std::size_t>(chain_count));
+        for (std::size_t i = 0; i < gnu.chains.size(); ++i) {
+          gnu.chains[i] = static_cast<std::uint32_t>(field(*chains, i * 4, 4));
+        }
       }
     }
     return *count;
@@ -180,8 +184,7 @@ private:
   std::optional<std::uint64_t> count_from_gnu_hash() const {
     const auto& gnu = m_result.m_gnu;
     std::uint32_t highest = 0;
-    for (std::uint64_t i = 0; i < gnu.bucket_count; ++i) {
-      const auto bucket = static_cast<std::uint32_t>(m_result.word(gnu.buckets, i, 4));
+    for (const auto bucket : gnu.buckets) {
       if (bucket != 0 && bucket < gnu.symoffset) {
         return std::nullopt; // a bucket pointing below the hashed symbols: a corrupt table
       }
@@ -213,22 +216,41 @@ private:
     return std::nullopt;
   }
 
-  Expected<bool> read_symbols(std::uint64_t count, std::uint64_t symbol_size) {
+  Expected<bool> read_symbols(std::uint64_t count, std::uint64_t symbol_size, bool is64) {
     const auto& tables = *m_info.tables;
     const auto table = table_at(tables.symtab, count * symbol_size);
     if (!table) {
       return Error{"symbol table of " + std::to_string(count) + " entries exceeds the file"};
     }
+    std::optional<detail::Bytes> versions;
     if (tables.versym) {
-      const auto versions = table_at(*tables.versym, count * 2);
+      versions = table_at(*tables.versym, count * 2);
       if (!versions) {
         return Error{"symbol version table of " + std::to_string(count) + " entries exceeds the file"};
       }
-      m_result.m_versym = {versions->view, versions->keep};
       m_result.m_has_versym = true;
     }
-    m_result.m_symtab = {table->view, table->keep};
-    m_result.m_symbol_count = count;
+    auto& symbols = m_result.m_symbols;
+    symbols.resize(static_cast<std::size_t>(count));
+    for (std::size_t i = 0; i < symbols.size(); ++i) {
+      const std::size_t at = i * static_cast<std::size_t>(symbol_size);
+      auto& symbol = symbols[i];
+      symbol.name = static_cast<std::uint32_t>(field(*table, at, 4));
+      std::uint64_t value = 0;
+      if (is64) {
+        symbol.info = static_cast<std::uint8_t>(field(*table, at + 4, 1));
+        symbol.section = static_cast<std::uint16_t>(field(*table, at + 6, 2));
+        value = field(*table, at + 8, 8);
+      } else {
+        value = field(*table, at + 4, 4);
+        symbol.info = static_cast<std::uint8_t>(field(*table, at + 12, 1));
+        symbol.section = static_cast<std::uint16_t>(field(*table, at + 14, 2));
+      }
+      symbol.defined_value = value != 0 || symbol.section == k_shn_abs || (symbol.info & 0xfU) == k_stt_tls;
+      if (versions) {
+        symbol.version = static_cast<std::uint16_t>(field(*versions, i * 2, 2));
+      }
+    }
     return true;
   }
 
@@ -319,10 +341,10 @@ private:
     // a bound to reserve, which spares the copies of a vector that doubles (thousands of
     // references in a large library).
     if (m_result.m_gnu.usable) {
-      m_result.m_references.reserve(std::min<std::uint64_t>(m_result.m_gnu.symoffset, m_result.m_symbol_count));
+      m_result.m_references.reserve(std::min<std::size_t>(m_result.m_gnu.symoffset, m_result.m_symbols.size()));
     }
-    for (std::uint64_t i = 1; i < m_result.m_symbol_count; ++i) {
-      const auto symbol = m_result.symbol(i);
+    for (std::size_t i = 1; i < m_result.m_symbols.size(); ++i) {
+      const auto& symbol = m_result.m_symbols[i];
       const unsigned bind = symbol.info >> 4U;
       if (symbol.section != k_shn_undef || bind == k_stb_local) {
         continue;
@@ -351,34 +373,6 @@ private:
   std::unordered_map<std::uint16_t, NeededVersion> m_needed_by_index;
 };
 
-std::uint64_t DynamicSymbols::word(const Table& table, std::uint64_t index, std::size_t width) const {
-  return detail::load(table.bytes, static_cast<std::size_t>(index * width), width, m_little_endian);
-}
-
-DynamicSymbols::Symbol DynamicSymbols::symbol(std::uint64_t index) const {
-  Symbol symbol;
-  const std::size_t at = static_cast<std::size_t>(index) * (m_is64 ? 24U : 16U);
-  const auto field = [&](std::size_t offset, std::size_t width) {
-    return detail::load(m_symtab.bytes, at + offset, width, m_little_endian);
-  };
-  symbol.name = static_cast<std::uint32_t>(field(0, 4));
-  std::uint64_t value = 0;
-  if (m_is64) {
-    symbol.info = static_cast<std::uint8_t>(field(4, 1));
-    symbol.section = static_cast<std::uint16_t>(field(6, 2));
-    value = field(8, 8);
-  } else {
-    value = field(4, 4);
-    symbol.info = static_cast<std::uint8_t>(field(12, 1));
-    symbol.section = static_cast<std::uint16_t>(field(14, 2));
-  }
-  symbol.defined_value = value != 0 || symbol.section == k_shn_abs || (symbol.info & 0xfU) == k_stt_tls;
-  if (m_has_versym) {
-    symbol.version = static_cast<std::uint16_t>(word(m_versym, index, 2));
-  }
-  return symbol;
-}
-
 std::string_view DynamicSymbols::name_of(const Symbol& symbol) const {
   const auto all = strings();
   if (symbol.name >= all.size()) {
@@ -396,7 +390,7 @@ bool DynamicSymbols::defines_version(std::string_view version) const {
 // glibc's check_match (elf/dl-lookup.c) for symbol `index`: a definition of an allowed type with
 // a value, then the version rules. `versions_seen` counts the unversioned-reference fallbacks.
 bool DynamicSymbols::matches(std::uint32_t index, const SymbolReference& reference, int& versions_seen) const {
-  const auto symbol = this->symbol(index);
+  const auto& symbol = m_symbols[index];
   const unsigned type = symbol.info & 0xfU;
   const unsigned bind = symbol.info >> 4U;
   if (symbol.section == k_shn_undef || !symbol.defined_value || bind == k_stb_local ||
@@ -432,18 +426,18 @@ bool DynamicSymbols::defines(const SymbolReference& reference) const {
 bool DynamicSymbols::defines(const SymbolReference& reference, std::uint32_t hash) const {
   int versions_seen = 0;
   if (m_gnu.usable) {
-    const std::uint64_t bloom = word(m_gnu.bloom, (hash / m_gnu.word_bits) & (m_gnu.bloom_words - 1), m_gnu.word_bits / 8);
+    const std::uint64_t word = m_gnu.bloom[(hash / m_gnu.word_bits) & (m_gnu.bloom.size() - 1)];
     const std::uint64_t mask = (std::uint64_t{1} << (hash % m_gnu.word_bits)) |
                                (std::uint64_t{1} << ((hash >> (m_gnu.shift % 32U)) % m_gnu.word_bits));
-    if ((bloom & mask) != mask) {
+    if ((word & mask) != mask) {
       return false;
     }
-    auto index = static_cast<std::uint32_t>(word(m_gnu.buckets, hash % m_gnu.bucket_count, 4));
+    std::uint32_t index = m_gnu.buckets[hash % m_gnu.buckets.size()];
     if (index == 0) {
       return false;
     }
-    for (; index < m_symbol_count && index - m_gnu.symoffset < m_gnu.chain_count; ++index) {
-      const auto chained = static_cast<std::uint32_t>(word(m_gnu.chains, index - m_gnu.symoffset, 4));
+    for (; index < m_symbols.size() && index - m_gnu.symoffset < m_gnu.chains.size(); ++index) {
+      const std::uint32_t chained = m_gnu.chains[index - m_gnu.symoffset];
       if ((chained | 1U) == (hash | 1U) && matches(index, reference, versions_seen)) {
         return true;
       }

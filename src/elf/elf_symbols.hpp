@@ -53,13 +53,13 @@ public:
   [[nodiscard]] bool defines(const SymbolReference& reference) const;
   // The same, with gnu_hash(reference.name) computed once by a caller that asks many objects.
   [[nodiscard]] bool defines(const SymbolReference& reference, std::uint32_t name_hash) const;
-  [[nodiscard]] std::size_t symbol_count() const { return static_cast<std::size_t>(m_symbol_count); }
+  [[nodiscard]] std::size_t symbol_count() const { return m_symbols.size(); }
   // Whether lookups use the GNU hash table (false: the file has none, or it failed its checks).
   [[nodiscard]] bool uses_gnu_hash() const { return m_gnu.usable; }
 
 private:
   friend class SymbolTableReader;
-  // One .dynsym entry, decoded from the table when a lookup reaches it.
+
   struct Symbol {
     std::uint32_t name = 0; // offset in m_strings
     std::uint16_t section = 0;
@@ -67,39 +67,26 @@ private:
     std::uint16_t version = 0; // .gnu.version entry; 0 when the object has none
     bool defined_value = false; // st_value != 0 or SHN_ABS or TLS
   };
-  // A table of the file: a view into a read-only mapping of its pages or into a buffer of its own,
-  // which `keep` holds, so that views survive moves and copies of this object. The tables are read
-  // where they lie, not decoded into arrays of their own: a large library's .dynsym is hundreds of
-  // kilobytes, and copying it costs a page fault per page of fresh memory.
-  struct Table {
-    std::span<const std::byte> bytes;
-    std::shared_ptr<const void> keep;
-  };
   struct GnuHash {
     bool usable = false;
     std::uint32_t symoffset = 0;
     std::uint32_t shift = 0;
     std::uint32_t word_bits = 64;
-    std::uint64_t bloom_words = 0;
-    std::uint64_t bucket_count = 0;
-    std::uint64_t chain_count = 0;
-    Table bloom;   // bloom_words words of word_bits bits
-    Table buckets; // bucket_count 32-bit entries
-    Table chains;  // chain_count 32-bit entries: the symbols from symoffset on
+    std::vector<std::uint64_t> bloom;
+    std::vector<std::uint32_t> buckets;
+    std::vector<std::uint32_t> chains;
   };
-  [[nodiscard]] Symbol symbol(std::uint64_t index) const;
-  [[nodiscard]] std::uint64_t word(const Table& table, std::uint64_t index, std::size_t width) const;
+
   [[nodiscard]] std::string_view name_of(const Symbol& symbol) const;
   [[nodiscard]] bool matches(std::uint32_t index, const SymbolReference& reference, int& versions_seen) const;
+
   [[nodiscard]] std::string_view strings() const { return m_string_view; }
-  // .dynstr, held by m_strings (see Table).
+
+  // .dynstr: a mapping of the file's pages or a buffer of its own, held by m_strings, so that the
+  // references' views survive moves and copies of this object.
   std::shared_ptr<const void> m_strings;
   std::string_view m_string_view;
-  Table m_symtab; // m_symbol_count entries of 24 (ELF64) or 16 (ELF32) bytes
-  Table m_versym; // m_symbol_count 16-bit entries; empty when the object has none
-  std::uint64_t m_symbol_count = 0;
-  bool m_is64 = true;
-  bool m_little_endian = true;
+  std::vector<Symbol> m_symbols;
   bool m_has_versym = false;
   GnuHash m_gnu;
   // When the GNU hash is not usable. Owning keys: a view into m_strings would dangle once this
