@@ -131,7 +131,9 @@ CUDADIAG_API cudadiag_status cudadiag_report_new(const cudadiag_options* options
 
 /* The startup check, meant to take a few milliseconds: what this process has mapped already plus what
  * it would load next (discovery), in this process, starting no process, loading nothing, launching no
- * kernel. "verify", "self_test" and "python" are ignored. The findings are those of severity warning
+ * kernel. "verify", "self_test" and "python" are ignored. Without "components" it covers the
+ * libraries, header sets, bitcode and static libraries, not the toolkit's programs (nvcc, ...) nor
+ * what importing torch or JAX would load (cudadiag_report_new reports those). The findings are those of severity warning
  * or error: two copies of one library mapped (process.duplicate_lib), the driver stub in use or first
  * on the search path, no driver, unusable or blocking files, conflicting CUDA_PATH/CUDA_HOME, ... */
 CUDADIAG_API cudadiag_status cudadiag_quick_check(const cudadiag_options* options, cudadiag_report** out);

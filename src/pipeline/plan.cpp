@@ -229,8 +229,9 @@ Expected<report::Report> run(const Plan& plan) {
   // The frameworks' own loads only for a report of the whole catalog: `find NAME` asks for one
   // library (and `find --for` predicts its framework itself).
   report.linkage = linkage::analyze_linkage(report.discovery, plan.environment, options.layout,
-                                            plan.components.empty() ? linkage::FrameworkClosures::predict
-                                                                    : linkage::FrameworkClosures::skip);
+                                            plan.framework_closures && plan.components.empty()
+                                                ? linkage::FrameworkClosures::predict
+                                                : linkage::FrameworkClosures::skip);
   log.done("closures", std::to_string(report.linkage.components.size()) + " libraries, " +
                            std::to_string(report.linkage.files_read) + " files read");
 

@@ -35,6 +35,9 @@ struct Plan {
   // not read: `components` says what to report.
   discovery::DiscoveryOptions discovery;
   std::vector<const probes::ComponentSpec*> components; // empty: the whole catalog, in catalog order
+  // torch's and JAX's own loads (the report's linkage.frameworks) besides the components' closures:
+  // for a report of the whole catalog; `find NAME` and the startup check leave them out.
+  bool framework_closures = true;
   // A loader cache the user named: it must be a regular file (else run() fails naming it); a
   // corrupt one is reported as the cache's status, as the default cache's problems are.
   std::optional<std::string> ld_so_cache;

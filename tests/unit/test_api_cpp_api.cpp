@@ -94,6 +94,29 @@ TEST_CASE("c++ api: quick_check values agree with its JSON, and a default Report
   CHECK(cudadiag::to_json(cudadiag::ProcessInspection{}) == "{}\n");
 }
 
+TEST_CASE("c++ api: quick_check covers what a process loads or reads: no programs, no frameworks' own loads") {
+  const auto quick = cudadiag::quick_check();
+  const auto full = cudadiag::discover();
+  const auto kinds = [](const cudadiag::Report& report, const std::string& kind) {
+    return std::count_if(report.components.begin(), report.components.end(),
+                         [&](const auto& component) { return component.kind == kind; });
+  };
+  CHECK(kinds(quick, "binary") == 0);
+  CHECK(kinds(full, "binary") > 0);
+  for (const auto* kind : {"dynamic_lib", "headers", "static_lib", "bitcode_lib"}) {
+    CAPTURE(kind);
+    CHECK(kinds(quick, kind) == kinds(full, kind));
+  }
+  CHECK(quick.components.size() + static_cast<std::size_t>(kinds(full, "binary")) == full.components.size());
+  // Leaving the frameworks' loads out is the plan's flag (test_pipeline_plan.cpp tests it on a torch).
+  CHECK(nlohmann::json::parse(cudadiag::to_json(quick))["linkage"]["frameworks"].empty());
+  // A program named by the caller is checked.
+  cudadiag::Options options;
+  options.components = {"nvcc"};
+  const auto named = cudadiag::quick_check(options);
+  CHECK(kinds(named, "binary") == 1);
+}
+
 TEST_CASE("c++ api: environment overrides reach the search, and fail_on_warning sets the exit code") {
   cudadiag::Options options;
   options.components = {"nvrtc"};

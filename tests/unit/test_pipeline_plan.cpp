@@ -115,3 +115,24 @@ TEST_CASE("pipeline: observed findings come first, problems_only drops info") {
   CHECK(report->findings.front().id == "process.duplicate_lib");
   CHECK_FALSE(has_finding(*report, "lib.not_on_search_path"));
 }
+
+TEST_CASE("pipeline: the frameworks' own loads are predicted for the whole catalog unless the plan leaves them out") {
+  cudadiag::testing::SyntheticWorld world;
+  const auto site = world.venv("venv");
+  world.env.set("VIRTUAL_ENV", world.tree.path("venv"));
+  world.dist_info(site, "torch", "2.8.0");
+  world.tree.write("venv/lib/python3.12/site-packages/torch/version.py",
+                   "__version__ = '2.8.0+cu128'\ncuda = '12.8'\n");
+  (void)world.library("venv/lib/python3.12/site-packages/torch/lib/libtorch_global_deps.so");
+  (void)world.library("venv/lib/python3.12/site-packages/torch/lib/libtorch_cuda.so");
+  auto plan = world_plan(world);
+  const auto predicted = cudadiag::pipeline::run(plan);
+  REQUIRE(predicted);
+  REQUIRE_FALSE(predicted->discovery.frameworks.empty());
+  CHECK_FALSE(predicted->linkage.frameworks.empty());
+  plan.framework_closures = false; // the startup check: another process's import is not its question
+  const auto left_out = cudadiag::pipeline::run(plan);
+  REQUIRE(left_out);
+  CHECK_FALSE(left_out->discovery.frameworks.empty()); // the pins and builds are still read
+  CHECK(left_out->linkage.frameworks.empty());
+}
