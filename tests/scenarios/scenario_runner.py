@@ -581,6 +581,53 @@ def check_inspect(spec: dict, built: Built) -> list[str]:
     return problems
 
 
+QUICK_CHECK_CHILD = """
+import ctypes, json, sys
+lib = ctypes.CDLL(sys.argv[1])
+lib.cudadiag_last_error.restype = ctypes.c_char_p
+options, report = ctypes.c_void_p(), ctypes.c_void_p()
+assert lib.cudadiag_options_new(ctypes.byref(options)) == 0
+if lib.cudadiag_options_from_json(options, sys.argv[2].encode()) != 0 or \\
+        lib.cudadiag_quick_check(options, ctypes.byref(report)) != 0:
+    sys.exit("quick_check failed: " + lib.cudadiag_last_error().decode())
+lib.cudadiag_report_json_str.argtypes = [ctypes.c_void_p]
+lib.cudadiag_report_json_str.restype = ctypes.c_char_p
+print(lib.cudadiag_report_json_str(report).decode())
+"""
+
+
+def check_quick_check(spec: dict, built: Built) -> list[str]:
+    """quick_check() through the C API, in a child with the scenario's environment and working
+    directory (the call reads this process's own environment): its findings are exactly
+    `spec.findings`, its component kinds `spec.kinds`, its `linkage.frameworks` count `spec.frameworks`."""
+    library = Path(os.environ.get("CUDADIAG_LIBRARY", ""))
+    if not library.is_file():
+        raise ScenarioSkip(f"libcudadiag not built at {library} (set CUDADIAG_LIBRARY)")
+    options = {}
+    if "--ld-so-cache" in built.args:
+        options["ld_so_cache"] = built.args[built.args.index("--ld-so-cache") + 1]
+    done = subprocess.run([sys.executable, "-c", QUICK_CHECK_CHILD, str(library), json.dumps(options)],
+                          env=built.env, cwd=built.cwd, capture_output=True, timeout=TIMEOUT_S, check=False,
+                          preexec_fn=become_nobody if built.run_as_nobody else None)
+    try:
+        doc = json.loads(done.stdout.decode("utf-8"))
+    except ValueError:
+        return [f"quick_check: not JSON\n{describe(done)}"]
+    problems = [f"quick_check: {p}" for p in (schema_errors(doc) + invariant_errors(doc))[:12]]
+    got = finding_keys(doc)
+    if sorted(spec.get("findings", [])) != got:
+        problems.append(f"quick_check findings: expected {sorted(spec.get('findings', []))}, got {got}")
+    kinds = sorted({c["kind"] for c in doc["components"]})
+    if "kinds" in spec and sorted(spec["kinds"]) != kinds:
+        problems.append(f"quick_check kinds: expected {sorted(spec['kinds'])}, got {kinds}")
+    frameworks = len(doc["linkage"]["frameworks"])
+    if "frameworks" in spec and spec["frameworks"] != frameworks:
+        problems.append(f"quick_check: {frameworks} frameworks' closures, expected {spec['frameworks']}")
+    if "exit" in spec and doc["summary"]["exit_code"] != spec["exit"]:
+        problems.append(f"quick_check: exit code {doc['summary']['exit_code']}, expected {spec['exit']}")
+    return problems
+
+
 def run_scenario(scenario: dict, root: Path, factory: ElfFactory) -> list[str]:
     built = build(scenario, root, factory)
     mode = ["--json"] + ([] if scenario.get("load") else ["--no-load"])
@@ -609,6 +656,8 @@ def run_scenario(scenario: dict, root: Path, factory: ElfFactory) -> list[str]:
                 problems.append(f"find {find['name']}: stderr lacks {needle!r}: {done.stderr[-500:]!r}")
     if "inspect" in scenario:
         problems += check_inspect(scenario["inspect"], built)
+    if "quick_check" in scenario.get("expect", {}):
+        problems += check_quick_check(scenario["expect"]["quick_check"], built)
     for extra in scenario.get("expect", {}).get("command", []):
         done = run_cudadiag(built, [built.expand(a) for a in extra["args"]])
         if "exit" in extra and done.returncode != extra["exit"]:
