@@ -48,17 +48,16 @@ bool has_entry(const SearchInputs& inputs, const std::string& dir, std::string_v
 std::string what_was_there(const SearchInputs& inputs, const ComponentSpec& spec, const std::string& dir) {
   // The sorted names: the shared listing's own, else read here (no listing, or one too long).
   const DirectoryCache::Listing* listing = inputs.dirs != nullptr ? &inputs.dirs->listing(dir) : nullptr;
-  std::vector<std::string> read_here;
-  std::vector<std::string_view> read_here_views;
-  if (listing == nullptr || !listing->complete) {
-    auto entries = fs::list_directory(dir); // sorted
+  fs::DirectoryNames read_here;
+  const bool shared = listing != nullptr && listing->complete;
+  if (!shared) {
+    auto entries = fs::list_directory_names(dir);
     if (!entries) {
       return "unreadable (" + entries.error().message + ")";
     }
     read_here = std::move(*entries);
-    read_here_views.assign(read_here.begin(), read_here.end());
   }
-  const auto& entries = read_here.empty() && listing != nullptr ? listing->names : read_here_views;
+  const auto& entries = shared ? listing->names : read_here.names;
   // Entries that start like a wanted file name (its stem before ".so"), found by binary search.
   std::vector<std::string_view> similar;
   for (const auto file_name : spec.file_names) {
@@ -643,30 +642,8 @@ std::shared_ptr<const DirectoryCache::Listing> DirectoryCache::read(const std::s
       return known->second; // the same directory, listed under another name
     }
   }
-  listing->complete = true;
-  // Names are appended to one buffer and viewed once it stops growing: a directory of thousands of
-  // entries (/usr/lib/x86_64-linux-gnu) costs one allocation, not one per name.
-  std::vector<std::pair<std::size_t, std::size_t>> spans; // offset, length in `text`
-  while (const dirent* entry = ::readdir(handle)) {
-    const std::string_view name(entry->d_name);
-    if (name == "." || name == "..") {
-      continue;
-    }
-    if (spans.size() >= k_max_entries) {
-      listing->complete = false;
-      spans.clear();
-      listing->text.clear();
-      break;
-    }
-    spans.emplace_back(listing->text.size(), name.size());
-    listing->text += name;
-  }
+  static_cast<fs::DirectoryNames&>(*listing) = fs::read_directory_names(handle, k_max_entries);
   ::closedir(handle);
-  listing->names.reserve(spans.size());
-  for (const auto& [offset, length] : spans) {
-    listing->names.emplace_back(listing->text.data() + offset, length);
-  }
-  std::sort(listing->names.begin(), listing->names.end());
   if (identity) {
     const std::lock_guard lock(m_mutex);
     m_by_identity.emplace(*identity, listing); // a concurrent listing of the same directory keeps its own

@@ -4,6 +4,7 @@
 // decides what is selected, never loads anything and never prints.
 
 #include "core/environment.hpp"
+#include "core/filesystem.hpp"
 #include "core/once_map.hpp"
 #include "core/real_path_cache.hpp"
 #include "loader/ld_so_cache.hpp"
@@ -35,12 +36,11 @@ namespace cudadiag::probes {
 // sequential search could miss it).
 class DirectoryCache {
 public:
-  // Held by shared_ptr and never copied: `names` views `text`.
-  struct Listing {
+  // `names` (sorted: looked up and prefix-matched by binary search) holds every entry when
+  // `complete`; not complete past k_max_entries (then use lstat) nor when the directory cannot be read.
+  struct Listing : fs::DirectoryNames {
+    Listing() { complete = false; }
     bool is_directory = false; // opendir succeeded (a directory, or a link to one)
-    bool complete = false;     // `names` holds every entry (false past k_max_entries: use lstat)
-    std::vector<std::string_view> names; // sorted: looked up and prefix-matched by binary search
-    std::string text;                    // the names back to back: one allocation, not one per name
   };
   // The listing of `dir`, read on the first question about it.
   [[nodiscard]] const Listing& listing(const std::string& dir) const;

@@ -10,6 +10,7 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <memory>
 
 namespace cudadiag::fs {
@@ -85,6 +86,37 @@ Expected<std::vector<std::string>> list_directory_matching(const std::string& pa
     }
   }
   return names;
+}
+
+DirectoryNames read_directory_names(void* handle, std::size_t max_entries) {
+  DirectoryNames out;
+  std::vector<std::pair<std::size_t, std::size_t>> spans; // offset, length in `text`: viewed once it stops growing
+  while (const dirent* entry = ::readdir(static_cast<DIR*>(handle))) {
+    const std::string_view name(entry->d_name);
+    if (name == "." || name == "..") {
+      continue;
+    }
+    if (spans.size() >= max_entries) {
+      out.complete = false;
+      return out;
+    }
+    spans.emplace_back(out.text.size(), name.size());
+    out.text.insert(out.text.end(), name.begin(), name.end());
+  }
+  out.names.reserve(spans.size());
+  for (const auto& [offset, length] : spans) {
+    out.names.emplace_back(out.text.data() + offset, length);
+  }
+  std::sort(out.names.begin(), out.names.end());
+  return out;
+}
+
+Expected<DirectoryNames> list_directory_names(const std::string& path) {
+  std::unique_ptr<DIR, DirectoryCloser> dir(::opendir(path.c_str()));
+  if (!dir) {
+    return Error{std::strerror(errno)};
+  }
+  return read_directory_names(dir.get(), std::numeric_limits<std::size_t>::max());
 }
 
 Expected<std::string> read_file_prefix(const std::string& path, size_t max_bytes) {

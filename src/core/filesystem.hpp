@@ -5,6 +5,7 @@
 
 #include "core/expected.hpp"
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -36,6 +37,25 @@ Expected<std::vector<std::string>> list_directory_in_order(const std::string& pa
 // directory (dpkg's info/ holds thousands) costs no string for the names passed over.
 Expected<std::vector<std::string>> list_directory_matching(const std::string& path,
                                                            const std::function<bool(std::string_view)>& keep);
+
+// A directory's entry names without "." and "..", sorted bytewise, as views of one buffer: a
+// directory of thousands of names costs one allocation, not one per name. Moving it keeps the views
+// valid (they point into `text`'s heap block); a copy would not, so it cannot be copied.
+struct DirectoryNames {
+  DirectoryNames() = default;
+  DirectoryNames(DirectoryNames&&) = default;
+  DirectoryNames& operator=(DirectoryNames&&) = default;
+  DirectoryNames(const DirectoryNames&) = delete;
+  DirectoryNames& operator=(const DirectoryNames&) = delete;
+
+  std::vector<std::string_view> names; // sorted
+  std::vector<char> text;              // the names back to back
+  bool complete = true;                // false: more than the limit; `names` is then empty
+};
+// The names of the directory `handle` (a DIR*) reads, at most `max_entries` of them.
+DirectoryNames read_directory_names(void* handle, std::size_t max_entries);
+// The same for `path`; Error if it cannot be opened.
+Expected<DirectoryNames> list_directory_names(const std::string& path);
 
 // At most `max_bytes` of a file's content. Error if it cannot be opened or read.
 Expected<std::string> read_file_prefix(const std::string& path, size_t max_bytes);

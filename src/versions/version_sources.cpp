@@ -230,22 +230,17 @@ std::optional<std::string> string_member(const nlohmann::json& object, std::stri
 
 // A directory's entry names: the run's shared `listing` when given, else `dir` listed now into
 // `storage`; nullptr when it cannot be listed.
-struct ListedHere {
-  std::vector<std::string> names;
-  std::vector<std::string_view> views;
-};
 const std::vector<std::string_view>* entries_of(const std::string& dir, const std::vector<std::string_view>* listing,
-                                                ListedHere& storage) {
+                                                fs::DirectoryNames& storage) {
   if (listing != nullptr) {
     return listing;
   }
-  auto listed = fs::list_directory(dir);
+  auto listed = fs::list_directory_names(dir);
   if (!listed) {
     return nullptr;
   }
-  storage.names = std::move(*listed);
-  storage.views.assign(storage.names.begin(), storage.names.end());
-  return &storage.views;
+  storage = std::move(*listed);
+  return &storage.names;
 }
 
 // The "Version:" header of a core-metadata file (RFC 822 style headers, ending at the first blank line).
@@ -439,7 +434,7 @@ std::optional<std::string> version_from_file_name(std::string_view file_name, st
 std::optional<FoundVersion> version_from_dist_info(const std::string& dir,
                                                    std::span<const std::string_view> distribution_names,
                                                    const std::vector<std::string_view>* listing) {
-  ListedHere read_here;
+  fs::DirectoryNames read_here;
   const auto* entries = entries_of(dir, listing, read_here);
   if (entries == nullptr) {
     return std::nullopt;
@@ -526,7 +521,7 @@ std::optional<FoundVersion> version_from_conda_meta(const std::string& prefix,
                                                     std::span<const std::string_view> package_names,
                                                     const std::vector<std::string_view>* listing) {
   const auto meta_dir = fs::join(prefix, "conda-meta");
-  ListedHere read_here;
+  fs::DirectoryNames read_here;
   const auto* entries = entries_of(meta_dir, listing, read_here);
   if (entries == nullptr) {
     return std::nullopt;

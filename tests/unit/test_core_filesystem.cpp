@@ -3,6 +3,13 @@
 
 #include <doctest/doctest.h>
 
+#include <dirent.h>
+
+#include <algorithm>
+#include <string>
+#include <string_view>
+#include <vector>
+
 namespace fs = cudadiag::fs;
 
 TEST_CASE("filesystem: path helpers") {
@@ -34,4 +41,29 @@ TEST_CASE("filesystem: queries survive loops, broken links and unreadable files"
   CHECK_FALSE(fs::list_directory(file).has_value());
   CHECK(fs::file_size(file) == std::optional<std::uint64_t>(10));
   CHECK(fs::file_id(file) == fs::file_id(tree.path("file")));
+}
+
+TEST_CASE("filesystem: directory names are sorted views that survive a move, and a limit marks them incomplete") {
+  cudadiag::testing::TempTree tree;
+  for (const auto* name : {"libz.so.1", "a", "libcudart.so.13", "libcudart.so.12", "b"}) {
+    tree.write(std::string("dir/") + name, "x");
+  }
+  auto listed = fs::list_directory_names(tree.path("dir"));
+  REQUIRE(listed);
+  const std::vector<std::string_view> expected = {"a", "b", "libcudart.so.12", "libcudart.so.13", "libz.so.1"};
+  fs::DirectoryNames moved = std::move(*listed); // short names included: no small-string buffer
+  CHECK(moved.complete);
+  CHECK(moved.names == expected);
+  const auto strings = fs::list_directory(tree.path("dir"));
+  REQUIRE(strings);
+  CHECK(std::equal(moved.names.begin(), moved.names.end(), strings->begin(), strings->end()));
+  CHECK_FALSE(fs::list_directory_names(tree.path("missing")));
+  CHECK(fs::list_directory_names(tree.mkdir("empty"))->names.empty());
+
+  DIR* handle = ::opendir(tree.path("dir").c_str());
+  REQUIRE(handle != nullptr);
+  const auto limited = fs::read_directory_names(handle, 4);
+  ::closedir(handle);
+  CHECK_FALSE(limited.complete);
+  CHECK(limited.names.empty());
 }
