@@ -22,6 +22,8 @@ struct FleetCommandOptions {
 
 CLI::App* add_fleet_command(CLI::App& app, FleetCommandOptions& options);
 
-int run_fleet(const FleetCommandOptions& options, bool json, const cli_support::Terminal& terminal);
+// `argv`: this process's arguments, with which the program that parses with simdjson is run in this
+// one's place where there is one (cli_support::faster_fleet_program).
+int run_fleet(const FleetCommandOptions& options, bool json, const cli_support::Terminal& terminal, char** argv);
 
 } // namespace cudadiag::cli

@@ -3,6 +3,16 @@
 find_package(CLI11 2.1 CONFIG REQUIRED)
 find_package(nlohmann_json 3.10 CONFIG REQUIRED)
 find_package(spdlog 1.9 CONFIG REQUIRED)
+find_package(fmt CONFIG REQUIRED)
+# spdlog and fmt as headers: the `cudadiag` executable then loads no C++ library but its own
+# runtime (which it links statically, cli/CMakeLists.txt): every shared library costs each run
+# its open, mappings and relocations (docs/performance.md, "Start-up").
+# (spdlog::spdlog_header_only would still link the shared fmt.)
+add_library(cudadiag_spdlog INTERFACE)
+get_target_property(_spdlog_includes spdlog::spdlog_header_only INTERFACE_INCLUDE_DIRECTORIES)
+target_include_directories(cudadiag_spdlog SYSTEM INTERFACE ${_spdlog_includes})
+target_compile_definitions(cudadiag_spdlog INTERFACE SPDLOG_FMT_EXTERNAL)
+target_link_libraries(cudadiag_spdlog INTERFACE fmt::fmt-header-only)
 if(CUDADIAG_BUILD_TESTS)
   find_package(doctest 2.4 CONFIG REQUIRED)
 endif()

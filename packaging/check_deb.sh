@@ -42,6 +42,17 @@ for elf in "$root/usr/bin/cudadiag" "$root"/usr/lib/libcudadiag.so.0; do
   fi
 done
 "$root/usr/bin/cudadiag" --version
+# The executable loads no C++ library (CUDADIAG_STATIC_RUNTIME); where the build made the fleet's
+# simdjson program, the package carries it and `cudadiag fleet` runs it.
+if readelf -d "$root/usr/bin/cudadiag" | grep NEEDED | grep -Eq 'libstdc\+\+|libspdlog|libfmt|libsimdjson'; then
+  echo "usr/bin/cudadiag loads a C++ library:"; readelf -d "$root/usr/bin/cudadiag" | grep NEEDED; exit 1
+fi
+if [[ -x "$build/cli/cudadiag-fleet" ]]; then
+  grep -qxF ./usr/libexec/cudadiag/cudadiag-fleet <<< "$contents" || { echo "the package lacks the fleet's simdjson program"; exit 1; }
+  "$root/usr/bin/cudadiag" --json --no-load >"$work/node.json" || [[ $? -le 1 ]]
+  "$root/usr/bin/cudadiag" -v fleet "$work/node.json" 2>"$work/fleet.log" >/dev/null || [[ $? -le 1 ]]
+  grep -q "reports parsed with simdjson" "$work/fleet.log" || { echo "installed cudadiag fleet did not run cudadiag-fleet:"; cat "$work/fleet.log"; exit 1; }
+fi
 # The installed completion scripts are the ones the installed binary prints.
 for shell in bash zsh fish; do
   case $shell in

@@ -4,11 +4,13 @@
 #include "api/report_data.hpp"
 #include "bundle/atomic_file.hpp"
 #include "bundle/bundle.hpp"
+#include "core/filesystem.hpp"
 #include "diff/diff_render.hpp"
 #include "diff/report_input.hpp"
 #include "findings/findings_reference.hpp"
 #include "fleet/fleet_input.hpp"
 #include "fleet/fleet_render.hpp"
+#include "fleet/report_reader.hpp"
 #include "inspect/loaded_components.hpp"
 #include "report/error_document.hpp"
 #include "report/exit_style.hpp"
@@ -383,6 +385,25 @@ DiffOutcome diff(const DiffRequest& request, bool json, const Terminal& terminal
       json ? diff::diff_to_json(result).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"
            : report::fit_lines(diff::render_diff_text(result, text_style(terminal)), text_style(terminal).width);
   return out;
+}
+
+std::string_view fleet_parser() { return fleet::parser_name(); }
+
+std::optional<std::string> faster_fleet_program() {
+  if (fleet::parser_name() == "simdjson") {
+    return std::nullopt;
+  }
+  const auto self = fs::real_path("/proc/self/exe");
+  if (!self) {
+    return std::nullopt;
+  }
+  const auto here = fs::parent(self.value());
+  for (const auto& candidate : {fs::join(here, "cudadiag-fleet"), fs::join(fs::parent(here), "libexec/cudadiag/cudadiag-fleet")}) {
+    if (fs::is_executable_file(candidate)) {
+      return candidate;
+    }
+  }
+  return std::nullopt;
 }
 
 FleetOutcome fleet(const FleetRequest& request, bool json, const Terminal& terminal) {

@@ -200,5 +200,11 @@ struct FleetOutcome {
   std::vector<std::string> errors; // usage errors, one line each (exit_code 2 then, nothing rendered)
 };
 FleetOutcome fleet(const FleetRequest& request, bool json, const Terminal& terminal);
+// The report parser this program was linked with: "simdjson" or "nlohmann" (fleet/report_reader.hpp).
+std::string_view fleet_parser();
+// The program `cudadiag fleet` runs in its place when this one parses with nlohmann_json and the
+// build made one with simdjson (cli/CMakeLists.txt): `cudadiag-fleet` beside this executable (a build
+// tree), else ../libexec/cudadiag/cudadiag-fleet from it (installed). nullopt: parse here.
+std::optional<std::string> faster_fleet_program();
 
 } // namespace cudadiag::cli_support
