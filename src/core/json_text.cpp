@@ -49,18 +49,27 @@ void append_newline(std::string& out, int indent, int depth) {
   out.append(static_cast<std::size_t>(depth) * static_cast<std::size_t>(indent), ' ');
 }
 
-// Printable ASCII without '"' or '\\' is written as it is; anything else the way nlohmann writes it.
-void append_string(std::string& out, std::string_view text) {
-  for (const char c : text) {
+// Whether `text` is written as it is: printable ASCII without '"' or '\\'.
+bool is_plain(std::string_view text) {
+  return std::all_of(text.begin(), text.end(), [](char c) {
     const auto byte = static_cast<unsigned char>(c);
-    if (byte < 0x20U || byte >= 0x80U || c == '"' || c == '\\') {
-      out += json(std::string(text)).dump(-1, ' ', false, json::error_handler_t::replace);
-      return;
-    }
-  }
+    return byte >= 0x20U && byte < 0x80U && c != '"' && c != '\\';
+  });
+}
+
+void append_plain(std::string& out, std::string_view text) {
   out += '"';
   out += text;
   out += '"';
+}
+
+// Plain text as it is; anything else the way nlohmann writes it.
+void append_string(std::string& out, std::string_view text) {
+  if (is_plain(text)) {
+    append_plain(out, text);
+  } else {
+    out += json(std::string(text)).dump(-1, ' ', false, json::error_handler_t::replace);
+  }
 }
 
 template <typename Integer>
@@ -235,7 +244,11 @@ void JsonStream::key(std::string_view name) {
 
 void JsonStream::text(std::string_view value) {
   before_value();
-  append_string(m_out, to_valid_utf8(value));
+  if (is_plain(value)) { // most text: paths, names, trace lines, which to_valid_utf8 would copy unchanged
+    append_plain(m_out, value);
+  } else {
+    append_string(m_out, to_valid_utf8(value));
+  }
 }
 
 void JsonStream::optional_text(const std::optional<std::string>& value) {

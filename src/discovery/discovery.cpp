@@ -85,7 +85,7 @@ std::optional<std::string> canary_root(const ComponentResult& cudart) {
   return probes::derive_toolkit_root(origin_path);
 }
 
-LdCacheStatus load_ld_cache(const SystemLayout& layout, std::optional<loader::LdSoCache>& cache) {
+LdCacheStatus load_ld_cache(const SystemLayout& layout, std::shared_ptr<const loader::LdSoCache>& cache) {
   LdCacheStatus status;
   status.path = layout.ld_so_cache;
   auto parsed = loader::read_ld_so_cache(layout.ld_so_cache);
@@ -94,7 +94,7 @@ LdCacheStatus load_ld_cache(const SystemLayout& layout, std::optional<loader::Ld
     return status;
   }
   status.entries = parsed->entries().size();
-  cache = std::move(*parsed);
+  cache = std::make_shared<const loader::LdSoCache>(std::move(*parsed));
   return status;
 }
 

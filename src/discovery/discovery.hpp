@@ -62,7 +62,9 @@ struct DiscoveryResult {
   // The CUDA the frameworks in the primary environment were built for (python/framework_builds.hpp).
   std::vector<python::FrameworkBuild> frameworks;
   LdCacheStatus ld_cache;
-  std::optional<loader::LdSoCache> cache; // the parsed loader cache; nullopt when ld_cache.error is set
+  // The parsed loader cache; null when ld_cache.error is set. Shared: the frameworks' closures start
+  // from it before the components are resolved (linkage::predict_frameworks_ahead).
+  std::shared_ptr<const loader::LdSoCache> cache;
   loader::LdConf ld_so_conf; // which conf file lists which directory (for remedies)
   std::vector<ComponentResult> components;
   // cuda-pathfinder's dependencies of `components` that were not asked for (`find NAME`): resolved
@@ -79,7 +81,7 @@ struct DiscoveryContext {
   python::PythonDiscovery python;
   std::optional<std::string> python_error; // options.python_exe failed; the no-run discovery is used
   LdCacheStatus ld_cache;
-  std::optional<loader::LdSoCache> cache; // nullopt when ld_cache.error is set
+  std::shared_ptr<const loader::LdSoCache> cache; // null when ld_cache.error is set
   loader::LdConf ld_so_conf;              // options.layout.ld_so_conf and its includes
   versions::PackageDatabase packages;     // options.layout's dpkg and RPM databases, read on first use
   // Every directory the searches look in, listed once and shared by all components.

@@ -382,6 +382,17 @@ std::string_view DynamicSymbols::name_of(const Symbol& symbol) const {
   return rest.substr(0, rest.find('\0'));
 }
 
+// name_of(symbol) == name, without finding the name's end first: the bytes of `name`, then the
+// terminator (or the table's end, where name_of stops too). Long C++ names are compared once.
+bool DynamicSymbols::has_name(const Symbol& symbol, std::string_view name) const {
+  const auto all = strings();
+  if (symbol.name >= all.size() || all.size() - symbol.name < name.size()) {
+    return symbol.name >= all.size() && name.empty();
+  }
+  const auto end = symbol.name + name.size();
+  return all.compare(symbol.name, name.size(), name) == 0 && (end == all.size() || all[end] == '\0');
+}
+
 bool DynamicSymbols::defines_version(std::string_view version) const {
   return std::any_of(m_version_names.begin(), m_version_names.end(),
                      [&](const auto& entry) { return entry.second == version; });
@@ -394,7 +405,7 @@ bool DynamicSymbols::matches(std::uint32_t index, const SymbolReference& referen
   const unsigned type = symbol.info & 0xfU;
   const unsigned bind = symbol.info >> 4U;
   if (symbol.section == k_shn_undef || !symbol.defined_value || bind == k_stb_local ||
-      ((1U << type) & k_allowed_types) == 0 || name_of(symbol) != reference.name) {
+      ((1U << type) & k_allowed_types) == 0 || !has_name(symbol, reference.name)) {
     return false;
   }
   if (!m_has_versym) {

@@ -78,6 +78,7 @@ private:
   };
 
   [[nodiscard]] std::string_view name_of(const Symbol& symbol) const;
+  [[nodiscard]] bool has_name(const Symbol& symbol, std::string_view name) const;
   [[nodiscard]] bool matches(std::uint32_t index, const SymbolReference& reference, int& versions_seen) const;
 
   [[nodiscard]] std::string_view strings() const { return m_string_view; }

@@ -21,6 +21,26 @@ struct KnownFile {
   bool loader = false;
 };
 
+// The loads of the modelled frameworks installed in `discovery`'s primary environment, each on a
+// thread of its own (torch's and JAX's share few files), in installed_modelled_frameworks' order.
+std::vector<FrameworkLoad> predict_frameworks(const discovery::DiscoveryResult& discovery, const Environment& env,
+                                              const SystemLayout& layout, const std::shared_ptr<ObjectStore>& store) {
+  const auto frameworks = installed_modelled_frameworks(discovery);
+  std::vector<std::optional<FrameworkLoad>> predicted(frameworks.size());
+  parallel_for_each_index(frameworks.size(), frameworks.size(), [&](std::size_t i) {
+    if (auto load = framework_load(discovery, frameworks[i], env, layout, store)) {
+      predicted[i] = std::move(load.value());
+    }
+  });
+  std::vector<FrameworkLoad> all;
+  for (auto& load : predicted) {
+    if (load) {
+      all.push_back(std::move(*load));
+    }
+  }
+  return all;
+}
+
 class Analysis {
 public:
   Analysis(const discovery::DiscoveryResult& discovery, const Environment& env, const SystemLayout& layout)
@@ -63,16 +83,20 @@ public:
     m_store = std::make_shared<ObjectStore>(m_known_elf);
   }
 
-  Linkage run(FrameworkClosures wanted) {
+  Linkage run(FrameworkClosures wanted, const FrameworksAhead* ahead) {
     const auto start = std::chrono::steady_clock::now();
     Linkage result;
     result.ran = true;
-    // The frameworks' closures are predicted beside the libraries', on a thread and a store of their
-    // own: torch's reaches libtorch_cpu.so, whose symbol tables alone run to tens of megabytes.
-    auto framework_store = std::make_shared<ObjectStore>(m_known_elf);
+    // The frameworks' closures are predicted beside the libraries', over the same store: torch's and
+    // JAX's load the wheels' cuBLAS, cuDNN, NCCL… whose symbol tables and clean checks the libraries'
+    // closures need too, and each is read once. Started ahead (the store is theirs), else here on a
+    // thread of their own.
     std::future<std::vector<FrameworkLinkage>> frameworks;
-    if (wanted == FrameworkClosures::predict && !installed_modelled_frameworks(m_discovery).empty()) {
-      frameworks = std::async(std::launch::async, [this, framework_store] { return analyze_frameworks(framework_store); });
+    if (ahead != nullptr) {
+      m_store = ahead->files;
+      m_store->add_known(m_known_elf);
+    } else if (wanted == FrameworkClosures::predict && !installed_modelled_frameworks(m_discovery).empty()) {
+      frameworks = std::async(std::launch::async, [this] { return analyze_frameworks(); });
     }
     // Each library's closures are independent of the others' (the store is shared and thread-safe):
     // built in parallel, kept in discovery's order.
@@ -90,39 +114,37 @@ public:
         result.components.push_back(std::move(linkage));
       }
     }
-    if (frameworks.valid()) {
+    if (ahead != nullptr) {
+      for (const auto& load : ahead->loads.get()) {
+        result.frameworks.push_back(linkage_of(load));
+      }
+    } else if (frameworks.valid()) {
       result.frameworks = frameworks.get();
     }
-    result.files_read = m_store->files_read() + framework_store->files_read();
+    result.files_read = m_store->files_read();
     result.files = m_store;
-    result.framework_files = framework_store;
     result.elapsed_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     return result;
   }
 
 private:
-  // Each framework's closure on a thread of its own (torch's and JAX's share few files), over one store.
-  std::vector<FrameworkLinkage> analyze_frameworks(const std::shared_ptr<ObjectStore>& store) const {
-    const auto frameworks = installed_modelled_frameworks(m_discovery);
-    std::vector<std::optional<FrameworkLinkage>> predicted(frameworks.size());
-    parallel_for_each_index(frameworks.size(), frameworks.size(), [&](std::size_t i) {
-      if (auto load = framework_load(m_discovery, frameworks[i], m_env, m_layout, store)) {
-        auto& loaded = load.value();
-        FrameworkLinkage linkage{loaded.framework, loaded.version, loaded.library, std::move(loaded.import_model), {}};
-        linkage.closure.answers = {"framework"};
-        linkage.closure.load_name = loaded.library;
-        linkage.closure.closure = std::move(loaded.closure);
-        annotate(linkage.closure, *store);
-        predicted[i] = std::move(linkage);
-      }
-    });
+  // Each framework's closure on a thread of its own (torch's and JAX's share few files).
+  std::vector<FrameworkLinkage> analyze_frameworks() const {
     std::vector<FrameworkLinkage> all;
-    for (auto& linkage : predicted) {
-      if (linkage) {
-        all.push_back(std::move(*linkage));
-      }
+    for (auto& load : predict_frameworks(m_discovery, m_env, m_layout, m_store)) {
+      all.push_back(linkage_of(std::move(load)));
     }
     return all;
+  }
+
+  // A framework's predicted load as the report gives it: its closure annotated like the libraries'.
+  FrameworkLinkage linkage_of(FrameworkLoad loaded) const {
+    FrameworkLinkage linkage{loaded.framework, loaded.version, loaded.library, std::move(loaded.import_model), {}};
+    linkage.closure.answers = {"framework"};
+    linkage.closure.load_name = loaded.library;
+    linkage.closure.closure = std::move(loaded.closure);
+    annotate(linkage.closure, *m_store);
+    return linkage;
   }
 
   ComponentLinkage analyze(const ComponentResult& component) const {
@@ -320,9 +342,31 @@ private:
 
 } // namespace
 
+FrameworksAhead predict_frameworks_ahead(const discovery::DiscoveryContext& context, const Environment& env,
+                                         const SystemLayout& layout) {
+  FrameworksAhead ahead;
+  ahead.files = std::make_shared<ObjectStore>();
+  if (!context.frameworks.valid()) { // no primary Python environment: no framework
+    std::promise<std::vector<FrameworkLoad>> none;
+    none.set_value({});
+    ahead.loads = none.get_future().share();
+    return ahead;
+  }
+  // What framework_load reads of discovery: the environments, the frameworks, the loader cache.
+  discovery::DiscoveryResult known;
+  known.python = context.python;
+  known.cache = context.cache;
+  ahead.loads = std::async(std::launch::async, [known = std::move(known), frameworks = context.frameworks, env,
+                                                layout, files = ahead.files]() mutable {
+                  known.frameworks = frameworks.get().builds;
+                  return predict_frameworks(known, env, layout, files);
+                }).share();
+  return ahead;
+}
+
 Linkage analyze_linkage(const discovery::DiscoveryResult& discovery, const Environment& env, const SystemLayout& layout,
-                        FrameworkClosures frameworks) {
-  return Analysis(discovery, env, layout).run(frameworks);
+                        FrameworkClosures frameworks, const FrameworksAhead* ahead) {
+  return Analysis(discovery, env, layout).run(frameworks, ahead);
 }
 
 } // namespace cudadiag::linkage

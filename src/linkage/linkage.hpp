@@ -15,6 +15,7 @@
 #include "linkage/closure.hpp"
 #include "linkage/framework_load.hpp"
 
+#include <future>
 #include <memory>
 #include <optional>
 #include <string>
@@ -93,10 +94,9 @@ struct Linkage {
   bool ran = false;
   std::vector<ComponentLinkage> components; // the found libraries, in the report's order
   std::vector<FrameworkLinkage> frameworks; // torch, JAX's plugin: those installed with their CUDA library
-  std::size_t files_read = 0;                // files opened: the libraries' distinct files, then the frameworks'
+  std::size_t files_read = 0;                // distinct files opened by the libraries' and the frameworks' closures
   // The files the closures' objects point into (LoadedObject::file): kept alive with the result.
   std::shared_ptr<const ObjectStore> files;
-  std::shared_ptr<const ObjectStore> framework_files; // the frameworks' closures', read on a thread of their own
   double elapsed_ms = 0;
   // The load check (load_check.hpp): whether it ran, else why not, and how long it took.
   bool load_checked = false;
@@ -110,7 +110,23 @@ enum class FrameworkClosures {
   skip,    // a report narrowed to some components (`find NAME`): they would go unread
 };
 
+// torch's and JAX's own loads (framework_load.hpp), predicted from what discovery knows before it
+// resolves a component (the primary environment, its frameworks, the loader cache), on a thread of
+// their own while the components are resolved: libtorch_cpu.so's and libtorch_cuda.so's symbol
+// tables alone take milliseconds to read. analyze_linkage takes them over; their store is the one
+// the libraries' closures then use, so that a file both need is read once.
+struct FrameworksAhead {
+  std::shared_ptr<ObjectStore> files;
+  std::shared_future<std::vector<FrameworkLoad>> loads; // those installed with their CUDA library
+};
+// `env` and `layout` are copied; `context` may be consumed (finish_discovery) meanwhile.
+FrameworksAhead predict_frameworks_ahead(const discovery::DiscoveryContext& context, const Environment& env,
+                                         const SystemLayout& layout);
+
+// `ahead`: the frameworks' loads started by predict_frameworks_ahead for this discovery (then
+// `frameworks` must be `predict`); null: predicted here when `frameworks` says so.
 Linkage analyze_linkage(const discovery::DiscoveryResult& discovery, const Environment& env, const SystemLayout& layout,
-                        FrameworkClosures frameworks = FrameworkClosures::predict);
+                        FrameworkClosures frameworks = FrameworkClosures::predict,
+                        const FrameworksAhead* ahead = nullptr);
 
 } // namespace cudadiag::linkage

@@ -4,7 +4,7 @@ namespace cudadiag::linkage {
 namespace {
 
 // What the loader makes of the file whose identity is `id`, reached as `path`; `known` gives the
-// ELF facts of a file already read this run, by real path (nullptr: read it).
+// ELF facts of a file already read this run, by real path (nullopt: read it).
 template <class Known>
 void read_object(const std::string& path, const fs::FileId& id, ObjectFile& file, const Known& known,
                  const fs::RealPathCache& real_paths) {
@@ -16,8 +16,8 @@ void read_object(const std::string& path, const fs::FileId& id, ObjectFile& file
         fs::is_directory(file.realpath) ? "cannot read file data: Is a directory" : "not a regular file";
     return;
   }
-  if (const auto* facts = known(file.realpath)) {
-    file.elf = *facts;
+  if (auto facts = known(file.realpath)) {
+    file.elf = std::move(*facts);
   } else {
     file.elf = elf::read_elf_info(file.realpath);
   }
@@ -72,12 +72,22 @@ const Expected<elf::DynamicSymbols>& ObjectStore::symbols(const ObjectFile& file
   return slot->symbols;
 }
 
-const elf::ElfInfo* ObjectStore::known_elf(const std::string& realpath) const {
-  if (!m_known) {
-    return nullptr;
+void ObjectStore::add_known(std::shared_ptr<const KnownElf> known) {
+  const std::lock_guard lock(m_mutex);
+  m_known = std::move(known);
+}
+
+std::optional<elf::ElfInfo> ObjectStore::known_elf(const std::string& realpath) const {
+  std::shared_ptr<const KnownElf> known;
+  {
+    const std::lock_guard lock(m_mutex);
+    known = m_known;
   }
-  const auto known = m_known->find(realpath);
-  return known != m_known->end() ? &known->second : nullptr;
+  if (!known) {
+    return std::nullopt;
+  }
+  const auto found = known->find(realpath);
+  return found != known->end() ? std::optional<elf::ElfInfo>(found->second) : std::nullopt;
 }
 
 std::size_t ObjectStore::files_read() const {

@@ -41,6 +41,9 @@ public:
   using KnownElf = std::unordered_map<std::string, elf::ElfInfo>;
   ObjectStore() = default;
   explicit ObjectStore(std::shared_ptr<const KnownElf> known) : m_known(std::move(known)) {}
+  // The same facts for a store already in use (the frameworks' closures start before discovery
+  // ends): files opened from now on are looked up there first.
+  void add_known(std::shared_ptr<const KnownElf> known);
 
   // The regular file at `path` (symlinks followed), or nullptr when there is none: missing,
   // a dangling link or a loop, not readable (glibc's open fails and the search goes on).
@@ -73,9 +76,9 @@ private:
     Expected<elf::DynamicSymbols> symbols = Error{"not read"};
   };
 
-  [[nodiscard]] const elf::ElfInfo* known_elf(const std::string& realpath) const;
+  [[nodiscard]] std::optional<elf::ElfInfo> known_elf(const std::string& realpath) const;
 
-  std::shared_ptr<const KnownElf> m_known;
+  std::shared_ptr<const KnownElf> m_known; // guarded by m_mutex
   fs::RealPathCache m_real_paths; // the closures open hundreds of files from a few directories
   mutable std::mutex m_mutex; // guards the maps; slots are filled under their own once flags
   std::unordered_map<std::string, const ObjectFile*> m_by_path;

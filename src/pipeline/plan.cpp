@@ -149,6 +149,13 @@ Expected<report::Report> run(const Plan& plan) {
   for (const auto& line : context.python.trace) {
     log.say(Detail::step, "python: " + line);
   }
+  // torch's and JAX's own loads (a report of the whole catalog only: `find NAME` asks for one library,
+  // and `find --for` predicts its framework itself) are predicted while the components are resolved.
+  const bool framework_closures = plan.framework_closures && plan.components.empty();
+  std::optional<linkage::FrameworksAhead> frameworks_ahead;
+  if (framework_closures) {
+    frameworks_ahead = linkage::predict_frameworks_ahead(context, plan.environment, options.layout);
+  }
 
   // The components verification loads come first, so that the workers start while the rest of
   // the catalog is still being resolved.
@@ -226,12 +233,10 @@ Expected<report::Report> run(const Plan& plan) {
   }
 
   log.start("predicting each library's dependency closure");
-  // The frameworks' own loads only for a report of the whole catalog: `find NAME` asks for one
-  // library (and `find --for` predicts its framework itself).
-  report.linkage = linkage::analyze_linkage(report.discovery, plan.environment, options.layout,
-                                            plan.framework_closures && plan.components.empty()
-                                                ? linkage::FrameworkClosures::predict
-                                                : linkage::FrameworkClosures::skip);
+  report.linkage = linkage::analyze_linkage(
+      report.discovery, plan.environment, options.layout,
+      framework_closures ? linkage::FrameworkClosures::predict : linkage::FrameworkClosures::skip,
+      frameworks_ahead ? &*frameworks_ahead : nullptr);
   log.done("closures", std::to_string(report.linkage.components.size()) + " libraries, " +
                            std::to_string(report.linkage.files_read) + " files read");
 

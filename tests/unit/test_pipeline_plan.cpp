@@ -1,4 +1,5 @@
 // The one run: discovery prepared once, inputs checked, policy findings in before the summary.
+#include "linkage/linkage.hpp"
 #include "pipeline/plan.hpp"
 #include "synthetic_world.hpp"
 
@@ -135,4 +136,33 @@ TEST_CASE("pipeline: the frameworks' own loads are predicted for the whole catal
   REQUIRE(left_out);
   CHECK_FALSE(left_out->discovery.frameworks.empty()); // the pins and builds are still read
   CHECK(left_out->linkage.frameworks.empty());
+}
+
+TEST_CASE("pipeline: the frameworks' loads predicted ahead of the components are those analyze_linkage predicts") {
+  cudadiag::testing::SyntheticWorld world;
+  const auto site = world.venv("venv");
+  world.env.set("VIRTUAL_ENV", world.tree.path("venv"));
+  world.dist_info(site, "torch", "2.8.0");
+  world.tree.write("venv/lib/python3.12/site-packages/torch/version.py",
+                   "__version__ = '2.8.0+cu128'\ncuda = '12.8'\n");
+  (void)world.library("venv/lib/python3.12/site-packages/torch/lib/libtorch_global_deps.so");
+  (void)world.library("venv/lib/python3.12/site-packages/torch/lib/libtorch_cuda.so");
+  const auto plan = world_plan(world);
+  const auto ahead = cudadiag::pipeline::run(plan); // started before the components are resolved
+  REQUIRE(ahead);
+  const auto here = cudadiag::linkage::analyze_linkage(ahead->discovery, plan.environment, plan.discovery.layout);
+  REQUIRE(ahead->linkage.frameworks.size() == here.frameworks.size());
+  REQUIRE_FALSE(here.frameworks.empty());
+  for (std::size_t i = 0; i < here.frameworks.size(); ++i) {
+    const auto& early = ahead->linkage.frameworks[i];
+    const auto& late = here.frameworks[i];
+    CHECK(early.framework == late.framework);
+    CHECK(early.library == late.library);
+    CHECK(early.loads() == late.loads());
+    REQUIRE(early.closure.closure.objects.size() == late.closure.closure.objects.size());
+    for (std::size_t j = 0; j < late.closure.closure.objects.size(); ++j) {
+      CHECK(early.closure.closure.objects[j].path == late.closure.closure.objects[j].path);
+      CHECK(early.closure.facts[j].component == late.closure.facts[j].component);
+    }
+  }
 }
