@@ -19,6 +19,17 @@ Plan world_plan(const cudadiag::testing::SyntheticWorld& world) {
   return plan;
 }
 
+// A venv, activated, with torch 2.8 built for CUDA 12.8 and its two libraries the closures start from.
+void add_torch_venv(cudadiag::testing::SyntheticWorld& world) {
+  const auto site = world.venv("venv");
+  world.env.set("VIRTUAL_ENV", world.tree.path("venv"));
+  world.dist_info(site, "torch", "2.8.0");
+  world.tree.write("venv/lib/python3.12/site-packages/torch/version.py",
+                   "__version__ = '2.8.0+cu128'\ncuda = '12.8'\n");
+  (void)world.library("venv/lib/python3.12/site-packages/torch/lib/libtorch_global_deps.so");
+  (void)world.library("venv/lib/python3.12/site-packages/torch/lib/libtorch_cuda.so");
+}
+
 bool has_finding(const cudadiag::report::Report& report, std::string_view id) {
   return std::any_of(report.findings.begin(), report.findings.end(),
                      [id](const auto& finding) { return finding.id == id; });
@@ -119,13 +130,7 @@ TEST_CASE("pipeline: observed findings come first, problems_only drops info") {
 
 TEST_CASE("pipeline: the frameworks' own loads are predicted for the whole catalog unless the plan leaves them out") {
   cudadiag::testing::SyntheticWorld world;
-  const auto site = world.venv("venv");
-  world.env.set("VIRTUAL_ENV", world.tree.path("venv"));
-  world.dist_info(site, "torch", "2.8.0");
-  world.tree.write("venv/lib/python3.12/site-packages/torch/version.py",
-                   "__version__ = '2.8.0+cu128'\ncuda = '12.8'\n");
-  (void)world.library("venv/lib/python3.12/site-packages/torch/lib/libtorch_global_deps.so");
-  (void)world.library("venv/lib/python3.12/site-packages/torch/lib/libtorch_cuda.so");
+  add_torch_venv(world);
   auto plan = world_plan(world);
   const auto predicted = cudadiag::pipeline::run(plan);
   REQUIRE(predicted);
@@ -140,13 +145,7 @@ TEST_CASE("pipeline: the frameworks' own loads are predicted for the whole catal
 
 TEST_CASE("pipeline: the frameworks' loads predicted ahead of the components are those analyze_linkage predicts") {
   cudadiag::testing::SyntheticWorld world;
-  const auto site = world.venv("venv");
-  world.env.set("VIRTUAL_ENV", world.tree.path("venv"));
-  world.dist_info(site, "torch", "2.8.0");
-  world.tree.write("venv/lib/python3.12/site-packages/torch/version.py",
-                   "__version__ = '2.8.0+cu128'\ncuda = '12.8'\n");
-  (void)world.library("venv/lib/python3.12/site-packages/torch/lib/libtorch_global_deps.so");
-  (void)world.library("venv/lib/python3.12/site-packages/torch/lib/libtorch_cuda.so");
+  add_torch_venv(world);
   const auto plan = world_plan(world);
   const auto ahead = cudadiag::pipeline::run(plan); // started before the components are resolved
   REQUIRE(ahead);
