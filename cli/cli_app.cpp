@@ -544,7 +544,7 @@ int run_command(int argc, char** argv) {
         return k_exit_usage;
       }
       if (fleet_command->parsed()) {
-        return run_fleet(fleet_options, options.json, terminal(options), argv);
+        return run_fleet(fleet_options, options.json, terminal(options), argv, self_executable());
       }
       if (diff_command->parsed()) {
         return run_diff(diff_options, options.json, terminal(options));

@@ -31,10 +31,11 @@ CLI::App* add_fleet_command(CLI::App& app, FleetCommandOptions& options) {
   return command;
 }
 
-int run_fleet(const FleetCommandOptions& options, bool json, const cli_support::Terminal& terminal, char** argv) {
+int run_fleet(const FleetCommandOptions& options, bool json, const cli_support::Terminal& terminal, char** argv,
+              const std::string& executable) {
   // Every node's run is the other program; thousands of reports are read here, several times faster
   // with simdjson's parser (docs/performance.md): that program takes this one's place, same arguments.
-  if (const auto faster = cli_support::faster_fleet_program()) {
+  if (const auto faster = cli_support::faster_fleet_program(executable)) {
     spdlog::debug("running {} (simdjson's parser) in this process's place", *faster);
     ::execv(faster->c_str(), argv);
     spdlog::warn("could not run {} ({}): parsing with nlohmann_json, several times slower", *faster,

@@ -1,5 +1,5 @@
 # All third-party dependencies, found in one place, from the distribution's packages
-# (Debian 12: libcli11-dev, nlohmann-json3-dev, libspdlog-dev, doctest-dev, zlib1g-dev, libsqlite3-dev). Nothing is downloaded.
+# (Debian 12: libcli11-dev, nlohmann-json3-dev, libspdlog-dev, libfmt-dev, doctest-dev, zlib1g-dev, libsqlite3-dev). Nothing is downloaded.
 find_package(CLI11 2.1 CONFIG REQUIRED)
 find_package(nlohmann_json 3.10 CONFIG REQUIRED)
 find_package(spdlog 1.9 CONFIG REQUIRED)

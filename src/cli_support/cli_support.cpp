@@ -389,16 +389,13 @@ DiffOutcome diff(const DiffRequest& request, bool json, const Terminal& terminal
 
 std::string_view fleet_parser() { return fleet::parser_name(); }
 
-std::optional<std::string> faster_fleet_program() {
+std::optional<std::string> faster_fleet_program(const std::string& executable) {
   if (fleet::parser_name() == "simdjson") {
     return std::nullopt;
   }
-  const auto self = fs::real_path("/proc/self/exe");
-  if (!self) {
-    return std::nullopt;
-  }
-  const auto here = fs::parent(self.value());
-  for (const auto& candidate : {fs::join(here, "cudadiag-fleet"), fs::join(fs::parent(here), "libexec/cudadiag/cudadiag-fleet")}) {
+  const auto here = fs::parent(executable);
+  for (const auto& candidate : {fs::join(here, "cudadiag-fleet"),
+                                fs::lexically_normal(fs::join(here, CUDADIAG_BINDIR_TO_FLEET_PROGRAM))}) {
     if (fs::is_executable_file(candidate)) {
       return candidate;
     }

@@ -203,8 +203,9 @@ FleetOutcome fleet(const FleetRequest& request, bool json, const Terminal& termi
 // The report parser this program was linked with: "simdjson" or "nlohmann" (fleet/report_reader.hpp).
 std::string_view fleet_parser();
 // The program `cudadiag fleet` runs in its place when this one parses with nlohmann_json and the
-// build made one with simdjson (cli/CMakeLists.txt): `cudadiag-fleet` beside this executable (a build
-// tree), else ../libexec/cudadiag/cudadiag-fleet from it (installed). nullopt: parse here.
-std::optional<std::string> faster_fleet_program();
+// build made one with simdjson (cli/CMakeLists.txt): `cudadiag-fleet` beside `executable` (this
+// program's real path; a build tree), else where the install puts it relative to the bin directory
+// (libexec/cudadiag/cudadiag-fleet). nullopt: parse here.
+std::optional<std::string> faster_fleet_program(const std::string& executable);
 
 } // namespace cudadiag::cli_support

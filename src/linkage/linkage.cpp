@@ -43,7 +43,9 @@ std::vector<FrameworkLoad> predict_frameworks(const discovery::DiscoveryResult& 
 
 class Analysis {
 public:
-  Analysis(const discovery::DiscoveryResult& discovery, const Environment& env, const SystemLayout& layout)
+  // `ahead`: the frameworks' loads started early, whose store the libraries' closures then share.
+  Analysis(const discovery::DiscoveryResult& discovery, const Environment& env, const SystemLayout& layout,
+           const FrameworksAhead* ahead)
       : m_discovery(discovery), m_env(env), m_layout(layout),
         m_setting(search_setting(env, layout, discovery.cache ? &*discovery.cache : nullptr)),
         m_real_loader_search(layout.ld_so_cache == SystemLayout{}.ld_so_cache &&
@@ -80,7 +82,12 @@ public:
       }
     }
     m_known_elf = std::move(known_elf);
-    m_store = std::make_shared<ObjectStore>(m_known_elf);
+    if (ahead != nullptr) {
+      m_store = ahead->files;
+      m_store->add_known(m_known_elf);
+    } else {
+      m_store = std::make_shared<ObjectStore>(m_known_elf);
+    }
   }
 
   Linkage run(FrameworkClosures wanted, const FrameworksAhead* ahead) {
@@ -89,13 +96,10 @@ public:
     result.ran = true;
     // The frameworks' closures are predicted beside the libraries', over the same store: torch's and
     // JAX's load the wheels' cuBLAS, cuDNN, NCCL… whose symbol tables and clean checks the libraries'
-    // closures need too, and each is read once. Started ahead (the store is theirs), else here on a
-    // thread of their own.
+    // closures need too, and each is read once. Started ahead (the store is theirs, see the
+    // constructor), else here on a thread of their own.
     std::future<std::vector<FrameworkLinkage>> frameworks;
-    if (ahead != nullptr) {
-      m_store = ahead->files;
-      m_store->add_known(m_known_elf);
-    } else if (wanted == FrameworkClosures::predict && !installed_modelled_frameworks(m_discovery).empty()) {
+    if (ahead == nullptr && wanted == FrameworkClosures::predict && !installed_modelled_frameworks(m_discovery).empty()) {
       frameworks = std::async(std::launch::async, [this] { return analyze_frameworks(); });
     }
     // Each library's closures are independent of the others' (the store is shared and thread-safe):
@@ -366,7 +370,7 @@ FrameworksAhead predict_frameworks_ahead(const discovery::DiscoveryContext& cont
 
 Linkage analyze_linkage(const discovery::DiscoveryResult& discovery, const Environment& env, const SystemLayout& layout,
                         FrameworkClosures frameworks, const FrameworksAhead* ahead) {
-  return Analysis(discovery, env, layout).run(frameworks, ahead);
+  return Analysis(discovery, env, layout, ahead).run(frameworks, ahead);
 }
 
 } // namespace cudadiag::linkage

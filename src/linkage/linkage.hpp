@@ -123,8 +123,8 @@ struct FrameworksAhead {
 FrameworksAhead predict_frameworks_ahead(const discovery::DiscoveryContext& context, const Environment& env,
                                          const SystemLayout& layout);
 
-// `ahead`: the frameworks' loads started by predict_frameworks_ahead for this discovery (then
-// `frameworks` must be `predict`); null: predicted here when `frameworks` says so.
+// `ahead`: the frameworks' loads started by predict_frameworks_ahead for this discovery; they are the
+// report's whatever `frameworks` says. Null: predicted here when `frameworks` says so.
 Linkage analyze_linkage(const discovery::DiscoveryResult& discovery, const Environment& env, const SystemLayout& layout,
                         FrameworkClosures frameworks = FrameworkClosures::predict,
                         const FrameworksAhead* ahead = nullptr);

@@ -8,6 +8,7 @@ on stdin, and srun --label / kubectl logs --prefix prefixed lines, interleaved."
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -246,3 +247,24 @@ def test_html_file(fleet_reports, tmp_path):
     html = page.read_text()
     assert html.startswith("<!DOCTYPE html>") and "gpu-node04" in html and "590.44.01" in html
     assert "<script" not in html
+
+
+def test_the_fleet_is_parsed_with_the_fastest_parser_the_build_has(fleet_reports, tmp_path):
+    """The `cudadiag` executable parses with nlohmann_json; where the build found simdjson it runs
+    cudadiag-fleet in its place (CUDADIAG_EXPECTED_FLEET_PARSER comes from CMake), with the same
+    answer. A copy of the executable without cudadiag-fleet beside it parses by itself."""
+    expected = os.environ.get("CUDADIAG_EXPECTED_FLEET_PARSER")
+    if not expected:
+        pytest.skip("CUDADIAG_EXPECTED_FLEET_PARSER is not set (run through ctest)")
+    inputs = [str(path) for path in fleet_reports.values()]
+    forwarded = run(["-v", "--json", "fleet", *inputs])
+    assert f"fleet: reports parsed with {expected}".encode() in forwarded.stderr, describe(forwarded)
+
+    alone = tmp_path / "alone" / "cudadiag"
+    alone.parent.mkdir()
+    shutil.copy2(require_binary(), alone)
+    by_itself = subprocess.run([str(alone), "-v", "--json", "fleet", *inputs], capture_output=True, check=False,
+                               stdin=subprocess.DEVNULL, timeout=120)
+    assert b"fleet: reports parsed with nlohmann" in by_itself.stderr, describe(by_itself)
+    assert by_itself.returncode == forwarded.returncode
+    assert json.loads(by_itself.stdout) == json.loads(forwarded.stdout)
