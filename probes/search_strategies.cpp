@@ -1,6 +1,7 @@
 #include "probes/search_strategies.hpp"
 
 #include "core/filesystem.hpp"
+#include "core/once_flag.hpp"
 
 #include <dirent.h>
 #include <sys/stat.h>
@@ -273,7 +274,7 @@ public:
     }
     // The entries are the same for every component of a run: resolved, deduplicated and checked
     // once (5,000 entries x 50 libraries would otherwise be 250,000 checks).
-    std::call_once(m_once, [&] {
+    m_once.call([&] {
       std::unordered_set<std::string> seen;
       for (const auto& entry : split_search_path(*value)) {
         // The loader reads an empty entry as the current directory and a relative one against it.
@@ -300,7 +301,7 @@ public:
 
 private:
   static constexpr std::size_t k_missing_traced = 16; // per component; the rest are counted
-  mutable std::once_flag m_once;
+  mutable OnceFlag m_once;
   mutable std::vector<std::pair<std::string, bool>> m_dirs; // directory, whether it is one
 };
 
@@ -469,7 +470,7 @@ public:
   [[nodiscard]] bool applies_to(const ComponentSpec&) const override { return true; }
   void search(const ComponentSpec& spec, const SearchInputs& inputs, SearchOutput& out) const override {
     // The roots are the same for every component of a run: found once per strategy object.
-    std::call_once(m_roots_once, [&] { m_roots = toolkit_roots(inputs.layout); });
+    m_roots_once.call([&] { m_roots = toolkit_roots(inputs.layout); });
     for (const auto& root : m_roots) {
       if (spec.packaging == Packaging::driver) {
         search_stubs(spec, inputs, root, out);
@@ -480,7 +481,7 @@ public:
   }
 
 private:
-  mutable std::once_flag m_roots_once;
+  mutable OnceFlag m_roots_once;
   mutable std::vector<std::string> m_roots;
 
   static std::vector<std::string> toolkit_roots(const SystemLayout& layout) {
@@ -552,7 +553,7 @@ public:
   [[nodiscard]] std::string_view name() const override { return "PATH"; }
   [[nodiscard]] bool applies_to(const ComponentSpec& spec) const override { return spec.kind == ComponentKind::binary; }
   void search(const ComponentSpec& spec, const SearchInputs& inputs, SearchOutput& out) const override {
-    std::call_once(m_once, [&] { // the same directories for every binary of a run
+    m_once.call([&] { // the same directories for every binary of a run
       const auto value = inputs.env.get("PATH");
       if (!value) {
         return;
@@ -571,7 +572,7 @@ public:
   }
 
 private:
-  mutable std::once_flag m_once;
+  mutable OnceFlag m_once;
   mutable std::vector<std::string> m_dirs;
 };
 

@@ -56,6 +56,12 @@ public:
   dist_info_version(const std::string& dir, std::span<const std::string_view> names) const;
   // fs::real_path(path), each directory resolved once per run (core/real_path_cache.hpp).
   [[nodiscard]] Expected<std::string> real_path(const std::string& path) const { return m_real_paths.real_path(path); }
+  // fs::file_id(path), stat'ed once per run: the same file is sighted by several searches (CUDA_HOME
+  // and the system toolkit both look in /usr/local/cuda/lib64) and the same header directory by
+  // every header set that lives in it.
+  [[nodiscard]] std::optional<fs::FileId> file_id(const std::string& path) const {
+    return m_file_ids.get(path, [&] { return fs::file_id(path); });
+  }
   // How many directory names were asked about (for benchmarks and tests).
   [[nodiscard]] std::size_t listed() const;
   static constexpr std::size_t k_max_entries = 200000;
@@ -68,6 +74,7 @@ private:
 
   OnceMap<std::shared_ptr<const Listing>> m_listings;
   OnceMap<nlohmann::json> m_version_json;
+  OnceMap<std::optional<fs::FileId>> m_file_ids;
   OnceMap<std::optional<versions::FoundVersion>> m_dist_info_versions;
   fs::RealPathCache m_real_paths;
   mutable std::mutex m_mutex; // guards m_by_identity

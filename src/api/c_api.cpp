@@ -192,7 +192,7 @@ cudadiag_status read_finding(const char* function, const cudadiag_report* report
 } // namespace cudadiag::api
 
 const std::string& cudadiag_report::json_text() const {
-  std::call_once(json_once, [this] {
+  json_once.call([this] {
     json = std::visit([](const auto& value) { return cudadiag::to_json(value); }, source);
   });
   return json;

@@ -6,6 +6,7 @@
 // address; cudadiag.h documents that limit.
 
 #include "api/settings.hpp"
+#include "core/once_flag.hpp"
 #include "cudadiag/cudadiag.h"
 #include "cudadiag/types.hpp"
 
@@ -27,7 +28,7 @@ struct cudadiag_report {
   cudadiag_verdict verdict = CUDADIAG_VERDICT_OK;
   int exit_code = 0;
   std::vector<cudadiag::Finding> findings;
-  mutable std::once_flag json_once;
+  mutable cudadiag::OnceFlag json_once;
   mutable std::string json;
 
   [[nodiscard]] const std::string& json_text() const;

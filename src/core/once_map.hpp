@@ -4,7 +4,11 @@
 // removed, so references stay valid for the map's life. For what a run reads once and several
 // components ask about (directory listings, a toolkit's version.json).
 
-#include <atomic>
+#include "core/once_flag.hpp"
+
+#include <array>
+#include <cstddef>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -20,42 +24,51 @@ public:
   const Value& get(const std::string& key, Compute&& compute) const {
     Slot* slot = nullptr;
     {
-      const std::lock_guard lock(m_mutex);
-      auto& owned = m_slots[key];
+      Shard& shard = shard_of(key);
+      const std::lock_guard lock(shard.mutex);
+      auto& owned = shard.slots[key];
       if (!owned) {
         owned = std::make_unique<Slot>();
       }
       slot = owned.get(); // stable: slots are never erased
     }
-    std::call_once(slot->once, [&] {
-      slot->value = compute();
-      slot->ready.store(true, std::memory_order_release);
-    });
+    slot->once.call([&] { slot->value = compute(); });
     return slot->value;
   }
 
   // The value for `key` if it has been computed already, else nullptr (never waits, never computes).
   [[nodiscard]] const Value* find(const std::string& key) const {
-    const std::lock_guard lock(m_mutex);
-    const auto found = m_slots.find(key);
-    return found != m_slots.end() && found->second->ready.load(std::memory_order_acquire) ? &found->second->value
-                                                                                          : nullptr;
+    Shard& shard = shard_of(key);
+    const std::lock_guard lock(shard.mutex);
+    const auto found = shard.slots.find(key);
+    return found != shard.slots.end() && found->second->once.done() ? &found->second->value : nullptr;
   }
 
   // How many keys were asked about.
   [[nodiscard]] std::size_t size() const {
-    const std::lock_guard lock(m_mutex);
-    return m_slots.size();
+    std::size_t keys = 0;
+    for (auto& shard : m_shards) {
+      const std::lock_guard lock(shard.mutex);
+      keys += shard.slots.size();
+    }
+    return keys;
   }
 
 private:
   struct Slot {
-    std::once_flag once;
+    OnceFlag once;
     Value value{};
-    std::atomic<bool> ready{false}; // value computed
   };
-  mutable std::mutex m_mutex; // guards the map, not the values being computed
-  mutable std::unordered_map<std::string, std::unique_ptr<Slot>> m_slots;
+  // The keys are spread over shards, each with its own lock, so that threads asking about different
+  // keys seldom wait for each other's lookups (every component asks about the same few dozen
+  // directories, many times each). A shard's lock guards its map, not the values being computed.
+  struct alignas(64) Shard {
+    std::mutex mutex;
+    std::unordered_map<std::string, std::unique_ptr<Slot>> slots;
+  };
+  static constexpr std::size_t k_shards = 16;
+  Shard& shard_of(const std::string& key) const { return m_shards[std::hash<std::string>{}(key) % k_shards]; }
+  mutable std::array<Shard, k_shards> m_shards;
 };
 
 } // namespace cudadiag

@@ -25,7 +25,9 @@ struct Identity {
   }
 };
 
-Identity identity_of(const std::string& path) { return {fs::file_id(path), fs::lexically_normal(path)}; }
+Identity identity_of(const std::string& path, const probes::DirectoryCache* dirs) {
+  return {dirs != nullptr ? dirs->file_id(path) : fs::file_id(path), fs::lexically_normal(path)};
+}
 
 bool has_path_component(const std::string& path, std::string_view component) {
   std::string needle = "/" + std::string(component) + "/";
@@ -335,7 +337,7 @@ std::vector<Candidate> build_candidates(const ComponentSpec& spec, const std::ve
   std::vector<Candidate> candidates;
   std::vector<Identity> identities;
   for (const auto& sighting : sightings) {
-    const auto identity = identity_of(sighting.path);
+    const auto identity = identity_of(sighting.path, dirs);
     bool merged = false;
     for (std::size_t i = 0; i < identities.size(); ++i) {
       if (identities[i] == identity) {

@@ -1,6 +1,7 @@
 #include "discovery/discovery.hpp"
 
 #include "core/filesystem.hpp"
+#include "core/once_flag.hpp"
 #include "core/parallel.hpp"
 #include "discovery/candidate_inspection.hpp"
 #include "discovery/selection.hpp"
@@ -156,10 +157,10 @@ std::vector<ComponentResult> resolve_components(const DiscoveryContext& context,
   // cudart is the first task; the components that take the canary's root run their other searches,
   // then wait for it (they are handed out last, so that the rest run meanwhile). Nothing waits for a
   // component that does not need it.
-  std::once_flag cudart_once;
+  OnceFlag cudart_once;
   std::optional<std::string> canary;
   const auto cudart_and_canary = [&]() -> const std::optional<std::string>& {
-    std::call_once(cudart_once, [&] {
+    cudart_once.call([&] {
       if (!cudart) {
         cudart = searcher.resolve(*cudart_spec, [] { return std::optional<std::string>(); });
       }

@@ -48,7 +48,7 @@ const ObjectFile* ObjectStore::open(const std::string& path) {
     slot = owned.get(); // stable: slots are never erased
   }
   if (slot != nullptr) {
-    std::call_once(slot->read_once, [&] {
+    slot->read_once.call([&] {
       read_object(path, *id, slot->file, [this](const std::string& realpath) { return known_elf(realpath); },
                   m_real_paths);
     });
@@ -65,7 +65,7 @@ const Expected<elf::DynamicSymbols>& ObjectStore::symbols(const ObjectFile& file
     const std::lock_guard lock(m_mutex);
     slot = m_by_identity.at(file.identity).get();
   }
-  std::call_once(slot->symbols_once, [&] {
+  slot->symbols_once.call([&] {
     slot->symbols = file.elf ? elf::read_dynamic_symbols(file.realpath, *file.elf)
                              : Expected<elf::DynamicSymbols>(Error{file.elf.error().message});
   });

@@ -4,6 +4,7 @@
 // inode), as glibc recognises an object it has already loaded under another name.
 
 #include "core/expected.hpp"
+#include "core/once_flag.hpp"
 #include "core/once_map.hpp"
 #include "core/real_path_cache.hpp"
 #include "core/filesystem.hpp"
@@ -70,9 +71,9 @@ private:
   };
   // One file: its facts, read once, and its symbols, read on first use.
   struct Slot {
-    std::once_flag read_once;
+    OnceFlag read_once;
     ObjectFile file;
-    std::once_flag symbols_once;
+    OnceFlag symbols_once;
     Expected<elf::DynamicSymbols> symbols = Error{"not read"};
   };
 

@@ -2,6 +2,7 @@
 
 #include "core/filesystem.hpp"
 #include "core/mapped_file.hpp"
+#include "core/once_flag.hpp"
 #include "core/parallel.hpp"
 #include "versions/sqlite_api.hpp"
 
@@ -333,9 +334,9 @@ std::string upstream_version(std::string_view version) {
 }
 
 struct PackageDatabase::State {
-  std::once_flag dpkg_once;
-  std::once_flag status_once;
-  std::once_flag rpm_once;
+  OnceFlag dpkg_once;
+  OnceFlag status_once;
+  OnceFlag rpm_once;
   // The hinted packages' .list files in name order, mapped whole, each with the index of its paths
   // (views into the mapping) and its owner, "name[:arch]".
   std::vector<fs::MappedFile> lists;
@@ -367,7 +368,7 @@ std::vector<std::string> PackageDatabase::problems() const {
 
 void PackageDatabase::read_dpkg_lists() const {
   auto& state = *m_state;
-  std::call_once(state.dpkg_once, [&] {
+  state.dpkg_once.call([&] {
     read_dpkg_status();
     if (!state.status_read) {
       return; // no dpkg here, or a status file that cannot be read (a problem line says why)
@@ -422,7 +423,7 @@ void PackageDatabase::read_dpkg_lists() const {
 
 void PackageDatabase::read_dpkg_status() const {
   auto& state = *m_state;
-  std::call_once(state.status_once, [&] {
+  state.status_once.call([&] {
     const auto file = fs::join(m_paths.dpkg_dir, "status");
     if (!fs::exists(file)) {
       return; // not a dpkg system
@@ -444,7 +445,7 @@ void PackageDatabase::read_dpkg_status() const {
 
 void PackageDatabase::open_rpm() const {
   auto& state = *m_state;
-  std::call_once(state.rpm_once, [&] {
+  state.rpm_once.call([&] {
     if (!fs::exists(m_paths.rpm_db)) {
       return;
     }

@@ -1,7 +1,8 @@
 // Independent tasks over threads: every index exactly once, results in index order whatever the
 // thread count, and a task's exception reaches the caller after the threads have stopped. Values
-// computed once per key (OnceMap).
+// computed once per key (OnceMap), and the once-only call under it (OnceFlag).
 #include "core/parallel.hpp"
+#include "core/once_flag.hpp"
 #include "core/once_map.hpp"
 
 #include <doctest/doctest.h>
@@ -69,4 +70,80 @@ TEST_CASE("once map: find answers only what was computed, and never computes") {
   CHECK(map.find("b") == nullptr);
   CHECK(computed == 1);
   CHECK(map.size() == 1);
+}
+
+TEST_CASE("once flag: one caller runs it, every caller returns after it has, seeing what it wrote") {
+  for (int round = 0; round < 50; ++round) {
+    cudadiag::OnceFlag once;
+    std::atomic<int> runs{0};
+    int value = 0; // written by the one run, read by every caller after call() returns
+    std::atomic<int> wrong{0};
+    cudadiag::parallel_for_each_index(16, 16, [&](std::size_t) {
+      once.call([&] {
+        std::this_thread::sleep_for(std::chrono::microseconds(200)); // the others arrive and wait
+        value = 42;
+        ++runs;
+      });
+      if (value != 42) {
+        ++wrong;
+      }
+    });
+    CHECK(runs.load() == 1);
+    CHECK(wrong.load() == 0);
+    CHECK(once.done());
+  }
+}
+
+TEST_CASE("once flag: a call that throws leaves it unset, and the next caller runs it") {
+  cudadiag::OnceFlag once;
+  CHECK_THROWS_AS(once.call([] { throw std::runtime_error("first try fails"); }), std::runtime_error);
+  CHECK_FALSE(once.done());
+  int runs = 0;
+  once.call([&] { ++runs; });
+  once.call([&] { ++runs; });
+  CHECK(runs == 1);
+  CHECK(once.done());
+}
+
+TEST_CASE("once flag: a thread waiting on a call that throws runs it itself") {
+  cudadiag::OnceFlag once;
+  std::atomic<bool> started{false};
+  std::atomic<int> runs{0};
+  std::thread failing([&] {
+    try {
+      once.call([&] {
+        started = true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20)); // the waiter below waits on it
+        throw std::runtime_error("fails");
+      });
+    } catch (const std::runtime_error&) {
+    }
+  });
+  while (!started) {
+    std::this_thread::yield();
+  }
+  once.call([&] { ++runs; }); // waits for the failing call, then runs its own
+  failing.join();
+  CHECK(runs.load() == 1);
+  CHECK(once.done());
+}
+
+TEST_CASE("once map: many threads asking about many keys get one value per key") {
+  cudadiag::OnceMap<std::string> map;
+  std::atomic<int> computed{0};
+  cudadiag::parallel_for_each_index(4000, 8, [&](std::size_t i) {
+    const auto key = "key" + std::to_string(i % 100); // every key asked 40 times, on any shard
+    const auto& value = map.get(key, [&] {
+      ++computed;
+      return key + "!";
+    });
+    CHECK(value == key + "!");
+  });
+  CHECK(computed.load() == 100);
+  CHECK(map.size() == 100);
+  for (int i = 0; i < 100; ++i) {
+    const auto key = "key" + std::to_string(i);
+    REQUIRE(map.find(key) != nullptr);
+    CHECK(*map.find(key) == key + "!");
+  }
 }
