@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <string>
 #include <unordered_map>
 
@@ -22,15 +23,21 @@ public:
   // The value for `key`; `compute()` runs on the first question only.
   template <class Compute>
   const Value& get(const std::string& key, Compute&& compute) const {
-    Slot* slot = nullptr;
+    Shard& shard = shard_of(key);
+    Slot* slot = nullptr; // stable once made: slots are never erased
     {
-      Shard& shard = shard_of(key);
+      const std::shared_lock lock(shard.mutex);
+      if (const auto found = shard.slots.find(key); found != shard.slots.end()) {
+        slot = found->second.get();
+      }
+    }
+    if (slot == nullptr) {
       const std::lock_guard lock(shard.mutex);
       auto& owned = shard.slots[key];
       if (!owned) {
         owned = std::make_unique<Slot>();
       }
-      slot = owned.get(); // stable: slots are never erased
+      slot = owned.get();
     }
     slot->once.call([&] { slot->value = compute(); });
     return slot->value;
@@ -39,7 +46,7 @@ public:
   // The value for `key` if it has been computed already, else nullptr (never waits, never computes).
   [[nodiscard]] const Value* find(const std::string& key) const {
     Shard& shard = shard_of(key);
-    const std::lock_guard lock(shard.mutex);
+    const std::shared_lock lock(shard.mutex);
     const auto found = shard.slots.find(key);
     return found != shard.slots.end() && found->second->once.done() ? &found->second->value : nullptr;
   }
@@ -48,7 +55,7 @@ public:
   [[nodiscard]] std::size_t size() const {
     std::size_t keys = 0;
     for (auto& shard : m_shards) {
-      const std::lock_guard lock(shard.mutex);
+      const std::shared_lock lock(shard.mutex);
       keys += shard.slots.size();
     }
     return keys;
@@ -60,10 +67,11 @@ private:
     Value value{};
   };
   // The keys are spread over shards, each with its own lock, so that threads asking about different
-  // keys seldom wait for each other's lookups (every component asks about the same few dozen
-  // directories, many times each). A shard's lock guards its map, not the values being computed.
+  // keys seldom wait for each other's insertions; lookups share the lock (every component asks
+  // about the same few dozen directories, many times each). A shard's lock guards its map, not the
+  // values being computed.
   struct alignas(64) Shard {
-    std::mutex mutex;
+    std::shared_mutex mutex;
     std::unordered_map<std::string, std::unique_ptr<Slot>> slots;
   };
   static constexpr std::size_t k_shards = 16;

@@ -102,13 +102,19 @@ LdCacheStatus load_ld_cache(const SystemLayout& layout, std::shared_ptr<const lo
 } // namespace
 
 DiscoveryContext prepare_discovery(const Environment& env, const DiscoveryOptions& options) {
-  DiscoveryContext context{env, options, {}, {}, {}, {}, {}, {}, std::make_shared<probes::DirectoryCache>(), {}, {}};
+  DiscoveryContext context{env, options, {}, {}, {}, {}, {}, {}, std::make_shared<probes::DirectoryCache>(), {}, {}, {}};
   // The package database's .list files (tens of thousands of lines on a toolkit installed from
   // packages) are read beside the Python and loader reads below, not by the first component that
   // asks while the others wait for it.
   context.packages = versions::PackageDatabase({options.layout.dpkg_dir, options.layout.rpm_db});
   context.packages_read_ahead =
       std::async(std::launch::async, [packages = context.packages] { packages.read_ahead(); }).share();
+  context.default_dirs_read_ahead =
+      std::async(std::launch::async, [dirs = context.dirs, lib_dirs = options.layout.default_lib_dirs] {
+        for (const auto& dir : lib_dirs) {
+          static_cast<void>(dirs->listing(dir));
+        }
+      }).share();
   if (options.python_exe) {
     auto explicit_discovery = python::discover_python_environments_with(env, *options.python_exe, std::chrono::seconds{5}, options.python_search);
     if (explicit_discovery) {

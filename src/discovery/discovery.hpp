@@ -87,6 +87,9 @@ struct DiscoveryContext {
   // Every directory the searches look in, listed once and shared by all components.
   std::shared_ptr<const probes::DirectoryCache> dirs = std::make_shared<probes::DirectoryCache>();
   std::shared_future<void> packages_read_ahead; // the packages' .list files, read on a thread of their own
+  // The loader's default directories (every library's search lists them; /usr/lib/<triple> holds
+  // thousands of entries), listed on a thread of their own while the rest is prepared.
+  std::shared_future<void> default_dirs_read_ahead;
   // The primary Python environment's frameworks (their CUDA pins checked, the CUDA they were built
   // for), read on a thread of their own while the components are resolved: a torch + JAX venv's
   // metadata takes milliseconds to read.

@@ -32,7 +32,7 @@ void read_object(const std::string& path, const fs::FileId& id, ObjectFile& file
 
 const ObjectFile* ObjectStore::open(const std::string& path) {
   {
-    const std::lock_guard lock(m_mutex);
+    const std::shared_lock lock(m_mutex);
     if (const auto known = m_by_path.find(path); known != m_by_path.end()) {
       return known->second;
     }
@@ -62,7 +62,7 @@ const ObjectFile* ObjectStore::open(const std::string& path) {
 const Expected<elf::DynamicSymbols>& ObjectStore::symbols(const ObjectFile& file) {
   Slot* slot = nullptr;
   {
-    const std::lock_guard lock(m_mutex);
+    const std::shared_lock lock(m_mutex);
     slot = m_by_identity.at(file.identity).get();
   }
   slot->symbols_once.call([&] {
@@ -80,7 +80,7 @@ void ObjectStore::add_known(std::shared_ptr<const KnownElf> known) {
 std::optional<elf::ElfInfo> ObjectStore::known_elf(const std::string& realpath) const {
   std::shared_ptr<const KnownElf> known;
   {
-    const std::lock_guard lock(m_mutex);
+    const std::shared_lock lock(m_mutex);
     known = m_known;
   }
   if (!known) {
@@ -91,7 +91,7 @@ std::optional<elf::ElfInfo> ObjectStore::known_elf(const std::string& realpath) 
 }
 
 std::size_t ObjectStore::files_read() const {
-  const std::lock_guard lock(m_mutex);
+  const std::shared_lock lock(m_mutex);
   return m_by_identity.size();
 }
 

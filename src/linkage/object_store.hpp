@@ -15,6 +15,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <shared_mutex>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -81,7 +82,9 @@ private:
 
   std::shared_ptr<const KnownElf> m_known; // guarded by m_mutex
   fs::RealPathCache m_real_paths; // the closures open hundreds of files from a few directories
-  mutable std::mutex m_mutex; // guards the maps; slots are filled under their own once flags
+  // Guards the maps (lookups share it: every closure asks for libc, libm… again); slots are filled
+  // under their own once flags.
+  mutable std::shared_mutex m_mutex;
   std::unordered_map<std::string, const ObjectFile*> m_by_path;
   std::unordered_map<fs::FileId, std::unique_ptr<Slot>, IdentityHash> m_by_identity;
   OnceMap<std::optional<std::size_t>> m_clean_checks;
