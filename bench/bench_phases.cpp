@@ -69,7 +69,7 @@ int main(int argc, char** argv) {
     const auto start = Clock::now();
     auto t = Clock::now();
     const auto env = Environment::capture();
-    auto context = discovery::prepare_discovery(env, discovery::DiscoveryOptions{});
+    auto context = discovery::prepare_discovery(env, discovery::DiscoveryOptions{}, discovery::wanted_components({}));
     if (lstat_each) {
       context.dirs.reset();
     }

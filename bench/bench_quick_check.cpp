@@ -1,5 +1,5 @@
 // Times cudadiag::quick_check() in this process: the first (cold) call, then the median and 90th
-// percentile of N more. Target: median <= 5 ms.
+// percentile of N more. Target (issue 12): median <= 3 ms.
 //
 //   bench_quick_check [N=200] [--component NAME]...
 //

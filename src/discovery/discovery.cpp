@@ -101,7 +101,8 @@ LdCacheStatus load_ld_cache(const SystemLayout& layout, std::shared_ptr<const lo
 
 } // namespace
 
-DiscoveryContext prepare_discovery(const Environment& env, const DiscoveryOptions& options) {
+DiscoveryContext prepare_discovery(const Environment& env, const DiscoveryOptions& options,
+                                   const std::vector<const ComponentSpec*>& specs) {
   DiscoveryContext context{env, options, {}, {}, {}, {}, {}, {}, std::make_shared<probes::DirectoryCache>(), {}, {}, {}};
   // The package database's .list files (tens of thousands of lines on a toolkit installed from
   // packages) are read beside the Python and loader reads below, not by the first component that
@@ -109,12 +110,17 @@ DiscoveryContext prepare_discovery(const Environment& env, const DiscoveryOption
   context.packages = versions::PackageDatabase({options.layout.dpkg_dir, options.layout.rpm_db});
   context.packages_read_ahead =
       std::async(std::launch::async, [packages = context.packages] { packages.read_ahead(); }).share();
-  context.default_dirs_read_ahead =
-      std::async(std::launch::async, [dirs = context.dirs, lib_dirs = options.layout.default_lib_dirs] {
-        for (const auto& dir : lib_dirs) {
-          static_cast<void>(dirs->listing(dir));
-        }
-      }).share();
+  const bool finds_libraries = std::any_of(specs.begin(), specs.end(), [](const ComponentSpec* spec) {
+    return spec->kind == probes::ComponentKind::dynamic_lib;
+  });
+  if (finds_libraries) {
+    context.default_dirs_read_ahead =
+        std::async(std::launch::async, [dirs = context.dirs, lib_dirs = options.layout.default_lib_dirs] {
+          for (const auto& dir : lib_dirs) {
+            static_cast<void>(dirs->listing(dir));
+          }
+        }).share();
+  }
   if (options.python_exe) {
     auto explicit_discovery = python::discover_python_environments_with(env, *options.python_exe, std::chrono::seconds{5}, options.python_search);
     if (explicit_discovery) {
@@ -272,8 +278,9 @@ DiscoveryResult finish_discovery(DiscoveryContext&& context, std::vector<Compone
 }
 
 DiscoveryResult discover(const Environment& env, const DiscoveryOptions& options) {
-  auto context = prepare_discovery(env, options);
-  auto components = resolve_components(context, wanted_components(options.only));
+  const auto specs = wanted_components(options.only);
+  auto context = prepare_discovery(env, options, specs);
+  auto components = resolve_components(context, specs);
   return finish_discovery(std::move(context), std::move(components));
 }
 

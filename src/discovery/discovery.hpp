@@ -88,7 +88,8 @@ struct DiscoveryContext {
   std::shared_ptr<const probes::DirectoryCache> dirs = std::make_shared<probes::DirectoryCache>();
   std::shared_future<void> packages_read_ahead; // the packages' .list files, read on a thread of their own
   // The loader's default directories (every library's search lists them; /usr/lib/<triple> holds
-  // thousands of entries), listed on a thread of their own while the rest is prepared.
+  // thousands of entries), listed on a thread of their own while the rest is prepared, when a
+  // library is among the components to resolve.
   std::shared_future<void> default_dirs_read_ahead;
   // The primary Python environment's frameworks (their CUDA pins checked, the CUDA they were built
   // for), read on a thread of their own while the components are resolved: a torch + JAX venv's
@@ -99,7 +100,9 @@ struct DiscoveryContext {
   };
   std::shared_future<Frameworks> frameworks;
 };
-DiscoveryContext prepare_discovery(const Environment& env, const DiscoveryOptions& options);
+// `specs`: the components that will be resolved from the context (what it reads ahead depends on them).
+DiscoveryContext prepare_discovery(const Environment& env, const DiscoveryOptions& options,
+                                   const std::vector<const probes::ComponentSpec*>& specs);
 
 // `specs` resolved against `context`, in the order given. Components that derive a toolkit root
 // from cudart (cuda-pathfinder's canary) take cudart from `resolved` when it is there; otherwise it

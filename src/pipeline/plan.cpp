@@ -138,7 +138,8 @@ Expected<report::Report> run(const Plan& plan) {
     }
     options.layout.ld_so_cache = *plan.ld_so_cache;
   }
-  auto context = discovery::prepare_discovery(plan.environment, options);
+  const auto specs = plan.components.empty() ? discovery::wanted_components({}) : plan.components;
+  auto context = discovery::prepare_discovery(plan.environment, options, specs);
   if (options.python_exe && context.python_error) {
     return Error{*context.python_error};
   }
@@ -159,7 +160,6 @@ Expected<report::Report> run(const Plan& plan) {
 
   // The components verification loads come first, so that the workers start while the rest of
   // the catalog is still being resolved.
-  const auto specs = plan.components.empty() ? discovery::wanted_components({}) : plan.components;
   std::vector<const probes::ComponentSpec*> verified;
   std::vector<const probes::ComponentSpec*> rest;
   for (const auto* spec : specs) {
