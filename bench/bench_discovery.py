@@ -76,6 +76,15 @@ def find_command(cudadiag: str, kind: str, name: str) -> list[str]:
     return [cudadiag, "find", "--all", "--json", f"{kind}/{name}"]
 
 
+def quick_check_median(bench: str, env: dict, runs: int = 200) -> dict:
+    """bench_quick_check's own figures: the median and p90 of `runs` in-process calls."""
+    done = subprocess.run([os.path.abspath(bench), str(runs)], env=env, capture_output=True, text=True, check=False)
+    figures = dict(re.findall(r"^(median|p90)\s+([0-9.]+) ms", done.stdout, re.MULTILINE))
+    if done.returncode != 0 or len(figures) != 2:
+        sys.exit(f"{bench} exited {done.returncode}: {done.stdout[-500:]}{done.stderr[-500:]}")
+    return {"median_ms": float(figures["median"]), "p90_ms": float(figures["p90"]), "runs": runs}
+
+
 def pathfinder_info(python: str, env: dict) -> dict:
     script = (
         "import json, sys, cuda.pathfinder as p\n"
@@ -164,6 +173,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("-m", "--pathfinder-runs", type=int, default=10, help="cold runs of cuda-pathfinder (10)")
     parser.add_argument("--no-activate", action="store_true", help="do not activate --python's venv for both tools")
     parser.add_argument("--json-out", help="also write the numbers here as JSON")
+    parser.add_argument("--quick-check", help="bench/bench_quick_check, to time quick_check() in the same run")
     parser.add_argument("--no-per-component", action="store_true",
                         help="skip the per-component `find` rows (101 of them; the whole-catalog rows remain)")
     args = parser.parse_args(argv)
@@ -195,6 +205,7 @@ def main(argv: list[str]) -> int:
 
     # Locate-only: the whole catalog without the verification workers (bench_report.py times those).
     full = time_command("cudadiag --json --no-load", [cudadiag, "--json", "--no-load"], args.runs, env)
+    quick = quick_check_median(args.quick_check, env) if args.quick_check else None
     pathfinder = time_command(f"cuda-pathfinder: load {len(libs)} libs + find {len(headers)} header dirs",
                               [args.python, "-c", pathfinder_script(libs, headers)], args.pathfinder_runs, env,
                               ok_codes=(0,))
@@ -228,6 +239,10 @@ def main(argv: list[str]) -> int:
           f"median {pathfinder.median:.1f} ms, p90 {pathfinder.p90:.1f} ms "
           f"(interpreter + import alone {baseline.median:.1f} ms)")
     print(f"  ratio cuda-pathfinder / cudadiag --json --no-load: {ratio:.1f}x")
+    print(f"  target --json --no-load <= 10 ms median: {'met' if full.median <= 10.0 else 'NOT MET'}")
+    if quick is not None:
+        print(f"  quick_check() in process: median {quick['median_ms']:.2f} ms, p90 {quick['p90_ms']:.2f} ms "
+              f"({quick['runs']} calls); target <= 3 ms: {'met' if quick['median_ms'] <= 3.0 else 'NOT MET'}")
     print(f"  subprocesses, discovery path: cudadiag --json --no-load: {spawn_default}; cudadiag find nvrtc: {spawn_find}")
 
     if args.json_out:
@@ -239,7 +254,7 @@ def main(argv: list[str]) -> int:
             "pathfinder": {"median_ms": pathfinder.median, "p90_ms": pathfinder.p90, "libs": libs, "headers": headers},
             "pathfinder_import_only": {"median_ms": baseline.median, "p90_ms": baseline.p90},
             "ratio": ratio, "subprocess_default": spawn_default, "subprocess_find": spawn_find,
-            "syscalls": counts,
+            "syscalls": counts, "quick_check": quick,
         }, indent=2) + "\n")
     return 0
 

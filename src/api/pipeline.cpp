@@ -134,8 +134,9 @@ Report run_quick_check(const Options& options) {
   plan.not_loaded_reason = "quick_check(): files were inspected only; nothing was loaded";
   // What this process can load or read at run time: the libraries, headers (NVRTC), bitcode and
   // static libraries (NVVM, nvJitLink), unless the caller names components. Not the toolkit's
-  // programs, which no process loads, nor what importing torch or JAX would load, which is another
-  // process's question: the full report answers both.
+  // programs, which no process loads, nor what importing torch or JAX would load or pins (their
+  // builds and CUDA requirements are not read), which is another process's question: the full
+  // report answers both.
   if (options.components.empty()) {
     for (const auto& spec : probes::catalog()) {
       if (spec.kind != probes::ComponentKind::binary) {
@@ -144,6 +145,7 @@ Report run_quick_check(const Options& options) {
     }
   }
   plan.framework_closures = false;
+  plan.discovery.frameworks = false;
   // What is mapped already is a fact, so it comes first; what discovery predicts follows. Info
   // findings do not make CUDA fail and are left out.
   const auto process = inspect::inspect_this_process();

@@ -6,7 +6,10 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 
+#include <unistd.h>
+
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <utility>
 
@@ -14,7 +17,7 @@ namespace cudadiag::fs {
 
 MappedFile::MappedFile(MappedFile&& other) noexcept
     : m_address(std::exchange(other.m_address, nullptr)), m_length(std::exchange(other.m_length, 0)),
-      m_file_size(std::exchange(other.m_file_size, 0)) {}
+      m_file_size(std::exchange(other.m_file_size, 0)), m_on_heap(std::exchange(other.m_on_heap, false)) {}
 
 MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
   if (this != &other) {
@@ -22,12 +25,15 @@ MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
     m_address = std::exchange(other.m_address, nullptr);
     m_length = std::exchange(other.m_length, 0);
     m_file_size = std::exchange(other.m_file_size, 0);
+    m_on_heap = std::exchange(other.m_on_heap, false);
   }
   return *this;
 }
 
 MappedFile::~MappedFile() {
-  if (m_address != nullptr) {
+  if (m_on_heap) {
+    std::free(m_address);
+  } else if (m_address != nullptr) {
     ::munmap(m_address, m_length);
   }
 }
@@ -50,6 +56,35 @@ Expected<MappedFile> map_file(const std::string& path, std::uint64_t max_bytes) 
     return mapped; // nothing to map, or too large to read
   }
   const auto length = static_cast<std::size_t>(mapped.m_file_size);
+  if (length <= k_read_max_bytes) {
+    // Read into the heap: no mapping to set up and tear down (munmap interrupts every CPU the
+    // process's threads ran on, dear in a virtual machine), no page fault beyond the buffer's own.
+    void* buffer = std::malloc(length);
+    if (buffer == nullptr) {
+      return Error{"out of memory"};
+    }
+    std::size_t done = 0;
+    while (done < length) {
+      const ssize_t got = ::pread(fd.get(), static_cast<char*>(buffer) + done, length - done, static_cast<off_t>(done));
+      if (got < 0 && errno == EINTR) {
+        continue;
+      }
+      if (got < 0) {
+        const int error = errno;
+        std::free(buffer);
+        return Error{std::strerror(error)};
+      }
+      if (got == 0) {
+        break; // the file shrank since fstat: its bytes as read now
+      }
+      done += static_cast<std::size_t>(got);
+    }
+    mapped.m_address = buffer;
+    mapped.m_length = done;
+    mapped.m_file_size = done;
+    mapped.m_on_heap = true;
+    return mapped;
+  }
   void* address = ::mmap(nullptr, length, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd.get(), 0);
   if (address == MAP_FAILED) {
     return Error{std::strerror(errno)};

@@ -37,7 +37,11 @@ private:
   void* m_address = nullptr;
   std::size_t m_length = 0;
   std::uint64_t m_file_size = 0;
+  bool m_on_heap = false; // read into malloc'ed memory (a small file), else mapped
 };
+
+// Files up to this size are read into memory instead of mapped.
+inline constexpr std::uint64_t k_read_max_bytes = 64 * 1024;
 
 // Maps the regular file at `path` (symlinks followed) when it holds at most `max_bytes`; a larger
 // one is not mapped (complete() is false: the caller says why). Errors: "No such file or

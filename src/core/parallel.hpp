@@ -7,10 +7,14 @@
 #include <atomic>
 #include <cstddef>
 #include <exception>
+#include <functional>
+#include <future>
 #include <mutex>
 #include <system_error>
 #include <thread>
 #include <vector>
+
+#include "core/worker_pool.hpp"
 
 namespace cudadiag {
 
@@ -25,7 +29,8 @@ inline std::size_t parallel_threads(std::size_t tasks, std::size_t cap = 8) {
 // Calls task(i) once for every i in [0, count), on up to `threads` threads (the calling thread is
 // one of them, so every task runs even when no thread can be started), and returns when every call
 // has returned. The first exception a task throws is
-// rethrown here after all threads have stopped taking tasks.
+// rethrown here after all threads have stopped taking tasks. The other threads are the active
+// WorkerPool's helpers when this thread has one (a run's), else threads started here.
 template <typename Task>
 void parallel_for_each_index(std::size_t count, std::size_t threads, const Task& task) {
   std::atomic<std::size_t> next{0};
@@ -44,8 +49,15 @@ void parallel_for_each_index(std::size_t count, std::size_t threads, const Task&
       }
     }
   };
-  std::vector<std::thread> helpers;
   const std::size_t extra = std::min(threads, count) > 1 ? std::min(threads, count) - 1 : 0;
+  if (auto* pool = WorkerPool::active(); pool != nullptr && extra > 0) {
+    pool->share(extra, work);
+    if (failure) {
+      std::rethrow_exception(failure);
+    }
+    return;
+  }
+  std::vector<std::thread> helpers;
   helpers.reserve(extra);
   for (std::size_t t = 0; t < extra; ++t) {
     try {
@@ -61,6 +73,17 @@ void parallel_for_each_index(std::size_t count, std::size_t threads, const Task&
   if (failure) {
     std::rethrow_exception(failure);
   }
+}
+
+// Runs `job` beside the caller: on a helper of the active pool, which runs it before the pool is
+// destroyed (the future returned is then empty), else on a thread of its own, whose future the
+// caller keeps (its destructor waits for the job).
+inline std::shared_future<void> start_beside(std::function<void()> job) {
+  if (auto* pool = WorkerPool::active(); pool != nullptr) {
+    pool->post(std::move(job));
+    return {};
+  }
+  return std::async(std::launch::async, std::move(job)).share();
 }
 
 // task(i) for every i in [0, count), computed as parallel_for_each_index does (one thread per CPU,

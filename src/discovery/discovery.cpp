@@ -108,18 +108,16 @@ DiscoveryContext prepare_discovery(const Environment& env, const DiscoveryOption
   // packages) are read beside the Python and loader reads below, not by the first component that
   // asks while the others wait for it.
   context.packages = versions::PackageDatabase({options.layout.dpkg_dir, options.layout.rpm_db});
-  context.packages_read_ahead =
-      std::async(std::launch::async, [packages = context.packages] { packages.read_ahead(); }).share();
+  context.packages_read_ahead = start_beside([packages = context.packages] { packages.read_ahead(); });
   const bool finds_libraries = std::any_of(specs.begin(), specs.end(), [](const ComponentSpec* spec) {
     return spec->kind == probes::ComponentKind::dynamic_lib;
   });
   if (finds_libraries) {
-    context.default_dirs_read_ahead =
-        std::async(std::launch::async, [dirs = context.dirs, lib_dirs = options.layout.default_lib_dirs] {
-          for (const auto& dir : lib_dirs) {
-            static_cast<void>(dirs->listing(dir));
-          }
-        }).share();
+    context.default_dirs_read_ahead = start_beside([dirs = context.dirs, lib_dirs = options.layout.default_lib_dirs] {
+      for (const auto& dir : lib_dirs) {
+        static_cast<void>(dirs->listing(dir));
+      }
+    });
   }
   if (options.python_exe) {
     auto explicit_discovery = python::discover_python_environments_with(env, *options.python_exe, std::chrono::seconds{5}, options.python_search);
@@ -134,7 +132,8 @@ DiscoveryContext prepare_discovery(const Environment& env, const DiscoveryOption
   }
   const auto primary = std::find_if(context.python.environments.begin(), context.python.environments.end(),
                                     [](const auto& environment) { return environment.primary; });
-  if (primary != context.python.environments.end()) { // the interpreter CUDA Python (and `import torch`) runs in
+  // The interpreter CUDA Python (and `import torch`) runs in: its frameworks, when asked for.
+  if (options.frameworks && primary != context.python.environments.end()) {
     context.frameworks = std::async(std::launch::async, [environment = *primary, env] {
       const auto installed = python::installed_distributions(environment.site_dirs, python::is_framework);
       return DiscoveryContext::Frameworks{

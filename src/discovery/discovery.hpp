@@ -51,6 +51,9 @@ struct DiscoveryOptions {
   std::optional<std::string> python_exe; // --python: run this interpreter to ask for its site dirs
   std::vector<std::string> only;         // component names to report; empty = whole catalog
   python::PythonSearchOptions python_search;
+  // Read the primary environment's frameworks (torch, JAX…): their builds and CUDA pins. The
+  // startup check leaves them out: importing torch or JAX is another process's question.
+  bool frameworks = true;
 };
 
 struct DiscoveryResult {

@@ -3,6 +3,7 @@
 #include "python/framework_builds.hpp"
 
 #include "core/filesystem.hpp"
+#include "core/parallel.hpp"
 #include "core/text.hpp"
 #include "findings/framework_rules.hpp"
 #include "findings/jax_rules.hpp"
@@ -20,6 +21,7 @@
 #include <cstdio>
 #include <future>
 #include <iterator>
+#include <limits>
 #include <utility>
 
 namespace cudadiag::pipeline {
@@ -129,6 +131,11 @@ void log_components(const StageLog& log, const std::vector<ComponentResult>& com
 } // namespace
 
 Expected<report::Report> run(const Plan& plan) {
+  // The run's helper threads, lent to each parallel section in turn (core/worker_pool.hpp): one
+  // per CPU as a section uses them (it runs on this thread too), and two for the read-aheads
+  // that run beside the sections.
+  WorkerPool pool(parallel_threads(std::numeric_limits<std::size_t>::max()) + 1);
+  const WorkerPool::Use use_pool(pool);
   StageLog log(plan);
   log.start("finding CUDA components");
   auto options = plan.discovery;

@@ -117,6 +117,29 @@ TEST_CASE("c++ api: quick_check covers what a process loads or reads: no program
   CHECK(kinds(named, "binary") == 1);
 }
 
+TEST_CASE("c++ api: quick_check leaves the frameworks' pins to discover(): importing torch is another process's question") {
+  // A venv whose torch pins nvidia-cudnn-cu13==9.19.0.56 beside a 9.14 cuDNN wheel.
+  const TempTree tree;
+  tree.write("venv/pyvenv.cfg", "home = /usr/bin\ninclude-system-site-packages = false\nversion = 3.12.1\n");
+  tree.write("venv/bin/python3.12", "", 0755);
+  tree.symlink("venv/bin/python3", "python3.12");
+  tree.copy_file(std::string(CUDADIAG_SOURCE_DIR) + "/tests/fixtures/python_metadata/torch-2.11.0.METADATA",
+                 "venv/lib/python3.12/site-packages/torch-2.11.0.dist-info/METADATA");
+  tree.write("venv/lib/python3.12/site-packages/nvidia_cudnn_cu13-9.14.0.64.dist-info/METADATA",
+             "Metadata-Version: 2.1\nName: nvidia-cudnn-cu13\nVersion: 9.14.0.64\n");
+  cudadiag::Options options;
+  options.environment = {{"VIRTUAL_ENV", tree.path("venv")}, {"PATH", tree.path("venv/bin") + ":/usr/bin:/bin"}};
+  const auto full = cudadiag::discover(options);
+  const auto quick = cudadiag::quick_check(options);
+  CHECK(with_id(full.findings, "python.requirement_unmet") != nullptr);
+  CHECK(with_id(quick.findings, "python.requirement_unmet") == nullptr);
+  const auto pins = [](const cudadiag::Report& report) {
+    return nlohmann::json::parse(cudadiag::to_json(report))["environment"]["framework_requirements"].size();
+  };
+  CHECK(pins(full) > 0);
+  CHECK(pins(quick) == 0);
+}
+
 TEST_CASE("c++ api: environment overrides reach the search, and fail_on_warning sets the exit code") {
   cudadiag::Options options;
   options.components = {"nvrtc"};

@@ -53,3 +53,24 @@ TEST_CASE("mapped file: an empty file is empty text, and a missing file, a direc
   REQUIRE_FALSE(fifo.has_value());
   CHECK(fifo.error().message == "not a regular file");
 }
+
+TEST_CASE("mapped file: small files are read and large ones mapped, with the same bytes either way") {
+  const TempTree tree;
+  for (const std::size_t size : {std::size_t{1}, std::size_t{cudadiag::fs::k_read_max_bytes},
+                                 std::size_t{cudadiag::fs::k_read_max_bytes + 1}, std::size_t{3 * 65536 + 7}}) {
+    CAPTURE(size);
+    std::string text(size, '\0');
+    for (std::size_t i = 0; i < size; ++i) {
+      text[i] = static_cast<char>('a' + i % 26);
+    }
+    auto file = map_file(tree.write("list" + std::to_string(size), text), 1 << 20);
+    REQUIRE(file.has_value());
+    CHECK(file->complete());
+    CHECK(file->file_size() == size);
+    CHECK(file->text() == text);
+    MappedFile moved;
+    moved = std::move(*file); // owned bytes (heap or mapping) move with their owner and are freed once
+    CHECK(moved.text() == text);
+    CHECK(file->text().empty());
+  }
+}

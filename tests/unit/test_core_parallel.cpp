@@ -4,11 +4,14 @@
 #include "core/parallel.hpp"
 #include "core/once_flag.hpp"
 #include "core/once_map.hpp"
+#include "core/worker_pool.hpp"
 
 #include <doctest/doctest.h>
 
 #include <atomic>
 #include <chrono>
+#include <mutex>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -146,4 +149,78 @@ TEST_CASE("once map: many threads asking about many keys get one value per key")
     REQUIRE(map.find(key) != nullptr);
     CHECK(*map.find(key) == key + "!");
   }
+}
+
+TEST_CASE("worker pool: sections in turn reuse the same helpers, and every index runs once") {
+  cudadiag::WorkerPool pool(3);
+  const cudadiag::WorkerPool::Use use(pool);
+  REQUIRE(cudadiag::WorkerPool::active() == &pool);
+  std::mutex mutex;
+  std::set<std::thread::id> threads;
+  for (int section = 0; section < 20; ++section) {
+    std::vector<std::atomic<int>> runs(97);
+    cudadiag::parallel_for_each_index(runs.size(), 4, [&](std::size_t i) {
+      ++runs[i];
+      const std::lock_guard lock(mutex);
+      threads.insert(std::this_thread::get_id());
+    });
+    for (const auto& count : runs) {
+      CHECK(count == 1);
+    }
+  }
+  CHECK(threads.size() <= 4); // this thread and at most the pool's 3 helpers, over all 20 sections
+}
+
+TEST_CASE("worker pool: nested sections finish even when every helper is busy in an outer one") {
+  cudadiag::WorkerPool pool(2);
+  const cudadiag::WorkerPool::Use use(pool);
+  std::atomic<int> inner{0};
+  cudadiag::parallel_for_each_index(8, 8, [&](std::size_t) {
+    cudadiag::parallel_for_each_index(16, 8, [&](std::size_t) { ++inner; });
+  });
+  CHECK(inner == 8 * 16);
+}
+
+TEST_CASE("worker pool: a task's exception reaches the section's caller, and the pool goes on") {
+  cudadiag::WorkerPool pool(3);
+  const cudadiag::WorkerPool::Use use(pool);
+  CHECK_THROWS_AS(cudadiag::parallel_for_each_index(50, 4,
+                                                    [](std::size_t i) {
+                                                      if (i == 7) {
+                                                        throw std::runtime_error("task 7");
+                                                      }
+                                                    }),
+                  std::runtime_error);
+  std::atomic<int> after{0};
+  cudadiag::parallel_for_each_index(50, 4, [&](std::size_t) { ++after; });
+  CHECK(after == 50);
+}
+
+TEST_CASE("worker pool: posted jobs run before the pool is gone, a throwing one included") {
+  std::atomic<int> ran{0};
+  {
+    cudadiag::WorkerPool pool(1);
+    const cudadiag::WorkerPool::Use use(pool);
+    for (int i = 0; i < 10; ++i) {
+      static_cast<void>(cudadiag::start_beside([&ran] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        ++ran;
+      }));
+    }
+    static_cast<void>(cudadiag::start_beside([] { throw std::runtime_error("a read-ahead that fails"); }));
+  }
+  CHECK(ran == 10);
+  CHECK(cudadiag::WorkerPool::active() == nullptr);
+  // Without a pool: a thread of its own, whose future waits for it.
+  auto alone = cudadiag::start_beside([&ran] { ++ran; });
+  alone.wait();
+  CHECK(ran == 11);
+}
+
+TEST_CASE("worker pool: with no helper to be had, the caller does every task itself") {
+  cudadiag::WorkerPool pool(0);
+  const cudadiag::WorkerPool::Use use(pool);
+  std::vector<int> runs(40, 0);
+  cudadiag::parallel_for_each_index(runs.size(), 8, [&](std::size_t i) { ++runs[i]; });
+  CHECK(std::count(runs.begin(), runs.end(), 1) == 40);
 }
