@@ -133,7 +133,7 @@ CUDADIAG_API cudadiag_status cudadiag_report_new(const cudadiag_options* options
  * it would load next (discovery), in this process, starting no process, loading nothing, launching no
  * kernel. "verify", "self_test" and "python" are ignored. Without "components" it covers the
  * libraries, header sets, bitcode and static libraries, not the toolkit's programs (nvcc, ...) nor
- * what importing torch or JAX would load (cudadiag_report_new reports those). The findings are those of severity warning
+ * what importing torch or JAX would load nor their CUDA pins (cudadiag_report_new reports those). The findings are those of severity warning
  * or error: two copies of one library mapped (process.duplicate_lib), the driver stub in use or first
  * on the search path, no driver, unusable or blocking files, conflicting CUDA_PATH/CUDA_HOME, ... */
 CUDADIAG_API cudadiag_status cudadiag_quick_check(const cudadiag_options* options, cudadiag_report** out);

@@ -37,7 +37,8 @@ CUDADIAG_API Report self_test(const Options& options = {});
 // use or first on the search path, no driver, unusable files, ...). The verdict is Verdict::error
 // when CUDA is expected to fail here. Without Options::components it covers what a process loads or
 // reads at run time: the libraries, header sets, bitcode and static libraries, not the toolkit's
-// programs (nvcc, ...), and not what importing torch or JAX would load; discover() reports those.
+// programs (nvcc, ...), and not what importing torch or JAX would load nor their CUDA pins
+// (python.requirement_unmet); discover() reports those.
 CUDADIAG_API Report quick_check(const Options& options = {});
 // The CUDA libraries process `pid` has mapped (0: this process). Throws Exception when the process
 // cannot be read (no such process, another user's, a zombie).

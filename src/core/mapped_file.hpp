@@ -1,9 +1,12 @@
 #pragma once
-// A regular file's bytes, mapped read-only: for large text files that are scanned once and kept
-// while the run looks things up in them (dpkg's status file and package lists), without copying
-// them into fresh memory (a page fault per page) as read() does.
+// A regular file's bytes, read-only: for text files that are scanned once and kept while the run
+// looks things up in them (dpkg's status file and package lists). A large file is mapped, not
+// copied into fresh memory (a page fault per page) as read() does. A file of up to 64 KiB (most
+// package lists) is read into the heap: a mapping costs a system call to make and one to remove,
+// and removing it interrupts every CPU the process's threads ran on (dear in a virtual machine;
+// 60 lists on the GPU host).
 //
-// The mapping is private. dpkg replaces its files by renaming a new one over the old, so a mapping
+// A mapping is private. dpkg replaces its files by renaming a new one over the old, so a mapping
 // stays valid while dpkg runs; a file truncated in place by another process while it is mapped
 // would fault on access (SIGBUS), as with any reader that maps files.
 
