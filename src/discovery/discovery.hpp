@@ -89,10 +89,13 @@ struct DiscoveryContext {
   versions::PackageDatabase packages;     // options.layout's dpkg and RPM databases, read on first use
   // Every directory the searches look in, listed once and shared by all components.
   std::shared_ptr<const probes::DirectoryCache> dirs = std::make_shared<probes::DirectoryCache>();
-  std::shared_future<void> packages_read_ahead; // the packages' .list files, read on a thread of their own
+  // The read-aheads below run beside the rest (start_beside): on a helper of the run's WorkerPool,
+  // which waits for them before it is gone (their futures are then empty), else on threads of
+  // their own, whose futures wait for them when the context is destroyed.
+  std::shared_future<void> packages_read_ahead; // the packages' .list files
   // The loader's default directories (every library's search lists them; /usr/lib/<triple> holds
-  // thousands of entries), listed on a thread of their own while the rest is prepared, when a
-  // library is among the components to resolve.
+  // thousands of entries), listed while the rest is prepared, when a library is among the
+  // components to resolve.
   std::shared_future<void> default_dirs_read_ahead;
   // The primary Python environment's frameworks (their CUDA pins checked, the CUDA they were built
   // for), read on a thread of their own while the components are resolved: a torch + JAX venv's
