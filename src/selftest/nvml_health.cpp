@@ -199,4 +199,9 @@ std::vector<ClockSample> ClockSampler::stop() {
   return m_samples;
 }
 
+std::size_t ClockSampler::taken() {
+  const std::lock_guard lock(m_lock);
+  return m_samples.size();
+}
+
 } // namespace cudadiag::selftest

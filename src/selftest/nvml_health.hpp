@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -97,6 +98,8 @@ public:
   ClockSampler(const ClockSampler&) = delete;
   ClockSampler& operator=(const ClockSampler&) = delete;
   std::vector<ClockSample> stop();
+  // How many samples were taken so far (the sampler goes on).
+  [[nodiscard]] std::size_t taken();
 
 private:
   const NvmlDevice& m_device;

@@ -218,7 +218,13 @@ TEST_CASE("selftest health: a fake NVML's active power cap during a slow benchma
   auto compute = test_result("compute");
   {
     selftest::ClockSampler sampler(*device, std::chrono::milliseconds(2));
+    // A benchmark of at least 20 ms, long enough for two samples even when a loaded machine starts
+    // the sampler's thread late (CI once saw one sample in a plain 20 ms sleep).
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    while (sampler.taken() < 2 && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
     compute.clocks = selftest::summarize_samples(sampler.stop());
   }
   REQUIRE(compute.clocks.has_value());
