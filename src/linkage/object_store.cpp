@@ -31,56 +31,48 @@ void read_object(const std::string& path, const fs::FileId& id, ObjectFile& file
 } // namespace
 
 const ObjectFile* ObjectStore::open(const std::string& path) {
-  {
-    const std::shared_lock lock(m_mutex);
-    if (const auto known = m_by_path.find(path); known != m_by_path.end()) {
-      return known->second;
+  return m_by_path.get(path, [&]() -> const ObjectFile* {
+    const auto id = fs::file_id(path);
+    if (!id) {
+      return nullptr;
     }
-  }
-  const auto id = fs::file_id(path);
-  Slot* slot = nullptr;
-  if (id) {
-    const std::lock_guard lock(m_mutex);
-    auto& owned = m_by_identity[*id];
-    if (!owned) {
-      owned = std::make_unique<Slot>();
-    }
-    slot = owned.get(); // stable: slots are never erased
-  }
-  if (slot != nullptr) {
-    slot->read_once.call([&] {
-      read_object(path, *id, slot->file, [this](const std::string& realpath) { return known_elf(realpath); },
-                  m_real_paths);
+    Slot& slot = slot_of(*id);
+    slot.read_once.call([&] {
+      read_object(path, *id, slot, [this](const std::string& realpath) { return known_elf(realpath); }, m_real_paths);
     });
+    return &slot;
+  });
+}
+
+ObjectStore::Slot& ObjectStore::slot_of(const fs::FileId& id) {
+  auto& shard = m_identities[IdentityHash()(id) % k_identity_shards];
+  const std::lock_guard lock(shard.mutex);
+  auto& owned = shard.slots[id];
+  if (!owned) {
+    owned = std::make_unique<Slot>();
   }
-  const ObjectFile* result = slot != nullptr ? &slot->file : nullptr;
-  const std::lock_guard lock(m_mutex);
-  m_by_path.emplace(path, result);
-  return result;
+  return *owned; // stable: slots are never erased
 }
 
 const Expected<elf::DynamicSymbols>& ObjectStore::symbols(const ObjectFile& file) {
-  Slot* slot = nullptr;
-  {
-    const std::shared_lock lock(m_mutex);
-    slot = m_by_identity.at(file.identity).get();
-  }
-  slot->symbols_once.call([&] {
-    slot->symbols = file.elf ? elf::read_dynamic_symbols(file.realpath, *file.elf)
-                             : Expected<elf::DynamicSymbols>(Error{file.elf.error().message});
+  // Every ObjectFile this store hands out is a Slot it owns (the contract of symbols()).
+  auto& slot = const_cast<Slot&>(static_cast<const Slot&>(file));
+  slot.symbols_once.call([&] {
+    slot.symbols = file.elf ? elf::read_dynamic_symbols(file.realpath, *file.elf)
+                            : Expected<elf::DynamicSymbols>(Error{file.elf.error().message});
   });
-  return slot->symbols;
+  return slot.symbols;
 }
 
 void ObjectStore::add_known(std::shared_ptr<const KnownElf> known) {
-  const std::lock_guard lock(m_mutex);
+  const std::lock_guard lock(m_known_mutex);
   m_known = std::move(known);
 }
 
 std::optional<elf::ElfInfo> ObjectStore::known_elf(const std::string& realpath) const {
   std::shared_ptr<const KnownElf> known;
   {
-    const std::shared_lock lock(m_mutex);
+    const std::lock_guard lock(m_known_mutex);
     known = m_known;
   }
   if (!known) {
@@ -91,8 +83,12 @@ std::optional<elf::ElfInfo> ObjectStore::known_elf(const std::string& realpath) 
 }
 
 std::size_t ObjectStore::files_read() const {
-  const std::shared_lock lock(m_mutex);
-  return m_by_identity.size();
+  std::size_t files = 0;
+  for (auto& shard : m_identities) {
+    const std::lock_guard lock(shard.mutex);
+    files += shard.slots.size();
+  }
+  return files;
 }
 
 } // namespace cudadiag::linkage

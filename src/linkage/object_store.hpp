@@ -6,16 +6,17 @@
 #include "core/expected.hpp"
 #include "core/once_flag.hpp"
 #include "core/once_map.hpp"
+#include "core/short_lock.hpp"
 #include "core/real_path_cache.hpp"
 #include "core/filesystem.hpp"
 #include "elf/elf_file.hpp"
 #include "elf/elf_symbols.hpp"
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <shared_mutex>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -43,6 +44,8 @@ public:
   using KnownElf = std::unordered_map<std::string, elf::ElfInfo>;
   ObjectStore() = default;
   explicit ObjectStore(std::shared_ptr<const KnownElf> known) : m_known(std::move(known)) {}
+  ObjectStore(const ObjectStore&) = delete;
+  ObjectStore& operator=(const ObjectStore&) = delete;
   // The same facts for a store already in use (the frameworks' closures start before discovery
   // ends): files opened from now on are looked up there first.
   void add_known(std::shared_ptr<const KnownElf> known);
@@ -70,23 +73,30 @@ private:
       return std::hash<std::uint64_t>()(id.inode * 1000003U ^ id.device);
     }
   };
-  // One file: its facts, read once, and its symbols, read on first use.
-  struct Slot {
+  // One file: its facts, read once, and its symbols, read on first use. The ObjectFile handed out
+  // is the slot's base, so symbols() finds its slot without a lookup.
+  struct Slot : ObjectFile {
     OnceFlag read_once;
-    ObjectFile file;
     OnceFlag symbols_once;
     Expected<elf::DynamicSymbols> symbols = Error{"not read"};
   };
+  // The slots by file identity, spread over shards with a lock each: the closures' threads open
+  // files side by side, and one reader-writer lock for all of them made them sleep on each other
+  // (measured on a 16-CPU host: hundreds of futex waits per run, from ObjectStore::open).
+  struct alignas(64) IdentityShard {
+    ShortLock mutex;
+    std::unordered_map<fs::FileId, std::unique_ptr<Slot>, IdentityHash> slots;
+  };
+  static constexpr std::size_t k_identity_shards = 16;
 
+  [[nodiscard]] Slot& slot_of(const fs::FileId& id);
   [[nodiscard]] std::optional<elf::ElfInfo> known_elf(const std::string& realpath) const;
 
-  std::shared_ptr<const KnownElf> m_known; // guarded by m_mutex
+  mutable std::mutex m_known_mutex; // guards m_known (replaced once, read once per file)
+  std::shared_ptr<const KnownElf> m_known;
   fs::RealPathCache m_real_paths; // the closures open hundreds of files from a few directories
-  // Guards the maps (lookups share it: every closure asks for libc, libm… again); slots are filled
-  // under their own once flags.
-  mutable std::shared_mutex m_mutex;
-  std::unordered_map<std::string, const ObjectFile*> m_by_path;
-  std::unordered_map<fs::FileId, std::unique_ptr<Slot>, IdentityHash> m_by_identity;
+  mutable std::array<IdentityShard, k_identity_shards> m_identities;
+  OnceMap<const ObjectFile*> m_by_path; // nullptr: nothing to open there
   OnceMap<std::optional<std::size_t>> m_clean_checks;
 };
 

@@ -2,6 +2,7 @@
 
 #include "core/parallel.hpp"
 
+#include <cstdint>
 #include <iterator>
 #include <set>
 #include <string>
@@ -124,18 +125,24 @@ std::vector<std::size_t> own_closure(const Closure& closure, std::size_t index) 
   return objects;
 }
 
+// The key as bytes, each field of fixed width so that two different closures cannot spell the
+// same key: per object its device and inode (16 bytes), its dependency count (8 bytes), then each
+// dependency's device and inode.
 std::string own_closure_key(const Closure& closure, const std::vector<std::size_t>& objects) {
-  const auto id = [&](std::size_t i) {
-    const auto& file = closure.objects[i].file->identity;
-    return std::to_string(file.device) + ":" + std::to_string(file.inode);
-  };
   std::string key;
+  const auto add = [&](std::uint64_t value) { key.append(reinterpret_cast<const char*>(&value), sizeof value); };
+  const auto add_id = [&](std::size_t i) {
+    const auto& file = closure.objects[i].file->identity;
+    add(file.device);
+    add(file.inode);
+  };
   for (const auto object : objects) {
-    key += id(object) + "<";
-    for (const auto dependency : closure.objects[object].dependencies) {
-      key += id(dependency) + ",";
+    const auto& dependencies = closure.objects[object].dependencies;
+    add_id(object);
+    add(dependencies.size());
+    for (const auto dependency : dependencies) {
+      add_id(dependency);
     }
-    key += ";";
   }
   return key;
 }

@@ -82,6 +82,25 @@ std::string normalize_distribution_name(std::string_view name) {
   return out;
 }
 
+// Whether normalize_distribution_name(name) == normalized, without building the normalized name
+// (site-packages holds a hundred dist-info folders, each compared with every wanted name).
+bool normalizes_to(std::string_view name, std::string_view normalized) {
+  std::size_t at = 0;
+  bool after_separator = false;
+  for (const char c : name) {
+    const bool separator = c == '-' || c == '_' || c == '.';
+    if (separator && after_separator) {
+      continue; // a run of separators is one '-'
+    }
+    if (at == normalized.size() || normalized[at] != (separator ? '-' : to_lower(c))) {
+      return false;
+    }
+    ++at;
+    after_separator = separator;
+  }
+  return at == normalized.size();
+}
+
 // Splits text at each '\n' and calls `visit(line)` until it returns true.
 template <class Visit> void for_each_line(std::string_view text, Visit&& visit) {
   while (!text.empty()) {
@@ -283,7 +302,7 @@ std::optional<std::string> dist_info_version(std::string_view entry, const std::
   }
   const auto stem = entry.substr(0, entry.size() - k_dist_info_suffix.size());
   for (auto dash = stem.find('-'); dash != std::string_view::npos; dash = stem.find('-', dash + 1)) {
-    if (normalize_distribution_name(stem.substr(0, dash)) == wanted) {
+    if (normalizes_to(stem.substr(0, dash), wanted)) {
       const auto version = stem.substr(dash + 1);
       return std::string(is_plausible_version(version, /*allow_dash=*/true) ? version : "");
     }

@@ -4,6 +4,7 @@
 #include "core/parallel.hpp"
 #include "core/once_flag.hpp"
 #include "core/once_map.hpp"
+#include "core/short_lock.hpp"
 #include "core/worker_pool.hpp"
 
 #include <doctest/doctest.h>
@@ -149,6 +150,44 @@ TEST_CASE("once map: many threads asking about many keys get one value per key")
     REQUIRE(map.find(key) != nullptr);
     CHECK(*map.find(key) == key + "!");
   }
+}
+
+TEST_CASE("once map: keys inserted at once by many threads, many more than its buckets, each get one node") {
+  // Every thread inserts the same fresh keys in the same order, so that inserts into one bucket
+  // race: a lost race must find the winner's node, never publish a second one.
+  for (int round = 0; round < 20; ++round) {
+    cudadiag::OnceMap<std::size_t> map;
+    std::atomic<int> computed{0};
+    cudadiag::parallel_for_each_index(8, 8, [&](std::size_t) {
+      for (std::size_t k = 0; k < 2000; ++k) {
+        CHECK(map.get("k" + std::to_string(k), [&] {
+          ++computed;
+          return k;
+        }) == k);
+      }
+    });
+    CHECK(computed.load() == 2000);
+    CHECK(map.size() == 2000);
+    for (std::size_t k = 0; k < 2000; k += 97) {
+      REQUIRE(map.find("k" + std::to_string(k)) != nullptr);
+      CHECK(*map.find("k" + std::to_string(k)) == k);
+    }
+  }
+}
+
+TEST_CASE("short lock: a count kept under it by many threads loses no increment") {
+  cudadiag::ShortLock lock;
+  long count = 0;
+  cudadiag::parallel_for_each_index(8, 8, [&](std::size_t) {
+    for (int i = 0; i < 20000; ++i) {
+      const std::lock_guard guard(lock);
+      ++count;
+    }
+  });
+  CHECK(count == 8L * 20000);
+  CHECK(lock.try_lock());
+  CHECK_FALSE(lock.try_lock());
+  lock.unlock();
 }
 
 TEST_CASE("worker pool: sections in turn reuse the same helpers, and every index runs once") {
