@@ -6,7 +6,6 @@
 #include "core/expected.hpp"
 #include "core/once_flag.hpp"
 #include "core/once_map.hpp"
-#include "core/short_lock.hpp"
 #include "core/real_path_cache.hpp"
 #include "core/filesystem.hpp"
 #include "elf/elf_file.hpp"
@@ -80,11 +79,12 @@ private:
     OnceFlag symbols_once;
     Expected<elf::DynamicSymbols> symbols = Error{"not read"};
   };
-  // The slots by file identity, spread over shards with a lock each: the closures' threads open
-  // files side by side, and one reader-writer lock for all of them made them sleep on each other
-  // (measured on a 16-CPU host: hundreds of futex waits per run, from ObjectStore::open).
+  // The slots by file identity, spread over shards with a lock each, taken once per path opened
+  // (m_by_path answers every later open without a lock): one reader-writer lock for every open made
+  // the closures' threads sleep on each other (measured on a 16-CPU host: hundreds of futex waits
+  // per run, from ObjectStore::open).
   struct alignas(64) IdentityShard {
-    ShortLock mutex;
+    std::mutex mutex;
     std::unordered_map<fs::FileId, std::unique_ptr<Slot>, IdentityHash> slots;
   };
   static constexpr std::size_t k_identity_shards = 16;

@@ -4,7 +4,6 @@
 #include "core/parallel.hpp"
 #include "core/once_flag.hpp"
 #include "core/once_map.hpp"
-#include "core/short_lock.hpp"
 #include "core/worker_pool.hpp"
 
 #include <doctest/doctest.h>
@@ -173,21 +172,6 @@ TEST_CASE("once map: keys inserted at once by many threads, many more than its b
       CHECK(*map.find("k" + std::to_string(k)) == k);
     }
   }
-}
-
-TEST_CASE("short lock: a count kept under it by many threads loses no increment") {
-  cudadiag::ShortLock lock;
-  long count = 0;
-  cudadiag::parallel_for_each_index(8, 8, [&](std::size_t) {
-    for (int i = 0; i < 20000; ++i) {
-      const std::lock_guard guard(lock);
-      ++count;
-    }
-  });
-  CHECK(count == 8L * 20000);
-  CHECK(lock.try_lock());
-  CHECK_FALSE(lock.try_lock());
-  lock.unlock();
 }
 
 TEST_CASE("worker pool: sections in turn reuse the same helpers, and every index runs once") {
