@@ -119,6 +119,27 @@ Expected<DirectoryNames> list_directory_names(const std::string& path) {
   return read_directory_names(dir.get(), std::numeric_limits<std::size_t>::max());
 }
 
+Expected<std::size_t> read_at(int fd, std::uint64_t offset, void* out, std::size_t length) {
+  if (offset > static_cast<std::uint64_t>(std::numeric_limits<off_t>::max()) - length) {
+    return Error{std::strerror(EOVERFLOW)};
+  }
+  std::size_t done = 0;
+  while (done < length) {
+    const ssize_t got = ::pread(fd, static_cast<char*>(out) + done, length - done, static_cast<off_t>(offset + done));
+    if (got < 0 && errno == EINTR) {
+      continue;
+    }
+    if (got < 0) {
+      return Error{std::strerror(errno)};
+    }
+    if (got == 0) {
+      break; // the end of the file
+    }
+    done += static_cast<std::size_t>(got);
+  }
+  return done;
+}
+
 Expected<std::string> read_file_prefix(const std::string& path, size_t max_bytes) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {

@@ -57,6 +57,11 @@ DirectoryNames read_directory_names(void* handle, std::size_t max_entries);
 // The same for `path`; Error if it cannot be opened.
 Expected<DirectoryNames> list_directory_names(const std::string& path);
 
+// Reads `length` bytes at `offset` of the open descriptor `fd` into `out` (pread, retried on EINTR
+// and short reads): how many it read, fewer only at the end of the file; Error (strerror) when a
+// read fails.
+Expected<std::size_t> read_at(int fd, std::uint64_t offset, void* out, std::size_t length);
+
 // At most `max_bytes` of a file's content. Error if it cannot be opened or read.
 Expected<std::string> read_file_prefix(const std::string& path, size_t max_bytes);
 

@@ -1,5 +1,6 @@
 #include "core/mapped_file.hpp"
 
+#include "core/filesystem.hpp"
 #include "core/unique_fd.hpp"
 
 #include <fcntl.h>
@@ -63,25 +64,14 @@ Expected<MappedFile> map_file(const std::string& path, std::uint64_t max_bytes) 
     if (buffer == nullptr) {
       return Error{"out of memory"};
     }
-    std::size_t done = 0;
-    while (done < length) {
-      const ssize_t got = ::pread(fd.get(), static_cast<char*>(buffer) + done, length - done, static_cast<off_t>(done));
-      if (got < 0 && errno == EINTR) {
-        continue;
-      }
-      if (got < 0) {
-        const int error = errno;
-        std::free(buffer);
-        return Error{std::strerror(error)};
-      }
-      if (got == 0) {
-        break; // the file shrank since fstat: its bytes as read now
-      }
-      done += static_cast<std::size_t>(got);
+    const auto done = read_at(fd.get(), 0, buffer, length); // fewer bytes: the file shrank since fstat
+    if (!done) {
+      std::free(buffer);
+      return done.error();
     }
     mapped.m_address = buffer;
-    mapped.m_length = done;
-    mapped.m_file_size = done;
+    mapped.m_length = *done;
+    mapped.m_file_size = *done;
     mapped.m_on_heap = true;
     return mapped;
   }

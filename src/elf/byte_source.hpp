@@ -4,6 +4,7 @@
 // Internal to src/elf.
 
 #include "core/expected.hpp"
+#include "core/filesystem.hpp"
 #include "core/unique_fd.hpp"
 
 #include <fcntl.h>
@@ -150,21 +151,8 @@ private:
   static constexpr std::uint64_t k_window_alignment = 4096;
 
   [[nodiscard]] bool read_directly(std::uint64_t offset, std::span<std::byte> out) const {
-    if (offset > static_cast<std::uint64_t>(std::numeric_limits<off_t>::max())) {
-      return false;
-    }
-    std::size_t done = 0;
-    while (done < out.size()) {
-      const ssize_t got = ::pread(m_fd, out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
-      if (got < 0 && errno == EINTR) {
-        continue;
-      }
-      if (got <= 0) {
-        return false; // error, or the file shrank under us
-      }
-      done += static_cast<std::size_t>(got);
-    }
-    return true;
+    const auto got = fs::read_at(m_fd, offset, out.data(), out.size());
+    return got && *got == out.size(); // an error, or the file shrank under us
   }
   [[nodiscard]] bool window_holds(std::uint64_t offset, std::size_t length) const {
     return offset >= m_window_offset && offset - m_window_offset <= m_window.size() &&

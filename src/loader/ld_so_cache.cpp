@@ -1,4 +1,5 @@
 #include "loader/ld_so_cache.hpp"
+#include "core/filesystem.hpp"
 #include "core/text.hpp"
 
 #include <fcntl.h>
@@ -344,21 +345,10 @@ Expected<LdSoCache> read_ld_so_cache(const std::string& path) {
   std::vector<std::byte> content;
   if (failure.empty()) {
     content.resize(static_cast<std::size_t>(st.st_size));
-    std::size_t done = 0;
-    while (done < content.size()) {
-      const ssize_t got = ::pread(fd, content.data() + done, content.size() - done, static_cast<off_t>(done));
-      if (got < 0 && errno == EINTR) {
-        continue;
-      }
-      if (got < 0) {
-        failure = "cannot read " + path + ": " + std::strerror(errno);
-        break;
-      }
-      if (got == 0) {
-        content.resize(done); // the file shrank; parse what is there
-        break;
-      }
-      done += static_cast<std::size_t>(got);
+    if (const auto done = fs::read_at(fd, 0, content.data(), content.size()); !done) {
+      failure = "cannot read " + path + ": " + done.error().message;
+    } else {
+      content.resize(*done); // fewer bytes: the file shrank; parse what is there
     }
   }
   ::close(fd);

@@ -4,6 +4,8 @@
 #include <doctest/doctest.h>
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <string>
@@ -41,6 +43,28 @@ TEST_CASE("filesystem: queries survive loops, broken links and unreadable files"
   CHECK_FALSE(fs::list_directory(file).has_value());
   CHECK(fs::file_size(file) == std::optional<std::uint64_t>(10));
   CHECK(fs::file_id(file) == fs::file_id(tree.path("file")));
+}
+
+TEST_CASE("filesystem: read_at reads what lies at an offset, fewer bytes only at the end, and names a failure") {
+  cudadiag::testing::TempTree tree;
+  const auto file = tree.write("file", "0123456789");
+  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  REQUIRE(fd >= 0);
+  std::string out(4, '\0');
+  CHECK(fs::read_at(fd, 3, out.data(), out.size()).value() == 4);
+  CHECK(out == "3456");
+  CHECK(fs::read_at(fd, 8, out.data(), out.size()).value() == 2); // the end of the file
+  CHECK(out.substr(0, 2) == "89");
+  CHECK(fs::read_at(fd, 10, out.data(), out.size()).value() == 0);
+  CHECK(fs::read_at(fd, 0, out.data(), 0).value() == 0);
+  ::close(fd);
+  const auto closed = fs::read_at(fd, 0, out.data(), out.size());
+  REQUIRE_FALSE(closed.has_value());
+  CHECK(closed.error().message == "Bad file descriptor");
+  const int directory = ::open(tree.root().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  REQUIRE(directory >= 0);
+  CHECK(fs::read_at(directory, 0, out.data(), out.size()).error().message == "Is a directory");
+  ::close(directory);
 }
 
 TEST_CASE("filesystem: directory names are sorted views that survive a move, and a limit marks them incomplete") {
