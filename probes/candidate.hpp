@@ -83,6 +83,11 @@ struct Candidate {
   // directory or a FIFO is skipped, while an empty, non-ELF or wrong-class file is taken and fails.
   bool pathfinder_skips = false;
   std::map<std::string, bool> features; // e.g. CCCL: {"cub": true, "thrust": true}
+  // Set while discovery runs, never in its result: the system package database was still being
+  // read when this file was inspected, and `version` (from the other sources) may yet give way to
+  // it. discovery::resolve_components asks the database once every component is searched, so that
+  // no search waits for the read.
+  bool version_awaits_packages = false;
 
   [[nodiscard]] bool usable() const { return !rejected.has_value(); }
 };

@@ -7,6 +7,7 @@
 #include "api/plans.hpp"
 #include "api/settings.hpp"
 #include "api/worker_executable.hpp"
+#include "core/timeline.hpp"
 #include "cudadiag/version.h"
 #include "report/json_report.hpp"
 
@@ -129,6 +130,7 @@ Report run_self_test(const Options& options) {
 }
 
 Report run_quick_check(const Options& options) {
+  const timeline::Span whole_call("quick_check");
   auto plan = make_plan(options, Stages::discover);
   plan.discovery.python_exe.reset(); // never start a process here
   plan.not_loaded_reason = "quick_check(): files were inspected only; nothing was loaded";
@@ -148,7 +150,10 @@ Report run_quick_check(const Options& options) {
   plan.discovery.frameworks = false;
   // What is mapped already is a fact, so it comes first; what discovery predicts follows. Info
   // findings do not make CUDA fail and are left out.
-  const auto process = inspect::inspect_this_process();
+  const auto process = [] {
+    const timeline::Span span("inspect_process");
+    return inspect::inspect_this_process();
+  }();
   plan.observed = process.findings;
   plan.problems_only = true;
   auto out = run_plan(plan, "quick_check");

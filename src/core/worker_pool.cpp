@@ -1,5 +1,11 @@
 #include "core/worker_pool.hpp"
 
+#include "core/timeline.hpp"
+
+#include <pthread.h>
+
+#include <chrono>
+#include <thread>
 #include <memory>
 #include <system_error>
 #include <utility>
@@ -8,6 +14,85 @@ namespace cudadiag {
 namespace {
 
 thread_local WorkerPool* t_active = nullptr;
+
+// The process's idle threads: a thread whose pool has let it go waits here for the next pool that
+// wants a helper, and exits after k_linger without one. Starting a thread costs tens of
+// microseconds in a virtual machine, paid by the thread that starts it, and ending one (its stack
+// given back, the join) as much again at the end of every run; back-to-back runs (a health check
+// called in a loop, the API's calls in one program) take the threads the last one left.
+//
+// Contract: a thread lingers only between two calls of run work, holding no pool's memory; the state
+// is never destroyed (a lingering thread may outlive static destruction; exit() ends it), and after
+// fork() the child, which has none of these threads, starts with none. libcudadiag.so is linked
+// with -z nodelete, so that dlclose() never unmaps the code a lingering thread waits in.
+class IdleThreads {
+public:
+  static constexpr auto k_linger = std::chrono::milliseconds(250);
+
+  static IdleThreads& instance() {
+    static IdleThreads* const threads = [] {
+      s_instance = new IdleThreads(); // never destroyed: see the contract
+      ::pthread_atfork([] { s_instance->m_mutex.lock(); }, [] { s_instance->m_mutex.unlock(); },
+                       [] {
+                         s_instance->m_idle = 0; // the child has none of the parent's threads
+                         s_instance->m_work.clear();
+                         s_instance->m_mutex.unlock();
+                       });
+      return s_instance;
+    }();
+    return *threads;
+  }
+
+  // Runs `work` on an idle thread, else on a new one (which lingers after it); false when no
+  // thread could be had (RLIMIT_NPROC, a container's pids limit).
+  bool run(std::function<void()> work) {
+    {
+      const std::lock_guard lock(m_mutex);
+      if (m_idle > m_work.size()) {
+        m_work.push_back(std::move(work));
+        m_wake.notify_one();
+        return true;
+      }
+    }
+    try {
+      std::thread([this, work = std::move(work)]() mutable {
+        work();
+        work = nullptr; // what it holds is released before the thread lingers
+        linger();
+      }).detach();
+      return true;
+    } catch (const std::system_error&) {
+      return false;
+    }
+  }
+
+private:
+  IdleThreads() = default;
+
+  void linger() {
+    std::unique_lock lock(m_mutex);
+    for (;;) {
+      ++m_idle;
+      const bool woken = m_wake.wait_for(lock, k_linger, [this] { return !m_work.empty(); });
+      --m_idle;
+      if (!woken) {
+        return; // nothing for k_linger: the thread ends
+      }
+      auto work = std::move(m_work.front());
+      m_work.pop_front();
+      lock.unlock();
+      work();
+      work = nullptr;
+      lock.lock();
+    }
+  }
+
+  std::mutex m_mutex;
+  std::condition_variable m_wake;
+  std::deque<std::function<void()>> m_work; // handed to the idle threads, one each
+  std::size_t m_idle = 0;                   // threads waiting in linger()
+  static inline IdleThreads* s_instance = nullptr; // for the fork handlers, which take no state
+};
 
 // One share() call: which helpers are inside `work`, and whether it still takes newcomers.
 struct Section {
@@ -22,13 +107,16 @@ struct Section {
 WorkerPool::WorkerPool(std::size_t helpers) : m_max_helpers(helpers) {}
 
 WorkerPool::~WorkerPool() {
+  const timeline::Span span("pool_join");
   {
     const std::lock_guard lock(m_mutex);
     m_stopping = true;
   }
   m_wake.notify_all();
-  for (auto& thread : m_threads) {
-    thread.join();
+  {
+    // Every helper has left helper_loop (and this pool) once m_started is back to 0.
+    std::unique_lock lock(m_mutex);
+    m_gone.wait(lock, [this] { return m_started == 0; });
   }
   // What no helper took (none could be started): posted jobs run here, closed sections' claims
   // return at once.
@@ -101,16 +189,14 @@ void WorkerPool::queue(std::function<void()> job, std::size_t copies) {
     m_wake.notify_one();
   }
   for (std::size_t i = 0; i < start; ++i) {
-    try {
-      std::thread thread([this] { helper_loop(); });
-      const std::lock_guard lock(m_mutex);
-      m_threads.push_back(std::move(thread));
-    } catch (const std::system_error&) {
+    const timeline::Span span("thread_start");
+    if (!IdleThreads::instance().run([this] { helper_loop(); })) {
       // No thread to be had (RLIMIT_NPROC, a container's pids limit): the callers' own threads,
       // and at the latest the destructor, do the work.
       const std::lock_guard lock(m_mutex);
       m_started -= start - i;
       m_coming -= start - i;
+      m_gone.notify_all();
       break;
     }
   }
@@ -125,12 +211,19 @@ void WorkerPool::helper_loop() {
     m_wake.wait(lock, [this] { return m_stopping || !m_queue.empty(); });
     --m_idle;
     if (m_queue.empty()) {
-      return; // stopping, and nothing left
+      // Stopping, and nothing left: the pool is let go (its destructor may free it the moment the
+      // lock is released, so nothing of it is touched after).
+      --m_started;
+      m_gone.notify_all();
+      return;
     }
     auto job = std::move(m_queue.front());
     m_queue.pop_front();
     lock.unlock();
-    job();
+    {
+      const timeline::Span span("helper_job");
+      job();
+    }
     lock.lock();
   }
 }

@@ -1,11 +1,13 @@
 #pragma once
-// A run's helper threads, started once and lent to every parallel section of the run.
+// A run's helper threads, taken once and lent to every parallel section of the run.
 //
 // A run (pipeline::run) has parallel sections one after the other (the package lists, the
 // components, the closures) and read-aheads beside them. Starting a thread costs tens of
 // microseconds in a virtual machine, paid by the thread that starts it before it works: with a
-// thread set per section, each section began 0.13–0.23 ms late on a 16-CPU GPU host. A pool made
-// active on a thread (WorkerPool::Use) keeps its helpers from one section to the next;
+// thread set per section, each section began 0.13–0.23 ms late on a 16-CPU GPU host. The threads
+// themselves outlive the pool: let go at its end, they linger idle for a quarter of a second, and
+// the next run's pool takes them instead of starting new ones (worker_pool.cpp, IdleThreads). A pool
+// made active on a thread (WorkerPool::Use) keeps its helpers from one section to the next;
 // parallel_for_each_index and start_beside (core/parallel.hpp) use it when there is one.
 //
 // Contract: share() runs the caller's part on the caller's thread and returns only when every call
@@ -18,16 +20,16 @@
 #include <deque>
 #include <functional>
 #include <mutex>
-#include <thread>
-#include <vector>
 
 namespace cudadiag {
 
 class WorkerPool {
 public:
-  // Up to `helpers` threads, each started when work finds no idle one.
+  // Up to `helpers` threads, each taken (an idle one, else a new one) when work finds none of the
+  // pool's own idle.
   explicit WorkerPool(std::size_t helpers);
-  // Runs the posted jobs no helper took, then stops and joins the helpers.
+  // Runs the posted jobs no helper took, and returns once every helper has left the pool (the
+  // threads linger, idle, for the next pool).
   ~WorkerPool();
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;
@@ -61,9 +63,9 @@ private:
   std::size_t m_max_helpers;
   std::mutex m_mutex;
   std::condition_variable m_wake;
+  std::condition_variable m_gone; // a helper left helper_loop (the destructor waits for all)
   std::deque<std::function<void()>> m_queue;
-  std::vector<std::thread> m_threads;
-  std::size_t m_started = 0; // helpers started, or being started
+  std::size_t m_started = 0; // helpers in helper_loop, or being started
   std::size_t m_coming = 0;  // started, not yet waiting for work
   std::size_t m_idle = 0;    // waiting for work
   bool m_stopping = false;

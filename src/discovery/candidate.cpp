@@ -154,7 +154,7 @@ void inspect_binary(Candidate& candidate) {
 }
 
 Candidate inspect(const ComponentSpec& spec, const Sighting& sighting, const SystemLayout& layout,
-                  const versions::PackageDatabase* packages, const probes::DirectoryCache* dirs) {
+                  const versions::PackageDatabase* packages, const probes::DirectoryCache* dirs, bool packages_when_read) {
   Candidate candidate;
   candidate.first = sighting;
   auto resolved = dirs != nullptr ? dirs->real_path(sighting.path) : fs::real_path(sighting.path);
@@ -172,7 +172,12 @@ Candidate inspect(const ComponentSpec& spec, const Sighting& sighting, const Sys
   case ComponentKind::static_lib:
   case ComponentKind::bitcode_lib: inspect_link_input(spec.kind, candidate); break;
   }
-  candidate.version = find_version(spec, sighting, candidate.realpath, layout, packages, dirs);
+  // Asked later (complete_versions) when the database is still being read and the sources before
+  // it give no version or only the file name's, which the database's would replace.
+  const bool later = packages_when_read && packages != nullptr && !packages->lists_read();
+  candidate.version = find_version(spec, sighting, candidate.realpath, layout, later ? nullptr : packages, dirs);
+  candidate.version_awaits_packages =
+      later && (!candidate.version || candidate.version->source == versions::VersionSource::file_name);
   return candidate;
 }
 
@@ -333,7 +338,7 @@ std::optional<versions::FoundVersion> find_version(const ComponentSpec& spec, co
 
 std::vector<Candidate> build_candidates(const ComponentSpec& spec, const std::vector<Sighting>& sightings,
                                         const SystemLayout& layout, const versions::PackageDatabase* packages,
-                                        const probes::DirectoryCache* dirs) {
+                                        const probes::DirectoryCache* dirs, bool packages_when_read) {
   std::vector<Candidate> candidates;
   std::vector<Identity> identities;
   for (const auto& sighting : sightings) {
@@ -348,10 +353,20 @@ std::vector<Candidate> build_candidates(const ComponentSpec& spec, const std::ve
     }
     if (!merged) {
       identities.push_back(identity);
-      candidates.push_back(inspect(spec, sighting, layout, packages, dirs));
+      candidates.push_back(inspect(spec, sighting, layout, packages, dirs, packages_when_read));
     }
   }
   return candidates;
+}
+
+void complete_versions(const ComponentSpec& spec, std::vector<Candidate>& candidates, const SystemLayout& layout,
+                       const versions::PackageDatabase* packages, const probes::DirectoryCache* dirs) {
+  for (auto& candidate : candidates) {
+    if (candidate.version_awaits_packages) {
+      candidate.version = find_version(spec, candidate.first, candidate.realpath, layout, packages, dirs);
+      candidate.version_awaits_packages = false;
+    }
+  }
 }
 
 } // namespace cudadiag::discovery

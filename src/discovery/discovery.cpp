@@ -3,6 +3,7 @@
 #include "core/filesystem.hpp"
 #include "core/once_flag.hpp"
 #include "core/parallel.hpp"
+#include "core/timeline.hpp"
 #include "discovery/candidate_inspection.hpp"
 #include "discovery/selection.hpp"
 #include "loader/ld_so_cache.hpp"
@@ -43,6 +44,7 @@ struct Searcher {
     probes::SearchOutput out;
     for (const auto& strategy : strategies) {
       if (strategy->applies_to(spec)) {
+        const timeline::Span span("strategy", strategy->name());
         strategy->search(spec, inputs, out);
       } else {
         const std::string why = spec.packaging == probes::Packaging::driver
@@ -58,16 +60,26 @@ struct Searcher {
   // other searches, and only when `spec` uses it.
   template <class CanaryRoot>
   [[nodiscard]] ComponentResult resolve(const ComponentSpec& spec, const CanaryRoot& canary_root) const {
+    std::optional<timeline::Span> search_span(std::in_place, "search", spec.name);
     auto out = run_strategies(spec);
+    search_span.reset();
     if (spec.uses_ctk_root_canary) {
-      if (const std::optional<std::string>& root = canary_root()) {
+      std::optional<timeline::Span> canary_span(std::in_place, "canary_wait", spec.name);
+      const std::optional<std::string>& root = canary_root();
+      canary_span.reset();
+      if (root) {
         out.trace.push_back("system-ctk-root: toolkit root " + *root + " derived from where cudart is found");
         probes::search_toolkit_root(spec, inputs, *root, "system-ctk-root", PathfinderStep::ctk_root, out);
       }
     }
     ComponentResult result;
     result.spec = &spec;
-    result.candidates = build_candidates(spec, out.sightings, inputs.layout, inputs.packages, inputs.dirs);
+    {
+      const timeline::Span span("candidates", spec.name);
+      // The package database, read beside the searches, is asked once they are all done
+      // (resolve_components): a file it may know is marked, and no search waits for the read.
+      result.candidates = build_candidates(spec, out.sightings, inputs.layout, inputs.packages, inputs.dirs, true);
+    }
     result.trace = std::move(out.trace);
     select(result);
     return result;
@@ -103,46 +115,91 @@ LdCacheStatus load_ld_cache(const SystemLayout& layout, std::shared_ptr<const lo
 
 DiscoveryContext prepare_discovery(const Environment& env, const DiscoveryOptions& options,
                                    const std::vector<const ComponentSpec*>& specs) {
-  DiscoveryContext context{env, options, {}, {}, {}, {}, {}, {}, std::make_shared<probes::DirectoryCache>(), {}, {}, {}};
+  DiscoveryContext context{env, options, {}, {}, {}, {}, {}, {}, std::make_shared<probes::DirectoryCache>(), {}, {}, {}, {}};
   // The package database's .list files (tens of thousands of lines on a toolkit installed from
   // packages) are read beside the Python and loader reads below, not by the first component that
   // asks while the others wait for it.
   context.packages = versions::PackageDatabase({options.layout.dpkg_dir, options.layout.rpm_db});
-  context.packages_read_ahead = start_beside([packages = context.packages] { packages.read_ahead(); });
+  context.packages_read_ahead = start_beside([packages = context.packages] {
+    const timeline::Span span("packages_read_ahead");
+    packages.read_ahead();
+  });
   const bool finds_libraries = std::any_of(specs.begin(), specs.end(), [](const ComponentSpec* spec) {
     return spec->kind == probes::ComponentKind::dynamic_lib;
   });
   if (finds_libraries) {
     context.default_dirs_read_ahead = start_beside([dirs = context.dirs, lib_dirs = options.layout.default_lib_dirs] {
+      const timeline::Span span("default_dirs_read_ahead");
       for (const auto& dir : lib_dirs) {
         static_cast<void>(dirs->listing(dir));
       }
     });
   }
-  if (options.python_exe) {
-    auto explicit_discovery = python::discover_python_environments_with(env, *options.python_exe, std::chrono::seconds{5}, options.python_search);
-    if (explicit_discovery) {
-      context.python = std::move(*explicit_discovery);
+  // The Python environments (then the read-aheads of their site directories), the loader's cache
+  // and its configuration are independent reads: side by side.
+  const auto read_python = [&] {
+    if (options.python_exe) {
+      auto explicit_discovery = python::discover_python_environments_with(env, *options.python_exe, std::chrono::seconds{5}, options.python_search);
+      if (explicit_discovery) {
+        context.python = std::move(*explicit_discovery);
+      } else {
+        context.python_error = explicit_discovery.error().message;
+        context.python = python::discover_python_environments(env, options.python_search);
+      }
     } else {
-      context.python_error = explicit_discovery.error().message;
+      const timeline::Span span("python_environments");
       context.python = python::discover_python_environments(env, options.python_search);
     }
-  } else {
-    context.python = python::discover_python_environments(env, options.python_search);
-  }
-  const auto primary = std::find_if(context.python.environments.begin(), context.python.environments.end(),
-                                    [](const auto& environment) { return environment.primary; });
-  // The interpreter CUDA Python (and `import torch`) runs in: its frameworks, when asked for.
-  if (options.frameworks && primary != context.python.environments.end()) {
-    context.frameworks = std::async(std::launch::async, [environment = *primary, env] {
-      const auto installed = python::installed_distributions(environment.site_dirs, python::is_framework);
-      return DiscoveryContext::Frameworks{
-          python::checked_framework_requirements(installed, python::marker_environment(environment)),
-          python::framework_builds(environment.site_dirs, installed, env)};
-    }).share();
-  }
-  context.ld_cache = load_ld_cache(options.layout, context.cache);
-  context.ld_so_conf = loader::read_ld_so_conf(options.layout.ld_so_conf);
+    std::vector<std::string_view> wheel_dirs;
+    for (const auto* spec : specs) {
+      wheel_dirs.insert(wheel_dirs.end(), spec->wheel_dirs.begin(), spec->wheel_dirs.end());
+    }
+    std::sort(wheel_dirs.begin(), wheel_dirs.end());
+    wheel_dirs.erase(std::unique(wheel_dirs.begin(), wheel_dirs.end()), wheel_dirs.end());
+    if (!wheel_dirs.empty()) {
+      for (const auto& environment : context.python.environments) {
+        for (const auto& site_dir : environment.site_dirs) {
+          context.site_dirs_read_ahead.push_back(start_beside([dirs = context.dirs, site_dir, wheel_dirs] {
+            const timeline::Span span("site_dir_read_ahead", site_dir);
+            // In the order the search asks (SitePackagesSearch): the site directory, its top-level
+            // package directories, then the wheel directories (those under a missing parent are known
+            // missing from the listings above, without a system call).
+            if (!dirs->listing(site_dir).is_directory) {
+              return;
+            }
+            for (const auto rel_dir : wheel_dirs) {
+              static_cast<void>(dirs->listing(fs::join(site_dir, rel_dir.substr(0, rel_dir.find('/')))));
+            }
+            for (const auto rel_dir : wheel_dirs) {
+              static_cast<void>(dirs->listing(fs::join(site_dir, rel_dir)));
+            }
+          }));
+        }
+      }
+    }
+    const auto primary = std::find_if(context.python.environments.begin(), context.python.environments.end(),
+                                      [](const auto& environment) { return environment.primary; });
+    // The interpreter CUDA Python (and `import torch`) runs in: its frameworks, when asked for.
+    if (options.frameworks && primary != context.python.environments.end()) {
+      context.frameworks = std::async(std::launch::async, [environment = *primary, env] {
+        const auto installed = python::installed_distributions(environment.site_dirs, python::is_framework);
+        return DiscoveryContext::Frameworks{
+            python::checked_framework_requirements(installed, python::marker_environment(environment)),
+            python::framework_builds(environment.site_dirs, installed, env)};
+      }).share();
+    }
+  };
+  parallel_for_each_index(3, 3, [&](std::size_t part) {
+    if (part == 0) {
+      read_python();
+    } else if (part == 1) {
+      const timeline::Span span("ld_so_cache");
+      context.ld_cache = load_ld_cache(options.layout, context.cache);
+    } else {
+      const timeline::Span span("ld_so_conf");
+      context.ld_so_conf = loader::read_ld_so_conf(options.layout.ld_so_conf);
+    }
+  });
   return context;
 }
 
@@ -201,13 +258,29 @@ std::vector<ComponentResult> resolve_components(const DiscoveryContext& context,
   parallel_for_each_index(tasks.size(), parallel_threads(tasks.size()), [&](std::size_t task) {
     const auto index = tasks[task];
     if (!index || specs[*index] == cudart_spec) {
+      const timeline::Span span("component", "cudart");
       cudart_and_canary();
       if (index) {
         out[*index] = *cudart;
       }
       return;
     }
+    const timeline::Span span("component", specs[*index]->name);
     out[*index] = searcher.resolve(*specs[*index], cudart_and_canary);
+  });
+  // The versions left to the package database, now that every search is done (its read had all
+  // that time), spread over threads as the components were.
+  std::vector<std::size_t> awaiting;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    if (std::any_of(out[i].candidates.begin(), out[i].candidates.end(),
+                    [](const Candidate& candidate) { return candidate.version_awaits_packages; })) {
+      awaiting.push_back(i);
+    }
+  }
+  parallel_for_each_index(awaiting.size(), parallel_threads(awaiting.size()), [&](std::size_t task) {
+    auto& component = out[awaiting[task]];
+    const timeline::Span span("versions_from_packages", component.spec->name);
+    complete_versions(*component.spec, component.candidates, inputs.layout, inputs.packages, inputs.dirs);
   });
   return out;
 }
@@ -273,6 +346,9 @@ DiscoveryResult finish_discovery(DiscoveryContext&& context, std::vector<Compone
   result.cache = std::move(context.cache);
   result.components = std::move(components);
   result.dependencies = std::move(extra);
+  // What only the searches used (every directory listing, the package lists and their indexes:
+  // tens of thousands of strings and a few mappings) is freed beside the rest of the run.
+  static_cast<void>(start_beside([dirs = std::move(context.dirs), packages = std::move(context.packages)] {}));
   return result;
 }
 

@@ -97,6 +97,11 @@ struct DiscoveryContext {
   // thousands of entries), listed while the rest is prepared, when a library is among the
   // components to resolve.
   std::shared_future<void> default_dirs_read_ahead;
+  // Each Python environment's site directories and the catalog's wheel directories under them
+  // (site-packages/nvidia/cu13/lib, ...), one read-ahead per site directory, started as soon as the
+  // environments are known: a large site-packages takes a few tenths of a millisecond to list,
+  // and every component with wheels needs its listing first.
+  std::vector<std::shared_future<void>> site_dirs_read_ahead;
   // The primary Python environment's frameworks (their CUDA pins checked, the CUDA they were built
   // for), read on a thread of their own while the components are resolved: a torch + JAX venv's
   // metadata takes milliseconds to read.

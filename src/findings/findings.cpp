@@ -172,6 +172,9 @@ Finding make_finding(std::string_view id, std::string message, std::vector<std::
   return finding;
 }
 
+// A RECORD larger than this is not read (torch's is a few MiB).
+constexpr std::size_t k_record_max_bytes = std::size_t{64} << 20;
+
 std::optional<std::string> owning_wheel_distribution(const std::string& path) {
   const auto at = path.rfind("/nvidia/");
   if (at == std::string::npos) {
@@ -179,23 +182,29 @@ std::optional<std::string> owning_wheel_distribution(const std::string& path) {
   }
   const auto site = path.substr(0, at);
   const auto relative = path.substr(at + 1);
-  const auto entries = fs::list_directory(site);
+  auto entries = fs::list_directory(site);
   if (!entries) {
     return std::nullopt;
   }
+  // The nvidia-* wheels' records first: a site-packages beside torch holds hundreds of
+  // distributions, and torch's own RECORD alone has thousands of lines. The others are read after
+  // them, for a file under nvidia/ that another wheel installed.
+  std::stable_partition(entries->begin(), entries->end(),
+                        [](const std::string& entry) { return entry.rfind("nvidia", 0) == 0; });
+  const std::string line_start = relative + ",";
   for (const auto& entry : *entries) {
     if (entry.size() < 11 || entry.substr(entry.size() - 10) != ".dist-info") {
       continue;
     }
-    std::ifstream record(fs::join(fs::join(site, entry), "RECORD"));
-    std::string line;
-    bool listed = false;
-    while (!listed && std::getline(record, line)) {
-      listed = line.rfind(relative + ",", 0) == 0;
-    }
-    if (!listed) {
+    const auto record = fs::read_file_prefix(fs::join(fs::join(site, entry), "RECORD"), k_record_max_bytes);
+    if (!record) {
       continue;
     }
+    const std::string_view text = *record;
+    if (!text.starts_with(line_start) && text.find("\n" + line_start) == std::string_view::npos) {
+      continue;
+    }
+    std::string line;
     std::ifstream metadata(fs::join(fs::join(site, entry), "METADATA"));
     while (std::getline(metadata, line) && !line.empty()) {
       if (line.rfind("Name:", 0) == 0) {
@@ -564,15 +573,14 @@ void check_search_path_entries(const Environment& env, std::vector<Finding>& out
 }
 
 void check_world_writable(const discovery::DiscoveryResult& result, std::vector<Finding>& out) {
-  std::set<std::string> reported;
+  std::set<std::string> checked; // each directory once: most libraries come from the same few
   for (const auto& component : result.components) {
     for (const auto* choice : {&component.selected, &component.loader}) {
       if (!*choice || component.spec->kind != probes::ComponentKind::dynamic_lib) {
         continue;
       }
       const auto& dir = (*choice)->via.search_dir;
-      if (reported.count(dir) == 0 && fs::is_world_writable(dir)) {
-        reported.insert(dir);
+      if (checked.insert(dir).second && fs::is_world_writable(dir)) {
         out.push_back(make("path.world_writable",
                            dir + " (where " + std::string(component.spec->name) + " is loaded from) is writable by every user",
                            {std::string(component.spec->name)}, {{"directory", dir}}));

@@ -1,6 +1,7 @@
 #include "linkage/linkage.hpp"
 
 #include "core/parallel.hpp"
+#include "core/timeline.hpp"
 
 #include <chrono>
 #include <future>
@@ -112,7 +113,10 @@ public:
     }
     std::vector<ComponentLinkage> analyzed(libraries.size());
     parallel_for_each_index(libraries.size(), parallel_threads(libraries.size()),
-                            [&](std::size_t i) { analyzed[i] = analyze(*libraries[i]); });
+                            [&](std::size_t i) {
+                              const timeline::Span span("closures", libraries[i]->spec->name);
+                              analyzed[i] = analyze(*libraries[i]);
+                            });
     for (auto& linkage : analyzed) {
       if (!linkage.closures.empty()) {
         result.components.push_back(std::move(linkage));
@@ -170,7 +174,11 @@ private:
       AnswerClosure closure;
       closure.answers.push_back(answer);
       closure.load_name = load_name;
-      closure.closure = build_closure(root, route, dir, preloads, m_setting, *m_store);
+      {
+        const timeline::Span span("build_closure", fs::basename(root));
+        closure.closure = build_closure(root, route, dir, preloads, m_setting, *m_store);
+      }
+      const timeline::Span span("annotate", fs::basename(root));
       annotate(closure, *m_store);
       linkage.closures.push_back(std::move(closure));
     };

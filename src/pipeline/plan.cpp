@@ -5,6 +5,7 @@
 #include "core/filesystem.hpp"
 #include "core/parallel.hpp"
 #include "core/text.hpp"
+#include "core/timeline.hpp"
 #include "findings/framework_rules.hpp"
 #include "findings/jax_rules.hpp"
 #include "findings/framework_load_rules.hpp"
@@ -131,6 +132,7 @@ void log_components(const StageLog& log, const std::vector<ComponentResult>& com
 } // namespace
 
 Expected<report::Report> run(const Plan& plan) {
+  const timeline::Span whole_run("run");
   // The run's helper threads, lent to each parallel section in turn (core/worker_pool.hpp): one
   // per CPU as a section uses them (it runs on this thread too), and two for the read-aheads
   // that run beside the sections.
@@ -146,7 +148,10 @@ Expected<report::Report> run(const Plan& plan) {
     options.layout.ld_so_cache = *plan.ld_so_cache;
   }
   const auto specs = plan.components.empty() ? discovery::wanted_components({}) : plan.components;
-  auto context = discovery::prepare_discovery(plan.environment, options, specs);
+  auto context = [&] {
+    const timeline::Span span("prepare");
+    return discovery::prepare_discovery(plan.environment, options, specs);
+  }();
   if (options.python_exe && context.python_error) {
     return Error{*context.python_error};
   }
@@ -202,7 +207,10 @@ Expected<report::Report> run(const Plan& plan) {
     }
   } else {
     // Nothing to start early: every component in one parallel pass.
-    others = discovery::resolve_components(context, specs);
+    {
+      const timeline::Span span("resolve");
+      others = discovery::resolve_components(context, specs);
+    }
     report.verification = verify::verify(loaded, plan.verify, plan.environment);
     if (!plan.not_loaded_reason.empty()) {
       report.verification.skipped_reason = plan.not_loaded_reason;
@@ -224,7 +232,10 @@ Expected<report::Report> run(const Plan& plan) {
       }
     }
   }
-  report.discovery = discovery::finish_discovery(std::move(context), std::move(components));
+  {
+    const timeline::Span span("finish");
+    report.discovery = discovery::finish_discovery(std::move(context), std::move(components));
+  }
 
   // The GPU code in the frameworks' libraries is read only when there is a GPU to judge it against,
   // beside the closures, the load check and the self-test (a cold read of torch's library takes a
@@ -240,12 +251,14 @@ Expected<report::Report> run(const Plan& plan) {
   }
 
   log.start("predicting each library's dependency closure");
+  std::optional<timeline::Span> linkage_span(std::in_place, "linkage");
   report.linkage = linkage::analyze_linkage(
       report.discovery, plan.environment, options.layout,
       framework_closures ? linkage::FrameworkClosures::predict : linkage::FrameworkClosures::skip,
       frameworks_ahead ? &*frameworks_ahead : nullptr);
   log.done("closures", std::to_string(report.linkage.components.size()) + " libraries, " +
                            std::to_string(report.linkage.files_read) + " files read");
+  linkage_span.reset();
 
   // The load check and the self-test run side by side: the one only opens files, the other
   // works the GPU; each writes its own part of the report.
@@ -302,6 +315,7 @@ Expected<report::Report> run(const Plan& plan) {
   }
 
   log.start("evaluating findings");
+  const timeline::Span findings_span("findings");
   FindingList found(plan.problems_only);
   found.add(plan.observed);
   found.add(findings::evaluate_discovery(report.discovery, plan.environment));

@@ -3,6 +3,7 @@
 #include "core/filesystem.hpp"
 #include "core/mapped_file.hpp"
 #include "core/once_flag.hpp"
+#include "core/timeline.hpp"
 #include "core/parallel.hpp"
 #include "versions/sqlite_api.hpp"
 
@@ -13,7 +14,10 @@
 #include <cstdint>
 #include <cstring>
 #include <optional>
+#include <span>
+#include <unordered_map>
 #include <utility>
+#include <vector>
 
 namespace cudadiag::versions {
 namespace {
@@ -65,48 +69,50 @@ struct Stanza {
   std::string architecture;
 };
 
-// The stanza of `name` in a dpkg status file's text (the installed one for `arch` when given).
-std::optional<Stanza> find_stanza(std::string_view status, std::string_view name, std::string_view arch) {
-  const std::string needle = "Package: " + std::string(name) + "\n";
-  std::size_t from = 0;
-  while (true) {
-    const auto at = status.find(needle, from);
-    if (at == std::string_view::npos) {
-      return std::nullopt;
+// The stanza that starts at `at` in a dpkg status file's text, when it is installed, has a version
+// and is for `arch` (any, when empty).
+std::optional<Stanza> installed_stanza_at(std::string_view status, std::size_t at, std::string_view arch) {
+  const auto end = status.find("\n\n", at);
+  const auto block = status.substr(at, end == std::string_view::npos ? std::string_view::npos : end - at);
+  Stanza stanza;
+  for_each_line(block, [&](std::string_view line) {
+    const auto colon = line.find(':');
+    if (colon == std::string_view::npos || line.front() == ' ') {
+      return;
     }
-    from = at + needle.size();
-    if (at != 0 && status[at - 1] != '\n') {
-      continue; // "Package:" inside another field's text
+    const auto key = line.substr(0, colon);
+    const auto value = std::string(trim(line.substr(colon + 1)));
+    if (key == "Version") {
+      stanza.version = value;
+    } else if (key == "Status") {
+      stanza.status = value;
+    } else if (key == "Architecture") {
+      stanza.architecture = value;
     }
-    const auto end = status.find("\n\n", at);
-    const auto block = status.substr(at, end == std::string_view::npos ? std::string_view::npos : end - at);
-    Stanza stanza;
-    for_each_line(block, [&](std::string_view line) {
-      const auto colon = line.find(':');
-      if (colon == std::string_view::npos || line.front() == ' ') {
-        return;
-      }
-      const auto key = line.substr(0, colon);
-      const auto value = std::string(trim(line.substr(colon + 1)));
-      if (key == "Version") {
-        stanza.version = value;
-      } else if (key == "Status") {
-        stanza.status = value;
-      } else if (key == "Architecture") {
-        stanza.architecture = value;
-      }
-    });
-    const bool installed = stanza.status.ends_with(" installed");
-    // An arch-qualified list (libfoo:amd64.list) belongs to the stanza of that architecture.
-    const bool same_arch = arch.empty() || stanza.architecture.empty() || stanza.architecture == arch;
-    if (installed && !stanza.version.empty() && same_arch) {
+  });
+  const bool installed = stanza.status.ends_with(" installed");
+  // An arch-qualified list (libfoo:amd64.list) belongs to the stanza of that architecture.
+  const bool same_arch = arch.empty() || stanza.architecture.empty() || stanza.architecture == arch;
+  if (installed && !stanza.version.empty() && same_arch) {
+    return stanza;
+  }
+  return std::nullopt;
+}
+
+// The stanza of `name` in a dpkg status file's text (the installed one for `arch` when given),
+// looked for among `starts` (where the stanzas of that name begin).
+std::optional<Stanza> find_stanza(std::string_view status, std::span<const std::size_t> starts, std::string_view arch) {
+  for (const auto at : starts) {
+    if (auto stanza = installed_stanza_at(status, at, arch)) {
       return stanza;
     }
   }
+  return std::nullopt;
 }
 
-// Calls visit(package, architecture) for every stanza of a dpkg status file's text whose package
-// name `wanted` accepts, in file order (architecture empty when the stanza has none). A "Package:"
+// Calls visit(package, architecture, start) for every stanza of a dpkg status file's text whose
+// package name `wanted` accepts, in file order (architecture empty when the stanza has none; start:
+// the offset of its "Package:" line). A "Package:"
 // line starts a stanza only at the start of a line; continuation lines (" Package: ...") are
 // description text. The other stanzas are skipped unread: a status file holds thousands.
 template <class Wanted, class Visit> void for_each_package(std::string_view status, Wanted&& wanted, Visit&& visit) {
@@ -126,7 +132,7 @@ template <class Wanted, class Visit> void for_each_package(std::string_view stat
         const auto value = stanza.substr(field + k_architecture.size());
         architecture = trim(value.substr(0, value.find('\n')));
       }
-      visit(name, architecture);
+      visit(name, architecture, name_start - k_package.size());
     }
     at = status.find(k_next_package, name_end);
   }
@@ -345,6 +351,10 @@ struct PackageDatabase::State {
   fs::MappedFile status_file;
   std::string_view status; // status_file's text
   bool status_read = false;
+  // Where the hinted packages' stanzas start in `status` (a package has one per architecture),
+  // found while their .list names are gathered: an owner's version is then read without a search
+  // through the whole file.
+  std::unordered_map<std::string_view, std::vector<std::size_t>> stanza_starts;
   const SqliteApi* sql = nullptr; // set with rpm and rpm_query
   std::unique_ptr<sqlite3, SqliteCloser> rpm;
   std::unique_ptr<sqlite3_stmt, StatementCloser> rpm_query;
@@ -377,7 +387,8 @@ void PackageDatabase::read_dpkg_lists() const {
     // of the thousands of files in info/, found without listing it.
     const auto info = fs::join(m_paths.dpkg_dir, "info");
     std::vector<std::string> names;
-    for_each_package(state.status, hinted, [&](std::string_view package, std::string_view architecture) {
+    for_each_package(state.status, hinted, [&](std::string_view package, std::string_view architecture, std::size_t start) {
+      state.stanza_starts[package].push_back(start);
       names.push_back(std::string(package) + ".list");
       // A Multi-Arch: same package's list carries its architecture ("libnccl2:amd64.list").
       for (const auto arch : {architecture, dpkg_native_architecture()}) {
@@ -481,6 +492,8 @@ void PackageDatabase::read_ahead() const {
   read_dpkg_lists(); // the bulk: one .list per CUDA package, tens of thousands of lines
 }
 
+bool PackageDatabase::lists_read() const { return m_state->dpkg_once.done(); }
+
 std::optional<FoundVersion> PackageDatabase::version_of_file(const std::string& path,
                                                              const std::optional<std::string>& realpath) const {
   auto& state = *m_state;
@@ -489,6 +502,7 @@ std::optional<FoundVersion> PackageDatabase::version_of_file(const std::string& 
     paths.push_back(*realpath);
   }
   // Debian.
+  const timeline::Span span("dpkg_lookup", fs::basename(path));
   read_dpkg_lists();
   for (const auto& candidate : paths) {
     // The first list (in name order) that names the file owns it.
@@ -501,7 +515,8 @@ std::optional<FoundVersion> PackageDatabase::version_of_file(const std::string& 
     const auto colon = key.find(':');
     const auto name = std::string_view(key).substr(0, colon);
     const auto arch = colon == std::string::npos ? std::string_view{} : std::string_view(key).substr(colon + 1);
-    const auto stanza = find_stanza(state.status, name, arch);
+    const auto starts = state.stanza_starts.find(name);
+    const auto stanza = starts == state.stanza_starts.end() ? std::nullopt : find_stanza(state.status, starts->second, arch);
     if (!stanza) {
       state.problem("dpkg: " + std::string(name) + " lists " + candidate + " but has no installed stanza in the status file");
       return std::nullopt;

@@ -45,6 +45,9 @@ public:
   // can do it while discovery does other work. Thread-safe; they are read once however many
   // threads ask.
   void read_ahead() const;
+  // Whether the dpkg status and .list files have been read, by read_ahead() or a first question
+  // (never waits): a question asked now is answered without waiting for the read.
+  [[nodiscard]] bool lists_read() const;
   // What could not be read (a corrupt status file, a locked RPM database, ...), one line each.
   [[nodiscard]] std::vector<std::string> problems() const;
 

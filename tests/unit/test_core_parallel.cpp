@@ -8,6 +8,9 @@
 
 #include <doctest/doctest.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
 #include <mutex>
@@ -246,4 +249,46 @@ TEST_CASE("worker pool: with no helper to be had, the caller does every task its
   std::vector<int> runs(40, 0);
   cudadiag::parallel_for_each_index(runs.size(), 8, [&](std::size_t i) { ++runs[i]; });
   CHECK(std::count(runs.begin(), runs.end(), 1) == 40);
+}
+
+TEST_CASE("worker pool: the next pool takes the threads the last one let go, and a forked child starts afresh") {
+  const auto helper_threads = [] {
+    std::mutex mutex;
+    std::set<std::thread::id> threads;
+    cudadiag::WorkerPool pool(3);
+    const cudadiag::WorkerPool::Use use(pool);
+    cudadiag::parallel_for_each_index(64, 4, [&](std::size_t) {
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+      const std::lock_guard lock(mutex);
+      threads.insert(std::this_thread::get_id());
+    });
+    threads.erase(std::this_thread::get_id());
+    return threads;
+  };
+  const auto first = helper_threads();
+  const auto second = helper_threads(); // well within the quarter second the first pool's threads linger
+  REQUIRE_FALSE(first.empty());
+  for (const auto& id : second) {
+    CHECK(first.count(id) == 1); // no thread was started for the second pool
+  }
+
+  // The child of a fork() has none of the lingering threads: its pool starts its own, and a job it
+  // posts still runs (a pool that counted on the parent's threads would wait for ever).
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    ::alarm(20); // a hang ends the child, and the check below fails
+    std::atomic<int> ran{0};
+    {
+      cudadiag::WorkerPool pool(2);
+      const cudadiag::WorkerPool::Use use(pool);
+      static_cast<void>(cudadiag::start_beside([&ran] { ++ran; }));
+      cudadiag::parallel_for_each_index(32, 3, [&](std::size_t) { ++ran; });
+    }
+    ::_exit(ran == 33 ? 0 : 1);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
 }

@@ -2,6 +2,9 @@
 // databases written with libsqlite3 (rpmdb.sqlite's tables, a synthesized header blob), good and bad.
 #include "versions/package_db.hpp"
 
+#include "discovery/candidate_inspection.hpp"
+#include "probes/catalog.hpp"
+
 #include "skip.hpp"
 #include "temp_tree.hpp"
 
@@ -86,6 +89,45 @@ TEST_CASE("package db: dpkg maps a file to its package through info/*.list, and 
   CHECK_FALSE(db.version_of_file("/usr/local/cuda-13.0/bin/ptxas").has_value());
   CHECK_FALSE(db.version_of_file("/nowhere").has_value());
   CHECK(to_string(VersionSource::dpkg_status) == "dpkg_status");
+}
+
+TEST_CASE("package db: a search does not wait for the package lists, complete_versions asks them after") {
+  TempTree tree;
+  const auto nvcc = tree.write("cuda-13.0/bin/nvcc", "#!/bin/sh\n", 0755);
+  tree.write("dpkg/status", k_status);
+  tree.write("dpkg/info/cuda-nvcc-13-0.list", "/.\n" + nvcc + "\n");
+  PackageDbPaths paths;
+  paths.dpkg_dir = tree.path("dpkg");
+  paths.rpm_db = tree.path("rpm/rpmdb.sqlite");
+  const PackageDatabase db(paths);
+  const auto* spec = cudadiag::probes::find_component("nvcc", cudadiag::probes::ComponentKind::binary);
+  REQUIRE(spec != nullptr);
+  cudadiag::probes::Sighting sighting;
+  sighting.path = nvcc;
+  sighting.found_via = "PATH";
+  sighting.search_dir = tree.path("cuda-13.0/bin");
+  const cudadiag::SystemLayout layout;
+
+  REQUIRE_FALSE(db.lists_read());
+  auto candidates = cudadiag::discovery::build_candidates(*spec, {sighting}, layout, &db, nullptr, true);
+  REQUIRE(candidates.size() == 1);
+  CHECK(candidates[0].version_awaits_packages); // no other source knows it: the database is asked later
+  CHECK_FALSE(db.lists_read());                 // and the search did not read it
+  cudadiag::discovery::complete_versions(*spec, candidates, layout, &db, nullptr);
+  CHECK(db.lists_read());
+  CHECK_FALSE(candidates[0].version_awaits_packages);
+  REQUIRE(candidates[0].version.has_value());
+  CHECK(candidates[0].version->version == "13.0.88");
+  CHECK(candidates[0].version->source == VersionSource::dpkg_status);
+
+  // Once the lists are read, nothing is left for later; without deferral the first search reads them.
+  const auto again = cudadiag::discovery::build_candidates(*spec, {sighting}, layout, &db, nullptr, true);
+  CHECK_FALSE(again[0].version_awaits_packages);
+  CHECK(again[0].version->version == "13.0.88");
+  const PackageDatabase fresh(paths);
+  const auto waited = cudadiag::discovery::build_candidates(*spec, {sighting}, layout, &fresh, nullptr);
+  CHECK_FALSE(waited[0].version_awaits_packages);
+  CHECK(waited[0].version->version == "13.0.88");
 }
 
 TEST_CASE("package db: a corrupt, truncated or binary status file gives no version and no crash") {
