@@ -189,7 +189,7 @@ DiscoveryContext prepare_discovery(const Environment& env, const DiscoveryOption
       }).share();
     }
   };
-  parallel_for_each_index(3, 3, [&](std::size_t part) {
+  parallel_for_each_index(3, parallel_threads(3), [&](std::size_t part) {
     if (part == 0) {
       read_python();
     } else if (part == 1) {
