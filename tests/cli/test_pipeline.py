@@ -21,6 +21,8 @@ from cudadiag_harness import TIMEOUT_S, clean_env, describe, finding_ids, requir
 
 LD_SO_CACHE = "/etc/ld.so.cache"
 LINE = re.compile(r"^(?P<pid>\d+)\s+(?P<call>\w+)\((?P<args>.*)$")
+RESUMED = re.compile(r"^(?P<pid>\d+)\s+<\.\.\. \w+ resumed>(?P<rest>.*)$")
+UNFINISHED = " <unfinished ...>"
 
 
 def strace() -> str:
@@ -31,9 +33,10 @@ def strace() -> str:
 
 
 def traced(args, tmp_path: Path, env=None) -> list[tuple[int, str, str]]:
-    """Runs cudadiag ARGS under `strace -f`; returns (pid, syscall, arguments) for openat and execve."""
+    """Runs cudadiag ARGS under `strace -f`; returns (pid, syscall, arguments) for openat, execve and the
+    clone calls (a call strace split over two lines is joined: its arguments, then its result)."""
     log = tmp_path / "strace.log"
-    command = [strace(), "-f", "-qq", "-s", "4096", "-e", "trace=openat,execve", "-o", str(log),
+    command = [strace(), "-f", "-qq", "-s", "4096", "-e", "trace=openat,execve,clone,clone3", "-o", str(log),
                str(require_binary()), *args]
     result = subprocess.run(command, env=env, cwd=tmp_path, capture_output=True, timeout=TIMEOUT_S * 2,
                             stdin=subprocess.DEVNULL, check=False)
@@ -42,25 +45,43 @@ def traced(args, tmp_path: Path, env=None) -> list[tuple[int, str, str]]:
         pytest.skip(f"strace cannot trace here: {result.stderr.decode(errors='replace')[:300]}")
     assert result.returncode in (0, 1), describe(result)
     calls = []
+    unfinished = {}  # pid -> (call, arguments so far)
     for line in log.read_text(errors="replace").splitlines():
+        if resumed := RESUMED.match(line):
+            pid = int(resumed["pid"])
+            if pid in unfinished:
+                call, start = unfinished.pop(pid)
+                calls.append((pid, call, start + resumed["rest"]))
+            continue
         match = LINE.match(line)
-        if match:
+        if not match:
+            continue
+        if match["args"].endswith(UNFINISHED):
+            unfinished[int(match["pid"])] = (match["call"], match["args"][: -len(UNFINISHED)])
+        else:
             calls.append((int(match["pid"]), match["call"], match["args"]))
     assert calls, "strace logged nothing"
     return calls
 
 
 def cudadiag_reads_of_ld_so_cache(calls) -> int:
-    """Opens of /etc/ld.so.cache by the cudadiag process itself, after the dynamic loader's.
+    """Opens of /etc/ld.so.cache by the cudadiag process itself (any of its threads: a run reads on
+    helper threads too), after the dynamic loader's.
 
     The loader opens the cache while it maps the executable's libraries, before main() runs; that
     open comes before the process opens anything that is not a shared library. Every later open
-    is cudadiag's own reading of the cache."""
-    main_pid = calls[0][0]
+    is cudadiag's own reading of the cache. The workers are processes of their own (a clone without
+    CLONE_THREAD) and are not counted."""
+    process = {calls[0][0]}
     started = False
     reads = 0
     for pid, call, args in calls:
-        if pid != main_pid or call != "openat":
+        if call in ("clone", "clone3") and pid in process and "CLONE_THREAD" in args:
+            result = re.search(r"=\s*(\d+)\s*$", args)
+            if result:
+                process.add(int(result[1]))
+            continue
+        if pid not in process or call != "openat":
             continue
         path = args.split('"')[1] if '"' in args else ""
         if path == LD_SO_CACHE:
