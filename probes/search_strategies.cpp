@@ -623,7 +623,7 @@ bool DirectoryCache::known_missing(std::string_view dir) const {
 }
 
 std::shared_ptr<const DirectoryCache::Listing> DirectoryCache::read(const std::string& dir) const {
-  const timeline::Span span("listing", std::string_view(dir).substr(dir.size() > 47 ? dir.size() - 47 : 0));
+  const timeline::Span span("listing", dir);
   auto listing = std::make_shared<Listing>();
   if (known_missing(dir)) {
     return listing; // site-packages/nvidia/<wheel>/lib for every wheel a component may come in

@@ -40,7 +40,7 @@ unsigned this_thread_number() {
 
 Span::Span(const char* what, std::string_view detail) noexcept : m_what(what) {
   const auto length = std::min(detail.size(), m_detail.size() - 1);
-  std::memcpy(m_detail.data(), detail.data(), length);
+  std::memcpy(m_detail.data(), detail.data() + (detail.size() - length), length);
   std::replace(m_detail.begin(), m_detail.begin() + static_cast<std::ptrdiff_t>(length), ' ', '_');
   m_start_ns = now_ns();
 }

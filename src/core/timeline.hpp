@@ -20,7 +20,8 @@ inline constexpr std::size_t capacity = 1U << 16;
 
 class Span {
 public:
-  // `what` must outlive the run (a string literal); `detail` is copied (its first 47 bytes, spaces as '_').
+  // `what` must outlive the run (a string literal); `detail` is copied, its last 47 bytes (a path's
+  // end: its file name), spaces as '_'. Pass a path as it is: nothing is computed for a span.
   explicit Span(const char* what, std::string_view detail = {}) noexcept;
   ~Span();
   Span(const Span&) = delete;

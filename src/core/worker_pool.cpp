@@ -31,14 +31,14 @@ public:
 
   static IdleThreads& instance() {
     static IdleThreads* const threads = [] {
-      s_instance = new IdleThreads(); // never destroyed: see the contract
-      ::pthread_atfork([] { s_instance->m_mutex.lock(); }, [] { s_instance->m_mutex.unlock(); },
+      ::pthread_atfork([] { instance().m_mutex.lock(); }, [] { instance().m_mutex.unlock(); },
                        [] {
-                         s_instance->m_idle = 0; // the child has none of the parent's threads
-                         s_instance->m_work.clear();
-                         s_instance->m_mutex.unlock();
+                         auto& child = instance();
+                         child.m_idle = 0; // the child has none of the parent's threads
+                         child.m_work.clear();
+                         child.m_mutex.unlock();
                        });
-      return s_instance;
+      return new IdleThreads(); // never destroyed: see the contract
     }();
     return *threads;
   }
@@ -91,7 +91,6 @@ private:
   std::condition_variable m_wake;
   std::deque<std::function<void()>> m_work; // handed to the idle threads, one each
   std::size_t m_idle = 0;                   // threads waiting in linger()
-  static inline IdleThreads* s_instance = nullptr; // for the fork handlers, which take no state
 };
 
 // One share() call: which helpers are inside `work`, and whether it still takes newcomers.

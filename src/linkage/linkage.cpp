@@ -175,10 +175,10 @@ private:
       closure.answers.push_back(answer);
       closure.load_name = load_name;
       {
-        const timeline::Span span("build_closure", fs::basename(root));
+        const timeline::Span span("build_closure", root);
         closure.closure = build_closure(root, route, dir, preloads, m_setting, *m_store);
       }
-      const timeline::Span span("annotate", fs::basename(root));
+      const timeline::Span span("annotate", root);
       annotate(closure, *m_store);
       linkage.closures.push_back(std::move(closure));
     };

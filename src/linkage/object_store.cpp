@@ -40,7 +40,7 @@ const ObjectFile* ObjectStore::open(const std::string& path) {
     }
     Slot& slot = slot_of(*id);
     slot.read_once.call([&] {
-      const timeline::Span span("open", fs::basename(path));
+      const timeline::Span span("open", path);
       read_object(path, *id, slot, [this](const std::string& realpath) { return known_elf(realpath); }, m_real_paths);
     });
     return &slot;
@@ -61,7 +61,7 @@ const Expected<elf::DynamicSymbols>& ObjectStore::symbols(const ObjectFile& file
   // Every ObjectFile this store hands out is a Slot it owns (the contract of symbols()).
   auto& slot = const_cast<Slot&>(static_cast<const Slot&>(file));
   slot.symbols_once.call([&] {
-    const timeline::Span span("symbols", fs::basename(file.realpath));
+    const timeline::Span span("symbols", file.realpath);
     slot.symbols = file.elf ? elf::read_dynamic_symbols(file.realpath, *file.elf)
                             : Expected<elf::DynamicSymbols>(Error{file.elf.error().message});
   });

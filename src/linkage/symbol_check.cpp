@@ -1,6 +1,5 @@
 #include "linkage/symbol_check.hpp"
 
-#include "core/filesystem.hpp"
 #include "core/parallel.hpp"
 #include "core/timeline.hpp"
 
@@ -196,7 +195,7 @@ void check_symbols(Closure& closure, ObjectStore& store, std::size_t threads) {
   std::vector<ObjectCheck> checks(count);
   parallel_for_each_index(count, threads, [&](std::size_t index) {
     if (scope[index] != nullptr) {
-      const timeline::Span span("check", fs::basename(closure.objects[index].path));
+      const timeline::Span span("check", closure.objects[index].path);
       checks[index] = check_object_in_closure(closure, scope, index, store);
     }
   });

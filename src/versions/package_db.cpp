@@ -502,7 +502,7 @@ std::optional<FoundVersion> PackageDatabase::version_of_file(const std::string& 
     paths.push_back(*realpath);
   }
   // Debian.
-  const timeline::Span span("dpkg_lookup", fs::basename(path));
+  const timeline::Span span("dpkg_lookup", path);
   read_dpkg_lists();
   for (const auto& candidate : paths) {
     // The first list (in name order) that names the file owns it.
