@@ -15,6 +15,7 @@ import os
 import re
 import socket
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -196,10 +197,28 @@ def test_healthcheck_drains_on_a_failing_driver_and_resumes_when_healthy(cluster
     assert resumed, f"not resumed: {[cluster.node(n) for n in NODES]}"
 
 
+def holds_for(predicate, seconds: float, interval: float = 0.5) -> bool:
+    """Whether predicate() is true at every check over `seconds`."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not predicate():
+            return False
+        time.sleep(interval)
+    return bool(predicate())
+
+
 def test_healthcheck_leaves_an_administrators_drain_alone(cluster):
     binary = require_binary()
     write_healthcheck_conf(cluster, binary, healthy=True)
     scontrol = cluster.programs["scontrol"]
+    # A round begun under the previous test's failing configuration may still drain a node after
+    # that test saw them all resumed (a loaded machine runs a round for seconds): the nodes must stay
+    # idle, without a reason, for longer than a round before the administrator's drain, or this test
+    # would see that round's drain and the healthy round that undoes it.
+    def clean():
+        return all(cluster.states().get(n, "").startswith("idle") and not reason_of(cluster, n) for n in NODES)
+    settled = wait_for(lambda: holds_for(clean, 6), 90, 0.5)
+    assert settled, f"the nodes never settled: {[cluster.node(n) for n in NODES]}"
     done = cluster.run(scontrol, "update", "nodename=n2", "state=drain", "reason=maintenance")
     assert done.returncode == 0, describe(done)
     try:
