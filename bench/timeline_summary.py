@@ -9,8 +9,8 @@ import statistics
 import sys
 from collections import defaultdict
 
-STAGES = ["quick_check", "inspect_process", "run", "prepare", "python_environments", "ld_so_cache",
-          "ld_so_conf", "resolve", "finish", "linkage", "findings"]
+STAGES = ["report", "quick_check", "inspect_process", "run", "prepare", "python_environments", "ld_so_cache",
+          "ld_so_conf", "resolve", "finish", "linkage", "findings", "output"]
 TASKS = {"resolve": "component", "linkage": "closures"}
 
 

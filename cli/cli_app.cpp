@@ -5,6 +5,7 @@
 #include "exit_codes.hpp"
 #include "output.hpp"
 #include "cli_support/cli_support.hpp"
+#include "core/timeline.hpp"
 #include "cudadiag/cudadiag.hpp"
 #include "diff_command.hpp"
 #include "fleet_command.hpp"
@@ -241,6 +242,7 @@ int print_report(const Report& report, const GlobalOptions& options, const CiOpt
     return k_exit_usage;
   }
   const auto start = std::chrono::steady_clock::now();
+  const timeline::Span span("output");
   const auto styled = cli_support::styled_exit(report, ci.exit_style, options.json);
   const auto text = styled.status_line ? *styled.status_line : options.json ? to_json(report) : render(report);
   write_stdout(text);
@@ -258,7 +260,10 @@ int run_report(const GlobalOptions& options, const CiOptions& ci) {
   // static, so that leak checkers see it reachable): the process ends right after printing it, and
   // freeing the report's many strings one by one took longer than the kernel unmapping the heap.
   static const Report* kept = nullptr;
-  kept = new Report(cli_support::run(api_options(options), extras));
+  kept = [&] {
+    const timeline::Span span("report");
+    return new Report(cli_support::run(api_options(options), extras));
+  }();
   const Report& report = *kept;
   line.clear();
   spdlog::info("report took {:.2f} ms",
@@ -557,7 +562,10 @@ int run_command(int argc, char** argv) {
   // static, so that leak checkers see it reachable): the process ends right after printing it, and
   // freeing the report's many strings one by one took longer than the kernel unmapping the heap.
   static const Report* kept = nullptr;
-  kept = new Report(cli_support::run(api_options(options), extras));
+  kept = [&] {
+    const timeline::Span span("report");
+    return new Report(cli_support::run(api_options(options), extras));
+  }();
   const Report& report = *kept;
         return run_bundle(report, ci, bundle_options, options.json, line);
       }
@@ -605,6 +613,20 @@ int run_command(int argc, char** argv) {
   }
 }
 
+// In a build configured with -DCUDADIAG_TIMELINE=ON: the spans of this process (core/timeline.hpp;
+// times from its start) into the file CUDADIAG_TIMELINE_OUT names, for bench/timeline_summary.py.
+void write_timeline() {
+  const char* path = std::getenv("CUDADIAG_TIMELINE_OUT");
+  if (!timeline::enabled || path == nullptr || *path == '\0') {
+    return;
+  }
+  if (std::FILE* out = std::fopen(path, "w")) {
+    std::fprintf(out, "## call 1\n");
+    timeline::write(out);
+    std::fclose(out);
+  }
+}
+
 } // namespace
 
 int run(int argc, char** argv) {
@@ -612,7 +634,9 @@ int run(int argc, char** argv) {
     return cli_support::worker_main(argc, argv); // the isolated child of verification and the self-test
   }
   ignore_sigpipe();
-  return finish_output(run_command(argc, argv), json_requested(argc, argv));
+  const int code = finish_output(run_command(argc, argv), json_requested(argc, argv));
+  write_timeline();
+  return code;
 }
 
 } // namespace cudadiag::cli

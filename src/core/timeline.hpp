@@ -1,6 +1,7 @@
 #pragma once
 // Where a run's time goes, thread by thread: spans (what, a detail, the thread, start and end) kept
-// in memory for bench/bench_timeline. Recorded only in a build configured with
+// in memory for bench/bench_timeline, and for the `cudadiag` process when CUDADIAG_TIMELINE_OUT names
+// a file (written at exit). Recorded only in a build configured with
 // -DCUDADIAG_TIMELINE=ON; otherwise a Span is an empty object the compiler removes, and the product
 // carries no cost for it.
 //

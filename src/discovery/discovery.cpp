@@ -98,6 +98,29 @@ std::optional<std::string> canary_root(const ComponentResult& cudart) {
   return probes::derive_toolkit_root(origin_path);
 }
 
+// Directories read ahead per search-path variable: a hostile PATH of thousands of entries is then
+// listed by the searches as before, not by thousands of jobs.
+constexpr std::size_t k_search_path_read_ahead = 16;
+
+// The first k_search_path_read_ahead distinct absolute entries of `variable` (a relative or empty
+// entry is resolved by the search itself, against the working directory).
+std::vector<std::string> absolute_search_path_dirs(const Environment& env, const char* variable) {
+  std::vector<std::string> dirs;
+  const auto value = env.get(variable);
+  if (!value) {
+    return dirs;
+  }
+  for (auto& entry : split_search_path(*value)) {
+    if (dirs.size() == k_search_path_read_ahead) {
+      break;
+    }
+    if (!entry.empty() && entry.front() == '/' && std::find(dirs.begin(), dirs.end(), entry) == dirs.end()) {
+      dirs.push_back(std::move(entry));
+    }
+  }
+  return dirs;
+}
+
 LdCacheStatus load_ld_cache(const SystemLayout& layout, std::shared_ptr<const loader::LdSoCache>& cache) {
   LdCacheStatus status;
   status.path = layout.ld_so_cache;
@@ -115,7 +138,8 @@ LdCacheStatus load_ld_cache(const SystemLayout& layout, std::shared_ptr<const lo
 
 DiscoveryContext prepare_discovery(const Environment& env, const DiscoveryOptions& options,
                                    const std::vector<const ComponentSpec*>& specs) {
-  DiscoveryContext context{env, options, {}, {}, {}, {}, {}, {}, std::make_shared<probes::DirectoryCache>(), {}, {}, {}, {}};
+  DiscoveryContext context{env, options, {}, {}, {}, {}, {}, {}, std::make_shared<probes::DirectoryCache>(),
+                           {},  {},      {}, {}, {}};
   // The package database's .list files (tens of thousands of lines on a toolkit installed from
   // packages) are read beside the Python and loader reads below, not by the first component that
   // asks while the others wait for it.
@@ -134,6 +158,20 @@ DiscoveryContext prepare_discovery(const Environment& env, const DiscoveryOption
         static_cast<void>(dirs->listing(dir));
       }
     });
+  }
+  const bool finds_binaries = std::any_of(specs.begin(), specs.end(), [](const ComponentSpec* spec) {
+    return spec->kind == probes::ComponentKind::binary;
+  });
+  for (const auto& [variable, wanted] : {std::pair{"LD_LIBRARY_PATH", finds_libraries}, std::pair{"PATH", finds_binaries}}) {
+    if (!wanted) {
+      continue;
+    }
+    for (auto& dir : absolute_search_path_dirs(env, variable)) {
+      context.search_path_read_ahead.push_back(start_beside([dirs = context.dirs, dir = std::move(dir)] {
+        const timeline::Span span("search_path_read_ahead", dir);
+        static_cast<void>(dirs->listing(dir));
+      }));
+    }
   }
   // The Python environments (then the read-aheads of their site directories), the loader's cache
   // and its configuration are independent reads: side by side.
@@ -181,11 +219,31 @@ DiscoveryContext prepare_discovery(const Environment& env, const DiscoveryOption
                                       [](const auto& environment) { return environment.primary; });
     // The interpreter CUDA Python (and `import torch`) runs in: its frameworks, when asked for.
     if (options.frameworks && primary != context.python.environments.end()) {
-      context.frameworks = std::async(std::launch::async, [environment = *primary, env] {
-        const auto installed = python::installed_distributions(environment.site_dirs, python::is_framework);
-        return DiscoveryContext::Frameworks{
-            python::checked_framework_requirements(installed, python::marker_environment(environment)),
-            python::framework_builds(environment.site_dirs, installed, env)};
+      // On the caller's pool when it has one (a run's): it outlives this work, which the context's
+      // last copy of the future waits for.
+      context.frameworks = std::async(std::launch::async, [environment = *primary, env, pool = WorkerPool::active()] {
+        std::optional<WorkerPool::Use> use_pool;
+        if (pool != nullptr) {
+          use_pool.emplace(*pool);
+        }
+        const timeline::Span span("frameworks");
+        const auto installed = [&] {
+          const timeline::Span installed_span("installed_distributions");
+          return python::installed_distributions(environment.site_dirs, python::is_framework);
+        }();
+        // The builds (which the frameworks' closures wait for) beside the pins.
+        DiscoveryContext::Frameworks frameworks;
+        parallel_for_each_index(2, 2, [&](std::size_t part) {
+          if (part == 0) {
+            const timeline::Span builds_span("framework_builds");
+            frameworks.builds = python::framework_builds(environment.site_dirs, installed, env);
+          } else {
+            const timeline::Span requirements_span("framework_requirements");
+            frameworks.requirements =
+                python::checked_framework_requirements(installed, python::marker_environment(environment));
+          }
+        });
+        return frameworks;
       }).share();
     }
   };

@@ -97,6 +97,10 @@ struct DiscoveryContext {
   // thousands of entries), listed while the rest is prepared, when a library is among the
   // components to resolve.
   std::shared_future<void> default_dirs_read_ahead;
+  // The absolute directories of LD_LIBRARY_PATH (when a library is to be resolved) and of PATH
+  // (when a binary is), one read-ahead each, the first 16 of each variable:
+  // every library's (every binary's) search lists them all, the first one asking while the others wait.
+  std::vector<std::shared_future<void>> search_path_read_ahead;
   // Each Python environment's site directories and the catalog's wheel directories under them
   // (site-packages/nvidia/cu13/lib, ...), one read-ahead per site directory, started as soon as the
   // environments are known: a large site-packages takes a few tenths of a millisecond to list,
@@ -112,6 +116,8 @@ struct DiscoveryContext {
   std::shared_future<Frameworks> frameworks;
 };
 // `specs`: the components that will be resolved from the context (what it reads ahead depends on them).
+// When the calling thread has an active WorkerPool (a run's), the context's reads ahead and its
+// frameworks' work borrow its helpers: the pool must outlive the context and every copy of its futures.
 DiscoveryContext prepare_discovery(const Environment& env, const DiscoveryOptions& options,
                                    const std::vector<const probes::ComponentSpec*>& specs);
 

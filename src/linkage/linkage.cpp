@@ -2,7 +2,9 @@
 
 #include "core/parallel.hpp"
 #include "core/timeline.hpp"
+#include "core/worker_pool.hpp"
 
+#include <array>
 #include <chrono>
 #include <future>
 #include <map>
@@ -352,6 +354,50 @@ private:
   std::map<std::string_view, const ComponentResult*> m_by_name;
 };
 
+// The libraries that start the frameworks' closures (torch's libtorch_cuda.so, JAX's PJRT plugin),
+// relative to a site directory; the first site directory of the primary environment that holds one
+// is the one its framework is imported from.
+constexpr std::array<std::string_view, 3> k_framework_roots = {
+    "torch/lib/libtorch_cuda.so", "jax_plugins/xla_cuda13/xla_cuda_plugin.so", "jax_plugins/xla_cuda12/xla_cuda_plugin.so"};
+
+// Reads into `files`, beside the caller, the symbol tables of each framework root in `site_dirs` and
+// of its DT_NEEDED entries that lie beside it (torch/lib/libtorch_cpu.so: 76,000 symbols and 5 MB of
+// names), one file per job: the longest reads of the frameworks' closures, begun the moment the
+// primary environment is known instead of once the frameworks' builds are read. A file read here
+// that the closure does not open (a framework whose build has no CUDA) costs time, never a wrong
+// answer: the store is only a cache of the files' contents.
+void read_framework_libraries_ahead(const std::vector<std::string>& site_dirs, const std::shared_ptr<ObjectStore>& files) {
+  for (const auto root : k_framework_roots) {
+    for (const auto& site_dir : site_dirs) {
+      auto path = fs::join(site_dir, root);
+      if (!fs::is_regular_file(path)) {
+        continue;
+      }
+      static_cast<void>(start_beside([files, path = std::move(path)] {
+        const timeline::Span span("framework_read_ahead", path);
+        const auto* root_file = files->open(path);
+        if (root_file == nullptr || !root_file->elf) {
+          return;
+        }
+        const auto dir = fs::parent(path);
+        for (const auto& needed : root_file->elf->needed) {
+          auto beside = fs::join(dir, needed);
+          if (needed.find('/') == std::string::npos && fs::is_regular_file(beside)) {
+            static_cast<void>(start_beside([files, beside = std::move(beside)] {
+              const timeline::Span needed_span("framework_read_ahead", beside);
+              if (const auto* file = files->open(beside); file != nullptr && file->elf) {
+                static_cast<void>(files->symbols(*file));
+              }
+            }));
+          }
+        }
+        static_cast<void>(files->symbols(*root_file));
+      }));
+      break;
+    }
+  }
+}
+
 } // namespace
 
 FrameworksAhead predict_frameworks_ahead(const discovery::DiscoveryContext& context, const Environment& env,
@@ -364,12 +410,23 @@ FrameworksAhead predict_frameworks_ahead(const discovery::DiscoveryContext& cont
     ahead.loads = none.get_future().share();
     return ahead;
   }
+  for (const auto& environment : context.python.environments) {
+    if (environment.primary) {
+      read_framework_libraries_ahead(environment.site_dirs, ahead.files);
+    }
+  }
   // What framework_load reads of discovery: the environments, the frameworks, the loader cache.
   discovery::DiscoveryResult known;
   known.python = context.python;
   known.cache = context.cache;
+  // The caller's pool lends its helpers to the closures' parallel parts too: it outlives this
+  // thread's work, which ends before `ahead.loads` (whose last copy waits for it) is destroyed.
   ahead.loads = std::async(std::launch::async, [known = std::move(known), frameworks = context.frameworks, env,
-                                                layout, files = ahead.files]() mutable {
+                                                layout, files = ahead.files, pool = WorkerPool::active()]() mutable {
+                  std::optional<WorkerPool::Use> use_pool;
+                  if (pool != nullptr) {
+                    use_pool.emplace(*pool);
+                  }
                   known.frameworks = frameworks.get().builds;
                   return predict_frameworks(known, env, layout, files);
                 }).share();

@@ -119,7 +119,10 @@ struct FrameworksAhead {
   std::shared_ptr<ObjectStore> files;
   std::shared_future<std::vector<FrameworkLoad>> loads; // those installed with their CUDA library
 };
-// `env` and `layout` are copied; `context` may be consumed (finish_discovery) meanwhile.
+// `env` and `layout` are copied; `context` may be consumed (finish_discovery) meanwhile. The libraries
+// that start the closures (torch/lib/libtorch_cuda.so and the libraries beside it that it needs,
+// JAX's plugin) are read into `files` at once, beside the caller. The work borrows the calling
+// thread's active WorkerPool when it has one, which must then outlive the result.
 FrameworksAhead predict_frameworks_ahead(const discovery::DiscoveryContext& context, const Environment& env,
                                          const SystemLayout& layout);
 

@@ -3,6 +3,7 @@
 #include "core/parallel.hpp"
 #include "core/timeline.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <iterator>
 #include <set>
@@ -58,6 +59,10 @@ std::vector<std::size_t> lookup_order(const Closure& closure, std::size_t index,
   return order;
 }
 
+// References checked per task: an object with several times as many (libtorch_cuda.so's 3,452,
+// each looked up among some 40 objects) has them checked in ranges side by side.
+constexpr std::size_t k_references_per_task = 1024;
+
 ObjectCheck check_object(const Closure& closure, const std::vector<const elf::DynamicSymbols*>& scope,
                          std::size_t index) {
   ObjectCheck out;
@@ -74,35 +79,54 @@ ObjectCheck check_object(const Closure& closure, const std::vector<const elf::Dy
       out.missing_versions.push_back({need.version, need.file, index, *bound});
     }
   }
-  // The object bound for each version file, asked first for the references that name it.
-  std::vector<std::pair<std::string_view, std::optional<std::size_t>>> bound_by_file;
-  const auto bound_for_file = [&](std::string_view file) {
-    for (const auto& [known, bound] : bound_by_file) {
-      if (known == file) {
-        return bound;
+  const auto order = lookup_order(closure, index, scope.size());
+  const auto& references = scope[index]->references();
+  // The references in [begin, end), into `part`, in their order.
+  const auto check_range = [&](std::size_t begin, std::size_t end, ObjectCheck& part) {
+    // The object bound for each version file, asked first for the references that name it.
+    std::vector<std::pair<std::string_view, std::optional<std::size_t>>> bound_by_file;
+    const auto bound_for_file = [&](std::string_view file) {
+      for (const auto& [known, bound] : bound_by_file) {
+        if (known == file) {
+          return bound;
+        }
+      }
+      bound_by_file.emplace_back(file, bound_for(closure, index, file));
+      return bound_by_file.back().second;
+    };
+    for (std::size_t at_reference = begin; at_reference < end; ++at_reference) {
+      const auto& reference = references[at_reference];
+      if (reference.weak ||
+          (!missing.empty() && missing.count({std::string(reference.version_file), std::string(reference.version)}) != 0)) {
+        continue;
+      }
+      ++part.references_checked;
+      const auto hash = elf::gnu_hash(reference.name); // once, for every object of the scope
+      const auto defines = [&](std::size_t i) { return scope[i] != nullptr && scope[i]->defines(reference, hash); };
+      const auto bound = reference.version_file.empty() ? std::nullopt : bound_for_file(reference.version_file);
+      bool defined = bound && defines(*bound);
+      for (std::size_t at = 0; !defined && at < order.size(); ++at) {
+        defined = order[at] != bound && defines(order[at]);
+      }
+      if (!defined) {
+        part.unresolved.push_back({std::string(reference.name), std::string(reference.version),
+                                   std::string(reference.version_file), index, bound});
       }
     }
-    bound_by_file.emplace_back(file, bound_for(closure, index, file));
-    return bound_by_file.back().second;
   };
-  const auto order = lookup_order(closure, index, scope.size());
-  for (const auto& reference : scope[index]->references()) {
-    if (reference.weak ||
-        (!missing.empty() && missing.count({std::string(reference.version_file), std::string(reference.version)}) != 0)) {
-      continue;
-    }
-    ++out.references_checked;
-    const auto hash = elf::gnu_hash(reference.name); // once, for every object of the scope
-    const auto defines = [&](std::size_t i) { return scope[i] != nullptr && scope[i]->defines(reference, hash); };
-    const auto bound = reference.version_file.empty() ? std::nullopt : bound_for_file(reference.version_file);
-    bool defined = bound && defines(*bound);
-    for (std::size_t at = 0; !defined && at < order.size(); ++at) {
-      defined = order[at] != bound && defines(order[at]);
-    }
-    if (!defined) {
-      out.unresolved.push_back({std::string(reference.name), std::string(reference.version),
-                                std::string(reference.version_file), index, bound});
-    }
+  const auto tasks = (references.size() + k_references_per_task - 1) / k_references_per_task;
+  if (tasks <= 1) {
+    check_range(0, references.size(), out);
+    return out;
+  }
+  std::vector<ObjectCheck> parts(tasks);
+  parallel_for_each_index(tasks, parallel_threads(tasks), [&](std::size_t task) {
+    check_range(task * k_references_per_task, std::min(references.size(), (task + 1) * k_references_per_task),
+                parts[task]);
+  });
+  for (auto& part : parts) {
+    out.references_checked += part.references_checked;
+    std::move(part.unresolved.begin(), part.unresolved.end(), std::back_inserter(out.unresolved));
   }
   return out;
 }

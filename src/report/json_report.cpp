@@ -2,6 +2,8 @@
 
 #include "core/evidence_json.hpp"
 #include "core/parallel.hpp"
+#include "core/timeline.hpp"
+#include "core/worker_pool.hpp"
 #include "core/utf8.hpp"
 #include "linkage/linkage_json.hpp"
 #include "report/selftest_json.hpp"
@@ -10,6 +12,8 @@
 #include <algorithm>
 #include <functional>
 #include <iterator>
+#include <limits>
+#include <optional>
 #include <utility>
 
 namespace cudadiag::report {
@@ -290,18 +294,35 @@ std::string render_json(const Report& report) {
   // The components and the linkage are most of the document's bytes: written straight from the
   // results, one component per task, without a tree; the rest is small and written from its tree.
   const auto& components = report.discovery.components;
+  // The arrays written in parallel (array_of) take their threads from a pool: outside a run, one
+  // made here, which takes the run's helpers lingering idle (core/worker_pool.hpp) instead of
+  // starting threads for every array.
+  std::optional<WorkerPool> pool;
+  std::optional<WorkerPool::Use> use_pool;
+  if (WorkerPool::active() == nullptr) {
+    pool.emplace(parallel_threads(std::numeric_limits<std::size_t>::max()));
+    use_pool.emplace(*pool);
+  }
   std::string out;
-  out.reserve(std::size_t{1} << 19U);
+  out.reserve(std::size_t{1} << 21U); // a report of the whole catalog in torch's venv: ~1 MB
   JsonStream stream(out, 2);
   const std::pair<std::string_view, std::function<void()>> streamed[] = {
       {"components",
        [&] {
+         const timeline::Span span("json_components");
          stream.array_of(components.size(),
                          [&](JsonStream& element, std::size_t i) { write_component(element, components[i]); });
        }},
-      {"linkage", [&] { linkage::write_linkage(stream, report.linkage); }},
+      {"linkage",
+       [&] {
+         const timeline::Span span("json_linkage");
+         linkage::write_linkage(stream, report.linkage);
+       }},
   }; // in the document's (ascending) order
-  const auto rest = members_but_streamed(report);
+  const auto rest = [&] {
+    const timeline::Span span("json_rest");
+    return members_but_streamed(report);
+  }();
   stream.begin_object();
   std::size_t next = 0;
   const auto write_streamed = [&](const std::optional<std::string_view>& before) {

@@ -18,6 +18,9 @@ namespace cudadiag::versions {
 namespace {
 
 constexpr std::string_view k_marker = "Cuda compilation tools, release ";
+// Reads start small (the string lies 16 KB into ptxas 13.0's .rodata, where a first read of 1 MiB
+// cost a fresh megabyte of memory and its copy for nothing) and double up to the largest.
+constexpr std::size_t k_first_chunk = std::size_t{64} << 10U;
 constexpr std::size_t k_chunk = std::size_t{1} << 20U;
 // What may follow the marker: "12.8, V12.8.93" and a little slack.
 constexpr std::size_t k_tail = 48;
@@ -50,17 +53,22 @@ std::optional<ToolRelease> parse_after_marker(std::string_view text) {
   return ToolRelease{std::string(text.substr(0, release)), std::string(rest.substr(0, version))};
 }
 
-// The first well-formed release string in the bytes [begin, end) of `fd`, read 1 MiB at a time
+// The first well-formed release string in the bytes [begin, end) of `fd`, read in growing chunks
 // (the string may straddle two reads); nullopt when there is none, an Error when a read fails.
 Expected<std::optional<ToolRelease>> scan_for_release(int fd, std::uint64_t begin, std::uint64_t end) {
   // The buffer holds the end of the previous read (enough for a marker and what follows it that
   // straddle the boundary) and then the new read.
   const std::size_t keep = k_marker.size() + k_tail;
-  std::vector<char> buffer(keep + k_chunk);
+  std::size_t chunk = k_first_chunk;
+  std::vector<char> buffer(keep + chunk);
   std::size_t held = 0;
   std::uint64_t at_offset = begin;
-  while (true) {
-    const auto wanted = static_cast<std::size_t>(std::min<std::uint64_t>(k_chunk, end - at_offset));
+  for (bool first = true;; first = false) {
+    if (!first && chunk < k_chunk) {
+      chunk *= 2;
+      buffer.resize(keep + chunk); // what is held stays at the front
+    }
+    const auto wanted = static_cast<std::size_t>(std::min<std::uint64_t>(chunk, end - at_offset));
     const ssize_t got = wanted == 0 ? 0 : ::pread(fd, buffer.data() + held, wanted, static_cast<off_t>(at_offset));
     if (got < 0 && errno == EINTR) {
       continue;

@@ -21,9 +21,10 @@ struct ToolRelease {
 // string lies 26 MB in).
 inline constexpr std::size_t k_tool_release_read_limit = std::size_t{256} << 20U;
 
-// The first "Cuda compilation tools, release R, VX" in the file, read 1 MiB at a time (the string may
-// straddle two reads). Error when the file cannot be read, is not a regular file, or holds no such
-// string (with a well-formed release and version) in its first k_tool_release_read_limit bytes.
+// The first "Cuda compilation tools, release R, VX" in the file, read 64 KiB first, then in reads
+// that double up to 1 MiB (the string may straddle two reads). Error when the file cannot be read,
+// is not a regular file, or holds no such string (with a well-formed release and version) in its
+// first k_tool_release_read_limit bytes.
 Expected<ToolRelease> cuda_tool_release(const std::string& path);
 
 } // namespace cudadiag::versions

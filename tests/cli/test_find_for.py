@@ -36,11 +36,11 @@ def real_python3() -> tuple[Path, str]:
 SYSTEM_PYTHON, PYTHON_VERSION = real_python3()
 
 
-def link_library(directory: Path, soname: str, needed: list[Path], runpath: str) -> Path:
+def link_library(directory: Path, soname: str, needed: list[Path], runpath: str, code: str = "") -> Path:
     """`directory/soname` with DT_NEEDED on each of `needed` (by SONAME) and a DT_RUNPATH."""
     directory.mkdir(parents=True, exist_ok=True)
     source = directory / f".{soname}.c"
-    source.write_text("int cudadiag_test_framework(void) { return 0; }\n")
+    source.write_text(code or "int cudadiag_test_framework(void) { return 0; }\n")
     compiler = next((c for c in ("cc", "gcc", "clang") if shutil.which(c)), None)
     if compiler is None:
         pytest.skip("no C compiler on PATH")
@@ -173,3 +173,45 @@ def test_torchs_preload_glob_picks_what_pythons_glob_lists_first(torch_venv):
     assert fails == (os.path.basename(listed[0]) == "libcudart.so.11.0"), torch_import
     ids = [f["id"] for f in report["findings"]]
     assert ("framework.load_fails" in ids) == fails
+
+
+def undefined_symbols_in_dynsym_order(library: Path) -> list[str]:
+    """The undefined symbols of `library`'s .dynsym, in table order (readelf's listing)."""
+    readelf = shutil.which("readelf")
+    if readelf is None:
+        pytest.skip("no readelf on PATH")
+    listing = subprocess.run([readelf, "--dyn-syms", "-W", str(library)], capture_output=True, text=True, check=True)
+    names = []
+    for line in listing.stdout.splitlines():
+        fields = line.split()
+        if len(fields) >= 8 and fields[0].endswith(":") and fields[6] == "UND":
+            names.append(fields[7].split("@")[0])
+    return names
+
+
+def test_thousands_of_references_are_all_checked_in_order(torch_venv):
+    """An object with more references than one check task takes (1,024: libtorch_cuda.so has 3,452)
+    has them checked in ranges side by side, while the libraries beside it are read ahead: what is
+    unresolved still comes in .dynsym order, from every range, and every reference is counted."""
+    count = 2600
+    absent = {7, 1500, 2599}  # one in the first, second and last range
+    lib = torch_venv["lib"]
+    provider = compile_shared_library(lib, "libtorch_cpu.so",
+                                      "".join(f"void f{i}(void) {{}}\n" for i in range(count) if i not in absent))
+    calls = "".join(f"void f{i}(void);\n" for i in range(count))
+    calls += "void cudadiag_test_calls(void) {\n" + "".join(f"  f{i}();\n" for i in range(count)) + "}\n"
+    cuda = link_library(lib, "libtorch_cuda.so", [torch_venv["wheel"], provider],
+                        "$ORIGIN/../../nvidia/cudnn/lib:$ORIGIN", calls)
+    result = run(["--json", "--no-load"], env=torch_venv["env"])
+    report = json.loads(result.stdout)
+    torch = next(f for f in report["linkage"]["frameworks"] if f["framework"] == "torch")
+    closure = torch["closure"]
+    objects = [o["path"] for o in closure["objects"]]
+    needing = objects.index(str(cuda))
+    wanted = [name for name in undefined_symbols_in_dynsym_order(cuda) if name in {f"f{i}" for i in absent}]
+    assert wanted == [u["symbol"] for u in closure["unresolved"]], describe(result)
+    assert all(u["needed_by"] == needing for u in closure["unresolved"])
+    assert not torch["loads"]
+    # Every reference of libtorch_cuda.so is counted once, whatever range it was checked in.
+    assert closure["references_checked"] >= count
+
