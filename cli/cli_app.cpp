@@ -234,6 +234,17 @@ cli_support::RunExtras full_report(const GlobalOptions& options, const CiOptions
   return extras;
 }
 
+// The report of a run, left to the operating system on purpose (this runs once per process; the
+// pointer is kept in a static, so that leak checkers see it reachable): the process ends right after
+// printing it, and freeing the report's many strings one by one took longer than the kernel
+// unmapping the heap.
+const Report& run_kept(const GlobalOptions& options, const cli_support::RunExtras& extras) {
+  static const Report* kept = nullptr;
+  const timeline::Span span("report");
+  kept = new Report(cli_support::run(api_options(options), extras));
+  return *kept;
+}
+
 // Writes the --junit/--html/--markdown files, then prints the report; its exit code.
 int print_report(const Report& report, const GlobalOptions& options, const CiOptions& ci,
                  const std::function<std::string(const Report&)>& render) {
@@ -256,15 +267,7 @@ int run_report(const GlobalOptions& options, const CiOptions& ci) {
   auto extras = full_report(options, ci);
   ProgressLine line(live_progress(options), output_width(options));
   attach_feedback(extras, line, live_progress(options));
-  // Left to the operating system on purpose (this runs once per process; the pointer is kept in a
-  // static, so that leak checkers see it reachable): the process ends right after printing it, and
-  // freeing the report's many strings one by one took longer than the kernel unmapping the heap.
-  static const Report* kept = nullptr;
-  kept = [&] {
-    const timeline::Span span("report");
-    return new Report(cli_support::run(api_options(options), extras));
-  }();
-  const Report& report = *kept;
+  const Report& report = run_kept(options, extras);
   line.clear();
   spdlog::info("report took {:.2f} ms",
                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
@@ -558,15 +561,7 @@ int run_command(int argc, char** argv) {
         auto extras = full_report(options, ci);
         ProgressLine line(live_progress(options), output_width(options));
         attach_feedback(extras, line, live_progress(options));
-        // Left to the operating system on purpose (this runs once per process; the pointer is kept in a
-  // static, so that leak checkers see it reachable): the process ends right after printing it, and
-  // freeing the report's many strings one by one took longer than the kernel unmapping the heap.
-  static const Report* kept = nullptr;
-  kept = [&] {
-    const timeline::Span span("report");
-    return new Report(cli_support::run(api_options(options), extras));
-  }();
-  const Report& report = *kept;
+        const Report& report = run_kept(options, extras);
         return run_bundle(report, ci, bundle_options, options.json, line);
       }
       if (find_command->parsed()) {

@@ -10,6 +10,7 @@
 #include <functional>
 #include <future>
 #include <mutex>
+#include <optional>
 #include <system_error>
 #include <thread>
 #include <vector>
@@ -30,7 +31,7 @@ inline std::size_t parallel_threads(std::size_t tasks, std::size_t cap = 8) {
 // one of them, so every task runs even when no thread can be started), and returns when every call
 // has returned. The first exception a task throws is
 // rethrown here after all threads have stopped taking tasks. The other threads are the active
-// WorkerPool's helpers when this thread has one (a run's), else threads started here.
+// WorkerPool's helpers when this thread has one (a run's), else those of a pool made for the call.
 template <typename Task>
 void parallel_for_each_index(std::size_t count, std::size_t threads, const Task& task) {
   std::atomic<std::size_t> next{0};
@@ -50,25 +51,17 @@ void parallel_for_each_index(std::size_t count, std::size_t threads, const Task&
     }
   };
   const std::size_t extra = std::min(threads, count) > 1 ? std::min(threads, count) - 1 : 0;
-  if (auto* pool = WorkerPool::active(); pool != nullptr && extra > 0) {
+  if (extra > 0) {
+    // Without an active pool, one for this call: it takes the process's idle threads (those a run
+    // let go linger a quarter of a second) before it starts new ones.
+    std::optional<WorkerPool> own;
+    auto* pool = WorkerPool::active();
+    if (pool == nullptr) {
+      pool = &own.emplace(extra);
+    }
     pool->share(extra, work);
-    if (failure) {
-      std::rethrow_exception(failure);
-    }
-    return;
-  }
-  std::vector<std::thread> helpers;
-  helpers.reserve(extra);
-  for (std::size_t t = 0; t < extra; ++t) {
-    try {
-      helpers.emplace_back(work);
-    } catch (const std::system_error&) {
-      break; // no thread to be had (RLIMIT_NPROC, a container's pids limit): fewer threads do it all
-    }
-  }
-  work();
-  for (auto& helper : helpers) {
-    helper.join();
+  } else {
+    work();
   }
   if (failure) {
     std::rethrow_exception(failure);

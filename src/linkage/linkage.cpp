@@ -366,24 +366,28 @@ constexpr std::array<std::string_view, 3> k_framework_roots = {
 // primary environment is known instead of once the frameworks' builds are read. A file read here
 // that the closure does not open (a framework whose build has no CUDA) costs time, never a wrong
 // answer: the store is only a cache of the files' contents.
-void read_framework_libraries_ahead(const std::vector<std::string>& site_dirs, const std::shared_ptr<ObjectStore>& files) {
+// The futures are those of start_beside: empty on a pool (which runs the jobs before it is gone).
+std::vector<std::shared_future<void>> read_framework_libraries_ahead(const std::vector<std::string>& site_dirs,
+                                                                     const std::shared_ptr<ObjectStore>& files) {
+  std::vector<std::shared_future<void>> jobs;
   for (const auto root : k_framework_roots) {
     for (const auto& site_dir : site_dirs) {
       auto path = fs::join(site_dir, root);
       if (!fs::is_regular_file(path)) {
         continue;
       }
-      static_cast<void>(start_beside([files, path = std::move(path)] {
+      jobs.push_back(start_beside([files, path = std::move(path)] {
         const timeline::Span span("framework_read_ahead", path);
         const auto* root_file = files->open(path);
         if (root_file == nullptr || !root_file->elf) {
           return;
         }
         const auto dir = fs::parent(path);
+        std::vector<std::shared_future<void>> beside_jobs; // waited for when this job ends
         for (const auto& needed : root_file->elf->needed) {
           auto beside = fs::join(dir, needed);
           if (needed.find('/') == std::string::npos && fs::is_regular_file(beside)) {
-            static_cast<void>(start_beside([files, beside = std::move(beside)] {
+            beside_jobs.push_back(start_beside([files, beside = std::move(beside)] {
               const timeline::Span needed_span("framework_read_ahead", beside);
               if (const auto* file = files->open(beside); file != nullptr && file->elf) {
                 static_cast<void>(files->symbols(*file));
@@ -396,6 +400,7 @@ void read_framework_libraries_ahead(const std::vector<std::string>& site_dirs, c
       break;
     }
   }
+  return jobs;
 }
 
 } // namespace
@@ -412,7 +417,7 @@ FrameworksAhead predict_frameworks_ahead(const discovery::DiscoveryContext& cont
   }
   for (const auto& environment : context.python.environments) {
     if (environment.primary) {
-      read_framework_libraries_ahead(environment.site_dirs, ahead.files);
+      ahead.read_ahead = read_framework_libraries_ahead(environment.site_dirs, ahead.files);
     }
   }
   // What framework_load reads of discovery: the environments, the frameworks, the loader cache.

@@ -118,6 +118,9 @@ enum class FrameworkClosures {
 struct FrameworksAhead {
   std::shared_ptr<ObjectStore> files;
   std::shared_future<std::vector<FrameworkLoad>> loads; // those installed with their CUDA library
+  // The reads ahead of the frameworks' libraries into `files`: empty futures on a pool (which runs
+  // them before it is gone), else threads of their own that the last copy waits for.
+  std::vector<std::shared_future<void>> read_ahead;
 };
 // `env` and `layout` are copied; `context` may be consumed (finish_discovery) meanwhile. The libraries
 // that start the closures (torch/lib/libtorch_cuda.so and the libraries beside it that it needs,

@@ -3,7 +3,6 @@
 #include "core/evidence_json.hpp"
 #include "core/parallel.hpp"
 #include "core/timeline.hpp"
-#include "core/worker_pool.hpp"
 #include "core/utf8.hpp"
 #include "linkage/linkage_json.hpp"
 #include "report/selftest_json.hpp"
@@ -12,7 +11,6 @@
 #include <algorithm>
 #include <functional>
 #include <iterator>
-#include <limits>
 #include <optional>
 #include <utility>
 
@@ -294,15 +292,6 @@ std::string render_json(const Report& report) {
   // The components and the linkage are most of the document's bytes: written straight from the
   // results, one component per task, without a tree; the rest is small and written from its tree.
   const auto& components = report.discovery.components;
-  // The arrays written in parallel (array_of) take their threads from a pool: outside a run, one
-  // made here, which takes the run's helpers lingering idle (core/worker_pool.hpp) instead of
-  // starting threads for every array.
-  std::optional<WorkerPool> pool;
-  std::optional<WorkerPool::Use> use_pool;
-  if (WorkerPool::active() == nullptr) {
-    pool.emplace(parallel_threads(std::numeric_limits<std::size_t>::max()));
-    use_pool.emplace(*pool);
-  }
   std::string out;
   out.reserve(std::size_t{1} << 21U); // a report of the whole catalog in torch's venv: ~1 MB
   JsonStream stream(out, 2);

@@ -63,11 +63,7 @@ Expected<std::optional<ToolRelease>> scan_for_release(int fd, std::uint64_t begi
   std::vector<char> buffer(keep + chunk);
   std::size_t held = 0;
   std::uint64_t at_offset = begin;
-  for (bool first = true;; first = false) {
-    if (!first && chunk < k_chunk) {
-      chunk *= 2;
-      buffer.resize(keep + chunk); // what is held stays at the front
-    }
+  while (true) {
     const auto wanted = static_cast<std::size_t>(std::min<std::uint64_t>(chunk, end - at_offset));
     const ssize_t got = wanted == 0 ? 0 : ::pread(fd, buffer.data() + held, wanted, static_cast<off_t>(at_offset));
     if (got < 0 && errno == EINTR) {
@@ -95,6 +91,10 @@ Expected<std::optional<ToolRelease>> scan_for_release(int fd, std::uint64_t begi
     const std::size_t carried = std::min(held, keep);
     std::memmove(buffer.data(), buffer.data() + held - carried, carried);
     held = carried;
+    if (chunk < k_chunk) {
+      chunk *= 2;
+      buffer.resize(keep + chunk); // what is held stays at the front
+    }
   }
 }
 

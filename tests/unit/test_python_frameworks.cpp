@@ -14,6 +14,7 @@
 
 #include <cctype>
 #include <string>
+#include <vector>
 #include <sys/stat.h>
 
 using cudadiag::python::Distribution;
@@ -110,8 +111,14 @@ TEST_CASE("tool binary version: the release is read from the file, across read b
   REQUIRE(small.has_value());
   CHECK(small.value().release == "12.8");
   CHECK(small.value().version == "12.8.93");
-  // The marker, or what follows it, straddling the 1 MiB reads.
-  for (const std::size_t before : {(std::size_t{1} << 20U) - 40, (std::size_t{1} << 20U) - 10, std::size_t{1} << 20U}) {
+  // The marker, or what follows it, at 1 MiB and straddling the reads: the first of 64 KiB, then
+  // reads that double (boundaries at 64, 192, 448, 960 KiB), then 1 MiB reads (1984 KiB on).
+  std::vector<std::size_t> offsets{(std::size_t{1} << 20U) - 40, (std::size_t{1} << 20U) - 10, std::size_t{1} << 20U};
+  for (const std::size_t boundary : {std::size_t{64} << 10U, std::size_t{192} << 10U, std::size_t{448} << 10U,
+                                     std::size_t{960} << 10U, std::size_t{1984} << 10U, std::size_t{3008} << 10U}) {
+    offsets.insert(offsets.end(), {boundary - 40, boundary - 10, boundary});
+  }
+  for (const std::size_t before : offsets) {
     tree.write("big", fake_ptxas(before, "13.0, V13.0.88"));
     const auto big = cudadiag::versions::cuda_tool_release(tree.path("big"));
     CAPTURE(before);
