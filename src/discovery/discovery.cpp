@@ -140,6 +140,9 @@ DiscoveryContext prepare_discovery(const Environment& env, const DiscoveryOption
                                    const std::vector<const ComponentSpec*>& specs) {
   DiscoveryContext context{env, options, {}, {}, {}, {}, {}, {}, std::make_shared<probes::DirectoryCache>(),
                            {},  {},      {}, {}, {}};
+  // The caller's pool, taken here: inside the parallel section below, the active pool may be one
+  // made for that section alone (when the caller has none), gone once the section ends.
+  WorkerPool* const callers_pool = WorkerPool::active();
   // The package database's .list files (tens of thousands of lines on a toolkit installed from
   // packages) are read beside the Python and loader reads below, not by the first component that
   // asks while the others wait for it.
@@ -221,7 +224,7 @@ DiscoveryContext prepare_discovery(const Environment& env, const DiscoveryOption
     if (options.frameworks && primary != context.python.environments.end()) {
       // On the caller's pool when it has one (a run's): it outlives this work, which the context's
       // last copy of the future waits for.
-      context.frameworks = std::async(std::launch::async, [environment = *primary, env, pool = WorkerPool::active()] {
+      context.frameworks = std::async(std::launch::async, [environment = *primary, env, pool = callers_pool] {
         std::optional<WorkerPool::Use> use_pool;
         if (pool != nullptr) {
           use_pool.emplace(*pool);

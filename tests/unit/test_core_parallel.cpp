@@ -265,6 +265,9 @@ TEST_CASE("worker pool: the next pool takes the threads the last one let go, and
     threads.erase(std::this_thread::get_id());
     return threads;
   };
+  // Threads that sections of earlier tests let go linger a quarter of a second: once they are gone,
+  // the only idle threads the second pool can take are those the first one let go.
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
   const auto first = helper_threads();
   const auto second = helper_threads(); // well within the quarter second the first pool's threads linger
   REQUIRE_FALSE(first.empty());

@@ -255,3 +255,22 @@ TEST_CASE("selection: a CUDA 12 wheel next to a CUDA 13 wheel reads its own dist
     CHECK(candidate.version->version == (cu13 ? "13.0.88" : "12.9.86"));
   }
 }
+
+TEST_CASE("discovery without a run's pool: the frameworks' work, which outlives the preparation, uses no pool made for it") {
+  // prepare_discovery reads the Python environments inside a parallel section; called without a
+  // pool (as here, and by a library user), that section runs on a pool made for it alone, gone when
+  // the section ends, while the frameworks' reads (started in it) go on. They must not use it.
+  SyntheticWorld world;
+  const auto site = world.venv("venv");
+  world.env.set("VIRTUAL_ENV", world.tree.path("venv"));
+  for (int i = 0; i < 40; ++i) {
+    world.dist_info(site, "package_" + std::to_string(i), "1.0");
+  }
+  world.dist_info(site, "torch", "2.9.0");
+  const auto wheel = world.library("venv/lib/python3.12/site-packages/nvidia/cu13/lib/libnvJitLink.so.13");
+  for (int round = 0; round < 30; ++round) {
+    CAPTURE(round);
+    const auto& lib = component(world.discover({"nvJitLink"}), "nvJitLink");
+    REQUIRE(chosen(lib.selected) == wheel);
+  }
+}
