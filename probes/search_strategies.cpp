@@ -636,22 +636,20 @@ std::shared_ptr<const DirectoryCache::Listing> DirectoryCache::read(const std::s
   }
   listing->is_directory = true;
   struct stat st {};
-  std::optional<std::pair<std::uint64_t, std::uint64_t>> identity;
-  if (::fstat(::dirfd(handle), &st) == 0) {
-    identity.emplace(st.st_dev, st.st_ino);
-    const std::lock_guard lock(m_mutex);
-    if (const auto known = m_by_identity.find(*identity); known != m_by_identity.end()) {
-      ::closedir(handle);
-      return known->second; // the same directory, listed under another name
-    }
+  if (::fstat(::dirfd(handle), &st) != 0) {
+    static_cast<fs::DirectoryNames&>(*listing) = fs::read_directory_names(handle, k_max_entries);
+    ::closedir(handle);
+    return listing;
   }
-  static_cast<fs::DirectoryNames&>(*listing) = fs::read_directory_names(handle, k_max_entries);
+  // The same directory under another name (/bin and /usr/bin, read ahead at once from PATH) is
+  // listed by whichever name asks first; a question under the other name waits for that listing.
+  const auto identity = std::to_string(st.st_dev) + ':' + std::to_string(st.st_ino);
+  auto shared = m_by_identity.get(identity, [&] {
+    static_cast<fs::DirectoryNames&>(*listing) = fs::read_directory_names(handle, k_max_entries);
+    return std::shared_ptr<const Listing>(listing);
+  });
   ::closedir(handle);
-  if (identity) {
-    const std::lock_guard lock(m_mutex);
-    m_by_identity.emplace(*identity, listing); // a concurrent listing of the same directory keeps its own
-  }
-  return listing;
+  return shared;
 }
 
 std::size_t DirectoryCache::listed() const { return m_listings.size(); }

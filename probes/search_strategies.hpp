@@ -15,10 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include <cstdint>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -30,9 +27,9 @@ namespace cudadiag::probes {
 // (one opendir/getdents pass) and file names are matched in memory, instead of one lstat per name,
 // per directory, per component. A directory reached under a second name (/bin and /usr/bin on a
 // merged-/usr system, /usr/local/cuda and /usr/local/cuda-13.0) is listed once: listings are shared
-// by the directory's identity (device, inode). Thread-safe, and directories are listed in parallel
-// (a question about one that another thread is listing waits for that listing only); entries never
-// change once listed (a run is a snapshot: a file created during the run may be missed, as a
+// by the directory's identity (device, inode), also while it is being listed. Thread-safe, and
+// directories are listed in parallel (a question about one that another thread is listing, under
+// either name, waits for that listing only); entries never change once listed (a run is a snapshot: a file created during the run may be missed, as a
 // sequential search could miss it).
 class DirectoryCache {
 public:
@@ -77,8 +74,7 @@ private:
   OnceMap<std::optional<fs::FileId>> m_file_ids;
   OnceMap<std::optional<versions::FoundVersion>> m_dist_info_versions;
   fs::RealPathCache m_real_paths;
-  mutable std::mutex m_mutex; // guards m_by_identity
-  mutable std::map<std::pair<std::uint64_t, std::uint64_t>, std::shared_ptr<const Listing>> m_by_identity;
+  OnceMap<std::shared_ptr<const Listing>> m_by_identity; // keyed "device:inode"
 };
 
 // Everything a strategy may look at, read once per run.

@@ -28,6 +28,23 @@
 
 namespace cudadiag::elf::detail {
 
+// An allocator whose elements start uninitialized: a buffer that a read fills at once is not
+// zero-filled first (that cost as much as the read, and touched the pages twice).
+template <class T> struct UninitializedAllocator : std::allocator<T> {
+  template <class U> struct rebind {
+    using other = UninitializedAllocator<U>;
+  };
+  UninitializedAllocator() = default;
+  template <class U> UninitializedAllocator(const UninitializedAllocator<U>& /*other*/) noexcept {} // NOLINT
+  template <class U> void construct(U* at) noexcept { ::new (static_cast<void*>(at)) U; }
+  template <class U, class... Args> void construct(U* at, Args&&... args) {
+    ::new (static_cast<void*>(at)) U(std::forward<Args>(args)...);
+  }
+};
+
+// Bytes read from a source; their contents are only what the read put there.
+using ByteBuffer = std::vector<std::byte, UninitializedAllocator<std::byte>>;
+
 // A range of a source's bytes that outlives the source: a view into a read-only mapping of the
 // file, or bytes read into memory of their own; `keep` holds either alive.
 struct Bytes {
@@ -51,7 +68,7 @@ public:
     if (auto mapped = map(offset, length)) {
       return mapped;
     }
-    auto owned = std::make_shared<std::vector<std::byte>>(static_cast<std::size_t>(length));
+    auto owned = std::make_shared<ByteBuffer>(static_cast<std::size_t>(length));
     if (!read(offset, *owned)) {
       return std::nullopt;
     }
@@ -62,11 +79,11 @@ public:
   [[nodiscard]] virtual bool read(std::uint64_t offset, std::span<std::byte> out) const = 0;
   // The `length` bytes at `offset`, checked against the size before anything is allocated;
   // nullopt when the range is not inside the source or cannot be read.
-  [[nodiscard]] std::optional<std::vector<std::byte>> bytes(std::uint64_t offset, std::uint64_t length) const {
+  [[nodiscard]] std::optional<ByteBuffer> bytes(std::uint64_t offset, std::uint64_t length) const {
     if (!contains(offset, length)) {
       return std::nullopt;
     }
-    std::vector<std::byte> out(static_cast<std::size_t>(length));
+    ByteBuffer out(static_cast<std::size_t>(length));
     if (!read(offset, out)) {
       return std::nullopt;
     }
@@ -173,7 +190,7 @@ private:
 
   int m_fd;
   std::uint64_t m_size;
-  mutable std::vector<std::byte> m_window; // the bytes at m_window_offset, read by fill_window
+  mutable ByteBuffer m_window; // the bytes at m_window_offset, read by fill_window
   mutable std::uint64_t m_window_offset = 0;
 };
 

@@ -389,7 +389,7 @@ public:
 
 private:
   // `count` entries of `entry_size` bytes at `offset`, or nullopt unless all lie inside the file.
-  std::optional<std::vector<std::byte>> read_table(std::uint64_t offset, std::uint64_t count,
+  std::optional<detail::ByteBuffer> read_table(std::uint64_t offset, std::uint64_t count,
                                                    std::size_t entry_size) const {
     return m_source.bytes(offset, count * entry_size); // count is capped, so this cannot overflow
   }

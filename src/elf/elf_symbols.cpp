@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <optional>
 
@@ -36,7 +37,7 @@ public:
 
 protected:
   // `length` bytes at `offset`, or nullopt unless they all lie in the file.
-  [[nodiscard]] std::optional<std::vector<std::byte>> bytes_at(std::uint64_t offset, std::uint64_t length) const {
+  [[nodiscard]] std::optional<detail::ByteBuffer> bytes_at(std::uint64_t offset, std::uint64_t length) const {
     return m_source.bytes(offset, length);
   }
   // The same for the large tables, mapped where the source allows (see ByteSource::range).
@@ -232,6 +233,10 @@ private:
     }
     auto& symbols = m_result.m_symbols;
     symbols.resize(static_cast<std::size_t>(count));
+    if (is64 && m_info.little_endian && std::endian::native == std::endian::little &&
+        read_symbols_elf64_native(*table, versions ? versions->view.data() : nullptr, symbol_size)) {
+      return true;
+    }
     for (std::size_t i = 0; i < symbols.size(); ++i) {
       const std::size_t at = i * static_cast<std::size_t>(symbol_size);
       auto& symbol = symbols[i];
@@ -249,6 +254,33 @@ private:
       symbol.defined_value = value != 0 || symbol.section == k_shn_abs || (symbol.info & 0xfU) == k_stt_tls;
       if (versions) {
         symbol.version = static_cast<std::uint16_t>(field(*versions, i * 2, 2));
+      }
+    }
+    return true;
+  }
+
+  // read_symbols for the common case, a little-endian ELF64 object on a little-endian host: the
+  // fields are copied straight out of each entry (the table's size was checked against `count`
+  // when it was read), without a bounds check per field. libstdc++'s 6,000 entries, libc's 3,000.
+  // False, having read nothing, when the entries are not laid out as assumed (the general loop reads them).
+  bool read_symbols_elf64_native(std::span<const std::byte> table, const std::byte* versions,
+                                 std::uint64_t symbol_size) {
+    constexpr std::size_t k_elf64_sym_bytes = 24; // st_name 4, st_info 1, st_other 1, st_shndx 2, st_value 8, st_size 8
+    auto& symbols = m_result.m_symbols;
+    if (symbol_size < k_elf64_sym_bytes || table.size() / symbol_size < symbols.size()) {
+      return false;
+    }
+    const std::byte* entry = table.data();
+    for (std::size_t i = 0; i < symbols.size(); ++i, entry += symbol_size) {
+      auto& symbol = symbols[i];
+      std::uint64_t value = 0;
+      std::memcpy(&symbol.name, entry, 4);
+      symbol.info = std::to_integer<std::uint8_t>(entry[4]);
+      std::memcpy(&symbol.section, entry + 6, 2);
+      std::memcpy(&value, entry + 8, 8);
+      symbol.defined_value = value != 0 || symbol.section == k_shn_abs || (symbol.info & 0xfU) == k_stt_tls;
+      if (versions != nullptr) {
+        std::memcpy(&symbol.version, versions + i * 2, 2);
       }
     }
     return true;

@@ -19,7 +19,7 @@ constexpr size_t k_metadata_max_bytes = 64 * 1024;
 constexpr size_t k_version_json_max_bytes = 1024 * 1024;
 constexpr std::uint64_t k_conda_record_max_bytes = 4 * 1024 * 1024;
 constexpr size_t k_header_max_bytes = 512 * 1024; // CUDA_VERSION sits near the top of the 1.1 MiB cuda.h
-constexpr size_t k_header_head_bytes = 64 * 1024; // read first; the rest only when the macros are not in it
+constexpr size_t k_header_head_bytes = 16 * 1024; // read first; the rest only when the macros are not in it
 constexpr size_t k_version_max_length = 64;
 
 constexpr std::string_view k_dist_info_suffix = ".dist-info";

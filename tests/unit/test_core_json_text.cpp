@@ -73,6 +73,34 @@ TEST_CASE("json text: random documents of random bytes match nlohmann's text") {
   }
 }
 
+TEST_CASE("json text: a byte that needs escaping is found at every position of long strings") {
+  // Strings are checked 16 and 8 bytes at a time: each special byte at each position of strings of
+  // every length up to 80, against nlohmann's text.
+  for (const char special : {'\0', '\x1f', ' ', '"', '\\', '\x7f', '\x80', '\xff', 'a'}) {
+    for (std::size_t length = 1; length <= 80; ++length) {
+      for (std::size_t at = 0; at < length; ++at) {
+        std::string text(length, 'x');
+        text[at] = special;
+        const json document = {{"key", text}, {text, 1}};
+        CAPTURE(length);
+        CAPTURE(at);
+        REQUIRE(cudadiag::dump_json(document, 2) == reference(document, 2));
+      }
+    }
+  }
+}
+
+TEST_CASE("json text: lines nested deeper than the indentation kept at hand are indented in full") {
+  json document = "leaf";
+  for (int level = 0; level < 80; ++level) {
+    document = json::array({document});
+  }
+  for (const int indent : {1, 2, 4}) {
+    CAPTURE(indent);
+    CHECK(cudadiag::dump_json(document, indent) == reference(document, indent));
+  }
+}
+
 namespace {
 
 // The every_kind() document written member by member through a JsonStream (keys in tree order).

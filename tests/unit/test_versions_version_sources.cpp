@@ -470,6 +470,35 @@ TEST_CASE("cuda_version_from_header decodes CUDA_VERSION and CUDART_VERSION") {
   CHECK_FALSE(cuda_version_from_header(include, "binary.h", "CUDA_VERSION"));
 }
 
+TEST_CASE("header macros are found wherever they lie in the first 512 KiB, a line across the first read included") {
+  // The first read takes the head of the file (16 KiB); the rest is read only when the macros are
+  // not all there. Each offset puts the macros before, across and after that boundary.
+  TempTree tree;
+  const auto include = tree.mkdir("include");
+  const auto header_with_macros_at = [&](std::size_t offset) {
+    const std::string macros = "#define LIB_VER_MAJOR 12\n#define LIB_VER_MINOR 4\n#define LIB_VER_PATCH 1\n";
+    std::string text;
+    while (text.size() + 40 < offset) {
+      text += "/* padding padding padding padding */\n";
+    }
+    text.append(offset - text.size(), ' ');
+    text += macros + "/* tail */\n";
+    return text;
+  };
+  for (const std::size_t offset : {std::size_t{0}, std::size_t{16 * 1024 - 30}, std::size_t{16 * 1024 - 1},
+                                   std::size_t{16 * 1024}, std::size_t{64 * 1024 - 20}, std::size_t{300 * 1024},
+                                   std::size_t{512 * 1024 - 100}}) {
+    CAPTURE(offset);
+    tree.write("include/lib.h", header_with_macros_at(offset));
+    const auto found = version_from_macros(include, "lib.h", "LIB_VER_MAJOR", "LIB_VER_MINOR", "LIB_VER_PATCH");
+    REQUIRE(found);
+    CHECK(found->version == "12.4.1");
+  }
+  // Past the first 512 KiB a header's macros are not looked for.
+  tree.write("include/lib.h", header_with_macros_at(600 * 1024));
+  CHECK_FALSE(version_from_macros(include, "lib.h", "LIB_VER_MAJOR", "LIB_VER_MINOR", "LIB_VER_PATCH"));
+}
+
 TEST_CASE("compare_versions orders dotted numbers") {
   CHECK(compare_versions("13.0.88", "13.0.9") > 0);
   CHECK(compare_versions("13.0.9", "13.0.88") < 0);
