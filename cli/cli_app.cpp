@@ -255,10 +255,21 @@ int print_report(const Report& report, const GlobalOptions& options, const CiOpt
   const auto start = std::chrono::steady_clock::now();
   const timeline::Span span("output");
   const auto styled = cli_support::styled_exit(report, ci.exit_style, options.json);
-  const auto text = styled.status_line ? *styled.status_line : options.json ? to_json(report) : render(report);
-  write_stdout(text);
+  std::size_t bytes = 0;
+  if (!styled.status_line && options.json) {
+    // Half a megabyte for the whole catalog: written piece by piece as it was rendered.
+    const auto pieces = cli_support::render_json_pieces(report);
+    for (const auto& piece : pieces) {
+      bytes += piece.size();
+    }
+    write_stdout(pieces);
+  } else {
+    const auto text = styled.status_line ? *styled.status_line : render(report);
+    bytes = text.size();
+    write_stdout(text);
+  }
   spdlog::info("output: {:.2f} ms ({} bytes)",
-               std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count(), text.size());
+               std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count(), bytes);
   return styled.exit_code;
 }
 

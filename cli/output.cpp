@@ -5,9 +5,12 @@
 #include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/base_sink.h>
 
+#include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -85,6 +88,49 @@ void write_stdout(std::string_view text) {
     return;
   }
   out.written = out.written || !text.empty();
+}
+
+void write_stdout(const std::vector<std::string>& pieces) {
+  auto& out = state();
+  if (out.write_errno != 0) {
+    return;
+  }
+  errno = 0;
+  if (std::fflush(stdout) != 0) {
+    out.write_errno = errno != 0 ? errno : EIO;
+    return;
+  }
+  // Straight to the descriptor, many pieces per call (what stdio would copy into its buffer in
+  // pieces of its size); a short write goes on from where it stopped.
+  std::vector<iovec> left;
+  left.reserve(pieces.size());
+  for (const auto& piece : pieces) {
+    if (!piece.empty()) {
+      left.push_back({const_cast<char*>(piece.data()), piece.size()});
+    }
+  }
+  std::size_t first = 0;
+  while (first < left.size()) {
+    const auto count = static_cast<int>(std::min<std::size_t>(left.size() - first, IOV_MAX));
+    const ssize_t wrote = ::writev(STDOUT_FILENO, left.data() + first, count);
+    if (wrote < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      out.write_errno = errno != 0 ? errno : EIO;
+      return;
+    }
+    out.written = true;
+    auto done = static_cast<std::size_t>(wrote);
+    while (first < left.size() && done >= left[first].iov_len) {
+      done -= left[first].iov_len;
+      ++first;
+    }
+    if (done > 0) {
+      left[first].iov_base = static_cast<char*>(left[first].iov_base) + done;
+      left[first].iov_len -= done;
+    }
+  }
 }
 
 void note_stdout_written() {

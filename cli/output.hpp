@@ -16,6 +16,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace cudadiag::cli {
 
@@ -26,6 +27,8 @@ void ignore_sigpipe();
 
 // Writes `text` to stdout and flushes; after a failed write, writes nothing more.
 void write_stdout(std::string_view text);
+// The same for a text in pieces, written in order (a large JSON report; writev, no copy).
+void write_stdout(const std::vector<std::string>& pieces);
 
 // Notes that stdout already carries what the command printed by other means (CLI11's --help).
 void note_stdout_written();

@@ -142,6 +142,14 @@ report::TextStyle text_style(const Terminal& terminal) {
 }
 } // namespace
 
+std::vector<std::string> render_json_pieces(const Report& report) {
+  const auto* data = detail::Access::data(report);
+  if (data == nullptr) {
+    return {std::string("{}\n")}; // as to_json() writes a report without data
+  }
+  return report::render_json_pieces(data->report);
+}
+
 std::string render_text(const Report& report, const Terminal& terminal) {
   return report::render_text(core(report), text_style(terminal));
 }

@@ -83,6 +83,8 @@ struct FrameworkFind {
 FrameworkFind find_for_framework(const Options& options, std::string_view framework, std::string_view name,
                                  bool explain, const Terminal& terminal);
 
+// to_json(report)'s text in pieces, written out one after the other (report::render_json_pieces).
+std::vector<std::string> render_json_pieces(const Report& report);
 std::string render_text(const Report& report, const Terminal& terminal);          // `cudadiag`
 std::string render_selftest_text(const Report& report, const Terminal& terminal); // `cudadiag selftest`
 // `cudadiag find NAME --all` (candidates, one per line, full paths, for scripts) and `--explain`

@@ -103,11 +103,37 @@ DirectoryNames read_directory_names(void* handle, std::size_t max_entries) {
     spans.emplace_back(out.text.size(), name.size());
     out.text.insert(out.text.end(), name.begin(), name.end());
   }
-  out.names.reserve(spans.size());
+  // Sorted by the first eight bytes read as one big-endian number, then the rest: the same order
+  // as comparing the names, with an integer compare deciding most pairs (a system library
+  // directory holds a thousand names, listed in hash order).
+  struct Keyed {
+    std::uint64_t prefix;
+    std::string_view name;
+  };
+  std::vector<Keyed> keyed;
+  keyed.reserve(spans.size());
   for (const auto& [offset, length] : spans) {
-    out.names.emplace_back(out.text.data() + offset, length);
+    const std::string_view name(out.text.data() + offset, length);
+    std::uint64_t prefix = 0;
+    for (std::size_t i = 0; i < sizeof prefix; ++i) {
+      prefix = (prefix << 8U) | (i < name.size() ? static_cast<unsigned char>(name[i]) : 0U);
+    }
+    keyed.push_back({prefix, name});
   }
-  std::sort(out.names.begin(), out.names.end());
+  std::sort(keyed.begin(), keyed.end(), [](const Keyed& a, const Keyed& b) {
+    if (a.prefix != b.prefix) {
+      return a.prefix < b.prefix;
+    }
+    // Equal prefixes: names shorter than eight bytes are padded with NUL, which no name holds, so
+    // the shorter name's padding sorts first, as it does compared as text.
+    return a.name.size() <= sizeof a.prefix || b.name.size() <= sizeof b.prefix
+               ? a.name.size() < b.name.size()
+               : a.name.substr(sizeof a.prefix) < b.name.substr(sizeof b.prefix);
+  });
+  out.names.reserve(keyed.size());
+  for (const auto& entry : keyed) {
+    out.names.push_back(entry.name);
+  }
   return out;
 }
 

@@ -414,7 +414,7 @@ void JsonStream::array_of(std::size_t count, const std::function<void(JsonStream
     }
     return part;
   };
-  const auto parts = count >= k_parallel_elements ? parallel_map<std::string>(count, write_one)
+  auto parts = count >= k_parallel_elements ? parallel_map<std::string>(count, write_one)
                                                   : [&] {
                                                       std::vector<std::string> serial;
                                                       for (std::size_t i = 0; i < count; ++i) {
@@ -422,7 +422,20 @@ void JsonStream::array_of(std::size_t count, const std::function<void(JsonStream
                                                       }
                                                       return serial;
                                                     }();
-  append_joined_array(m_out, parts, m_indent, depth());
+  if (m_pieces == nullptr || parts.empty()) {
+    append_joined_array(m_out, parts, m_indent, depth());
+    return;
+  }
+  // The same text as append_joined_array's, the elements moved to the pieces instead of copied.
+  m_out += '[';
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    append_separator(m_out, i > 0, m_indent, depth() + 1);
+    m_pieces->push_back(std::move(m_out));
+    m_out.clear();
+    m_pieces->push_back(std::move(parts[i]));
+  }
+  append_newline(m_out, m_indent, depth());
+  m_out += ']';
 }
 
 } // namespace cudadiag

@@ -62,6 +62,13 @@ public:
   // written on several threads, each element into its own text, then joined in order.
   void array_of(std::size_t count, const std::function<void(JsonStream&, std::size_t)>& write);
 
+  // From now on, array_of hands its elements' texts over instead of copying them into `out`: the
+  // text written so far and each element's text are moved to the end of `pieces`, and `out` starts
+  // again empty. The document is then `pieces` followed by `out`, in that order. For a writer that
+  // sends a large document out piece by piece (the CLI's JSON report, half a megabyte), which then
+  // never holds it all in one string.
+  void hand_over_arrays_to(std::vector<std::string>& pieces) { m_pieces = &pieces; }
+
 private:
   struct Level {
     bool object = false;
@@ -77,6 +84,7 @@ private:
   int m_base_depth;
   std::vector<Level> m_levels;
   bool m_after_key = false;
+  std::vector<std::string>* m_pieces = nullptr; // hand_over_arrays_to
 };
 
 } // namespace cudadiag

@@ -288,13 +288,16 @@ json members_but_streamed(const Report& report) {
 
 json report_to_json(const Report& report) { return json::parse(render_json(report)); }
 
-std::string render_json(const Report& report) {
+std::vector<std::string> render_json_pieces(const Report& report) {
   // The components and the linkage are most of the document's bytes: written straight from the
-  // results, one component per task, without a tree; the rest is small and written from its tree.
+  // results, one component per task, without a tree, and each element's text handed over as a
+  // piece of its own (not copied into one string); the rest is small and written from its tree.
   const auto& components = report.discovery.components;
+  std::vector<std::string> pieces;
+  pieces.reserve(2 * (components.size() + report.linkage.components.size()) + 8);
   std::string out;
-  out.reserve(std::size_t{1} << 21U); // a report of the whole catalog in torch's venv: ~1 MB
   JsonStream stream(out, 2);
+  stream.hand_over_arrays_to(pieces);
   const std::pair<std::string_view, std::function<void()>> streamed[] = {
       {"components",
        [&] {
@@ -328,7 +331,22 @@ std::string render_json(const Report& report) {
   write_streamed(std::nullopt); // those after the tree's last key
   stream.end_object();
   out += '\n';
-  return out;
+  pieces.push_back(std::move(out));
+  return pieces;
+}
+
+std::string render_json(const Report& report) {
+  const auto pieces = render_json_pieces(report);
+  std::size_t size = 0;
+  for (const auto& piece : pieces) {
+    size += piece.size();
+  }
+  std::string text;
+  text.reserve(size);
+  for (const auto& piece : pieces) {
+    text += piece;
+  }
+  return text;
 }
 
 } // namespace cudadiag::report

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include <string>
+#include <vector>
 #include <string_view>
 
 namespace cudadiag::report {
@@ -25,5 +26,8 @@ nlohmann::json report_to_json(const Report& report);
 
 // Two-space indented JSON document with a trailing newline.
 std::string render_json(const Report& report);
+// The same document in pieces, to be written out one after the other: the components' and the
+// closures' texts as they were written, each on a thread (JsonStream::hand_over_arrays_to).
+std::vector<std::string> render_json_pieces(const Report& report);
 
 } // namespace cudadiag::report

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <random>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -65,6 +66,37 @@ TEST_CASE("filesystem: read_at reads what lies at an offset, fewer bytes only at
   REQUIRE(directory >= 0);
   CHECK(fs::read_at(directory, 0, out.data(), out.size()).error().message == "Is a directory");
   ::close(directory);
+}
+
+TEST_CASE("filesystem: directory names are in byte order whatever their length and shared prefixes") {
+  // Sorted by their first eight bytes, then the rest: names shorter than, equal to and longer than
+  // eight bytes, prefixes of each other, high bytes, against a plain sort of the same names.
+  cudadiag::testing::TempTree tree;
+  std::vector<std::string> names = {"l", "li", "lib", "libcuda", "libcudar", "libcudart", "libcudart.so",
+                                    "libcudart.so.12", "libcudart.so.13", "libcudart_static.a", "libcudar0",
+                                    "libcudaZ", "libcud", "LIBCUDART", "libc\xc3\xa9", "libc\xff", "~", "0", "00000000",
+                                    "000000000", "0000000", "zzzzzzzzzzzz", "zzzzzzzz", "zzzzzzz"};
+  std::mt19937 random(7);
+  for (int i = 0; i < 300; ++i) {
+    std::string name = "lib";
+    const auto length = random() % 14;
+    for (std::size_t j = 0; j < length; ++j) {
+      name += "abc._0123"[random() % 9];
+    }
+    names.push_back(name);
+  }
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  for (const auto& name : names) {
+    tree.write("dir/" + name, "x");
+  }
+  const auto listed = fs::list_directory_names(tree.path("dir"));
+  REQUIRE(listed);
+  REQUIRE(listed->names.size() == names.size());
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    CAPTURE(i);
+    CHECK(listed->names[i] == names[i]);
+  }
 }
 
 TEST_CASE("filesystem: directory names are sorted views that survive a move, and a limit marks them incomplete") {
