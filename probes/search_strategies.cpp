@@ -26,6 +26,23 @@ bool is_dir(const SearchInputs& inputs, const std::string& dir) {
   return inputs.dirs != nullptr ? inputs.dirs->listing(dir).is_directory : fs::is_directory(dir);
 }
 
+// The names in `dir` that start with `prefix`, from the shared listing when the search has one
+// (each directory is listed once per run); none when `dir` cannot be listed.
+std::vector<std::string> names_with_prefix(const SearchInputs& inputs, const std::string& dir, std::string_view prefix) {
+  std::vector<std::string> found;
+  const auto keep = [&](std::string_view name) {
+    if (name.starts_with(prefix)) {
+      found.emplace_back(name);
+    }
+  };
+  if (const auto* names = inputs.dirs != nullptr ? inputs.dirs->names_if_complete(dir) : nullptr) {
+    std::for_each(names->begin(), names->end(), keep);
+  } else if (auto entries = fs::list_directory(dir)) {
+    std::for_each(entries->begin(), entries->end(), keep);
+  }
+  return found;
+}
+
 // Whether the sorted `names` hold `name`.
 bool sorted_contains(const std::vector<std::string_view>& names, std::string_view name) {
   return std::binary_search(names.begin(), names.end(), name);
@@ -440,14 +457,10 @@ public:
       dir.pop_back();
       const auto parent = fs::parent(dir);
       const auto prefix = fs::basename(dir); // "nvshmem_"
-      auto entries = fs::list_directory(parent);
-      if (!entries) {
-        continue;
-      }
       std::vector<std::string> matches;
-      for (const auto& entry : *entries) {
-        if (entry.rfind(prefix, 0) == 0 && fs::is_directory(fs::join(parent, entry))) {
-          matches.push_back(entry);
+      for (auto& entry : names_with_prefix(inputs, parent, prefix)) {
+        if (is_dir(inputs, fs::join(parent, entry))) {
+          matches.push_back(std::move(entry));
         }
       }
       std::sort(matches.begin(), matches.end(), [&](const std::string& a, const std::string& b) {
