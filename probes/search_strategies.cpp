@@ -2,6 +2,7 @@
 
 #include "core/filesystem.hpp"
 #include "core/once_flag.hpp"
+#include "core/text.hpp"
 #include "core/timeline.hpp"
 
 #include <dirent.h>
@@ -93,13 +94,16 @@ std::string what_was_there(const SearchInputs& inputs, const ComponentSpec& spec
   similar.erase(std::unique(similar.begin(), similar.end()), similar.end());
   std::string names;
   for (const auto file_name : spec.file_names) {
-    names += (names.empty() ? "" : ", ") + std::string(file_name);
+    if (!names.empty()) {
+      names += ", ";
+    }
+    names += file_name;
   }
   if (entries.empty()) {
-    return "no " + names + " (the directory is empty)";
+    return concat("no ", names, " (the directory is empty)");
   }
   if (similar.empty()) {
-    return "no " + names + " among its " + std::to_string(entries.size()) + (entries.size() == 1 ? " entry" : " entries");
+    return concat("no ", names, " among its ", std::to_string(entries.size()), entries.size() == 1 ? " entry" : " entries");
   }
   std::string listed;
   for (std::size_t i = 0; i < similar.size() && i < 6; ++i) {
@@ -108,7 +112,7 @@ std::string what_was_there(const SearchInputs& inputs, const ComponentSpec& spec
   if (similar.size() > 6) {
     listed += ", and " + std::to_string(similar.size() - 6) + " more";
   }
-  return "no " + names + "; similar names there, not looked for: " + listed;
+  return concat("no ", names, "; similar names there, not looked for: ", listed);
 }
 
 // Records a sighting for each of `spec`'s file names present in `dir`, or a trace line saying what
@@ -131,20 +135,20 @@ bool look_in_directory(const SearchInputs& inputs, const ComponentSpec& spec, co
     sighting.pathfinder_step = pathfinder_step;
     sighting.loader_step = loader_step;
     sighting.file_name = std::string(file_name);
-    out.trace.push_back(std::string(found_via) + ": " + path + " exists");
+    out.trace.push_back(concat(found_via, ": ", path, " exists"));
     out.sightings.push_back(std::move(sighting));
     if (spec.kind == ComponentKind::headers) {
       break; // one anchor file per header directory
     }
   }
   if (!seen) {
-    out.trace.push_back(std::string(found_via) + ": " + dir + ": " + what_was_there(inputs, spec, dir));
+    out.trace.push_back(concat(found_via, ": ", dir, ": ", what_was_there(inputs, spec, dir)));
   }
   return seen;
 }
 
 void trace_missing_dir(SearchOutput& out, std::string_view found_via, const std::string& dir) {
-  out.trace.push_back(std::string(found_via) + ": " + dir + " is not a directory");
+  out.trace.push_back(concat(found_via, ": ", dir, " is not a directory"));
 }
 
 // look_in_directory when `dir` is a directory; a trace line saying it is not otherwise.
@@ -340,8 +344,8 @@ public:
       const auto* used = inputs.ld_cache->resolve(soname);
       const auto entries = inputs.ld_cache->find_all(soname);
       if (entries.empty()) {
-        out.trace.push_back("ld.so.cache: no entry for " + std::string(soname) + " among its " +
-                            std::to_string(inputs.ld_cache->entries().size()) + " entries");
+        out.trace.push_back(concat("ld.so.cache: no entry for ", soname, " among its ",
+                                   std::to_string(inputs.ld_cache->entries().size()), " entries"));
       }
       for (const auto* entry : entries) {
         if (!entry->matches_host()) {
@@ -356,8 +360,8 @@ public:
         sighting.pathfinder_step = entry == used ? PathfinderStep::system_search : PathfinderStep::none;
         sighting.loader_step = entry == used ? LoaderStep::ld_so_cache : LoaderStep::none;
         sighting.file_name = std::string(soname);
-        out.trace.push_back("ld.so.cache: " + entry->soname + " => " + entry->path +
-                            (entry == used ? "" : " (not used: glibc takes the first entry for a name)"));
+        out.trace.push_back(concat("ld.so.cache: ", entry->soname, " => ", entry->path,
+                                   entry == used ? "" : " (not used: glibc takes the first entry for a name)"));
         out.sightings.push_back(std::move(sighting));
       }
     }

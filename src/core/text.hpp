@@ -25,6 +25,22 @@ std::string to_lower(std::string_view text);
 std::vector<std::string_view> split_lines(std::string_view text);
 // The parts with `separator` between them ("a, b, c").
 std::string join(const std::vector<std::string>& parts, std::string_view separator);
+// The parts one after the other, in one allocation: for the trace lines a search writes by the
+// thousand ("CUDA_HOME: /usr/local/cuda/lib64/libcudart.so.13 exists"), which `a + ": " + b + ...`
+// built in one allocation per `+`.
+template <class... Parts> std::string concat(const Parts&... parts) {
+  const std::string_view views[] = {std::string_view(parts)...};
+  std::size_t size = 0;
+  for (const auto view : views) {
+    size += view.size();
+  }
+  std::string out;
+  out.reserve(size);
+  for (const auto view : views) {
+    out.append(view);
+  }
+  return out;
+}
 
 // Whether `text` is well-formed UTF-8 (no overlong forms, surrogates or code points past U+10FFFF).
 bool is_valid_utf8(std::string_view text);

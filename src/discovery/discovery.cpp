@@ -3,6 +3,7 @@
 #include "core/filesystem.hpp"
 #include "core/once_flag.hpp"
 #include "core/parallel.hpp"
+#include "core/text.hpp"
 #include "core/timeline.hpp"
 #include "discovery/candidate_inspection.hpp"
 #include "discovery/selection.hpp"
@@ -47,10 +48,12 @@ struct Searcher {
         const timeline::Span span("strategy", strategy->name());
         strategy->search(spec, inputs, out);
       } else {
-        const std::string why = spec.packaging == probes::Packaging::driver
-                                    ? "a driver library is found only through the loader"
-                                    : "this step does not apply to a " + std::string(probes::to_string(spec.kind));
-        out.trace.push_back(std::string(strategy->name()) + ": not searched: " + why);
+        if (spec.packaging == probes::Packaging::driver) {
+          out.trace.push_back(concat(strategy->name(), ": not searched: a driver library is found only through the loader"));
+        } else {
+          out.trace.push_back(
+              concat(strategy->name(), ": not searched: this step does not apply to a ", probes::to_string(spec.kind)));
+        }
       }
     }
     return out;

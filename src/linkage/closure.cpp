@@ -31,7 +31,14 @@ struct SearchDir {
 
 class ClosureBuilder {
 public:
-  ClosureBuilder(const SearchSetting& setting, ObjectStore& store) : m_setting(setting), m_store(store) {}
+  ClosureBuilder(const SearchSetting& setting, ObjectStore& store) : m_setting(setting), m_store(store) {
+    for (const auto& entry : m_setting.ld_library_path) {
+      m_ld_library_path.push_back({in_cwd(entry.empty() ? m_setting.cwd : entry), Route::ld_library_path});
+    }
+    for (const auto& dir : m_setting.default_dirs) {
+      m_default_dirs.push_back({dir, Route::default_dirs});
+    }
+  }
 
   Closure build(const std::string& root, Route root_route, const std::string& root_dir,
                 const std::vector<std::string>& preloads, SymbolCheck symbols) {
@@ -152,23 +159,33 @@ private:
       const auto path = in_cwd(expand_dynamic_tokens(name, object.path, m_setting));
       return take(path, name, requester, Route::path_in_name, "", nullptr);
     }
-    std::vector<std::string> searched;
+    // The places looked in, as views of strings that outlive this call: copied only for a
+    // dependency that is missing (the search may run through thousands of directories).
+    std::vector<std::string_view> searched;
     bool stop = false;
     const auto try_dir = [&](const SearchDir& dir) -> std::optional<std::size_t> {
       searched.push_back(dir.dir);
+      if (!m_store.is_directory(dir.dir)) {
+        return std::nullopt; // nothing to open in it
+      }
       return take(fs::join(dir.dir, name), name, requester, dir.route, dir.dir, &stop);
     };
-    for (const auto& dir : search_dirs(requester)) {
-      if (auto index = try_dir(dir)) {
-        return index;
-      }
-      if (stop) {
-        return std::nullopt;
+    // DT_RPATH (the requester's and its loaders', unless it has DT_RUNPATH), LD_LIBRARY_PATH, DT_RUNPATH.
+    const auto [before, after] = own_search_dirs(requester);
+    const std::vector<SearchDir>* const lists[] = {&before, &m_ld_library_path, &after};
+    for (const auto* dirs : lists) {
+      for (const auto& dir : *dirs) {
+        if (auto index = try_dir(dir)) {
+          return index;
+        }
+        if (stop) {
+          return std::nullopt;
+        }
       }
     }
     if (!object.file->elf->no_default_lib) {
       if (const auto* entry = m_setting.cache != nullptr ? m_setting.cache->resolve(name) : nullptr) {
-        searched.push_back(std::string(loader::k_default_ld_so_cache_path));
+        searched.push_back(loader::k_default_ld_so_cache_path);
         if (auto index = take(entry->path, name, requester, Route::ld_so_cache, fs::parent(entry->path), &stop)) {
           return index;
         }
@@ -176,8 +193,8 @@ private:
           return std::nullopt;
         }
       }
-      for (const auto& dir : m_setting.default_dirs) {
-        if (auto index = try_dir({dir, Route::default_dirs})) {
+      for (const auto& dir : m_default_dirs) {
+        if (auto index = try_dir(dir)) {
           return index;
         }
         if (stop) {
@@ -185,7 +202,7 @@ private:
         }
       }
     }
-    m_closure.missing.push_back({name, requester, std::move(searched)});
+    m_closure.missing.push_back({name, requester, std::vector<std::string>(searched.begin(), searched.end())});
     return std::nullopt;
   }
 
@@ -215,11 +232,15 @@ private:
     return path.empty() || path.front() == '/' ? path : fs::join(m_setting.cwd, path);
   }
 
-  std::vector<SearchDir> search_dirs(std::size_t requester) const {
-    std::vector<SearchDir> dirs;
+  // The requester's own search directories: those glibc looks in before LD_LIBRARY_PATH (the
+  // DT_RPATH of the requester and of the objects that loaded it, when it has no DT_RUNPATH) and
+  // after it (its DT_RUNPATH).
+  std::pair<std::vector<SearchDir>, std::vector<SearchDir>> own_search_dirs(std::size_t requester) const {
+    std::vector<SearchDir> before;
+    std::vector<SearchDir> after;
     const auto& object = m_closure.objects[requester];
     const auto& elf = *object.file->elf;
-    const auto add_list = [&](const std::string& list, const LoadedObject& owner, Route route) {
+    const auto add_list = [&](std::vector<SearchDir>& dirs, const std::string& list, const LoadedObject& owner, Route route) {
       if (list.empty()) {
         return; // glibc 2.36, measured: an empty DT_RUNPATH / DT_RPATH names no directory (an empty entry in a list is the cwd)
       }
@@ -230,21 +251,20 @@ private:
     if (!elf.runpath) {
       for (std::optional<std::size_t> at = requester; at; at = m_closure.objects[*at].needed_by) {
         if (const auto& rpath = m_closure.objects[*at].file->elf->rpath) {
-          add_list(*rpath, m_closure.objects[*at], Route::rpath);
+          add_list(before, *rpath, m_closure.objects[*at], Route::rpath);
         }
       }
     }
-    for (const auto& entry : m_setting.ld_library_path) {
-      dirs.push_back({in_cwd(entry.empty() ? m_setting.cwd : entry), Route::ld_library_path});
-    }
     if (elf.runpath) {
-      add_list(*elf.runpath, object, Route::runpath);
+      add_list(after, *elf.runpath, object, Route::runpath);
     }
-    return dirs;
+    return {std::move(before), std::move(after)};
   }
 
   const SearchSetting& m_setting;
   ObjectStore& m_store;
+  std::vector<SearchDir> m_ld_library_path; // LD_LIBRARY_PATH's directories, from the process's cwd
+  std::vector<SearchDir> m_default_dirs;    // the loader's default directories
   Closure m_closure;
   std::vector<bool> m_expanded;
 };

@@ -53,6 +53,12 @@ public:
   // a dangling link or a loop, not readable (glibc's open fails and the search goes on).
   // A directory or other non-file opens and fails (fails_because set), as glibc's read does.
   const ObjectFile* open(const std::string& path);
+  // Whether `dir` is a directory (symlinks followed), asked once per run: a search directory that
+  // is not one holds no file, and glibc marks it so after its first miss instead of trying every
+  // name in it (an LD_LIBRARY_PATH of thousands of missing entries, every dependency of every closure).
+  bool is_directory(const std::string& dir) {
+    return m_directories.get(dir, [&] { return fs::is_directory(dir); });
+  }
   // `file`'s dynamic symbols, read on the first call. `file` must come from this store's open().
   const Expected<elf::DynamicSymbols>& symbols(const ObjectFile& file);
   [[nodiscard]] std::size_t files_read() const;
@@ -97,6 +103,7 @@ private:
   fs::RealPathCache m_real_paths; // the closures open hundreds of files from a few directories
   mutable std::array<IdentityShard, k_identity_shards> m_identities;
   OnceMap<const ObjectFile*> m_by_path; // nullptr: nothing to open there
+  OnceMap<bool> m_directories;          // is_directory
   OnceMap<std::optional<std::size_t>> m_clean_checks;
 };
 

@@ -280,22 +280,38 @@ std::string LdCacheEntry::arch_label() const {
 }
 
 LdSoCache::LdSoCache(std::vector<LdCacheEntry> entries, LdCacheFormat format)
-    : m_entries(std::move(entries)), m_format(format) {}
+    : m_entries(std::move(entries)), m_format(format), m_by_soname(m_entries.size()) {
+  for (std::uint32_t i = 0; i < m_by_soname.size(); ++i) {
+    m_by_soname[i] = i;
+  }
+  std::stable_sort(m_by_soname.begin(), m_by_soname.end(),
+                   [this](std::uint32_t a, std::uint32_t b) { return m_entries[a].soname < m_entries[b].soname; });
+}
+
+std::pair<std::vector<std::uint32_t>::const_iterator, std::vector<std::uint32_t>::const_iterator>
+LdSoCache::with_soname(std::string_view soname) const {
+  const auto first = std::lower_bound(m_by_soname.begin(), m_by_soname.end(), soname,
+                                      [this](std::uint32_t index, std::string_view name) { return m_entries[index].soname < name; });
+  const auto last = std::upper_bound(first, m_by_soname.end(), soname,
+                                     [this](std::string_view name, std::uint32_t index) { return name < m_entries[index].soname; });
+  return {first, last};
+}
 
 std::vector<const LdCacheEntry*> LdSoCache::find_all(std::string_view soname) const {
   std::vector<const LdCacheEntry*> found;
-  for (const auto& entry : m_entries) {
-    if (entry.soname == soname) {
-      found.push_back(&entry);
-    }
+  const auto [first, last] = with_soname(soname);
+  for (auto at = first; at != last; ++at) {
+    found.push_back(&m_entries[*at]); // in file order: the sort kept it among equal names
   }
   return found;
 }
 
 const LdCacheEntry* LdSoCache::resolve(std::string_view soname) const {
   const LdCacheEntry* hwcap_fallback = nullptr;
-  for (const auto& entry : m_entries) {
-    if (entry.soname != soname || !entry.matches_host()) {
+  const auto [first, last] = with_soname(soname);
+  for (auto at = first; at != last; ++at) {
+    const auto& entry = m_entries[*at];
+    if (!entry.matches_host()) {
       continue;
     }
     if (entry.hwcap == 0) {

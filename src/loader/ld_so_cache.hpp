@@ -12,6 +12,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace cudadiag::loader {
@@ -67,8 +68,15 @@ public:
   [[nodiscard]] const LdCacheEntry* resolve(std::string_view soname) const;
 
 private:
+  // The entries with `soname`, as a range of m_by_soname.
+  [[nodiscard]] std::pair<std::vector<std::uint32_t>::const_iterator, std::vector<std::uint32_t>::const_iterator>
+  with_soname(std::string_view soname) const;
+
   std::vector<LdCacheEntry> m_entries;
   LdCacheFormat m_format = LdCacheFormat::new_format;
+  // Indices into m_entries sorted by soname, then file order: a run asks for hundreds of names
+  // (every search, every closure's dependencies) in a cache of hundreds or thousands of entries.
+  std::vector<std::uint32_t> m_by_soname;
 };
 
 // Parses a whole cache image. Errors: "empty file", "not an ld.so.cache (bad magic)",

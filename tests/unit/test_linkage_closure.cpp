@@ -131,6 +131,37 @@ TEST_CASE("closure: DT_RPATH is inherited down the chain, DT_RUNPATH is not, LD_
   CHECK(object(shadowed, "llp/libmid.so.1")->route == Route::ld_library_path);
 }
 
+TEST_CASE("closure: an LD_LIBRARY_PATH of thousands of missing directories is searched in order, each asked about once") {
+  // Every entry is looked in, in order: missing ones, a file where a directory should be, a link
+  // to a directory; a missing dependency lists every place looked in, as glibc's search went.
+  TempTree tree;
+  ObjectStore store;
+  library(tree, "good/libleaf.so.1", {.soname = "libleaf.so.1"});
+  tree.write("not-a-dir", "x");
+  tree.symlink("linked", tree.path("good"));
+  const auto root = library(tree, "a/libtop.so", {.needed = {"libleaf.so.1", "libabsent.so.1"}});
+  auto setting = setting_in(tree);
+  for (int i = 0; i < 5000; ++i) {
+    setting.ld_library_path.push_back(tree.path("missing/" + std::to_string(i)));
+  }
+  setting.ld_library_path.push_back(tree.path("not-a-dir"));
+  setting.ld_library_path.push_back(tree.path("linked"));
+  setting.ld_library_path.push_back(tree.path("good"));
+  const auto closure = closure_of(store, root, setting);
+  const auto* leaf = object(closure, "libleaf.so.1");
+  REQUIRE(leaf != nullptr);
+  CHECK(leaf->path == tree.path("linked") + "/libleaf.so.1"); // the first directory that holds it
+  CHECK(leaf->route == Route::ld_library_path);
+  REQUIRE(closure.missing.size() == 1);
+  const auto& absent = closure.missing[0];
+  CHECK(absent.name == "libabsent.so.1");
+  REQUIRE(absent.searched.size() >= 5003);
+  CHECK(absent.searched[0] == tree.path("missing/0"));
+  CHECK(absent.searched[4999] == tree.path("missing/4999"));
+  CHECK(absent.searched[5000] == tree.path("not-a-dir"));
+  CHECK(absent.searched[5002] == tree.path("good"));
+}
+
 TEST_CASE("closure: another machine's file is passed over, DF_1_NODEFLIB skips the default directories") {
   TempTree tree;
   ObjectStore store;

@@ -150,6 +150,28 @@ TEST_CASE("ld.so.cache: this machine's cache agrees with ldconfig -p") {
     CHECK(libc->matches_host());
     CHECK(libc->path.find("libc.so.6") != std::string::npos);
   }
+  // Lookups by name (an index sorted by name) give what a scan of the file's entries gives, in file
+  // order, for every name the cache holds.
+  for (const auto& named : cache->entries()) {
+    std::vector<const cudadiag::loader::LdCacheEntry*> scanned;
+    const cudadiag::loader::LdCacheEntry* first_usable = nullptr;
+    const cudadiag::loader::LdCacheEntry* first_hwcap = nullptr;
+    for (const auto& entry : cache->entries()) {
+      if (entry.soname != named.soname) {
+        continue;
+      }
+      scanned.push_back(&entry);
+      if (entry.matches_host() && entry.hwcap == 0 && first_usable == nullptr) {
+        first_usable = &entry;
+      }
+      if (entry.matches_host() && entry.hwcap != 0 && first_hwcap == nullptr) {
+        first_hwcap = &entry;
+      }
+    }
+    CAPTURE(named.soname);
+    CHECK(cache->find_all(named.soname) == scanned);
+    CHECK(cache->resolve(named.soname) == (first_usable != nullptr ? first_usable : first_hwcap));
+  }
 }
 
 TEST_CASE("ld.so.cache: build and parse round-trip") {
