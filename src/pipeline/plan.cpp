@@ -135,8 +135,10 @@ Expected<report::Report> run(const Plan& plan) {
   const timeline::Span whole_run("run");
   // The run's helper threads, lent to each parallel section in turn (core/worker_pool.hpp): one
   // per CPU as a section uses them (it runs on this thread too), and two for the read-aheads
-  // that run beside the sections.
-  WorkerPool pool(parallel_threads(std::numeric_limits<std::size_t>::max()) + 1);
+  // that run beside the sections; never more helpers than CPUs: on a 2-CPU machine a third could
+  // not run beside the two busy threads, and only cost its start and the switches to it.
+  constexpr auto k_any = std::numeric_limits<std::size_t>::max();
+  WorkerPool pool(std::min(parallel_threads(k_any) + 1, parallel_threads(k_any, k_any)));
   const WorkerPool::Use use_pool(pool);
   StageLog log(plan);
   log.start("finding CUDA components");
