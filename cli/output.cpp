@@ -38,6 +38,45 @@ StdoutState& state() {
 
 void on_sigpipe(int /*signal*/) {}
 
+// Writes `left` to stdout in order and flushes nothing after it: straight to the descriptor (after
+// what stdio holds), many pieces per call, a short write going on from where it stopped. After a
+// failed write, writes nothing more (the first error is kept).
+void write_stdout_pieces(std::vector<iovec> left) {
+  auto& out = state();
+  if (out.write_errno != 0) {
+    return;
+  }
+  errno = 0;
+  if (std::fflush(stdout) != 0) {
+    out.write_errno = errno != 0 ? errno : EIO;
+    return;
+  }
+  left.erase(std::remove_if(left.begin(), left.end(), [](const iovec& part) { return part.iov_len == 0; }),
+             left.end());
+  std::size_t first = 0;
+  while (first < left.size()) {
+    const auto count = static_cast<int>(std::min<std::size_t>(left.size() - first, IOV_MAX));
+    const ssize_t wrote = ::writev(STDOUT_FILENO, left.data() + first, count);
+    if (wrote < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      out.write_errno = errno != 0 ? errno : EIO;
+      return;
+    }
+    out.written = true;
+    auto done = static_cast<std::size_t>(wrote);
+    while (first < left.size() && done >= left[first].iov_len) {
+      done -= left[first].iov_len;
+      ++first;
+    }
+    if (done > 0) {
+      left[first].iov_base = static_cast<char*>(left[first].iov_base) + done;
+      left[first].iov_len -= done;
+    }
+  }
+}
+
 class ErrorRecorder final : public spdlog::sinks::base_sink<std::mutex> {
 protected:
   void sink_it_(const spdlog::details::log_msg& message) override {
@@ -77,60 +116,16 @@ void ignore_sigpipe() {
 }
 
 void write_stdout(std::string_view text) {
-  auto& out = state();
-  if (out.write_errno != 0) {
-    return;
-  }
-  errno = 0;
-  const bool ok = std::fwrite(text.data(), 1, text.size(), stdout) == text.size() && std::fflush(stdout) == 0;
-  if (!ok) {
-    out.write_errno = errno != 0 ? errno : EIO;
-    return;
-  }
-  out.written = out.written || !text.empty();
+  write_stdout_pieces({{const_cast<char*>(text.data()), text.size()}});
 }
 
 void write_stdout(const std::vector<std::string>& pieces) {
-  auto& out = state();
-  if (out.write_errno != 0) {
-    return;
-  }
-  errno = 0;
-  if (std::fflush(stdout) != 0) {
-    out.write_errno = errno != 0 ? errno : EIO;
-    return;
-  }
-  // Straight to the descriptor, many pieces per call (what stdio would copy into its buffer in
-  // pieces of its size); a short write goes on from where it stopped.
-  std::vector<iovec> left;
-  left.reserve(pieces.size());
+  std::vector<iovec> parts;
+  parts.reserve(pieces.size());
   for (const auto& piece : pieces) {
-    if (!piece.empty()) {
-      left.push_back({const_cast<char*>(piece.data()), piece.size()});
-    }
+    parts.push_back({const_cast<char*>(piece.data()), piece.size()});
   }
-  std::size_t first = 0;
-  while (first < left.size()) {
-    const auto count = static_cast<int>(std::min<std::size_t>(left.size() - first, IOV_MAX));
-    const ssize_t wrote = ::writev(STDOUT_FILENO, left.data() + first, count);
-    if (wrote < 0) {
-      if (errno == EINTR) {
-        continue;
-      }
-      out.write_errno = errno != 0 ? errno : EIO;
-      return;
-    }
-    out.written = true;
-    auto done = static_cast<std::size_t>(wrote);
-    while (first < left.size() && done >= left[first].iov_len) {
-      done -= left[first].iov_len;
-      ++first;
-    }
-    if (done > 0) {
-      left[first].iov_base = static_cast<char*>(left[first].iov_base) + done;
-      left[first].iov_len -= done;
-    }
-  }
+  write_stdout_pieces(std::move(parts));
 }
 
 void note_stdout_written() {

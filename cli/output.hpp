@@ -27,7 +27,7 @@ void ignore_sigpipe();
 
 // Writes `text` to stdout and flushes; after a failed write, writes nothing more.
 void write_stdout(std::string_view text);
-// The same for a text in pieces, written in order (a large JSON report; writev, no copy).
+// The same for a text in pieces, written in order (a large JSON report: one writev, no copy).
 void write_stdout(const std::vector<std::string>& pieces);
 
 // Notes that stdout already carries what the command printed by other means (CLI11's --help).

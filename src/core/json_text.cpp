@@ -154,6 +154,20 @@ void append_string(std::string& out, std::string_view text) {
   }
 }
 
+// A member's name and its colon (": " when indented, ":" when compact); a plain name in one piece.
+void append_key(std::string& out, std::string_view name, int indent) {
+  const std::size_t colon = indent >= 0 ? 2 : 1;
+  if (!is_plain(name)) {
+    append_string(out, name);
+    out.append(": ", colon);
+    return;
+  }
+  char* at = grow(out, name.size() + 2 + colon);
+  at[0] = '"';
+  std::memcpy(at + 1, name.data(), name.size());
+  std::memcpy(at + 1 + name.size(), "\": ", 1 + colon);
+}
+
 template <typename Integer>
 void append_integer(std::string& out, Integer number) {
   char digits[24];
@@ -214,8 +228,7 @@ private:
     for (const auto& [key, member] : node.items()) {
       append_separator(m_out, !first, m_indent, depth + 1);
       first = false;
-      append_string(m_out, key);
-      m_out.append(": ", m_indent >= 0 ? 2 : 1);
+      append_key(m_out, key, m_indent);
       value(member, depth + 1);
     }
     append_newline(m_out, m_indent, depth);
@@ -315,16 +328,7 @@ void JsonStream::key(std::string_view name) {
   }
   level.last_key.assign(name);
   append_separator(m_out, level.members++ > 0, m_indent, depth());
-  if (is_plain(name)) { // a name and its colon in one piece
-    const std::size_t colon = m_indent >= 0 ? 2 : 1;
-    char* at = grow(m_out, name.size() + 2 + colon);
-    at[0] = '"';
-    std::memcpy(at + 1, name.data(), name.size());
-    std::memcpy(at + 1 + name.size(), "\": ", 1 + colon);
-  } else {
-    append_string(m_out, name);
-    m_out.append(": ", m_indent >= 0 ? 2 : 1);
-  }
+  append_key(m_out, name, m_indent);
   m_after_key = true;
 }
 
@@ -422,20 +426,16 @@ void JsonStream::array_of(std::size_t count, const std::function<void(JsonStream
                                                       }
                                                       return serial;
                                                     }();
-  if (m_pieces == nullptr || parts.empty()) {
+  if (m_pieces == nullptr) {
     append_joined_array(m_out, parts, m_indent, depth());
     return;
   }
-  // The same text as append_joined_array's, the elements moved to the pieces instead of copied.
-  m_out += '[';
-  for (std::size_t i = 0; i < parts.size(); ++i) {
-    append_separator(m_out, i > 0, m_indent, depth() + 1);
+  // The same text, each element moved to the pieces (after the text before it) instead of copied.
+  append_array(m_out, parts.size(), m_indent, depth(), [&](std::size_t i) {
     m_pieces->push_back(std::move(m_out));
     m_out.clear();
     m_pieces->push_back(std::move(parts[i]));
-  }
-  append_newline(m_out, m_indent, depth());
-  m_out += ']';
+  });
 }
 
 } // namespace cudadiag

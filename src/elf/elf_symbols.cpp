@@ -52,6 +52,12 @@ protected:
   const ElfInfo& m_info;
 };
 
+// Whether a symbol entry gives its object's definition: a value, or an absolute or TLS symbol (whose
+// value may be 0).
+bool has_defined_value(std::uint64_t value, std::uint16_t section, std::uint8_t info) {
+  return value != 0 || section == k_shn_abs || (info & 0xfU) == k_stt_tls;
+}
+
 } // namespace
 
 // Reads the tables of one object into a DynamicSymbols (a friend, so it fills the private parts).
@@ -251,7 +257,7 @@ private:
         symbol.info = static_cast<std::uint8_t>(field(*table, at + 12, 1));
         symbol.section = static_cast<std::uint16_t>(field(*table, at + 14, 2));
       }
-      symbol.defined_value = value != 0 || symbol.section == k_shn_abs || (symbol.info & 0xfU) == k_stt_tls;
+      symbol.defined_value = has_defined_value(value, symbol.section, symbol.info);
       if (versions) {
         symbol.version = static_cast<std::uint16_t>(field(*versions, i * 2, 2));
       }
@@ -278,7 +284,7 @@ private:
       symbol.info = std::to_integer<std::uint8_t>(entry[4]);
       std::memcpy(&symbol.section, entry + 6, 2);
       std::memcpy(&value, entry + 8, 8);
-      symbol.defined_value = value != 0 || symbol.section == k_shn_abs || (symbol.info & 0xfU) == k_stt_tls;
+      symbol.defined_value = has_defined_value(value, symbol.section, symbol.info);
       if (versions != nullptr) {
         std::memcpy(&symbol.version, versions + i * 2, 2);
       }
