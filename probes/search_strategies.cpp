@@ -22,10 +22,17 @@ bool name_exists(const std::string& path) {
   return ::lstat(path.c_str(), &st) == 0; // broken symlinks and loops count: they are reported
 }
 
-// Whether `dir` is a directory, from the shared listings when the search has them.
-bool is_dir(const SearchInputs& inputs, const std::string& dir) {
-  return inputs.dirs != nullptr ? inputs.dirs->listing(dir).is_directory : fs::is_directory(dir);
+// The shared listing of `dir`, or nullptr when the search has none (every name is then lstat'ed).
+const DirectoryCache::Listing* listing_of(const SearchInputs& inputs, const std::string& dir) {
+  return inputs.dirs != nullptr ? &inputs.dirs->listing(dir) : nullptr;
 }
+
+// Whether `dir` is a directory, from its shared listing (dir's, or nullptr when the search has none).
+bool is_dir(const DirectoryCache::Listing* listing, const std::string& dir) {
+  return listing != nullptr ? listing->is_directory : fs::is_directory(dir);
+}
+
+bool is_dir(const SearchInputs& inputs, const std::string& dir) { return is_dir(listing_of(inputs, dir), dir); }
 
 // The names in `dir` that start with `prefix`, from the shared listing when the search has one
 // (each directory is listed once per run); none when `dir` cannot be listed.
@@ -49,25 +56,28 @@ bool sorted_contains(const std::vector<std::string_view>& names, std::string_vie
   return std::binary_search(names.begin(), names.end(), name);
 }
 
-// Whether `dir` has an entry `name` (a broken link counts), matched in the shared listing of `dir`
+// Whether `dir` has an entry `name` (a broken link counts), matched in `listing` (dir's, or nullptr)
 // when there is one; names with a '/' (cuda/std/version) are looked up on disk.
-bool has_entry(const SearchInputs& inputs, const std::string& dir, std::string_view name) {
-  if (inputs.dirs == nullptr || name.find('/') != std::string_view::npos) {
+bool has_entry(const DirectoryCache::Listing* listing, const std::string& dir, std::string_view name) {
+  if (listing == nullptr || name.find('/') != std::string_view::npos) {
     return name_exists(fs::join(dir, name));
   }
-  const auto& listing = inputs.dirs->listing(dir);
-  if (!listing.complete) {
-    return listing.is_directory && name_exists(fs::join(dir, name));
+  if (!listing->complete) {
+    return listing->is_directory && name_exists(fs::join(dir, name));
   }
-  return sorted_contains(listing.names, name);
+  return sorted_contains(listing->names, name);
+}
+
+bool has_entry(const SearchInputs& inputs, const std::string& dir, std::string_view name) {
+  return has_entry(listing_of(inputs, dir), dir, name);
 }
 
 // What a directory that lacks `spec`'s files holds, for the trace: the entries whose names start
 // like a file that was looked for ("libnvrtc.so.12" beside a missing "libnvrtc.so.13": a SONAME
 // cuda-pathfinder does not take), else how many entries there are.
-std::string what_was_there(const SearchInputs& inputs, const ComponentSpec& spec, const std::string& dir) {
+// `listing` is dir's shared listing, or nullptr.
+std::string what_was_there(const DirectoryCache::Listing* listing, const ComponentSpec& spec, const std::string& dir) {
   // The sorted names: the shared listing's own, else read here (no listing, or one too long).
-  const DirectoryCache::Listing* listing = inputs.dirs != nullptr ? &inputs.dirs->listing(dir) : nullptr;
   fs::DirectoryNames read_here;
   const bool shared = listing != nullptr && listing->complete;
   if (!shared) {
@@ -118,12 +128,14 @@ std::string what_was_there(const SearchInputs& inputs, const ComponentSpec& spec
 // Records a sighting for each of `spec`'s file names present in `dir`, or a trace line saying what
 // the directory holds instead. For headers the sighting is the directory holding the anchor file.
 // Returns whether anything was seen.
-bool look_in_directory(const SearchInputs& inputs, const ComponentSpec& spec, const std::string& dir,
-                       std::string_view found_via, PathfinderStep pathfinder_step, LoaderStep loader_step,
-                       SearchOutput& out) {
+// `listing` is dir's shared listing (asked for once by the caller: each question hashes the path),
+// or nullptr when the search has none.
+bool look_in_listed_directory(const DirectoryCache::Listing* listing, const ComponentSpec& spec, const std::string& dir,
+                              std::string_view found_via, PathfinderStep pathfinder_step, LoaderStep loader_step,
+                              SearchOutput& out) {
   bool seen = false;
   for (const auto file_name : spec.file_names) {
-    if (!has_entry(inputs, dir, file_name)) {
+    if (!has_entry(listing, dir, file_name)) {
       continue;
     }
     const auto path = fs::join(dir, file_name);
@@ -142,9 +154,15 @@ bool look_in_directory(const SearchInputs& inputs, const ComponentSpec& spec, co
     }
   }
   if (!seen) {
-    out.trace.push_back(concat(found_via, ": ", dir, ": ", what_was_there(inputs, spec, dir)));
+    out.trace.push_back(concat(found_via, ": ", dir, ": ", what_was_there(listing, spec, dir)));
   }
   return seen;
+}
+
+bool look_in_directory(const SearchInputs& inputs, const ComponentSpec& spec, const std::string& dir,
+                       std::string_view found_via, PathfinderStep pathfinder_step, LoaderStep loader_step,
+                       SearchOutput& out) {
+  return look_in_listed_directory(listing_of(inputs, dir), spec, dir, found_via, pathfinder_step, loader_step, out);
 }
 
 void trace_missing_dir(SearchOutput& out, std::string_view found_via, const std::string& dir) {
@@ -155,8 +173,9 @@ void trace_missing_dir(SearchOutput& out, std::string_view found_via, const std:
 void look_in_if_directory(const SearchInputs& inputs, const ComponentSpec& spec, const std::string& dir,
                           std::string_view found_via, PathfinderStep pathfinder_step, LoaderStep loader_step,
                           SearchOutput& out) {
-  if (is_dir(inputs, dir)) {
-    look_in_directory(inputs, spec, dir, found_via, pathfinder_step, loader_step, out);
+  const auto* listing = listing_of(inputs, dir);
+  if (is_dir(listing, dir)) {
+    look_in_listed_directory(listing, spec, dir, found_via, pathfinder_step, loader_step, out);
   } else {
     trace_missing_dir(out, found_via, dir);
   }

@@ -19,6 +19,8 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 namespace cudadiag::probes {
@@ -51,6 +53,18 @@ public:
   // directory and list of names (a toolkit's dist-info answers for every binary of nvcc's wheel).
   [[nodiscard]] const std::optional<versions::FoundVersion>&
   dist_info_version(const std::string& dir, std::span<const std::string_view> names) const;
+  // The version `read()` finds in the headers of set `set_name` under `include_dir` (a real path),
+  // answered once per run for each directory and set: the same directory is sighted under several
+  // names and by several searches (/usr/local/cuda/include and /usr/local/cuda-13.0/include, by
+  // CUDA_HOME and by the system toolkit), and reading its headers again finds the same macros.
+  template <class Read>
+  [[nodiscard]] const std::optional<versions::FoundVersion>& header_version(const std::string& include_dir,
+                                                                            std::string_view set_name, Read&& read) const {
+    std::string key = include_dir;
+    key += '\0';
+    key += set_name;
+    return m_header_versions.get(key, std::forward<Read>(read));
+  }
   // fs::real_path(path), each directory resolved once per run (core/real_path_cache.hpp).
   [[nodiscard]] Expected<std::string> real_path(const std::string& path) const { return m_real_paths.real_path(path); }
   // fs::file_id(path), stat'ed once per run: the same file is sighted by several searches (CUDA_HOME
@@ -73,6 +87,7 @@ private:
   OnceMap<nlohmann::json> m_version_json;
   OnceMap<std::optional<fs::FileId>> m_file_ids;
   OnceMap<std::optional<versions::FoundVersion>> m_dist_info_versions;
+  OnceMap<std::optional<versions::FoundVersion>> m_header_versions;
   fs::RealPathCache m_real_paths;
   OnceMap<std::shared_ptr<const Listing>> m_by_identity; // keyed "device:inode"
 };

@@ -277,19 +277,21 @@ std::optional<versions::FoundVersion> find_version(const ComponentSpec& spec, co
     }
   }
   if (spec.kind == ComponentKind::headers) {
-    if (spec.name == "cccl") {
-      if (auto found = versions::cccl_version_from_headers(*realpath)) {
-        return found;
+    const auto from_headers = [&]() -> std::optional<versions::FoundVersion> {
+      if (spec.name == "cccl") {
+        return versions::cccl_version_from_headers(*realpath);
       }
-    } else if (spec.name == "cudart") {
-      if (auto found = versions::cuda_version_from_header(*realpath, "cuda_runtime_api.h", "CUDART_VERSION")) {
-        return found;
+      if (spec.name == "cudart") {
+        return versions::cuda_version_from_header(*realpath, "cuda_runtime_api.h", "CUDART_VERSION");
       }
-    } else if (spec.version_macros) {
-      const auto& macros = *spec.version_macros;
-      if (auto found = versions::version_from_macros(*realpath, macros.header, macros.major, macros.minor, macros.patch)) {
-        return found;
+      if (spec.version_macros) {
+        const auto& macros = *spec.version_macros;
+        return versions::version_from_macros(*realpath, macros.header, macros.major, macros.minor, macros.patch);
       }
+      return std::nullopt;
+    };
+    if (auto found = dirs != nullptr ? dirs->header_version(*realpath, spec.name, from_headers) : from_headers()) {
+      return found;
     }
   }
   for (const auto& path : {sighting.path, *realpath}) {

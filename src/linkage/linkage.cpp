@@ -132,6 +132,9 @@ public:
       result.frameworks = frameworks.get();
     }
     result.files_read = m_store->files_read();
+    // Every symbol check is done (the libraries' closures and the frameworks'): the result keeps
+    // the files' facts, not their symbol tables.
+    m_store->release_symbols();
     result.files = m_store;
     result.elapsed_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     return result;

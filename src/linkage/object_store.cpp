@@ -86,6 +86,17 @@ std::optional<elf::ElfInfo> ObjectStore::known_elf(const std::string& realpath) 
   return found != known->end() ? std::optional<elf::ElfInfo>(found->second) : std::nullopt;
 }
 
+void ObjectStore::release_symbols() {
+  for (auto& shard : m_identities) {
+    const std::lock_guard lock(shard.mutex);
+    for (auto& [id, slot] : shard.slots) {
+      if (slot->symbols_once.done()) { // else being read now, or never asked for
+        slot->symbols = Error{std::string(k_symbols_released)};
+      }
+    }
+  }
+}
+
 std::size_t ObjectStore::files_read() const {
   std::size_t files = 0;
   for (auto& shard : m_identities) {

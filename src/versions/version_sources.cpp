@@ -592,14 +592,25 @@ std::optional<FoundVersion> cccl_version_from_headers(const std::string& include
   };
   for (const auto header : k_cccl_headers) {
     const auto path = fs::join(include_dir, header);
-    if (const auto value = read_define(path, "CCCL_VERSION"); value && *value > 0) {
-      return FoundVersion{std::to_string(*value / 1000000) + "." + std::to_string(*value / 1000 % 1000) + "." +
-                              std::to_string(*value % 1000),
+    // The first definition of each macro, in one read of the header: CCCL_VERSION when it is
+    // positive, else the three parts.
+    constexpr std::string_view k_macros[] = {"CCCL_VERSION", "CCCL_MAJOR_VERSION", "CCCL_MINOR_VERSION",
+                                             "CCCL_PATCH_VERSION"};
+    std::optional<std::uint64_t> values[std::size(k_macros)];
+    for_each_header_line(path, [&](std::string_view line) {
+      for (std::size_t i = 0; i < std::size(k_macros); ++i) {
+        if (!values[i]) {
+          values[i] = define_value(line, k_macros[i]);
+        }
+      }
+      return (values[0] && *values[0] > 0) || (values[0] && values[1] && values[2] && values[3]);
+    });
+    const auto& [version, major, minor, patch] = values;
+    if (version && *version > 0) {
+      return FoundVersion{std::to_string(*version / 1000000) + "." + std::to_string(*version / 1000 % 1000) + "." +
+                              std::to_string(*version % 1000),
                           VersionSource::header_macro, path};
     }
-    const auto major = read_define(path, "CCCL_MAJOR_VERSION");
-    const auto minor = read_define(path, "CCCL_MINOR_VERSION");
-    const auto patch = read_define(path, "CCCL_PATCH_VERSION");
     if (major && minor && patch) {
       return FoundVersion{std::to_string(*major) + "." + std::to_string(*minor) + "." + std::to_string(*patch),
                           VersionSource::header_macro, path};

@@ -292,3 +292,29 @@ TEST_CASE("link map worker arguments: preloads travel joined by newlines") {
   CHECK_FALSE(cudadiag::linkage::decode_link_map("{\"after\": 3}").has_value());
   CHECK_FALSE(cudadiag::linkage::decode_link_map("[").has_value());
 }
+
+TEST_CASE("object store: symbol tables released after the checks; a file read later is read as before") {
+  // The elf fuzz target's seed: a small library with a GNU hash, versions and references.
+  const std::string seed = std::string(CUDADIAG_SOURCE_DIR) + "/fuzz/corpus/elf/versioned-symbols";
+  TempTree tree;
+  const auto before = tree.copy_file(seed, "a/libseed.so.1");
+  const auto after = tree.copy_file(seed, "b/libseed.so.1");
+  ObjectStore store;
+  const auto* read_before = store.open(before);
+  REQUIRE(read_before != nullptr);
+  REQUIRE(store.symbols(*read_before));
+  CHECK(store.symbols(*read_before)->references().size() == 2);
+  const auto* opened_only = store.open(after); // opened, its symbols never asked for
+  REQUIRE(opened_only != nullptr);
+
+  store.release_symbols();
+  const auto& released = store.symbols(*read_before);
+  REQUIRE_FALSE(released);
+  CHECK(released.error().message == ObjectStore::k_symbols_released);
+  CHECK(store.open(before) == read_before); // the file's facts stay
+  CHECK(read_before->elf);
+  const auto& read_after = store.symbols(*opened_only);
+  REQUIRE(read_after);
+  CHECK(read_after->references().size() == 2);
+  CHECK(read_after->defines_version("DEP_2"));
+}

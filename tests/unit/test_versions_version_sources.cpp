@@ -414,6 +414,15 @@ TEST_CASE("cccl_version_from_headers decodes CCCL, Thrust and CUB version macros
                                            "#define CCCL_PATCH_VERSION 4\n");
     CHECK(cccl_version_from_headers(include)->version == "3.1.4");
   }
+  SUBCASE("CCCL_VERSION wins wherever it is in the file; a zero gives way to the component macros") {
+    tree.write("include/cuda/std/version", "#define CCCL_MAJOR_VERSION 2\n#define CCCL_MINOR_VERSION 7\n"
+                                           "#define CCCL_PATCH_VERSION 1\n#define CCCL_VERSION 2008000\n");
+    CHECK(cccl_version_from_headers(include)->version == "2.8.0");
+    tree.write("include/cuda/std/version", "#define CCCL_MAJOR_VERSION 2\n#define CCCL_VERSION 0\n"
+                                           "#define CCCL_MINOR_VERSION 7\n#define CCCL_PATCH_VERSION 1\n"
+                                           "#define CCCL_VERSION 2008000\n");
+    CHECK(cccl_version_from_headers(include)->version == "2.7.1"); // the first definition of each counts
+  }
   SUBCASE("THRUST_VERSION is major*100000 + minor*100 + subminor") {
     tree.write("include/cuda/std/__cccl/version.h", "#define CCCL_VERSION (garbage)\n");
     tree.write("include/thrust/version.h",
