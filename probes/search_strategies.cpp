@@ -51,11 +51,6 @@ std::vector<std::string> names_with_prefix(const SearchInputs& inputs, const std
   return found;
 }
 
-// Whether the sorted `names` hold `name`.
-bool sorted_contains(const std::vector<std::string_view>& names, std::string_view name) {
-  return std::binary_search(names.begin(), names.end(), name);
-}
-
 // Whether `dir` has an entry `name` (a broken link counts), matched in `listing` (dir's, or nullptr)
 // when there is one; names with a '/' (cuda/std/version) are looked up on disk.
 bool has_entry(const DirectoryCache::Listing* listing, const std::string& dir, std::string_view name) {
@@ -65,7 +60,7 @@ bool has_entry(const DirectoryCache::Listing* listing, const std::string& dir, s
   if (!listing->complete) {
     return listing->is_directory && name_exists(fs::join(dir, name));
   }
-  return sorted_contains(listing->names, name);
+  return listing->contains(name);
 }
 
 bool has_entry(const SearchInputs& inputs, const std::string& dir, std::string_view name) {
@@ -87,7 +82,8 @@ std::string what_was_there(const DirectoryCache::Listing* listing, const Compone
     }
     read_here = std::move(*entries);
   }
-  const auto& entries = shared ? listing->names : read_here.names;
+  const fs::DirectoryNames& sorted = shared ? static_cast<const fs::DirectoryNames&>(*listing) : read_here;
+  const auto& entries = sorted.names;
   // Entries that start like a wanted file name (its stem before ".so"), found by binary search.
   std::vector<std::string_view> similar;
   for (const auto file_name : spec.file_names) {
@@ -95,9 +91,8 @@ std::string what_was_there(const DirectoryCache::Listing* listing, const Compone
     if (stem.empty() || stem.find('/') != std::string_view::npos) {
       continue;
     }
-    auto at = std::lower_bound(entries.begin(), entries.end(), stem);
-    for (; at != entries.end() && at->starts_with(stem); ++at) {
-      similar.emplace_back(*at);
+    for (auto at = sorted.lower_bound(stem); at < entries.size() && entries[at].starts_with(stem); ++at) {
+      similar.emplace_back(entries[at]);
     }
   }
   std::sort(similar.begin(), similar.end());
@@ -186,6 +181,22 @@ void look_in_if_directory(const SearchInputs& inputs, const ComponentSpec& spec,
 // pip wheels in the Python environments' site-packages. cuda-pathfinder's loop is rel-dir-major:
 // the CUDA 13 dir in any site dir beats the CUDA 12 dir in the first one. Only the primary
 // environment (the interpreter CUDA Python would run in) takes part in the Python selection.
+// Whether the shared listing of `site_dir` shows that `site_dir`/`rel_dir` is no directory: the
+// site directory is none, or it lacks rel_dir's first component (nvidia/, which most wheel
+// directories of most components lie under). False when unknown (no shared listings, a listing cut
+// short or unreadable): the search then asks about the directory itself.
+bool top_package_missing(const SearchInputs& inputs, const std::string& site_dir, std::string_view rel_dir) {
+  if (inputs.dirs == nullptr) {
+    return false;
+  }
+  const auto top = rel_dir.substr(0, rel_dir.find('/'));
+  if (top.empty() || top == "." || top == "..") {
+    return false;
+  }
+  const auto& site = inputs.dirs->listing(site_dir);
+  return !site.is_directory || (site.complete && !site.contains(top));
+}
+
 class SitePackagesSearch final : public SearchStrategy {
 public:
   [[nodiscard]] std::string_view name() const override { return "site-packages"; }
@@ -197,12 +208,12 @@ public:
     for (const auto& environment : inputs.python.environments) {
       const auto step = environment.primary ? PathfinderStep::site_packages : PathfinderStep::none;
       if (inputs.dirs != nullptr) {
-        // Each site directory and its top-level package directory (nvidia/, cuquantum/) are listed
-        // once for every component: the wheel directories they lack are then known missing without
-        // an open each (site-packages/nvidia/<wheel>/lib for dozens of components and wheels).
+        // Each site directory and its top-level package directories that exist (nvidia/, cuquantum/)
+        // are listed once for every component: the wheel directories they lack are then known
+        // missing without an open each (site-packages/nvidia/<wheel>/lib for dozens of components).
         for (const auto& site_dir : environment.site_dirs) {
-          if (inputs.dirs->listing(site_dir).is_directory) {
-            for (const auto rel_dir : spec.wheel_dirs) {
+          for (const auto rel_dir : spec.wheel_dirs) {
+            if (!top_package_missing(inputs, site_dir, rel_dir)) {
               (void)inputs.dirs->listing(fs::join(site_dir, rel_dir.substr(0, rel_dir.find('/'))));
             }
           }
@@ -210,7 +221,12 @@ public:
       }
       for (const auto rel_dir : spec.wheel_dirs) {
         for (const auto& site_dir : environment.site_dirs) {
-          look_in_if_directory(inputs, spec, fs::join(site_dir, rel_dir), name(), step, LoaderStep::none, out);
+          const auto dir = fs::join(site_dir, rel_dir);
+          if (top_package_missing(inputs, site_dir, rel_dir)) {
+            trace_missing_dir(out, name(), dir); // what look_in_if_directory says, without a listing of it
+          } else {
+            look_in_if_directory(inputs, spec, dir, name(), step, LoaderStep::none, out);
+          }
         }
       }
     }
@@ -652,7 +668,7 @@ bool DirectoryCache::known_missing(std::string_view dir) const {
     }
     if (const auto* known = m_listings.find(std::string(dir.substr(0, slash)))) {
       const auto& ancestor = **known;
-      return !ancestor.is_directory || (ancestor.complete && !sorted_contains(ancestor.names, child));
+      return !ancestor.is_directory || (ancestor.complete && !ancestor.contains(child));
     }
   }
   return false;

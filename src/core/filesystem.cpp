@@ -26,6 +26,15 @@ struct DirectoryCloser {
   void operator()(DIR* dir) const { ::closedir(dir); }
 };
 
+// The first eight bytes of `name` as one big-endian number, NUL-padded: ordered as the names are.
+std::uint64_t name_prefix(std::string_view name) {
+  std::uint64_t prefix = 0;
+  for (std::size_t i = 0; i < sizeof prefix; ++i) {
+    prefix = (prefix << 8U) | (i < name.size() ? static_cast<unsigned char>(name[i]) : 0U);
+  }
+  return prefix;
+}
+
 } // namespace
 
 bool is_directory(const std::string& path) {
@@ -114,11 +123,7 @@ DirectoryNames read_directory_names(void* handle, std::size_t max_entries) {
   keyed.reserve(spans.size());
   for (const auto& [offset, length] : spans) {
     const std::string_view name(out.text.data() + offset, length);
-    std::uint64_t prefix = 0;
-    for (std::size_t i = 0; i < sizeof prefix; ++i) {
-      prefix = (prefix << 8U) | (i < name.size() ? static_cast<unsigned char>(name[i]) : 0U);
-    }
-    keyed.push_back({prefix, name});
+    keyed.push_back({name_prefix(name), name});
   }
   std::sort(keyed.begin(), keyed.end(), [](const Keyed& a, const Keyed& b) {
     if (a.prefix != b.prefix) {
@@ -131,10 +136,25 @@ DirectoryNames read_directory_names(void* handle, std::size_t max_entries) {
                : a.name.substr(sizeof a.prefix) < b.name.substr(sizeof b.prefix);
   });
   out.names.reserve(keyed.size());
+  out.prefixes.reserve(keyed.size());
   for (const auto& entry : keyed) {
     out.names.push_back(entry.name);
+    out.prefixes.push_back(entry.prefix);
   }
   return out;
+}
+
+std::size_t DirectoryNames::lower_bound(std::string_view name) const {
+  if (prefixes.size() != names.size()) { // filled by hand, without prefixes
+    return static_cast<std::size_t>(std::lower_bound(names.begin(), names.end(), name) - names.begin());
+  }
+  // The names whose prefix is `name`'s, then the first of those not less than it.
+  const auto key = name_prefix(name);
+  const auto first = std::lower_bound(prefixes.begin(), prefixes.end(), key);
+  const auto last = std::upper_bound(first, prefixes.end(), key);
+  const auto begin = names.begin() + (first - prefixes.begin());
+  const auto end = names.begin() + (last - prefixes.begin());
+  return static_cast<std::size_t>(std::lower_bound(begin, end, name) - names.begin());
 }
 
 Expected<DirectoryNames> list_directory_names(const std::string& path) {

@@ -206,15 +206,24 @@ DiscoveryContext prepare_discovery(const Environment& env, const DiscoveryOption
           context.site_dirs_read_ahead.push_back(start_beside([dirs = context.dirs, site_dir, wheel_dirs] {
             const timeline::Span span("site_dir_read_ahead", site_dir);
             // In the order the search asks (SitePackagesSearch): the site directory, its top-level
-            // package directories, then the wheel directories (those under a missing parent are known
-            // missing from the listings above, without a system call).
-            if (!dirs->listing(site_dir).is_directory) {
+            // package directories, then the wheel directories. Those under a top-level directory
+            // the site directory lacks are not asked about (the search knows them missing from its
+            // listing), nor are those under a missing deeper parent opened (known from the listings).
+            const auto& site = dirs->listing(site_dir);
+            if (!site.is_directory) {
               return;
             }
+            std::vector<std::string_view> present;
             for (const auto rel_dir : wheel_dirs) {
+              const auto top = rel_dir.substr(0, rel_dir.find('/'));
+              if (!site.complete || site.contains(top)) {
+                present.push_back(rel_dir);
+              }
+            }
+            for (const auto rel_dir : present) {
               static_cast<void>(dirs->listing(fs::join(site_dir, rel_dir.substr(0, rel_dir.find('/')))));
             }
-            for (const auto rel_dir : wheel_dirs) {
+            for (const auto rel_dir : present) {
               static_cast<void>(dirs->listing(fs::join(site_dir, rel_dir)));
             }
           }));

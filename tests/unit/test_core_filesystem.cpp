@@ -97,6 +97,25 @@ TEST_CASE("filesystem: directory names are in byte order whatever their length a
     CAPTURE(i);
     CHECK(listed->names[i] == names[i]);
   }
+  // Lookups through the prefixes answer as a binary search of the names: every name, every proper
+  // prefix of one (the stems "similar names" start with), and each with a byte changed or added.
+  std::vector<std::string> probes = {"", "l", "li", "lia", "libz", "m", "\xff", "lib\xff", "libzzzzzzzzzzzz"};
+  for (const auto& name : names) {
+    for (std::size_t length = 0; length <= name.size(); ++length) {
+      probes.push_back(name.substr(0, length));
+    }
+    probes.push_back(name + ".");
+    probes.push_back(name + "\x01");
+    auto changed = name;
+    changed.back() = static_cast<char>(changed.back() + 1);
+    probes.push_back(changed);
+  }
+  for (const auto& probe : probes) {
+    CAPTURE(probe);
+    const auto expected = std::lower_bound(listed->names.begin(), listed->names.end(), std::string_view(probe));
+    CHECK(listed->lower_bound(probe) == static_cast<std::size_t>(expected - listed->names.begin()));
+    CHECK(listed->contains(probe) == std::binary_search(names.begin(), names.end(), probe));
+  }
 }
 
 TEST_CASE("filesystem: directory names are sorted views that survive a move, and a limit marks them incomplete") {
