@@ -315,11 +315,17 @@ bool is_world_writable(const std::string& path) {
 }
 
 std::optional<FileId> file_id(const std::string& path) {
+  const auto found = file_stat(path);
+  return found ? std::optional<FileId>(found->id) : std::nullopt;
+}
+
+std::optional<FileStat> file_stat(const std::string& path) {
   struct stat st {};
   if (!stat_follow(path, st)) {
     return std::nullopt;
   }
-  return FileId{static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)};
+  return FileStat{FileId{static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)},
+                  S_ISREG(st.st_mode), S_ISDIR(st.st_mode)};
 }
 
 } // namespace cudadiag::fs

@@ -97,5 +97,12 @@ struct FileId {
   bool operator==(const FileId&) const = default;
 };
 std::optional<FileId> file_id(const std::string& path);
+// What one stat(2) of `path` (symlinks followed) says: the file's identity and type.
+struct FileStat {
+  FileId id;
+  bool regular = false;
+  bool directory = false;
+};
+std::optional<FileStat> file_stat(const std::string& path);
 
 } // namespace cudadiag::fs

@@ -5,17 +5,16 @@
 namespace cudadiag::linkage {
 namespace {
 
-// What the loader makes of the file whose identity is `id`, reached as `path`; `known` gives the
-// ELF facts of a file already read this run, by real path (nullopt: read it).
+// What the loader makes of the file `found` describes (its stat, links followed), reached as `path`;
+// `known` gives the ELF facts of a file already read this run, by real path (nullopt: read it).
 template <class Known>
-void read_object(const std::string& path, const fs::FileId& id, ObjectFile& file, const Known& known,
+void read_object(const std::string& path, const fs::FileStat& found, ObjectFile& file, const Known& known,
                  const fs::RealPathCache& real_paths) {
-  file.identity = id;
+  file.identity = found.id;
   const auto resolved = real_paths.real_path(path);
   file.realpath = resolved ? *resolved : path;
-  if (!fs::is_regular_file(file.realpath)) {
-    file.fails_because =
-        fs::is_directory(file.realpath) ? "cannot read file data: Is a directory" : "not a regular file";
+  if (!found.regular) {
+    file.fails_because = found.directory ? "cannot read file data: Is a directory" : "not a regular file";
     return;
   }
   if (auto facts = known(file.realpath)) {
@@ -34,14 +33,14 @@ void read_object(const std::string& path, const fs::FileId& id, ObjectFile& file
 
 const ObjectFile* ObjectStore::open(const std::string& path) {
   return m_by_path.get(path, [&]() -> const ObjectFile* {
-    const auto id = fs::file_id(path);
-    if (!id) {
+    const auto found = fs::file_stat(path);
+    if (!found) {
       return nullptr;
     }
-    Slot& slot = slot_of(*id);
+    Slot& slot = slot_of(found->id);
     slot.read_once.call([&] {
       const timeline::Span span("open", path);
-      read_object(path, *id, slot, [this](const std::string& realpath) { return known_elf(realpath); }, m_real_paths);
+      read_object(path, *found, slot, [this](const std::string& realpath) { return known_elf(realpath); }, m_real_paths);
     });
     return &slot;
   });
