@@ -3,6 +3,7 @@
 #include "core/timeline.hpp"
 
 #include <pthread.h>
+#include <sched.h>
 
 #include <chrono>
 #include <thread>
@@ -14,6 +15,18 @@ namespace cudadiag {
 namespace {
 
 thread_local WorkerPool* t_active = nullptr;
+
+// Puts the calling thread under SCHED_BATCH (where the system has it and allows it; nothing
+// changes otherwise): woken for work, it does not preempt the thread that woke it, which goes on
+// with its own part while the helper takes another CPU or waits its turn. A virtual machine whose
+// kernel packs threads onto one vCPU ran each woken helper at once on its waker's vCPU, the waker
+// waiting. For a thread of nice 0 nothing else changes, and no privilege is needed.
+void become_batch_thread() {
+#if defined(SCHED_BATCH)
+  const sched_param priority{};
+  static_cast<void>(::pthread_setschedparam(::pthread_self(), SCHED_BATCH, &priority));
+#endif
+}
 
 // The process's idle threads: a thread whose pool has let it go waits here for the next pool that
 // wants a helper, and exits after k_linger without one. Starting a thread costs tens of
@@ -56,6 +69,7 @@ public:
     }
     try {
       std::thread([this, work = std::move(work)]() mutable {
+        become_batch_thread();
         work();
         work = nullptr; // what it holds is released before the thread lingers
         linger();
