@@ -4,8 +4,9 @@
 #include "core/once_flag.hpp"
 #include "core/text.hpp"
 #include "core/timeline.hpp"
+#include "core/unique_fd.hpp"
 
-#include <dirent.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -680,28 +681,25 @@ std::shared_ptr<const DirectoryCache::Listing> DirectoryCache::read(const std::s
   if (known_missing(dir)) {
     return listing; // site-packages/nvidia/<wheel>/lib for every wheel a component may come in
   }
-  DIR* handle = ::opendir(dir.c_str());
-  if (handle == nullptr) {
+  const UniqueFd handle(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK));
+  if (handle.get() < 0) {
     // A directory that can be searched but not read (mode 0711) still serves lookups by name.
     listing->is_directory = errno == EACCES && fs::is_directory(dir);
     return listing;
   }
   listing->is_directory = true;
   struct stat st {};
-  if (::fstat(::dirfd(handle), &st) != 0) {
-    static_cast<fs::DirectoryNames&>(*listing) = fs::read_directory_names(handle, k_max_entries);
-    ::closedir(handle);
+  if (::fstat(handle.get(), &st) != 0) {
+    static_cast<fs::DirectoryNames&>(*listing) = fs::read_directory_names(handle.get(), k_max_entries);
     return listing;
   }
   // The same directory under another name (/bin and /usr/bin, read ahead at once from PATH) is
   // listed by whichever name asks first; a question under the other name waits for that listing.
   const auto identity = std::to_string(st.st_dev) + ':' + std::to_string(st.st_ino);
-  auto shared = m_by_identity.get(identity, [&] {
-    static_cast<fs::DirectoryNames&>(*listing) = fs::read_directory_names(handle, k_max_entries);
+  return m_by_identity.get(identity, [&] {
+    static_cast<fs::DirectoryNames&>(*listing) = fs::read_directory_names(handle.get(), k_max_entries);
     return std::shared_ptr<const Listing>(listing);
   });
-  ::closedir(handle);
-  return shared;
 }
 
 std::size_t DirectoryCache::listed() const { return m_listings.size(); }

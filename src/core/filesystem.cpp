@@ -97,20 +97,32 @@ Expected<std::vector<std::string>> list_directory_matching(const std::string& pa
   return names;
 }
 
-DirectoryNames read_directory_names(void* handle, std::size_t max_entries) {
+DirectoryNames read_directory_names(int fd, std::size_t max_entries) {
   DirectoryNames out;
   std::vector<std::pair<std::size_t, std::size_t>> spans; // offset, length in `text`: viewed once it stops growing
-  while (const dirent* entry = ::readdir(static_cast<DIR*>(handle))) {
-    const std::string_view name(entry->d_name);
-    if (name == "." || name == "..") {
+  alignas(dirent64) char buffer[32 * 1024];
+  for (;;) {
+    const ssize_t got = ::getdents64(fd, buffer, sizeof buffer);
+    if (got < 0 && errno == EINTR) {
       continue;
     }
-    if (spans.size() >= max_entries) {
-      out.complete = false;
-      return out;
+    if (got <= 0) {
+      break; // the end, or an error: the names read so far, as readdir() gives them
     }
-    spans.emplace_back(out.text.size(), name.size());
-    out.text.insert(out.text.end(), name.begin(), name.end());
+    for (ssize_t at = 0; at < got;) {
+      const auto* entry = reinterpret_cast<const dirent64*>(buffer + at);
+      at += entry->d_reclen;
+      const std::string_view name(entry->d_name);
+      if (name == "." || name == "..") {
+        continue;
+      }
+      if (spans.size() >= max_entries) {
+        out.complete = false;
+        return out;
+      }
+      spans.emplace_back(out.text.size(), name.size());
+      out.text.insert(out.text.end(), name.begin(), name.end());
+    }
   }
   // Sorted by the first eight bytes read as one big-endian number, then the rest: the same order
   // as comparing the names, with an integer compare deciding most pairs (a system library
@@ -158,11 +170,13 @@ std::size_t DirectoryNames::lower_bound(std::string_view name) const {
 }
 
 Expected<DirectoryNames> list_directory_names(const std::string& path) {
-  std::unique_ptr<DIR, DirectoryCloser> dir(::opendir(path.c_str()));
-  if (!dir) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
     return Error{std::strerror(errno)};
   }
-  return read_directory_names(dir.get(), std::numeric_limits<std::size_t>::max());
+  auto names = read_directory_names(fd, std::numeric_limits<std::size_t>::max());
+  ::close(fd);
+  return names;
 }
 
 Expected<std::size_t> read_at(int fd, std::uint64_t offset, void* out, std::size_t length) {

@@ -62,8 +62,10 @@ struct DirectoryNames {
     return at < names.size() && names[at] == name;
   }
 };
-// The names of the directory `handle` (a DIR*) reads, at most `max_entries` of them.
-DirectoryNames read_directory_names(void* handle, std::size_t max_entries);
+// The names of the directory open as `fd` (read from its current offset), at most `max_entries` of
+// them; `fd` stays open. Read with getdents64 straight into the names' buffer: no DIR, whose
+// opendir stats the directory a second time and allocates 32 KiB.
+DirectoryNames read_directory_names(int fd, std::size_t max_entries);
 // The same for `path`; Error if it cannot be opened.
 Expected<DirectoryNames> list_directory_names(const std::string& path);
 

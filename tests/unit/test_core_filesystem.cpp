@@ -118,6 +118,22 @@ TEST_CASE("filesystem: directory names are in byte order whatever their length a
   }
 }
 
+TEST_CASE("filesystem: a directory larger than one getdents64 buffer is listed whole") {
+  // 2,500 names of 40+ bytes: some 150 KB of records, several reads of the 32 KiB buffer.
+  cudadiag::testing::TempTree tree;
+  std::vector<std::string> names;
+  for (int i = 0; i < 2500; ++i) {
+    names.push_back("libsomething_rather_long_" + std::to_string(i) + ".so.13.0.88");
+    tree.write("big/" + names.back(), "");
+  }
+  std::sort(names.begin(), names.end());
+  const auto listed = fs::list_directory_names(tree.path("big"));
+  REQUIRE(listed);
+  CHECK(listed->complete);
+  CHECK(std::equal(listed->names.begin(), listed->names.end(), names.begin(), names.end()));
+  CHECK(fs::list_directory_names(tree.write("file", "x")).error().message == "Not a directory");
+}
+
 TEST_CASE("filesystem: directory names are sorted views that survive a move, and a limit marks them incomplete") {
   cudadiag::testing::TempTree tree;
   for (const auto* name : {"libz.so.1", "a", "libcudart.so.13", "libcudart.so.12", "b"}) {
@@ -135,10 +151,10 @@ TEST_CASE("filesystem: directory names are sorted views that survive a move, and
   CHECK_FALSE(fs::list_directory_names(tree.path("missing")));
   CHECK(fs::list_directory_names(tree.mkdir("empty"))->names.empty());
 
-  DIR* handle = ::opendir(tree.path("dir").c_str());
-  REQUIRE(handle != nullptr);
+  const int handle = ::open(tree.path("dir").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  REQUIRE(handle >= 0);
   const auto limited = fs::read_directory_names(handle, 4);
-  ::closedir(handle);
+  ::close(handle);
   CHECK_FALSE(limited.complete);
   CHECK(limited.names.empty());
 }
