@@ -8,6 +8,7 @@
 
 #include <doctest/doctest.h>
 
+#include <sched.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -195,6 +196,27 @@ TEST_CASE("worker pool: sections in turn reuse the same helpers, and every index
     }
   }
   CHECK(threads.size() <= 4); // this thread and at most the pool's 3 helpers, over all 20 sections
+}
+
+TEST_CASE("worker pool: helpers run under SCHED_BATCH; the caller's own policy is left as it was") {
+  const int callers_policy = ::sched_getscheduler(0);
+  cudadiag::WorkerPool pool(2);
+  const cudadiag::WorkerPool::Use use(pool);
+  std::mutex mutex;
+  std::set<int> helper_policies;
+  const auto caller = std::this_thread::get_id();
+  for (int section = 0; section < 20 && helper_policies.empty(); ++section) {
+    cudadiag::parallel_for_each_index(16, 3, [&](std::size_t) {
+      std::this_thread::sleep_for(std::chrono::microseconds(200)); // room for a helper to take one
+      if (std::this_thread::get_id() != caller) {
+        const std::lock_guard lock(mutex);
+        helper_policies.insert(::sched_getscheduler(0));
+      }
+    });
+  }
+  REQUIRE_FALSE(helper_policies.empty());
+  CHECK(helper_policies == std::set<int>{SCHED_BATCH});
+  CHECK(::sched_getscheduler(0) == callers_policy);
 }
 
 TEST_CASE("worker pool: nested sections finish even when every helper is busy in an outer one") {
