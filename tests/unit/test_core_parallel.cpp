@@ -198,7 +198,7 @@ TEST_CASE("worker pool: sections in turn reuse the same helpers, and every index
   CHECK(threads.size() <= 4); // this thread and at most the pool's 3 helpers, over all 20 sections
 }
 
-TEST_CASE("worker pool: helpers run under SCHED_BATCH; the caller's own policy is left as it was") {
+TEST_CASE("worker pool: helpers run under SCHED_BATCH, and the caller's own policy is left as it was") {
   const int callers_policy = ::sched_getscheduler(0);
   cudadiag::WorkerPool pool(2);
   const cudadiag::WorkerPool::Use use(pool);

@@ -293,7 +293,7 @@ TEST_CASE("link map worker arguments: preloads travel joined by newlines") {
   CHECK_FALSE(cudadiag::linkage::decode_link_map("[").has_value());
 }
 
-TEST_CASE("object store: symbol tables released after the checks; a file read later is read as before") {
+TEST_CASE("object store: symbol tables released after the checks, and a file read later read as before") {
   // The elf fuzz target's seed: a small library with a GNU hash, versions and references.
   const std::string seed = std::string(CUDADIAG_SOURCE_DIR) + "/fuzz/corpus/elf/versioned-symbols";
   TempTree tree;
