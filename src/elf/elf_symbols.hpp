@@ -56,6 +56,9 @@ public:
   [[nodiscard]] std::size_t symbol_count() const { return m_symbols.size(); }
   // Whether lookups use the GNU hash table (false: the file has none, or it failed its checks).
   [[nodiscard]] bool uses_gnu_hash() const { return m_gnu.usable; }
+  // What holds .dynstr (a mapping of the file's pages, or a buffer of its own): a holder that
+  // outlives this object keeps the references' names valid, and keeps a mapping from being unmapped.
+  [[nodiscard]] std::shared_ptr<const void> string_table() const { return m_strings; }
 
 private:
   friend class SymbolTableReader;

@@ -90,6 +90,9 @@ void ObjectStore::release_symbols() {
     const std::lock_guard lock(shard.mutex);
     for (auto& [id, slot] : shard.slots) {
       if (slot->symbols_once.done()) { // else being read now, or never asked for
+        if (slot->symbols) {
+          m_released_string_tables.push_back(slot->symbols->string_table());
+        }
         slot->symbols = Error{std::string(k_symbols_released)};
       }
     }
