@@ -182,20 +182,9 @@ void look_in_if_directory(const SearchInputs& inputs, const ComponentSpec& spec,
 // pip wheels in the Python environments' site-packages. cuda-pathfinder's loop is rel-dir-major:
 // the CUDA 13 dir in any site dir beats the CUDA 12 dir in the first one. Only the primary
 // environment (the interpreter CUDA Python would run in) takes part in the Python selection.
-// Whether the shared listing of `site_dir` shows that `site_dir`/`rel_dir` is no directory: the
-// site directory is none, or it lacks rel_dir's first component (nvidia/, which most wheel
-// directories of most components lie under). False when unknown (no shared listings, a listing cut
-// short or unreadable): the search then asks about the directory itself.
+// DirectoryCache::wheel_dir_known_missing when the search has shared listings; false otherwise.
 bool top_package_missing(const SearchInputs& inputs, const std::string& site_dir, std::string_view rel_dir) {
-  if (inputs.dirs == nullptr) {
-    return false;
-  }
-  const auto top = rel_dir.substr(0, rel_dir.find('/'));
-  if (top.empty() || top == "." || top == "..") {
-    return false;
-  }
-  const auto& site = inputs.dirs->listing(site_dir);
-  return !site.is_directory || (site.complete && !site.contains(top));
+  return inputs.dirs != nullptr && inputs.dirs->wheel_dir_known_missing(site_dir, rel_dir);
 }
 
 class SitePackagesSearch final : public SearchStrategy {
@@ -673,6 +662,15 @@ bool DirectoryCache::known_missing(std::string_view dir) const {
     }
   }
   return false;
+}
+
+bool DirectoryCache::wheel_dir_known_missing(const std::string& site_dir, std::string_view rel_dir) const {
+  const auto top = rel_dir.substr(0, rel_dir.find('/'));
+  if (top.empty() || top == "." || top == "..") {
+    return false;
+  }
+  const auto& site = listing(site_dir);
+  return !site.is_directory || (site.complete && !site.contains(top));
 }
 
 std::shared_ptr<const DirectoryCache::Listing> DirectoryCache::read(const std::string& dir) const {

@@ -65,6 +65,11 @@ public:
     key += set_name;
     return m_header_versions.get(key, std::forward<Read>(read));
   }
+  // Whether the listing of `site_dir` shows that `site_dir`/`rel_dir` is no directory: the site
+  // directory is none, or it lacks rel_dir's first component (nvidia/, which most wheel directories
+  // of most components lie under). known_missing's answer for that one level, without a listing made
+  // and looked up for the wheel directory itself; false when unknown (a listing cut short, unreadable).
+  [[nodiscard]] bool wheel_dir_known_missing(const std::string& site_dir, std::string_view rel_dir) const;
   // fs::real_path(path), each directory resolved once per run (core/real_path_cache.hpp).
   [[nodiscard]] Expected<std::string> real_path(const std::string& path) const { return m_real_paths.real_path(path); }
   // fs::file_id(path), stat'ed once per run: the same file is sighted by several searches (CUDA_HOME

@@ -209,14 +209,12 @@ DiscoveryContext prepare_discovery(const Environment& env, const DiscoveryOption
             // package directories, then the wheel directories. Those under a top-level directory
             // the site directory lacks are not asked about (the search knows them missing from its
             // listing), nor are those under a missing deeper parent opened (known from the listings).
-            const auto& site = dirs->listing(site_dir);
-            if (!site.is_directory) {
+            if (!dirs->listing(site_dir).is_directory) {
               return;
             }
             std::vector<std::string_view> present;
             for (const auto rel_dir : wheel_dirs) {
-              const auto top = rel_dir.substr(0, rel_dir.find('/'));
-              if (!site.complete || site.contains(top)) {
+              if (!dirs->wheel_dir_known_missing(site_dir, rel_dir)) {
                 present.push_back(rel_dir);
               }
             }
