@@ -57,3 +57,40 @@ TEST_CASE("real path cache: the same answers as realpath") {
   CHECK(answer(cache.real_path(tree.path("lib/libcudart.so"))) ==
         "ok " + *cudadiag::fs::real_path(tree.path("cuda/lib64/libcudart.so.13.0.96")));
 }
+
+TEST_CASE("real path cache: files under directory links at every depth give realpath's answers") {
+  // Directory links at every depth: to names beside them, to absolute and relative paths elsewhere,
+  // chains, loops, dangling; missing and non-directory parents; each path asked for before and after
+  // its parents and children, in a cache of its own each order.
+  const TempTree tree;
+  tree.write("real/a/b/c/libx.so.1", "x");
+  tree.write("real/a/b/c/d/liby.so.1", "x");
+  tree.symlink("real/a/b/c/libx.so", "libx.so.1");
+  tree.symlink("real/a/b2", "b");                           // a directory link to a name beside it
+  tree.symlink("real/a/b3", "b2");                          // a chain of such links
+  tree.symlink("real/a/b/c_up", "../b/c");                  // relative, through the parent
+  tree.symlink("abs", tree.path("real/a"));                 // absolute
+  tree.symlink("real/a/loop1", "loop2");                    // a loop of directory links
+  tree.symlink("real/a/loop2", "loop1");
+  tree.symlink("real/a/dangling", "nowhere");
+  tree.write("real/a/file", "x");
+  const std::vector<std::string> paths = {
+      tree.path("real/a/b3/c/d/liby.so.1"), tree.path("real/a/b3/c/libx.so"), tree.path("real/a/b2/c/libx.so.1"),
+      tree.path("real/a/b/c/libx.so"),      tree.path("abs/b3/c/d/liby.so.1"), tree.path("abs/b/c_up/d/liby.so.1"),
+      tree.path("real/a/b/c_up/libx.so"),   tree.path("real/a/loop1/c/libx.so"), tree.path("real/a/dangling/libx.so"),
+      tree.path("real/a/file/c/libx.so"),   tree.path("real/a/missing/c/d/libx.so"), tree.path("real/a/missing/c/libx.so"),
+      tree.path("abs/b3/c/d"),              tree.path("abs/b3/c"),                tree.path("abs/b3"),
+      tree.path("real/a/b/c/d/missing.so"), tree.path("real/a/b/c/d"),            tree.path("real"),
+  };
+  for (const bool reversed : {false, true}) {
+    CAPTURE(reversed);
+    const RealPathCache cache;
+    for (int pass = 0; pass < 2; ++pass) {
+      for (std::size_t i = 0; i < paths.size(); ++i) {
+        const auto& path = paths[reversed ? paths.size() - 1 - i : i];
+        CAPTURE(path);
+        CHECK(answer(cache.real_path(path)) == answer(cudadiag::fs::real_path(path)));
+      }
+    }
+  }
+}
