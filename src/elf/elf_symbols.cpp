@@ -431,6 +431,12 @@ bool DynamicSymbols::has_name(const Symbol& symbol, std::string_view name) const
   return all.compare(symbol.name, name.size(), name) == 0 && (end == all.size() || all[end] == '\0');
 }
 
+std::size_t DynamicSymbols::largest_heap_block() const {
+  const auto bytes = [](const auto& vector) { return vector.capacity() * sizeof(vector[0]); };
+  return std::max({bytes(m_symbols), bytes(m_gnu.bloom), bytes(m_gnu.buckets), bytes(m_gnu.chains),
+                   bytes(m_references), bytes(m_version_needs), m_by_name.bucket_count() * sizeof(void*)});
+}
+
 bool DynamicSymbols::defines_version(std::string_view version) const {
   return std::any_of(m_version_names.begin(), m_version_names.end(),
                      [&](const auto& entry) { return entry.second == version; });

@@ -59,6 +59,9 @@ public:
   // What holds .dynstr (a mapping of the file's pages, or a buffer of its own): a holder that
   // outlives this object keeps the references' names valid, and keeps a mapping from being unmapped.
   [[nodiscard]] std::shared_ptr<const void> string_table() const { return m_strings; }
+  // The bytes of its largest heap block (one of its tables), for a caller deciding whether freeing
+  // it would give memory back to the heap or unmap it (glibc maps blocks from 128 KiB up).
+  [[nodiscard]] std::size_t largest_heap_block() const;
 
 private:
   friend class SymbolTableReader;

@@ -5,6 +5,9 @@
 namespace cudadiag::linkage {
 namespace {
 
+// glibc's M_MMAP_THRESHOLD by default: malloc maps a block of this size or more, and free unmaps it.
+constexpr std::size_t k_heap_mapping_threshold = std::size_t{128} << 10U;
+
 // What the loader makes of the file `found` describes (its stat, links followed), reached as `path`;
 // `known` gives the ELF facts of a file already read this run, by real path (nullopt: read it).
 template <class Known>
@@ -90,7 +93,9 @@ void ObjectStore::release_symbols() {
     const std::lock_guard lock(shard.mutex);
     for (auto& [id, slot] : shard.slots) {
       if (slot->symbols_once.done()) { // else being read now, or never asked for
-        if (slot->symbols) {
+        if (slot->symbols && slot->symbols->largest_heap_block() >= k_heap_mapping_threshold) {
+          m_unreleased_tables.push_back(std::move(*slot->symbols));
+        } else if (slot->symbols) {
           m_released_string_tables.push_back(slot->symbols->string_table());
         }
         slot->symbols = Error{std::string(k_symbols_released)};

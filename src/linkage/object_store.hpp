@@ -65,13 +65,16 @@ public:
   // After release_symbols(), a file read before it answers Error{k_symbols_released}.
   const Expected<elf::DynamicSymbols>& symbols(const ObjectFile& file);
   [[nodiscard]] std::size_t files_read() const;
-  // Frees the symbol tables read so far, but for their string tables. For the end of a run's
-  // symbol checks, whose results hold copies of the names they report: the tables are the largest
-  // part of a run's heap (some 500 KB for the CUDA toolkit's libraries), and the report rendered
-  // next reuses that memory instead of touching fresh pages, each of which costs a page fault
-  // (about 2 µs in a virtual machine). The string tables stay with the store: the larger ones are
-  // mappings of the files, and unmapping one interrupts every CPU the process ran on (measured on a
-  // 16-CPU host: +0.3 ms when they were unmapped here; at exit they cost nothing).
+  // Frees the symbol tables read so far, but for their string tables and for the tables of a heap
+  // block of 128 KiB or more. For the end of a run's symbol checks, whose results hold copies of
+  // the names they report: the tables are the largest part of a run's heap (some 500 KB for the
+  // CUDA toolkit's libraries), and the report rendered next reuses that memory instead of touching
+  // fresh pages, each of which costs a page fault (about 2 µs in a virtual machine). What stays
+  // with the store is what freeing would unmap rather than give back to the heap: the larger
+  // string tables are mappings of the files, glibc maps the blocks from 128 KiB up (a framework's
+  // library of tens of thousands of symbols), and an unmapping interrupts every CPU the process ran
+  // on (measured on a 16-CPU host: +0.3 ms when the string tables were unmapped here; at exit they
+  // cost nothing).
   // One caller at a time. It must hold no reference from symbols() and run nothing that reads one
   // meanwhile; a table still being read (a framework's read-ahead, whose file no closure needed) is
   // left as it is.
@@ -121,6 +124,7 @@ private:
   OnceMap<bool> m_directories;          // is_directory
   OnceMap<std::optional<std::size_t>> m_clean_checks;
   std::vector<std::shared_ptr<const void>> m_released_string_tables; // see release_symbols()
+  std::vector<elf::DynamicSymbols> m_unreleased_tables;               // likewise
 };
 
 } // namespace cudadiag::linkage

@@ -57,10 +57,36 @@ std::string synthetic_shared_object(const SyntheticLibrary& library) {
   if (library.no_default_lib) {
     entries.push_back({DT_FLAGS_1, {DF_1_NODEFLIB}});
   }
+  // .dynsym (the null symbol, then the undefined functions) and its DT_HASH table, which gives the
+  // loader the symbol count: one bucket chaining every symbol.
+  std::vector<Elf64_Sym> symbols;
+  if (!library.undefined_functions.empty()) {
+    symbols.push_back(Elf64_Sym{});
+    for (const auto& name : library.undefined_functions) {
+      Elf64_Sym symbol{};
+      symbol.st_name = static_cast<Elf64_Word>(add_string(name));
+      symbol.st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC);
+      symbol.st_shndx = SHN_UNDEF;
+      symbols.push_back(symbol);
+    }
+  }
+  const std::size_t symbol_table = (k_strings + strings.size() + 7) / 8 * 8;
+  const std::size_t hash_table = symbol_table + symbols.size() * sizeof(Elf64_Sym);
+  std::vector<Elf64_Word> hash;
+  if (!symbols.empty()) {
+    const auto count = static_cast<Elf64_Word>(symbols.size());
+    hash = {1, count, count - 1}; // nbucket, nchain, bucket[0]
+    for (Elf64_Word index = 0; index < count; ++index) {
+      hash.push_back(index == 0 ? 0 : index - 1); // chain[index]
+    }
+    entries.push_back({DT_SYMTAB, {symbol_table}});
+    entries.push_back({DT_SYMENT, {sizeof(Elf64_Sym)}});
+    entries.push_back({DT_HASH, {hash_table}});
+  }
   entries.push_back({DT_STRTAB, {k_strings}});
   entries.push_back({DT_STRSZ, {strings.size()}});
   entries.push_back({DT_NULL, {0}});
-  const std::size_t dynamic = (k_strings + strings.size() + 7) / 8 * 8;
+  const std::size_t dynamic = (hash_table + hash.size() * sizeof(Elf64_Word) + 7) / 8 * 8;
   const std::size_t size = dynamic + entries.size() * sizeof(Elf64_Dyn);
 
   std::string out(size, '\0');
@@ -83,6 +109,12 @@ std::string synthetic_shared_object(const SyntheticLibrary& library) {
   dynamic_header.p_align = 8;
   put(out, k_program_headers + sizeof(Elf64_Phdr), dynamic_header);
   std::memcpy(out.data() + k_strings, strings.data(), strings.size());
+  for (std::size_t i = 0; i < symbols.size(); ++i) {
+    put(out, symbol_table + i * sizeof(Elf64_Sym), symbols[i]);
+  }
+  for (std::size_t i = 0; i < hash.size(); ++i) {
+    put(out, hash_table + i * sizeof(Elf64_Word), hash[i]);
+  }
   for (std::size_t i = 0; i < entries.size(); ++i) {
     put(out, dynamic + i * sizeof(Elf64_Dyn), entries[i]);
   }

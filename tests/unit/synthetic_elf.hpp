@@ -1,7 +1,8 @@
 #pragma once
 // Minimal ELF64 little-endian shared objects for tests of the closure stage: an ELF header, one
-// PT_LOAD covering the file, a PT_DYNAMIC, a string table and the dynamic entries asked for. No
-// symbols and no code: the loader-search side of a library, nothing else. (Real libraries built by
+// PT_LOAD covering the file, a PT_DYNAMIC, a string table and the dynamic entries asked for, and
+// undefined symbols when asked (.dynsym with a DT_HASH table). No code: the loader-search side of
+// a library, nothing else. (Real libraries built by
 // a compiler cannot carry 10,000 DT_NEEDED entries or a foreign machine cheaply.)
 
 #include <cstdint>
@@ -18,6 +19,7 @@ struct SyntheticLibrary {
   std::optional<std::string> rpath = {};
   std::uint16_t machine = 62; // EM_X86_64
   bool no_default_lib = false; // DF_1_NODEFLIB
+  std::vector<std::string> undefined_functions = {}; // global, unversioned references
 };
 
 // The file's bytes.

@@ -318,3 +318,41 @@ TEST_CASE("object store: symbol tables released after the checks, and a file rea
   CHECK(read_after->references().size() == 2);
   CHECK(read_after->defines_version("DEP_2"));
 }
+
+TEST_CASE("object store: symbol tables of heap blocks from 128 KiB up are released like the others") {
+  // release_symbols keeps such a table with the store instead of freeing it (freeing would unmap
+  // it); what the store answers is the same: the released error, and a later store reads it as
+  // before. 3,000 references make a block of more than 128 KiB (a framework's library has more).
+  SyntheticLibrary many;
+  many.soname = "libmany.so.1";
+  for (int i = 0; i < 3000; ++i) {
+    many.undefined_functions.push_back("needed_function_" + std::to_string(i));
+  }
+  const std::string seed = std::string(CUDADIAG_SOURCE_DIR) + "/fuzz/corpus/elf/versioned-symbols";
+  TempTree tree;
+  const auto large = tree.write("a/libmany.so.1", synthetic_shared_object(many));
+  const auto small = tree.copy_file(seed, "a/libseed.so.1");
+  ObjectStore store;
+  const auto* large_file = store.open(large);
+  const auto* small_file = store.open(small);
+  REQUIRE(large_file != nullptr);
+  REQUIRE(small_file != nullptr);
+  REQUIRE(store.symbols(*large_file));
+  REQUIRE(store.symbols(*small_file));
+  CHECK(store.symbols(*large_file)->references().size() == 3000);
+  CHECK(store.symbols(*large_file)->references()[2999].name == "needed_function_2999");
+  CHECK(store.symbols(*large_file)->largest_heap_block() >= (std::size_t{128} << 10U));
+  CHECK(store.symbols(*small_file)->largest_heap_block() < (std::size_t{128} << 10U));
+
+  store.release_symbols();
+  for (const auto* file : {large_file, small_file}) {
+    const auto& released = store.symbols(*file);
+    REQUIRE_FALSE(released);
+    CHECK(released.error().message == ObjectStore::k_symbols_released);
+  }
+  ObjectStore fresh;
+  const auto* again = fresh.open(large);
+  REQUIRE(again != nullptr);
+  REQUIRE(fresh.symbols(*again));
+  CHECK(fresh.symbols(*again)->references().size() == 3000);
+}
