@@ -2,11 +2,15 @@
 
 #include "core/timeline.hpp"
 
+#include <type_traits>
+
 namespace cudadiag::linkage {
 namespace {
 
 // glibc's M_MMAP_THRESHOLD by default: malloc maps a block of this size or more, and free unmaps it.
 constexpr std::size_t k_heap_mapping_threshold = std::size_t{128} << 10U;
+// The tables kept by release_symbols() move into a vector: its growth must move them, not copy them.
+static_assert(std::is_nothrow_move_constructible_v<elf::DynamicSymbols>);
 
 // What the loader makes of the file `found` describes (its stat, links followed), reached as `path`;
 // `known` gives the ELF facts of a file already read this run, by real path (nullopt: read it).

@@ -2,8 +2,8 @@
 // Minimal ELF64 little-endian shared objects for tests of the closure stage: an ELF header, one
 // PT_LOAD covering the file, a PT_DYNAMIC, a string table and the dynamic entries asked for, and
 // undefined symbols when asked (.dynsym with a DT_HASH table). No code: the loader-search side of
-// a library, nothing else. (Real libraries built by
-// a compiler cannot carry 10,000 DT_NEEDED entries or a foreign machine cheaply.)
+// a library, nothing else. (Real libraries built by a compiler cannot carry 10,000 DT_NEEDED
+// entries or a foreign machine cheaply.)
 
 #include <cstdint>
 #include <optional>
