@@ -1,5 +1,7 @@
 #include "core/filesystem.hpp"
 
+#include "core/unique_fd.hpp"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -170,13 +172,11 @@ std::size_t DirectoryNames::lower_bound(std::string_view name) const {
 }
 
 Expected<DirectoryNames> list_directory_names(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) {
+  const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK));
+  if (fd.get() < 0) {
     return Error{std::strerror(errno)};
   }
-  auto names = read_directory_names(fd, std::numeric_limits<std::size_t>::max());
-  ::close(fd);
-  return names;
+  return read_directory_names(fd.get(), std::numeric_limits<std::size_t>::max());
 }
 
 Expected<std::size_t> read_at(int fd, std::uint64_t offset, void* out, std::size_t length) {
