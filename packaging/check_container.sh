@@ -37,10 +37,17 @@ if [ -z "${BASE_IMAGE:-}" ] && ! bh inspect --type image "$base" >/dev/null 2>&1
     echo "skipped: debootstrap could not make a Debian 12 root from $mirror"
     exit 77
   fi
+  # Storing an image is buildah's own work, not the recipe's: where this machine refuses it (inside
+  # a chroot, buildah cannot remount / to apply a layer) that is the machine's limit, a skip with
+  # buildah's own words, as for the run probe below.
   scratch=$(bh from scratch)
   cp -a "$work/rootfs/." "$(bh mount "$scratch")/"
   bh umount "$scratch" >/dev/null
-  bh commit -q "$scratch" "$base" >/dev/null
+  if ! bh commit -q "$scratch" "$base" >"$work/commit.log" 2>&1; then
+    bh rm "$scratch" >/dev/null 2>&1
+    echo "skipped: buildah cannot store an image on this machine: $(tail -1 "$work/commit.log")"
+    exit 77
+  fi
   bh rm "$scratch" >/dev/null
   rm -rf "$work/rootfs"
   echo "base image $base made with debootstrap"

@@ -1,4 +1,5 @@
 #include "core/filesystem.hpp"
+#include "loader/ld_so_cache.hpp"
 #include "skip.hpp"
 #include "temp_tree.hpp"
 #include "cuda_api/cudart.hpp"
@@ -15,10 +16,13 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #if __has_include(<nvrtc.h>) && __has_include(<nvJitLink.h>) && __has_include(<cuda_runtime_api.h>)
 #define CUDADIAG_TEST_HAVE_CUDA_HEADERS 1
@@ -100,7 +104,36 @@ bool contains_arch(const json& archs, int arch) {
   return false;
 }
 
-void check_real_nvrtc(const std::string& path, const std::string& expected_version) {
+// Whether the loader finds `soname` by that name alone for a library without RUNPATH (the toolkit's
+// libnvrtc, whose dlopen of its builtins is such a lookup): in an LD_LIBRARY_PATH directory, through
+// ld.so.cache (the toolkit's lib directory in ld.so.conf.d, as NVIDIA's packages and runfile set it),
+// or in the default directories.
+bool loader_finds_by_name(const std::string& soname) {
+  std::vector<std::string> dirs;
+  if (const char* value = std::getenv("LD_LIBRARY_PATH")) {
+    for (std::string_view rest = value; !rest.empty();) {
+      const auto colon = std::min(rest.find(':'), rest.size());
+      if (colon > 0) {
+        dirs.emplace_back(rest.substr(0, colon));
+      }
+      rest.remove_prefix(std::min(colon + 1, rest.size()));
+    }
+  }
+  dirs.insert(dirs.end(), {"/lib", "/usr/lib"});
+  for (const auto& dir : dirs) {
+    if (present(fs::join(dir, soname))) {
+      return true;
+    }
+  }
+  const auto cache = cudadiag::loader::read_ld_so_cache();
+  return cache && cache->resolve(soname) != nullptr;
+}
+
+// NVRTC from `path` as probe_nvrtc reports it. `builtins_found_by_name`: whether NVRTC's own dlopen of
+// its builtins (by name; through RUNPATH $ORIGIN for a wheel's copy) finds them, so that a compile
+// works; where it does not (a toolkit whose lib directory the loader is not told of), the probe
+// reports the builtins beside NVRTC, unused, and the compile's NVRTC_ERROR_BUILTIN_OPERATION_FAILURE.
+void check_real_nvrtc(const std::string& path, const std::string& expected_version, bool builtins_found_by_name = true) {
   const json result = verify::to_json(verify::probe_nvrtc(path));
   INFO(result.dump(2));
   check_skeleton(result, path);
@@ -118,8 +151,15 @@ void check_real_nvrtc(const std::string& path, const std::string& expected_versi
   CHECK(builtins.at("path") == fs::join(fs::parent(*real), expected));
   CHECK(builtins.at("loadable") == true);
   CHECK(builtins.at("error").is_null());
-  CHECK(builtins.at("used").is_string());
   const json& compile = result.at("compile_check");
+  if (!builtins_found_by_name) {
+    CHECK(builtins.at("used").is_null());
+    CHECK(compile.at("ok") == false);
+    CHECK(compile.at("step") == "nvrtcCompileProgram");
+    CHECK(compile.at("name") == "NVRTC_ERROR_BUILTIN_OPERATION_FAILURE");
+    return;
+  }
+  CHECK(builtins.at("used").is_string());
   CHECK(compile.at("ok") == true);
   CHECK(compile.at("code") == 0);
   CHECK(compile.at("name") == "NVRTC_SUCCESS");
@@ -235,7 +275,10 @@ TEST_CASE("library probes: nvrtc from the toolkit reports its version, archs and
   if (expected.empty()) {
     CUDADIAG_SKIP("no nvidia_cuda_nvrtc dist-info in " << k_toolkit_dist_info << " to compare with");
   }
-  check_real_nvrtc(path, expected);
+  // The toolkit's libnvrtc has no RUNPATH: its builtins are found only where the loader is told of
+  // the toolkit's lib directory (found on a fresh Debian root with the toolkit mounted and no
+  // ld.so.conf.d entry: the compile fails, and the probe says so).
+  check_real_nvrtc(path, expected, loader_finds_by_name("libnvrtc-builtins.so." + expected));
 }
 
 TEST_CASE("library probes: nvrtc from the pip wheels (test venv) finds the builtins beside it") {
