@@ -95,13 +95,19 @@ def require_binary() -> Path:
 
 
 def run(args, env=None, cwd=None, timeout=TIMEOUT_S, user=None) -> subprocess.CompletedProcess:
-    """Runs cudadiag with `args`; stdout and stderr are bytes. Fails the test on a timeout."""
+    """Runs cudadiag with `args`; stdout and stderr are bytes. Fails the test on a timeout. As another
+    `user`, skips the test when that user may not execute the binary (a checkout under /root, mode
+    700, as on a fresh machine where root cloned it): the precondition of such a test is missing."""
     command = [str(require_binary()), *[os.fsdecode(a) if isinstance(a, Path) else a for a in args]]
     try:
         return subprocess.run(command, env=env, cwd=cwd, capture_output=True, timeout=timeout, check=False,
                               stdin=subprocess.DEVNULL, user=user)
     except subprocess.TimeoutExpired:
         pytest.fail(f"cudadiag {args} did not finish within {timeout}s")
+    except PermissionError as error:
+        if user is None:
+            raise
+        pytest.skip(f"user {user} may not execute {command[0]}: {error}")
 
 
 def run_in_pty(args, env=None, timeout=TIMEOUT_S) -> tuple[int, bytes]:
