@@ -359,6 +359,17 @@ class SkipAllToExit77:
 def register_plugins(config):
     if not config.pluginmanager.has_plugin("cudadiag-skip-all"):
         config.pluginmanager.register(SkipAllToExit77(), "cudadiag-skip-all")
+    name_the_system_toolkit()
+
+
+def name_the_system_toolkit():
+    """The tests that inherit this process's environment run as a user of the documented toolkit
+    whose shell names it, as the CI machine's does (CUDA_HOME=/usr/local/cuda): they find the
+    toolkit whether or not this machine's loader is told of its library directory (an
+    /etc/ld.so.conf.d entry). A shell that names a toolkit itself is left as it is; a test that
+    needs neither variable drops them."""
+    if not os.environ.get("CUDA_HOME") and not os.environ.get("CUDA_PATH") and SYSTEM_CTK.is_dir():
+        os.environ["CUDA_HOME"] = str(SYSTEM_CTK)
 
 
 if __name__ == "__main__":

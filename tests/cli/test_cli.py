@@ -791,9 +791,11 @@ def make_fake_toolkit(root: Path, nvrtc_version: str = "13.1.80", cuda_version: 
 
 
 def test_two_versions_of_one_library_reachable(tmp_path):
-    real_system_lib(NVRTC_SONAME)
+    system_nvrtc = real_system_lib(NVRTC_SONAME)
     toolkit = make_fake_toolkit(tmp_path / "cuda-13.1")
-    env = clean_env(CUDA_PATH=str(toolkit))  # the system toolkit is reachable through ld.so.cache
+    # The system toolkit's NVRTC is reachable through the loader (LD_LIBRARY_PATH: the same on a
+    # machine whose ld.so.cache does not list the toolkit), the fake 13.1 one through CUDA_PATH.
+    env = clean_env(CUDA_PATH=str(toolkit), LD_LIBRARY_PATH=str(system_nvrtc.parent))
     doc = run_report(env=env)
     entry = component(doc, "nvrtc")
     ours = all_candidate_paths(entry).get(str(toolkit / "lib64" / NVRTC_SONAME))

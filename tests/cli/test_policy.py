@@ -48,10 +48,10 @@ def test_unmet_requirements_are_error_findings_and_exit_1(env):
                        "--require", "selftest.sort>=30Gkeys")
     assert code == 1
     assert unmet(doc) == ["nvrtc>=99", "driver>=590", "selftest.sort>=30Gkeys"]
-    finding = next(f for f in doc["findings"] if f["evidence"]["requirement"] == "nvrtc>=99")
+    finding = next(f for f in doc["findings"] if f["id"] == "policy.unmet" and f["evidence"]["requirement"] == "nvrtc>=99")
     assert finding["severity"] == "error" and finding["components"] == ["nvrtc"]
     assert "does not satisfy >= 99" in finding["message"]
-    selftest = next(f for f in doc["findings"] if f["evidence"]["requirement"] == "selftest.sort>=30Gkeys")
+    selftest = next(f for f in doc["findings"] if f["id"] == "policy.unmet" and f["evidence"]["requirement"] == "selftest.sort>=30Gkeys")
     assert "did not run" in selftest["message"]
     assert doc["summary"]["counts"]["error"] == 3
 
