@@ -1,6 +1,7 @@
 #include "findings/verification_rules.hpp"
 #include "core/filesystem.hpp"
 #include "verify/facts_codec.hpp"
+#include "verify/nvrtc_builtins_preload.hpp"
 
 #include "versions/version_sources.hpp"
 
@@ -485,9 +486,65 @@ void check_versions(const discovery::DiscoveryResult& discovery, const verify::V
   }
 }
 
-void check_builtins(const verify::Verification& verification, std::vector<Finding>& out) {
+constexpr std::string_view k_builtin_operation_failure = "NVRTC_ERROR_BUILTIN_OPERATION_FAILURE";
+
+// The builtins CUDA Python loads after loading the NVRTC at `path` (verify/nvrtc_builtins_preload.hpp),
+// when that NVRTC is its answer.
+std::optional<std::string> cuda_python_preload(const discovery::DiscoveryResult& discovery, const std::string& path) {
+  const auto* nvrtc = library(discovery, "nvrtc");
+  if (nvrtc == nullptr || !nvrtc->selected || nvrtc->selected->via.path != path) {
+    return std::nullopt;
+  }
+  return verify::pathfinder_builtins_preload(path, nvrtc->selected->via.pathfinder_step);
+}
+
+// nvrtc.builtins_not_on_search_path: the builtins beside NVRTC load by their path, yet the compile
+// check (which runs first, so nothing of this probe's answered NVRTC's search) failed to open them:
+// NVRTC asks the loader by name, and its search does not reach NVRTC's directory. A warning when
+// CUDA Python preloads that very file (it works; programs that load NVRTC alone do not), an error
+// when it does not (every compilation fails, CUDA Python's too).
+void check_builtins_search(const discovery::DiscoveryResult& discovery, const verify::NvrtcFacts& nvrtc,
+                           std::vector<Finding>& out) {
+  const auto& builtins = *nvrtc.builtins;
+  const auto& check = nvrtc.compile_check;
+  if (!builtins.loadable || !builtins.path || !check || check->ok ||
+      check->name.value_or("") != k_builtin_operation_failure) {
+    return;
+  }
+  const std::string directory = fs::parent(*builtins.path);
+  const auto preload = cuda_python_preload(discovery, nvrtc.library);
+  // Both name a file in the directory of NVRTC's real file: the same text is the same file.
+  const bool cuda_python_works = preload == builtins.path;
+  out.push_back(make_finding(
+      "nvrtc.builtins_not_on_search_path",
+      "NVRTC (" + nvrtc.library + ") cannot open " + builtins.expected + " by name: the loader's search does not reach " +
+          directory + ", where it is (it loads by its path): " +
+          (cuda_python_works ? "NVRTC loaded by its path alone fails every compilation with "
+                             : "every compilation fails with ") +
+          std::string(k_builtin_operation_failure) +
+          (cuda_python_works ? "; CUDA Python preloads it (cuda-pathfinder 1.9 and later) and works"
+                             : ", CUDA Python's too (cuda-pathfinder preloads no builtins for this NVRTC)"),
+      {"nvrtc"},
+      {{"builtins", {{"expected", builtins.expected}, {"path", builtins.path}, {"loadable", builtins.loadable}}},
+       {"directory", directory},
+       {"cuda_python_preload", preload},
+       {"compile_check", {{"step", check->step}, {"code", check->code}, {"name", check->name}, {"log", check->log}}}},
+      cuda_python_works ? std::nullopt : std::optional(Severity::error)));
+  out.back().remedy = "Tell the loader about " + directory + " (a file in /etc/ld.so.conf.d/ naming it, then `ldconfig`; "
+                      "or LD_LIBRARY_PATH), or have the program dlopen " + *builtins.path +
+                      " before its first compilation" +
+                      (cuda_python_works ? "." : " (cuda-pathfinder derives the builtins' name from NVRTC's real file "
+                                                 "name, libnvrtc.so.MAJOR.MINOR.PATCH, and this one has none).");
+}
+
+void check_builtins(const discovery::DiscoveryResult& discovery, const verify::Verification& verification,
+                    std::vector<Finding>& out) {
   const auto* nvrtc = verification.nvrtc();
-  if (nvrtc == nullptr || !nvrtc->builtins || nvrtc->builtins->loadable) {
+  if (nvrtc == nullptr || !nvrtc->builtins) {
+    return;
+  }
+  if (nvrtc->builtins->loadable) {
+    check_builtins_search(discovery, *nvrtc, out);
     return;
   }
   // Evidence decides the severity: when the same report's compile check succeeded, NVRTC found a
@@ -533,7 +590,7 @@ std::vector<Finding> evaluate_verification(const discovery::DiscoveryResult& dis
   std::vector<Finding> out;
   check_steps(discovery, verification, out);
   check_driver(discovery, verification, out);
-  check_builtins(verification, out);
+  check_builtins(discovery, verification, out);
   check_versions(discovery, verification, out);
   return out;
 }

@@ -28,7 +28,7 @@ constexpr WorkerKind k_worker_kinds[] = {
     {"cudart",    "PATH",                       1, [](Arguments a) { return verify::encode(verify::probe_cudart(a[0])); }},    // libcudart.so.N
     {"link_map",  "ROOT PRELOADS",              2, [](Arguments a) { return linkage::encode(linkage::load_and_list(a[0], linkage::split_preloads(a[1]))); }}, // a closure loaded for real
     {"selftest",  "LIBCUDA CONFIG_JSON",        2, [](Arguments a) { return selftest::encode_evidence(selftest::run_selftest_worker(a[0], a[1])); }},   // one device's tests
-    {"jit_lto",   "NVRTC ARCH CCCL_INCLUDE",    3, [](Arguments a) { return selftest::encode_evidence(selftest::run_jit_lto_compile(a[0], a[1], a[2])); }}, // the jit test's LTO-IR compile
+    {"jit_lto",   "NVRTC ARCH CCCL_INCLUDE BUILTINS", 4, [](Arguments a) { return selftest::encode_evidence(selftest::run_jit_lto_compile(a[0], a[1], a[2], a[3])); }}, // the jit test's LTO-IR compile
     {"ipc_peer",  "LIBCUDA",                    1, [](Arguments a) { return selftest::encode_evidence(selftest::run_ipc_peer(a[0])); }},        // the ipc test's second process (socket on fd 4)
 };
 // clang-format on

@@ -49,6 +49,9 @@ int input_value(unsigned i) {
 }
 
 struct Nvrtc {
+  // NVRTC's builtins, loaded first when CUDA Python preloads them (WorkerConfig::nvrtc_builtins):
+  // NVRTC's own search for them by name then finds them loaded.
+  cuda_api::DlHandle builtins;
   cuda_api::DlHandle handle;
   cuda_api::MissingSymbols missing;
   nvrtc::GetErrorStringFn error_string = nullptr;
@@ -63,7 +66,8 @@ struct Nvrtc {
   nvrtc::GetSizeFn ptx_size = nullptr, cubin_size = nullptr, ltoir_size = nullptr;
   nvrtc::GetDataFn ptx = nullptr, cubin = nullptr, ltoir = nullptr;
 
-  explicit Nvrtc(const std::string& path) : handle(path) {
+  Nvrtc(const std::string& path, const std::string& builtins_preload)
+      : builtins(builtins_preload.empty() ? cuda_api::DlHandle() : cuda_api::DlHandle(builtins_preload)), handle(path) {
     const cuda_api::SymbolResolver sym(handle, missing);
     error_string = sym.require<nvrtc::GetErrorStringFn>("nvrtcGetErrorString");
     version = sym.require<nvrtc::VersionFn>("nvrtcVersion");
@@ -223,7 +227,9 @@ Compilation compile_lto_elsewhere(const WorkerConfig& config, const Nvrtc& nvrtc
   options.executable = config.executable;
   options.step_timeout = test_timeout("jit", config.level); // within the jit test's own deadline
   const auto outcomes = worker::run_steps(
-      {worker::WorkerStep("jit_lto", "jit_lto", config.nvrtc, {std::to_string(arch), config.cccl_include})}, options,
+      {worker::WorkerStep("jit_lto", "jit_lto", config.nvrtc,
+                          {std::to_string(arch), config.cccl_include, config.nvrtc_builtins})},
+      options,
       Environment::capture());
   const auto& outcome = outcomes.front();
   Compilation out;
@@ -341,8 +347,8 @@ std::string run_image(const TestContext& context, const Build& build) {
 } // namespace
 
 Evidence run_jit_lto_compile(const std::string& nvrtc_path, const std::string& arch_text,
-                             const std::string& cccl_include) {
-  const Nvrtc nvrtc(nvrtc_path);
+                             const std::string& cccl_include, const std::string& builtins_preload) {
+  const Nvrtc nvrtc(nvrtc_path, builtins_preload);
   if (!nvrtc.usable()) {
     return {{"error", nvrtc.handle.loaded() ? "NVRTC lacks " + nvrtc.missing.names().front()
                                             : "cannot load NVRTC: " + nvrtc.handle.error()}};
@@ -372,7 +378,7 @@ std::shared_ptr<const JitPreparation> prepare_jit(const WorkerConfig& config,
     prepared->skip = "no CCCL headers were found";
     return prepared;
   }
-  const Nvrtc nvrtc(config.nvrtc);
+  const Nvrtc nvrtc(config.nvrtc, config.nvrtc_builtins);
   if (!nvrtc.usable()) {
     prepared->fail = nvrtc.handle.loaded() ? "NVRTC lacks " + nvrtc.missing.names().front()
                                            : "cannot load NVRTC: " + nvrtc.handle.error();

@@ -154,6 +154,7 @@ std::string encode_config(const WorkerConfig& config) {
                {"libraries", config.libraries},
                {"libs_checked", config.libs_checked},
                {"nvrtc", config.nvrtc},
+               {"nvrtc_builtins", config.nvrtc_builtins},
                {"nvjitlink", config.nvjitlink},
                {"cccl_include", config.cccl_include},
                {"module_path", config.module_path},
@@ -184,6 +185,7 @@ std::optional<WorkerConfig> decode_config(std::string_view text) {
   }
   config.libs_checked = strings(object, "libs_checked");
   config.nvrtc = json_fields::string_or(object, "nvrtc", "");
+  config.nvrtc_builtins = json_fields::string_or(object, "nvrtc_builtins", "");
   config.nvjitlink = json_fields::string_or(object, "nvjitlink", "");
   config.cccl_include = json_fields::string_or(object, "cccl_include", "");
   config.module_path = json_fields::string_or(object, "module_path", "");

@@ -21,9 +21,10 @@ std::chrono::milliseconds test_timeout(std::string_view key, Level level);
 Evidence run_selftest_worker(const std::string& libcuda_path, const std::string& config_text);
 
 // The jit test's LTO-IR compile in a process of its own (NVRTC compiles one program at a time per
-// process): `cudadiag __worker jit_lto NVRTC ARCH CCCL_INCLUDE`. Returns {"error", "ms", "ltoir_hex"}.
+// process): `cudadiag __worker jit_lto NVRTC ARCH CCCL_INCLUDE BUILTINS`, BUILTINS the builtins file
+// loaded first ("" for none: WorkerConfig::nvrtc_builtins). Returns {"error", "ms", "ltoir_hex"}.
 Evidence run_jit_lto_compile(const std::string& nvrtc_path, const std::string& arch_text,
-                             const std::string& cccl_include);
+                             const std::string& cccl_include, const std::string& builtins_preload);
 
 // The ipc test's second process: `cudadiag __worker ipc_peer LIBCUDA` with the exporter's socket
 // on file descriptor 4. Returns the peer's summary.

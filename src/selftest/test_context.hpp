@@ -34,6 +34,9 @@ struct WorkerConfig {
   // parent runs NCCL's check in a worker of its own this way (selftest/libs_apart.hpp).
   std::vector<std::string> libs_checked;
   std::string nvrtc;        // "" = not found
+  // The builtins file CUDA Python loads after NVRTC (verify/nvrtc_builtins_preload.hpp): the jit
+  // test loads it first, as that process has it; "" = CUDA Python preloads nothing.
+  std::string nvrtc_builtins;
   std::string nvjitlink;    // "" = not found
   std::string cccl_include; // the directory holding cub/ and cuda/std; "" = not found
   std::string module_path;  // libcudadiag_cub_selftest.so; "" = not built

@@ -7,6 +7,8 @@ On the GPU host the same command is checked by tests/gpu (label gpu)."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -35,12 +37,37 @@ def fake_driver_env(behaviour: str) -> dict:
     return clean_env(LD_LIBRARY_PATH=str(FAKE_DRIVER), CUDA_HOME=str(SYSTEM_CTK), CUDADIAG_FAKE_CUDA=behaviour)
 
 
+def builtins_reach_nvrtc(nvrtc: str, builtins: str, env: dict) -> bool:
+    """Whether NVRTC at `nvrtc`, loaded by CUDA Python, finds `builtins` (libnvrtc-builtins.so.X.Y):
+    cuda-pathfinder 1.9+ preloads the sibling named from NVRTC's real file (libnvrtc.so.X.Y.Z), or
+    else the loader finds it by name (ld.so.cache, LD_LIBRARY_PATH, the default directories)."""
+    real = Path(os.path.realpath(nvrtc))
+    parts = real.name.removeprefix("libnvrtc.so.").split(".")
+    if len(parts) >= 2 and parts[0].isdigit() and parts[1].isdigit() and \
+            (real.parent / f"libnvrtc-builtins.so.{parts[0]}.{parts[1]}").is_file():
+        return True
+    probe = subprocess.run([sys.executable, "-c", f"import ctypes; ctypes.CDLL({builtins!r})"], env=env,
+                           capture_output=True, timeout=60, check=False)
+    return probe.returncode == 0
+
+
 @pytest.mark.skipif(not (SYSTEM_CTK / "include" / "cccl").is_dir(), reason="needs the CUDA 13 toolkit's NVRTC and CCCL")
 def test_without_a_gpu_the_jit_tier_compiles_and_links_with_the_real_toolkit():
-    doc = selftest_doc("--only", "jit", env=clean_env(CUDA_HOME=str(SYSTEM_CTK)))
+    env = clean_env(CUDA_HOME=str(SYSTEM_CTK))
+    doc = selftest_doc("--only", "jit", env=env)
     selftest = doc["selftest"]
     assert selftest["ran"] is True
     jit = by_key(doc)["jit"]
+    builtins = f"libnvrtc-builtins.so.{jit['details']['nvrtc_version']}"
+    nvrtc = next(c for c in doc["components"] if c["kind"] == "dynamic_lib" and c["name"] == "nvrtc")["selected"]["path"]
+    if not builtins_reach_nvrtc(nvrtc, builtins, env):
+        # A toolkit whose NVRTC is named libnvrtc.so.13 (no X.Y.Z) off the loader's path: CUDA
+        # Python's compiles fail too, and the report says why, as an error.
+        assert jit["status"] == "fail", jit
+        assert "NVRTC_ERROR_BUILTIN_OPERATION_FAILURE" in jit["reason"] and builtins in jit["reason"], jit
+        [finding] = [f for f in doc["findings"] if f["id"] == "nvrtc.builtins_not_on_search_path"]
+        assert finding["severity"] == "error" and finding["evidence"]["cuda_python_preload"] is None, finding
+        return
     assert jit["status"] == "pass", jit
     assert jit["device"] is None
     assert "compile and link verified" in jit["reason"]

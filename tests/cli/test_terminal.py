@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from cudadiag_harness import SYSTEM_CTK, clean_env, require_binary, run
+from cudadiag_harness import SYSTEM_CTK, clean_env, parse_report, require_binary, run
 
 FIXTURES = Path(os.environ.get("CUDADIAG_FIXTURES_DIR") or Path(__file__).resolve().parents[2] / "build" / "tests" / "fixtures")
 ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
@@ -99,8 +99,10 @@ def fake_driver_env(**extra) -> dict:
     nvml = FIXTURES / "fake-nvml"
     if not (driver / "libcuda.so.1").exists():
         pytest.skip(f"fixture not built: {driver}")
-    env = clean_env(LD_LIBRARY_PATH=f"{driver}:{nvml}", CUDA_HOME=str(SYSTEM_CTK), CUDADIAG_FAKE_CUDA="ok",
-                    TERM="xterm-256color", **extra)
+    # A healthy machine: the driver and the toolkit on the loader's path whether or not this
+    # machine's ld.so.cache lists the toolkit (NVRTC must find its builtins by name).
+    env = clean_env(LD_LIBRARY_PATH=f"{driver}:{nvml}:{SYSTEM_CTK / 'lib64'}", CUDA_HOME=str(SYSTEM_CTK),
+                    CUDADIAG_FAKE_CUDA="ok", TERM="xterm-256color", **extra)
     env.pop("COLUMNS", None)
     return env
 
@@ -125,9 +127,18 @@ def test_a_healthy_report_fits_the_terminal(columns):
     assert code == 0, out + err
     check_fits(out, columns, "healthy report")
     check_table_aligned(ANSI.sub("", out), "NAME")
-    assert "Findings" in out and "none" in out
-    # Components that were not found are named on one wrapped line under the table, not a row each.
+    # Healthy: no warning or error. Where this machine's toolkit leaves a note (a library that
+    # neither search finds, as a toolkit off the loader's path may), the section lists it.
+    findings = parse_report(run(["--json", "--no-selftest"], env=fake_driver_env())).get("findings")
+    assert all(f["severity"] == "info" for f in findings), findings
     plain = ANSI.sub("", out)
+    assert "\nFindings" in plain, plain
+    plain_findings = plain[plain.index("\nFindings"):]
+    if findings:
+        assert all(f["id"] in plain_findings for f in findings), (findings, plain_findings)
+    else:
+        assert "none" in plain_findings, plain_findings
+    # Components that were not found are named on one wrapped line under the table, not a row each.
     assert re.search(r"\n  not found \(\d+\): \w", plain), plain
 
 

@@ -153,6 +153,88 @@ TEST_CASE("verification rules: nvrtc.builtins_missing and lib.version_disagrees"
   CHECK(disagrees->evidence.at("files") == "13.0.88");
 }
 
+namespace {
+
+// A 13.1 toolkit reached through CUDA_HOME only: NVRTC's real file `nvrtc_file` (libnvrtc.so.13 a
+// link to it, or the file itself) with libnvrtc-builtins.so.13.1 beside it, and a driver.
+struct CudaHomeToolkit {
+  SyntheticWorld world;
+  std::string lib;
+  std::string builtins;
+  explicit CudaHomeToolkit(std::string_view nvrtc_file) {
+    world.toolkit("tk", "13.1.80");
+    lib = world.tree.path("tk/lib64");
+    world.library("tk/lib64/" + std::string(nvrtc_file));
+    if (nvrtc_file != "libnvrtc.so.13") {
+      world.tree.symlink("tk/lib64/libnvrtc.so.13", nvrtc_file);
+    }
+    builtins = world.library("tk/lib64/libnvrtc-builtins.so.13.1");
+    world.library("drv/libcuda.so.1");
+    world.env.set("LD_LIBRARY_PATH", world.tree.path("drv"));
+    world.env.set("CUDA_HOME", world.tree.path("tk"));
+  }
+  // The verification of NVRTC: builtins beside it loadable or not, the compile check's result.
+  [[nodiscard]] std::vector<Finding> evaluate(bool loadable, bool compiled, std::string_view failure) const {
+    const json check{{"ok", compiled}, {"step", "nvrtcCompileProgram"}, {"code", compiled ? 0 : 7},
+                     {"name", compiled ? "NVRTC_SUCCESS" : failure},
+                     {"log", compiled ? "" : "nvrtc: error: failed to open libnvrtc-builtins.so.13.1."}};
+    Verification verification;
+    verification.ran = true;
+    verification.steps = {ok_step("nvrtc", "nvrtc", lib + "/libnvrtc.so.13",
+                                  {{"version", "13.1"},
+                                   {"compile_check", check},
+                                   {"builtins", {{"expected", "libnvrtc-builtins.so.13.1"},
+                                                 {"path", loadable ? json(builtins) : json(nullptr)},
+                                                 {"loadable", loadable},
+                                                 {"error", loadable ? json(nullptr) : json("not found next to libnvrtc")}}}})};
+    return evaluate_verification(world.discover(), verification);
+  }
+};
+
+constexpr const char* k_builtin_failure = "NVRTC_ERROR_BUILTIN_OPERATION_FAILURE";
+
+} // namespace
+
+TEST_CASE("verification rules: nvrtc.builtins_not_on_search_path, a warning where CUDA Python preloads the builtins") {
+  const CudaHomeToolkit toolkit("libnvrtc.so.13.1.80");
+  const auto found = toolkit.evaluate(true, false, k_builtin_failure);
+  const auto* finding = with_id(found, "nvrtc.builtins_not_on_search_path");
+  REQUIRE(finding != nullptr);
+  CHECK(finding->severity == Severity::warning);
+  CHECK(finding->components == std::vector<std::string>{"nvrtc"});
+  CHECK(finding->evidence.at("directory") == toolkit.lib);
+  CHECK(finding->evidence.at("builtins").at("path") == toolkit.builtins);
+  CHECK(finding->evidence.at("cuda_python_preload") == toolkit.builtins);
+  CHECK(finding->evidence.at("compile_check").at("code") == 7);
+  CHECK(finding->message.find(toolkit.lib) != std::string::npos);
+  CHECK(finding->message.find("CUDA Python preloads it") != std::string::npos);
+  CHECK(finding->remedy.find("/etc/ld.so.conf.d/") != std::string::npos);
+  CHECK(finding->remedy.find(toolkit.builtins) != std::string::npos);
+  CHECK(with_id(found, "nvrtc.builtins_missing") == nullptr);
+
+  // A compile that worked, or failed for another reason, is no evidence of the search; builtins
+  // that do not load beside NVRTC are nvrtc.builtins_missing's (an error: the compile failed).
+  CHECK(with_id(toolkit.evaluate(true, true, ""), "nvrtc.builtins_not_on_search_path") == nullptr);
+  CHECK(with_id(toolkit.evaluate(true, false, "NVRTC_ERROR_COMPILATION"), "nvrtc.builtins_not_on_search_path") == nullptr);
+  const auto missing = toolkit.evaluate(false, false, k_builtin_failure);
+  CHECK(with_id(missing, "nvrtc.builtins_not_on_search_path") == nullptr);
+  REQUIRE(with_id(missing, "nvrtc.builtins_missing") != nullptr);
+  CHECK(with_id(missing, "nvrtc.builtins_missing")->severity == Severity::error);
+}
+
+TEST_CASE("verification rules: nvrtc.builtins_not_on_search_path is an error where CUDA Python preloads nothing") {
+  // NVRTC's real file is libnvrtc.so.13 itself (a toolkit copied from a wheel): cuda-pathfinder
+  // cannot name the builtins from it, so CUDA Python's compiles fail too.
+  const CudaHomeToolkit toolkit("libnvrtc.so.13");
+  const auto found = toolkit.evaluate(true, false, k_builtin_failure);
+  const auto* finding = with_id(found, "nvrtc.builtins_not_on_search_path");
+  REQUIRE(finding != nullptr);
+  CHECK(finding->severity == Severity::error);
+  CHECK(finding->evidence.at("cuda_python_preload").is_null());
+  CHECK(finding->message.find("CUDA Python's too") != std::string::npos);
+  CHECK(finding->remedy.find("libnvrtc.so.MAJOR.MINOR.PATCH") != std::string::npos);
+}
+
 TEST_CASE("verification rules: cccl.version_mismatch when CCCL's major is not NVRTC's CUDA major - 10") {
   Stack stack;
   stack.world.tree.write("tk/include/cuda/std/version", "// anchor\n");
