@@ -9,6 +9,28 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # The fuzz smoke run below needs clang's libFuzzer runtime: install it too unless CUDADIAG_FUZZ=0.
 if [[ ${CUDADIAG_FUZZ:-1} == 1 ]]; then scripts/install_dependencies.sh fuzz; else scripts/install_dependencies.sh; fi
+
+# The suite describes the documented machine: where a CUDA toolkit is installed at /usr/local/cuda,
+# the loader knows its library directory (the /etc/ld.so.conf.d file NVIDIA's packages install), and
+# the scenarios' "system" loader cache is this machine's. A toolkit there that the loader does not
+# know fails a hundred scenarios for the machine, not the code (and cudadiag rightly reports that
+# NVRTC cannot open its builtins): say so and stop. Without a toolkit, its tests skip.
+toolkit_known_to_loader() {
+  local lib listed ldconfig
+  lib=$(readlink -f /usr/local/cuda/lib64 2>/dev/null) || return 0
+  compgen -G "$lib/libcudart.so.*" >/dev/null || return 0
+  ldconfig=$(command -v ldconfig || echo /sbin/ldconfig)
+  while read -r listed; do
+    [[ $(readlink -f "$(dirname "$listed")") == "$lib" ]] && return 0
+  done < <("$ldconfig" -p | sed -n 's/^[[:space:]]*libcudart\.so[.0-9]* (.*) => //p')
+  return 1
+}
+if ! toolkit_known_to_loader; then
+  echo "check.sh: the CUDA toolkit at /usr/local/cuda is not known to the loader (ldconfig -p lists no" \
+       "libcudart from $(readlink -f /usr/local/cuda/lib64)). Tell it, as NVIDIA's packages do:" \
+       "echo $(readlink -f /usr/local/cuda/lib64) | sudo tee /etc/ld.so.conf.d/cuda.conf && sudo ldconfig" >&2
+  exit 1
+fi
 build_dir=${CUDADIAG_BUILD_DIR:-build-check}
 # Where the time goes: each phase's wall seconds, on stderr as it ends ("check.sh: build 312 s").
 phase_start=$SECONDS
