@@ -537,24 +537,16 @@ void check_builtins_search(const discovery::DiscoveryResult& discovery, const ve
                                                  "name, libnvrtc.so.MAJOR.MINOR.PATCH, and this one has none).");
 }
 
-void check_builtins(const discovery::DiscoveryResult& discovery, const verify::Verification& verification,
-                    std::vector<Finding>& out) {
-  const auto* nvrtc = verification.nvrtc();
-  if (nvrtc == nullptr || !nvrtc->builtins) {
-    return;
-  }
-  if (nvrtc->builtins->loadable) {
-    check_builtins_search(discovery, *nvrtc, out);
-    return;
-  }
+// nvrtc.builtins_missing: the builtins matching NVRTC's version do not load from its directory.
+void check_builtins_missing(const verify::NvrtcFacts& nvrtc, std::vector<Finding>& out) {
   // Evidence decides the severity: when the same report's compile check succeeded, NVRTC found a
   // builtins library elsewhere (ld.so.cache, LD_LIBRARY_PATH): compilations work here, but depend
   // on that other copy (a warning); only a failed or unknown compile means every compilation fails.
-  const auto& builtins = *nvrtc->builtins;
-  const bool compiled = nvrtc->compile_check && nvrtc->compile_check->ok;
+  const auto& builtins = *nvrtc.builtins;
+  const bool compiled = nvrtc.compile_check && nvrtc.compile_check->ok;
   const auto used = builtins.used.value_or("");
   out.push_back(make_finding("nvrtc.builtins_missing",
-                             builtins.expected + " is not loadable next to " + nvrtc->library + ": " +
+                             builtins.expected + " is not loadable next to " + nvrtc.library + ": " +
                                  builtins.error.value_or("not found"),
                              {"nvrtc"}, {{"builtins",
                                {{"expected", builtins.expected},
@@ -574,6 +566,38 @@ void check_builtins(const discovery::DiscoveryResult& discovery, const verify::V
   }
 }
 
+// nvrtc.compile_failed: NVRTC's compile of an empty kernel failed and no builtins finding explains it.
+void check_compile_failed(const verify::NvrtcFacts& nvrtc, std::vector<Finding>& out) {
+  const auto& check = *nvrtc.compile_check;
+  const auto name = check.name.value_or("nvrtcResult");
+  const auto first_line = check.log.substr(0, check.log.find('\n'));
+  out.push_back(make_finding(
+      "nvrtc.compile_failed",
+      "NVRTC (" + nvrtc.library + ") failed to compile an empty kernel: " + check.step + " returned " + name + " (" +
+          std::to_string(check.code) + ")" + (first_line.empty() ? std::string() : ": " + first_line),
+      {"nvrtc"},
+      {{"compile_check", {{"step", check.step}, {"code", check.code}, {"name", check.name}, {"log", check.log}}}}));
+}
+
+// NVRTC's builtins and its compile check: a failed compile is explained by one finding, the
+// builtins' when they explain it, else nvrtc.compile_failed.
+void check_nvrtc(const discovery::DiscoveryResult& discovery, const verify::Verification& verification,
+                 std::vector<Finding>& out) {
+  const auto* nvrtc = verification.nvrtc();
+  if (nvrtc == nullptr) {
+    return;
+  }
+  const auto before = out.size();
+  if (nvrtc->builtins && nvrtc->builtins->loadable) {
+    check_builtins_search(discovery, *nvrtc, out);
+  } else if (nvrtc->builtins) {
+    check_builtins_missing(*nvrtc, out);
+  }
+  if (nvrtc->compile_check && !nvrtc->compile_check->ok && out.size() == before) {
+    check_compile_failed(*nvrtc, out);
+  }
+}
+
 } // namespace
 
 std::optional<std::pair<int, int>> ptx_isa_for_cuda(int major, int minor) {
@@ -590,7 +614,7 @@ std::vector<Finding> evaluate_verification(const discovery::DiscoveryResult& dis
   std::vector<Finding> out;
   check_steps(discovery, verification, out);
   check_driver(discovery, verification, out);
-  check_builtins(discovery, verification, out);
+  check_nvrtc(discovery, verification, out);
   check_versions(discovery, verification, out);
   return out;
 }

@@ -175,9 +175,16 @@ struct CudaHomeToolkit {
   }
   // The verification of NVRTC: builtins beside it loadable or not, the compile check's result.
   [[nodiscard]] std::vector<Finding> evaluate(bool loadable, bool compiled, std::string_view failure) const {
-    const json check{{"ok", compiled}, {"step", "nvrtcCompileProgram"}, {"code", compiled ? 0 : 7},
+    // NVRTC's own code and log for the two failures the tests use.
+    const bool builtins_failed = failure == "NVRTC_ERROR_BUILTIN_OPERATION_FAILURE";
+    const json check{{"ok", compiled},
+                     {"step", "nvrtcCompileProgram"},
+                     {"code", compiled ? 0 : (builtins_failed ? 7 : 6)},
                      {"name", compiled ? "NVRTC_SUCCESS" : failure},
-                     {"log", compiled ? "" : "nvrtc: error: failed to open libnvrtc-builtins.so.13.1."}};
+                     {"log", compiled            ? ""
+                             : builtins_failed ? "nvrtc: error: failed to open libnvrtc-builtins.so.13.1.\n  Make sure "
+                                                 "that libnvrtc-builtins.so.13.1 is installed correctly."
+                                               : "cudadiag_check.cu(1): catastrophic error: damaged\n1 error detected."}};
     Verification verification;
     verification.ran = true;
     verification.steps = {ok_step("nvrtc", "nvrtc", lib + "/libnvrtc.so.13",
@@ -220,6 +227,26 @@ TEST_CASE("verification rules: nvrtc.builtins_not_on_search_path, a warning wher
   CHECK(with_id(missing, "nvrtc.builtins_not_on_search_path") == nullptr);
   REQUIRE(with_id(missing, "nvrtc.builtins_missing") != nullptr);
   CHECK(with_id(missing, "nvrtc.builtins_missing")->severity == Severity::error);
+  // One finding explains a failed compile: the builtins' findings leave out nvrtc.compile_failed.
+  CHECK(with_id(found, "nvrtc.compile_failed") == nullptr);
+  CHECK(with_id(missing, "nvrtc.compile_failed") == nullptr);
+}
+
+TEST_CASE("verification rules: nvrtc.compile_failed when the compile check fails for a reason the builtins do not explain") {
+  const CudaHomeToolkit toolkit("libnvrtc.so.13.1.80");
+  const auto found = toolkit.evaluate(true, false, "NVRTC_ERROR_COMPILATION");
+  const auto* finding = with_id(found, "nvrtc.compile_failed");
+  REQUIRE(finding != nullptr);
+  CHECK(finding->severity == Severity::error);
+  CHECK(finding->components == std::vector<std::string>{"nvrtc"});
+  CHECK(finding->evidence.at("compile_check").at("name") == "NVRTC_ERROR_COMPILATION");
+  CHECK(finding->evidence.at("compile_check").at("step") == "nvrtcCompileProgram");
+  // The message names the call, the result and the log's first line only.
+  CHECK(finding->message.find("nvrtcCompileProgram returned NVRTC_ERROR_COMPILATION (6): "
+                              "cudadiag_check.cu(1): catastrophic error: damaged") != std::string::npos);
+  CHECK(finding->message.find('\n') == std::string::npos);
+  CHECK(found.size() == 1);
+  CHECK(with_id(toolkit.evaluate(true, true, ""), "nvrtc.compile_failed") == nullptr);
 }
 
 TEST_CASE("verification rules: nvrtc.builtins_not_on_search_path is an error where CUDA Python preloads nothing") {
