@@ -488,16 +488,6 @@ void check_versions(const discovery::DiscoveryResult& discovery, const verify::V
 
 constexpr std::string_view k_builtin_operation_failure = "NVRTC_ERROR_BUILTIN_OPERATION_FAILURE";
 
-// The builtins CUDA Python loads after loading the NVRTC at `path` (verify/nvrtc_builtins_preload.hpp),
-// when that NVRTC is its answer.
-std::optional<std::string> cuda_python_preload(const discovery::DiscoveryResult& discovery, const std::string& path) {
-  const auto* nvrtc = library(discovery, "nvrtc");
-  if (nvrtc == nullptr || !nvrtc->selected || nvrtc->selected->via.path != path) {
-    return std::nullopt;
-  }
-  return verify::pathfinder_builtins_preload(path, nvrtc->selected->via.pathfinder_step);
-}
-
 // nvrtc.builtins_not_on_search_path: the builtins beside NVRTC load by their path, yet the compile
 // check (which runs first, so nothing of this probe's answered NVRTC's search) failed to open them:
 // NVRTC asks the loader by name, and its search does not reach NVRTC's directory. A warning when
@@ -512,7 +502,7 @@ void check_builtins_search(const discovery::DiscoveryResult& discovery, const ve
     return;
   }
   const std::string directory = fs::parent(*builtins.path);
-  const auto preload = cuda_python_preload(discovery, nvrtc.library);
+  const auto preload = verify::cuda_python_builtins_preload(discovery, nvrtc.library);
   // Both name a file in the directory of NVRTC's real file: the same text is the same file.
   const bool cuda_python_works = preload == builtins.path;
   out.push_back(make_finding(

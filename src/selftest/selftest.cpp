@@ -52,18 +52,6 @@ std::string cccl_include(const discovery::DiscoveryResult& discovery) {
   return {};
 }
 
-// The builtins CUDA Python loads after the NVRTC at `nvrtc` when that is its answer (the selected
-// one); "" when it loads none, or `nvrtc` is the native loader's answer (loaded by name).
-std::string builtins_preload(const discovery::DiscoveryResult& discovery, const std::string& nvrtc) {
-  for (const auto& component : discovery.components) {
-    if (component.spec != nullptr && component.spec->kind == probes::ComponentKind::dynamic_lib &&
-        component.spec->name == "nvrtc" && component.selected && component.selected->via.path == nvrtc) {
-      return verify::pathfinder_builtins_preload(nvrtc, component.selected->via.pathfinder_step).value_or("");
-    }
-  }
-  return {};
-}
-
 // The file discovery selected (else the loader's) of each library the libs test loads.
 std::map<std::string, std::string> library_paths(const discovery::DiscoveryResult& discovery) {
   std::map<std::string, std::string> paths;
@@ -358,7 +346,7 @@ SelfTestRun run_selftest(const discovery::DiscoveryResult& discovery,
     base.libcuda = step_path(steps, "driver");
     base.libraries = library_paths(discovery);
     base.nvrtc = step_path(steps, "nvrtc");
-    base.nvrtc_builtins = builtins_preload(discovery, base.nvrtc);
+    base.nvrtc_builtins = verify::cuda_python_builtins_preload(discovery, base.nvrtc).value_or("");
     base.nvjitlink = step_path(steps, "nvjitlink");
     base.cccl_include = cccl_include(discovery);
     base.module_path = find_module(options, base.module_missing_reason);

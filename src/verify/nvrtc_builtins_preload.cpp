@@ -61,4 +61,18 @@ std::optional<std::string> pathfinder_builtins_preload(const std::string& nvrtc_
   return fs::is_regular_file(sibling) ? std::optional(std::move(sibling)) : std::nullopt;
 }
 
+std::optional<std::string> cuda_python_builtins_preload(const discovery::DiscoveryResult& discovery,
+                                                        const std::string& nvrtc_path) {
+  for (const auto& component : discovery.components) {
+    if (component.spec != nullptr && component.spec->kind == probes::ComponentKind::dynamic_lib &&
+        component.spec->name == "nvrtc") {
+      const auto& selected = component.selected;
+      return selected && selected->via.path == nvrtc_path
+                 ? pathfinder_builtins_preload(nvrtc_path, selected->via.pathfinder_step)
+                 : std::nullopt;
+    }
+  }
+  return std::nullopt;
+}
+
 } // namespace cudadiag::verify

@@ -11,6 +11,7 @@
 //                   copied from a wheel's libnvrtc.so.13 (cuda-pathfinder warns then).
 // The sibling it loads, when that file exists; nullopt otherwise.
 
+#include "discovery/discovery.hpp"
 #include "probes/candidate.hpp"
 
 #include <optional>
@@ -19,5 +20,11 @@
 namespace cudadiag::verify {
 
 std::optional<std::string> pathfinder_builtins_preload(const std::string& nvrtc_path, probes::PathfinderStep found_via);
+
+// The builtins CUDA Python loads after loading the NVRTC at `nvrtc_path`, when that NVRTC is its
+// answer in `discovery` (the selected copy, by the path it was found through); nullopt otherwise
+// (another copy, or the native loader's answer, which is loaded by name).
+std::optional<std::string> cuda_python_builtins_preload(const discovery::DiscoveryResult& discovery,
+                                                        const std::string& nvrtc_path);
 
 } // namespace cudadiag::verify

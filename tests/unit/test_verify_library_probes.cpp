@@ -1,3 +1,4 @@
+#include "core/environment.hpp"
 #include "core/filesystem.hpp"
 #include "loader/ld_so_cache.hpp"
 #include "skip.hpp"
@@ -109,16 +110,8 @@ bool contains_arch(const json& archs, int arch) {
 // ld.so.cache (the toolkit's lib directory in ld.so.conf.d, as NVIDIA's packages and runfile set it),
 // or in the default directories.
 bool loader_finds_by_name(const std::string& soname) {
-  std::vector<std::string> dirs;
-  if (const char* value = std::getenv("LD_LIBRARY_PATH")) {
-    for (std::string_view rest = value; !rest.empty();) {
-      const auto colon = std::min(rest.find(':'), rest.size());
-      if (colon > 0) {
-        dirs.emplace_back(rest.substr(0, colon));
-      }
-      rest.remove_prefix(std::min(colon + 1, rest.size()));
-    }
-  }
+  const char* ld_library_path = std::getenv("LD_LIBRARY_PATH");
+  auto dirs = cudadiag::split_search_path(ld_library_path != nullptr ? ld_library_path : "");
   dirs.insert(dirs.end(), {"/lib", "/usr/lib"});
   for (const auto& dir : dirs) {
     if (present(fs::join(dir, soname))) {
