@@ -562,6 +562,21 @@ int run_command(int argc, char** argv) {
         spdlog::error("{} apply to the report, `bundle` and `selftest` only", ci_option_names());
         return k_exit_usage;
       }
+      if (options.json) {
+        // stdout carries one JSON document: an output file that is stdout would be a second one.
+        auto files = output_files(ci);
+        if (bundle_command->parsed() && !bundle_options.output.empty()) {
+          files.push_back({"bundle --output", bundle_options.output});
+        }
+        if (fleet_command->parsed() && !fleet_options.html.empty()) {
+          files.push_back({"fleet --html", fleet_options.html});
+        }
+        if (const auto clash = cli_support::output_on_standard_output(files)) {
+          spdlog::error("{} {} is standard output, which --json writes: name a file, or drop --json", clash->flag,
+                        clash->path);
+          return k_exit_usage;
+        }
+      }
       if (fleet_command->parsed()) {
         return run_fleet(fleet_options, options.json, terminal(options), argv, self_executable());
       }

@@ -100,6 +100,7 @@ pipeline::Plan make_plan(const Options& options, Stages stages) {
     selftest.device = options.device;
     selftest.executable = *worker;
     selftest.startup_timeout = timeout;
+    selftest.load_timeout = timeout;
     selftest.progress = [](std::string_view line) { log(LogLevel::info, std::string(line)); };
   }
   return plan;

@@ -1,6 +1,6 @@
 #include "bundle/bundle.hpp"
 
-#include "bundle/atomic_file.hpp"
+#include "core/output_file.hpp"
 #include "bundle/gzip.hpp"
 #include "bundle/tar_archive.hpp"
 #include "core/filesystem.hpp"
@@ -209,8 +209,13 @@ Expected<BundleResult> write_bundle(const json& report, const Environment& env,
   if (!compressed) {
     return compressed.error();
   }
-  if (auto error = write_file_atomically(path, *compressed, k_bundle_mode)) {
-    return *error;
+  // The bundle holds paths and the environment: a new file is the user's alone, and a file it
+  // replaces never becomes more readable than that.
+  output::OutputFileOptions private_file;
+  private_file.mode = k_bundle_mode;
+  private_file.private_content = true;
+  if (auto written = output::write_output_file(path, *compressed, private_file); !written) {
+    return written.error();
   }
   result.path = path;
   result.bytes = compressed->size();

@@ -2,9 +2,9 @@
 
 #include "api/plans.hpp"
 #include "api/report_data.hpp"
-#include "bundle/atomic_file.hpp"
 #include "bundle/bundle.hpp"
 #include "core/filesystem.hpp"
+#include "core/output_file.hpp"
 #include "diff/diff_render.hpp"
 #include "diff/report_input.hpp"
 #include "findings/findings_reference.hpp"
@@ -322,10 +322,19 @@ std::optional<std::string> write_outputs(const Report& report, const std::vector
       if (file.flag != format.flag) {
         continue;
       }
-      if (auto error =
-              bundle::write_file_atomically(file.path, format.render(document, done.summary.fail_on))) {
-        return error->message;
+      if (auto written = output::write_output_file(file.path, format.render(document, done.summary.fail_on));
+          !written) {
+        return written.error().message;
       }
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<OutputFile> output_on_standard_output(const std::vector<OutputFile>& files) {
+  for (const auto& file : files) {
+    if (output::is_standard_output(file.path)) {
+      return file;
     }
   }
   return std::nullopt;
@@ -435,8 +444,9 @@ FleetOutcome fleet(const FleetRequest& request, bool json, const Terminal& termi
   }
   const auto summary = std::move(builder).finish(settings);
   if (!request.html.empty()) {
-    if (const auto error = bundle::write_file_atomically(request.html, fleet::render_fleet_html(summary))) {
-      out.errors.push_back(error->message);
+    if (const auto written = output::write_output_file(request.html, fleet::render_fleet_html(summary));
+        !written) {
+      out.errors.push_back(written.error().message);
       out.exit_code = k_exit_usage;
       return out;
     }

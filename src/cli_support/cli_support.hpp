@@ -148,8 +148,14 @@ struct OutputFile {
   std::string flag; // an OutputFormat's flag
   std::string path;
 };
-// Writes each file atomically, in order; the message of the first that fails (naming it), else nullopt.
+// Writes each file, in order, as core/output_file.hpp's contract says (regular files replaced
+// atomically, devices and FIFOs written through, never replaced); the message of the first that
+// fails (naming it), else nullopt.
 std::optional<std::string> write_outputs(const Report& report, const std::vector<OutputFile>& files);
+// The first of `files` that is this process's standard output (/dev/stdout, a link to
+// /proc/self/fd/1, the file or pipe stdout is redirected to): a usage error where stdout already
+// carries a JSON document. nullopt when none is.
+std::optional<OutputFile> output_on_standard_output(const std::vector<OutputFile>& files);
 
 // ---- --exit-style: exit codes for health frameworks (src/report/exit_style.hpp).
 

@@ -3,6 +3,7 @@
 // Low-level functions return Expected<T>; callers decide whether an error is a rejected candidate,
 // a finding or a trace line. Nothing here throws except value() on an error, which is a bug.
 
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -44,4 +45,28 @@ private:
   std::variant<T, Error> m_state;
 };
 
+// Success with nothing to return, or an Error: what a step that only does something returns.
+template <> class Expected<void> {
+public:
+  Expected() = default;
+  Expected(Error error) : m_error(std::move(error)) {} // NOLINT(google-explicit-constructor)
+
+  [[nodiscard]] bool has_value() const { return !m_error.has_value(); }
+  explicit operator bool() const { return has_value(); }
+  // The error; only meaningful when has_value() is false.
+  [[nodiscard]] const Error& error() const { return *m_error; }
+
+private:
+  std::optional<Error> m_error;
+};
+
 } // namespace cudadiag
+
+// Evaluates `expression` (an Expected) and returns its Error from the calling function when it
+// holds one; the calling function returns an Expected of any type.
+#define CUDADIAG_TRY(expression)                                                                      \
+  do {                                                                                                \
+    if (auto cudadiag_try_result = (expression); !cudadiag_try_result) {                              \
+      return cudadiag_try_result.error();                                                             \
+    }                                                                                                 \
+  } while (false)

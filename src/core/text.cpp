@@ -137,4 +137,9 @@ std::string join(const std::vector<std::string>& parts, std::string_view separat
   return out;
 }
 
+std::string seconds_text(std::chrono::milliseconds duration) {
+  const auto tenths = (duration.count() + 50) / 100;
+  return std::to_string(tenths / 10) + (tenths % 10 != 0 ? "." + std::to_string(tenths % 10) : "") + " s";
+}
+
 } // namespace cudadiag

@@ -1,6 +1,7 @@
 #pragma once
 // Small text helpers shared by the readers, their trace lines and their error messages.
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -25,6 +26,8 @@ std::string to_lower(std::string_view text);
 std::vector<std::string_view> split_lines(std::string_view text);
 // The parts with `separator` between them ("a, b, c").
 std::string join(const std::vector<std::string>& parts, std::string_view separator);
+// A duration as a person writes it, to a tenth of a second: "10 s", "2.5 s", "0.1 s".
+std::string seconds_text(std::chrono::milliseconds duration);
 // The parts one after the other, in one allocation: for the trace lines a search writes by the
 // thousand ("CUDA_HOME: /usr/local/cuda/lib64/libcudart.so.13 exists"), which `a + ": " + b + ...`
 // built in one allocation per `+`.

@@ -101,6 +101,9 @@ struct Linkage {
   // The load check (load_check.hpp): whether it ran, else why not, and how long it took.
   bool load_checked = false;
   std::string load_check_skipped; // "--no-load: ..." when it did not run
+  // When it ran but left closures unloaded, why ("9 closures not loaded: the load check's bound of
+  // 10 s (2 x --timeout) was reached"); "" when every closure was loaded (or judged without loading).
+  std::string load_check_cut;
   double load_check_ms = 0;
 };
 

@@ -283,6 +283,12 @@ void write_linkage(JsonStream& out, const Linkage& linkage) {
   });
   out.key("load_check");
   out.begin_object();
+  out.key("cut");
+  if (linkage.load_check_cut.empty()) {
+    out.null();
+  } else {
+    out.string(linkage.load_check_cut);
+  }
   out.key("elapsed_ms");
   out.value(linkage.load_check_ms);
   out.key("ran");

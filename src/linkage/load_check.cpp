@@ -1,6 +1,7 @@
 #include "linkage/load_check.hpp"
 
 #include "core/filesystem.hpp"
+#include "core/text.hpp"
 #include "worker/process.hpp"
 
 #include <algorithm>
@@ -107,6 +108,20 @@ void compare_link_maps(const Closure& closure, const LinkMapFacts& real, LoadChe
   }
 }
 
+// The outcome already seen for a file of `closure`, or nullptr.
+const ProvenOutcome* proven_outcome(const Closure& closure, const std::map<std::string, ProvenOutcome>& proven) {
+  if (proven.empty()) {
+    return nullptr;
+  }
+  for (const auto& object : closure.objects) {
+    const auto real = fs::real_path(object.path);
+    if (const auto found = proven.find(real ? *real : object.path); found != proven.end()) {
+      return &found->second;
+    }
+  }
+  return nullptr;
+}
+
 } // namespace
 
 LoadCheck judge(const Closure& closure, const std::string& loaded_as, const LinkMapFacts& real) {
@@ -156,17 +171,39 @@ void check_by_loading(Linkage& linkage, const LoadCheckOptions& options, const E
       steps.emplace_back(id + ")", "link_map", answer.load_name, std::vector<std::string>{join_preloads(preloads)});
     }
   }
+  // A closure holding a file verification saw hang or crash is not loaded again.
+  std::vector<AnswerClosure*> to_load;
+  std::vector<worker::WorkerStep> load_steps;
+  for (std::size_t i = 0; i < closures.size(); ++i) {
+    if (const auto* proven = proven_outcome(closures[i]->closure, options.proven)) {
+      LoadCheck check;
+      check.status = proven->status;
+      check.detail = "not loaded again: " + proven->detail;
+      closures[i]->check = std::move(check);
+      continue;
+    }
+    to_load.push_back(closures[i]);
+    load_steps.push_back(std::move(steps[i]));
+  }
+  const auto budget = options.total_budget.count() > 0 ? options.total_budget : 2 * options.step_timeout;
+  const auto deadline = start + budget;
   worker::WorkerOptions worker;
   worker.executable = options.executable;
-  worker.step_timeout = options.step_timeout;
   const std::size_t parallel = options.parallel != 0 ? options.parallel : default_parallel();
-  for (std::size_t first = 0; first < steps.size(); first += parallel) {
-    const auto last = std::min(steps.size(), first + parallel);
-    const std::vector<worker::WorkerStep> batch(steps.begin() + static_cast<std::ptrdiff_t>(first),
-                                                steps.begin() + static_cast<std::ptrdiff_t>(last));
+  std::size_t first = 0;
+  for (; first < load_steps.size(); first += parallel) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      break;
+    }
+    worker.step_timeout = std::min(options.step_timeout, left);
+    const auto last = std::min(load_steps.size(), first + parallel);
+    const std::vector<worker::WorkerStep> batch(load_steps.begin() + static_cast<std::ptrdiff_t>(first),
+                                                load_steps.begin() + static_cast<std::ptrdiff_t>(last));
     auto outcomes = worker::run_steps(batch, worker, env);
     for (std::size_t i = 0; i < outcomes.size(); ++i) {
-      auto& answer = *closures[first + i];
+      auto& answer = *to_load[first + i];
       const auto& outcome = outcomes[i];
       const auto real = outcome.status == "ok" ? decode_link_map(outcome.result) : std::nullopt;
       LoadCheck check;
@@ -177,8 +214,16 @@ void check_by_loading(Linkage& linkage, const LoadCheckOptions& options, const E
         check.detail = outcome.status == "ok" ? "the worker's answer is not a link map" : outcome.detail;
       }
       check.elapsed_ms = outcome.elapsed_ms;
+      if (check.status == "timeout" && worker.step_timeout < options.step_timeout) {
+        check.detail += " (cut at the load check's bound of " + seconds_text(budget) + ", 2 x --timeout)";
+      }
       answer.check = std::move(check);
     }
+  }
+  if (first < load_steps.size()) {
+    linkage.load_check_cut = std::to_string(load_steps.size() - first) + " of " + std::to_string(closures.size()) +
+                             " closures not loaded: the load check's bound of " + seconds_text(budget) +
+                             " (2 x --timeout) was reached";
   }
   linkage.load_checked = true;
   linkage.load_check_ms =

@@ -17,15 +17,28 @@
 #include "linkage/link_map.hpp"
 
 #include <chrono>
+#include <map>
 #include <string>
 #include <vector>
 
 namespace cudadiag::linkage {
 
+struct ProvenOutcome {
+  std::string status; // "timeout" | "crashed", as LoadCheck::status
+  std::string detail; // what happened, for the check's detail
+};
+
 struct LoadCheckOptions {
   std::string executable;                        // the cudadiag binary to re-execute as the worker
   std::chrono::milliseconds step_timeout{15000}; // per closure
   unsigned parallel = 0;                         // workers at once; 0: twice the CPUs, 4 to 32
+  // The whole load check's bound (0: 2 x step_timeout): no closure starts loading after it, and
+  // none runs past it. The closures left are unchecked, and Linkage::load_check_cut says so.
+  std::chrono::milliseconds total_budget{0};
+  // Files this run already saw hang or crash when loaded (verification), by realpath: a closure
+  // that holds one is not loaded again; its check takes that outcome ("timeout" or "crashed"),
+  // with the detail saying where it was seen.
+  std::map<std::string, ProvenOutcome> proven;
 };
 
 // The comparison of one closure's prediction with its real load.

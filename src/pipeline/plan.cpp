@@ -275,9 +275,21 @@ Expected<report::Report> run(const Plan& plan) {
         " when loaded (verify." + (driver_step->status == "crashed" ? "crashed" : "timeout") +
         "); libraries that load it would too: fix the driver first";
   } else if (plan.verify.enabled) {
-    load_check = std::async(std::launch::async, [&report, &plan] {
-      linkage::check_by_loading(report.linkage, {plan.verify.executable, plan.verify.step_timeout, 0},
-                                plan.environment);
+    // A file verification saw hang or crash is not loaded again (its closures take that outcome).
+    linkage::LoadCheckOptions load_options;
+    load_options.executable = plan.verify.executable;
+    load_options.step_timeout = plan.verify.step_timeout;
+    for (const auto& step : report.verification.steps) {
+      if (step.status == "timeout" || step.status == "crashed") {
+        const auto real = fs::real_path(step.path);
+        load_options.proven[real ? *real : step.path] = {
+            step.status, std::string(step.status == "timeout" ? "loading " + step.path + " did not finish within --timeout"
+                                                              : step.path + " crashed when loaded") +
+                             " in verification (verify." + step.status + ")"};
+      }
+    }
+    load_check = std::async(std::launch::async, [&report, &plan, load_options = std::move(load_options)] {
+      linkage::check_by_loading(report.linkage, load_options, plan.environment);
     });
   } else {
     report.linkage.load_check_skipped = report.verification.skipped_reason;

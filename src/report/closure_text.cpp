@@ -199,7 +199,8 @@ std::string render_closures_section(const linkage::Linkage& linkage, TextStyle s
                         milliseconds(linkage.elapsed_ms) + "; ";
   if (linkage.load_checked) {
     summary += "loaded in workers: " + std::to_string(agree) + " of " + std::to_string(checked) + " as predicted (" +
-               milliseconds(linkage.load_check_ms) + ")";
+               milliseconds(linkage.load_check_ms) + ")" +
+               (linkage.load_check_cut.empty() ? std::string() : "; " + linkage.load_check_cut);
   } else {
     summary += "not loaded (" + (linkage.load_check_skipped.empty() ? std::string("--no-load") : linkage.load_check_skipped) + ")";
   }

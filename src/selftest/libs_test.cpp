@@ -395,7 +395,7 @@ namespace {
 // state (and NCCL's threads) is not unloaded inside the worker.
 class Loader {
 public:
-  explicit Loader(const WorkerConfig& config) : m_config(config) {}
+  explicit Loader(const TestContext& context) : m_context(context), m_config(context.config) {}
   ~Loader() {
     for (auto& [name, handle] : m_handles) {
       handle.release();
@@ -422,7 +422,7 @@ public:
       }
       auto loaded = m_handles.find(name);
       if (loaded == m_handles.end()) {
-        cuda_api::DlHandle handle(found->second, RTLD_NOW | RTLD_GLOBAL);
+        auto handle = load_bounded(m_context, found->second, RTLD_NOW | RTLD_GLOBAL);
         if (!handle.loaded()) {
           throw libs::LibraryFailure("dlopen " + found->second +
                                      (name == library ? "" : " (dependency " + name + ")") + ": " +
@@ -444,6 +444,7 @@ public:
   }
 
 private:
+  const TestContext& m_context;
   const WorkerConfig& m_config;
   std::map<std::string, cuda_api::DlHandle> m_handles;
 };
@@ -512,7 +513,7 @@ TestResult run_libs(const TestContext& context) {
   gpu.require(gpu.api().memcpy_dtod_async, "cuMemcpyDtoDAsync");
   const Stream stream(gpu);
   const libs::LibsRun run{context, gpu, stream, result};
-  Loader loader(context.config);
+  Loader loader(context);
   const auto& only = context.config.libs_checked;
   Evidence::List records;
   std::vector<libs::Outcome> outcomes;

@@ -5,6 +5,7 @@
 #include "selftest/selftest.hpp"
 
 #include "core/filesystem.hpp"
+#include "core/text.hpp"
 #include "selftest/health.hpp"
 #include "selftest/libs.hpp"
 #include "selftest/libs_apart.hpp"
@@ -18,6 +19,7 @@
 #include "worker/process.hpp"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <charconv>
 #include <chrono>
@@ -40,6 +42,29 @@ std::string step_path(const std::vector<worker::WorkerStep>& steps, std::string_
     }
   }
   return {};
+}
+
+// The libraries a test loads that verification loads first, by verification step kind: a test is
+// not run when one of them hung or crashed there.
+struct TestLoads {
+  std::string_view key;
+  std::array<std::string_view, 2> step_kinds;
+};
+constexpr TestLoads k_tests_loading[] = {
+    {.key = "jit", .step_kinds = {"nvrtc", "nvjitlink"}}, // NVRTC compiles, nvJitLink links LTO-IR
+};
+
+// The files verification saw hang or crash when it loaded them, with what happened.
+std::map<std::string, std::string> unloadable_files(const verify::Verification& verification) {
+  std::map<std::string, std::string> files;
+  for (const auto& step : verification.steps) {
+    if (step.status == "timeout") {
+      files[step.path] = "loading " + step.path + " did not finish within --timeout in verification (verify.timeout)";
+    } else if (step.status == "crashed") {
+      files[step.path] = step.path + " crashed when verification loaded it: " + step.detail + " (verify.crashed)";
+    }
+  }
+  return files;
 }
 
 std::string cccl_include(const discovery::DiscoveryResult& discovery) {
@@ -206,6 +231,11 @@ TestResult error_result(const std::string& key, std::optional<int> device, std::
   return result;
 }
 
+std::string cut_reason(const SelfTestOptions& options) {
+  return "the self-test's overall budget of " + std::to_string(options.budget.count()) + " s (" +
+         std::string(level_name(options.level)) + " level; CUDADIAG_SELFTEST_BUDGET_S) was reached";
+}
+
 } // namespace
 
 std::vector<TestResult> run_in_workers(WorkerConfig config, const SelfTestOptions& options,
@@ -223,6 +253,20 @@ std::vector<TestResult> run_in_workers(WorkerConfig config, const SelfTestOption
     worker.step_budget = options.startup_timeout;
     for (const auto& key : remaining) {
       worker.step_budget += test_timeout(key, config.level);
+    }
+    if (options.deadline) {
+      // The overall budget: no worker outlives it, whatever its tests' own deadlines.
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*options.deadline - Clock::now());
+      if (left.count() <= 0) {
+        for (const auto& key : remaining) {
+          auto cut = error_result(key, config.device, "not run: " + cut_reason(options));
+          cut.status = "skip";
+          results.push_back(std::move(cut));
+        }
+        break;
+      }
+      worker.step_budget = std::min(worker.step_budget, left);
+      worker.step_timeout = std::min(worker.step_timeout, left);
     }
     if (options.progress) {
       worker.on_record = [&](const worker::StepOutcome&, const std::string& record) {
@@ -254,9 +298,28 @@ std::vector<TestResult> run_in_workers(WorkerConfig config, const SelfTestOption
       break;
     }
     // The worker ended before the rest reported: the test it was in broke; the others go on.
+    // Its last phase is "test:KEY", or "test:KEY|load PATH" while that test loaded a library.
     const std::string prefix = "test:";
+    const std::string loading_mark = "|load ";
     const auto& phase = outcome.last_phase;
-    const std::string current = phase.rfind(prefix, 0) == 0 ? phase.substr(prefix.size()) : std::string();
+    std::string current = phase.rfind(prefix, 0) == 0 ? phase.substr(prefix.size()) : std::string();
+    std::string loading;
+    if (const auto mark = current.find(loading_mark); mark != std::string::npos) {
+      loading = current.substr(mark + loading_mark.size());
+      current.resize(mark);
+    }
+    const bool cut = outcome.status == "timeout" && options.deadline && Clock::now() >= *options.deadline;
+    if (cut) {
+      // The overall budget ended the worker: the test it was in is cut, the rest not started. Both
+      // are skips (the run's bound, not evidence about the GPU), saying so.
+      for (const auto& key : remaining) {
+        auto result = error_result(key, config.device,
+                                   (key == current ? "cut while running: " : "not run: ") + cut_reason(options));
+        result.status = "skip";
+        results.push_back(std::move(result));
+      }
+      break;
+    }
     const std::string what = outcome.status == "timeout"   ? "timed out (the worker was killed)"
                              : outcome.status == "crashed" ? "crashed: " + outcome.detail
                              : outcome.status == "ok"      ? "the worker finished without reporting it"
@@ -268,12 +331,16 @@ std::vector<TestResult> run_in_workers(WorkerConfig config, const SelfTestOption
       }
       break;
     }
-    auto broken = error_result(current, config.device,
-                               outcome.status == "timeout"
-                                   ? "timed out after " +
-                                         std::to_string(test_timeout(current, config.level).count() / 1000) +
-                                         " s (the worker was killed)"
-                                   : what);
+    std::string why = what;
+    if (outcome.status == "timeout") {
+      why = !loading.empty() ? "loading " + loading + " did not finish within --timeout " +
+                                   seconds_text(config.load_timeout) + " (the worker was killed)"
+                             : "timed out after " + std::to_string(test_timeout(current, config.level).count() / 1000) +
+                                   " s (the worker was killed)";
+    } else if (!loading.empty()) {
+      why = what + " while loading " + loading;
+    }
+    auto broken = error_result(current, config.device, why);
     remaining.erase(std::remove(remaining.begin(), remaining.end(), current), remaining.end());
     results.push_back(std::move(broken));
   }
@@ -352,7 +419,27 @@ SelfTestRun run_selftest(const discovery::DiscoveryResult& discovery,
     base.module_path = find_module(options, base.module_missing_reason);
     base.executable = options.executable;
     base.nvml = step_path(steps, "nvml");
+    base.load_timeout = options.load_timeout;
     run.module = SelfTestModule{base.module_path, base.module_missing_reason};
+    // A library verification saw hang or crash is not loaded again: the tests that need it are
+    // skipped, naming it (the verification's finding is the error), instead of paying for it twice.
+    std::vector<TestResult> not_loaded_again;
+    const auto unloadable = unloadable_files(verification);
+    for (const auto& [key, needs] : k_tests_loading) {
+      if (std::find(base.tests.begin(), base.tests.end(), key) == base.tests.end()) {
+        continue;
+      }
+      for (const auto component : needs) {
+        const auto path = step_path(steps, component);
+        if (const auto found = unloadable.find(path); !path.empty() && found != unloadable.end()) {
+          auto skip = error_result(std::string(key), std::nullopt, "not run: " + found->second);
+          skip.status = "skip";
+          not_loaded_again.push_back(std::move(skip));
+          base.tests.erase(std::remove(base.tests.begin(), base.tests.end(), key), base.tests.end());
+          break;
+        }
+      }
+    }
 
     const auto view = driver_view(verification, base.libcuda);
     if (options.require_gpu && view.device_count == 0) {
@@ -402,9 +489,13 @@ SelfTestRun run_selftest(const discovery::DiscoveryResult& discovery,
     std::vector<std::vector<TestResult>> per_config(configs.size());
     std::atomic<std::size_t> next{0};
     std::vector<std::future<void>> pool;
-    // A device whose turn comes after the overall budget is not tested: its tests are skipped, saying so.
+    // A device whose turn comes after the overall budget is not tested: its tests are skipped, saying
+    // so; a worker still running at the budget is ended (run_in_workers).
     const auto budget = overall_budget(env, options.level);
     const auto cut_at = started + budget;
+    SelfTestOptions bounded = options;
+    bounded.deadline = cut_at;
+    bounded.budget = budget;
     const std::string late = "not run: the self-test's overall budget of " + std::to_string(budget.count()) +
                              " s (CUDADIAG_SELFTEST_BUDGET_S) was spent before this device's turn (" +
                              std::to_string(configs.size()) + " devices, at most " + std::to_string(limit) +
@@ -420,12 +511,18 @@ SelfTestRun run_selftest(const discovery::DiscoveryResult& discovery,
             }
             continue;
           }
-          per_config[index] = run_device(configs[index], options, env, progress_lock);
+          per_config[index] = run_device(configs[index], bounded, env, progress_lock);
         }
       }));
     }
     for (auto& thread : pool) {
       thread.get();
+    }
+    for (std::size_t index = 0; index < configs.size(); ++index) {
+      for (auto result : not_loaded_again) {
+        result.device = configs[index].device;
+        per_config[index].push_back(std::move(result));
+      }
     }
     for (auto& results : per_config) {
       // Workers run jit last (its compiles overlap the GPU tests); report in catalog order.

@@ -64,6 +64,13 @@ struct SelfTestOptions {
   std::string module_path;       // libcudadiag_cub_selftest.so; "" = look next to the executable
   std::string kernels_dir;       // the bundled PTX; "" = look next to the executable / in share/
   std::chrono::milliseconds startup_timeout{15000}; // a worker's cuInit + context, before its first test
+  // Each library a test loads must be loaded within this (--timeout); see WorkerConfig::load_timeout.
+  std::chrono::milliseconds load_timeout{15000};
+  // When every worker must have ended; run_selftest sets it from the overall budget
+  // (CUDADIAG_SELFTEST_BUDGET_S, else 120 s quick / 900 s full). A test still running then is cut
+  // (an error saying so), the ones not started are skipped, saying so.
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  std::chrono::seconds budget{0}; // the overall budget `deadline` came from, for the messages
   bool require_gpu = false; // true: run nothing (skipped_reason says why) when no GPU is usable
   // At most this many workers (one per GPU) at once; nullopt: CUDADIAG_SELFTEST_WORKERS from the
   // environment snapshot, else one per two usable CPUs (selftest/health.hpp worker_limit). A driver

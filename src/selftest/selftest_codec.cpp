@@ -161,7 +161,8 @@ std::string encode_config(const WorkerConfig& config) {
                {"module_missing_reason", config.module_missing_reason},
                {"executable", config.executable},
                {"nvml", config.nvml},
-               {"device_arch", nullable(config.device_arch)}});
+               {"device_arch", nullable(config.device_arch)},
+               {"load_timeout_ms", config.load_timeout.count()}});
 }
 
 std::optional<WorkerConfig> decode_config(std::string_view text) {
@@ -193,6 +194,7 @@ std::optional<WorkerConfig> decode_config(std::string_view text) {
   config.executable = json_fields::string_or(object, "executable", "");
   config.nvml = json_fields::string_or(object, "nvml", "");
   config.device_arch = optional_int(object, "device_arch");
+  config.load_timeout = std::chrono::milliseconds(optional_int(object, "load_timeout_ms").value_or(0));
   return config;
 }
 

@@ -189,7 +189,8 @@ Evidence run_selftest_worker(const std::string& libcuda_path, const std::string&
                                    sizes_for(config.level),
                                    jit_preparation,
                                    nvml_device ? &*nvml_device : nullptr,
-                                   nvml_problem};
+                                   nvml_problem,
+                                   std::chrono::steady_clock::now() + test_timeout(test->key, config.level)};
     worker::report_phase("test:" + std::string(test->key), test_timeout(test->key, config.level));
     std::optional<ClockSampler> sampler;
     if (nvml_device) {

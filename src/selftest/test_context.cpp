@@ -1,5 +1,7 @@
 #include "selftest/test_context.hpp"
 
+#include "worker/child.hpp"
+
 #include <algorithm>
 
 namespace cudadiag::selftest {
@@ -79,6 +81,24 @@ SmClock max_sm_clock(const TestContext& context) {
     clock.source.clear();
   }
   return clock;
+}
+
+cuda_api::DlHandle load_bounded(const TestContext& context, const std::string& path, int flags) {
+  using std::chrono::milliseconds;
+  const std::string phase = "test:" + std::string(context.info.key);
+  const auto test_left = [&context] {
+    return std::max(milliseconds(1), std::chrono::duration_cast<milliseconds>(context.deadline -
+                                                                             std::chrono::steady_clock::now()));
+  };
+  const auto bound = context.config.load_timeout;
+  if (bound.count() > 0) {
+    worker::report_phase(phase + "|load " + path, std::min(bound, test_left()));
+  }
+  cuda_api::DlHandle handle(path, flags);
+  if (bound.count() > 0) {
+    worker::report_phase(phase, test_left());
+  }
+  return handle;
 }
 
 TestResult new_result(const TestContext& context) {

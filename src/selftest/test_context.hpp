@@ -5,10 +5,12 @@
 // returns the finished result (status, reason, metrics, details) and never throws: a CudaFailure
 // or any other exception is turned into a status by run_guarded.
 
+#include "cuda_api/library.hpp"
 #include "selftest/gpu.hpp"
 #include "selftest/nvml_health.hpp"
 #include "selftest/selftest.hpp"
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -45,6 +47,9 @@ struct WorkerConfig {
   std::string nvml;       // the libnvidia-ml discovery selected; "" = none (no link, clocks or ECC readings)
   std::optional<int>
       device_arch; // the device's compute capability (10 x major + minor) as verification saw it
+  // Each library a test loads must be loaded within this (--timeout), whatever the test's own
+  // deadline: the worker moves its deadline to it around the dlopen (load_bounded). 0: the test's.
+  std::chrono::milliseconds load_timeout{0};
 };
 
 struct DeviceFacts {
@@ -95,7 +100,14 @@ struct TestContext {
   std::shared_future<std::shared_ptr<const JitPreparation>> jit_preparation;
   const NvmlDevice* nvml = nullptr; // this GPU in NVML; null: nvml_problem says why
   std::string nvml_problem;
+  // When the parent kills the worker if this test has not finished (its TestInfo deadline).
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
 };
+
+// Loads `path` (dlopen `flags`) for the test of `context` under WorkerConfig::load_timeout: the
+// parent kills the worker if the load has not returned by then (a constructor that blocks), and
+// names the file ("test:KEY|load PATH" phase). The test's own deadline applies again afterwards.
+cuda_api::DlHandle load_bounded(const TestContext& context, const std::string& path, int flags);
 
 // The SM clock a peak expectation assumes: NVML's max SM clock, else the driver's
 // CU_DEVICE_ATTRIBUTE_CLOCK_RATE (deprecated in CUDA 13: an error there is "unknown"); mhz 0 = unknown.
