@@ -26,6 +26,8 @@
 #include <map>
 #include <mutex>
 
+#include <unistd.h>
+
 namespace cudadiag::selftest {
 namespace {
 
@@ -329,6 +331,8 @@ SelfTestRun run_selftest(const discovery::DiscoveryResult& discovery,
                          const Environment& env) {
   SelfTestRun run;
   run.level = options.level;
+  run.context = options.context.value_or(detect_run_context(env));
+  run.exclusive = options.exclusive;
   if (!options.enabled) {
     return run;
   }
@@ -352,6 +356,7 @@ SelfTestRun run_selftest(const discovery::DiscoveryResult& discovery,
     base.module_path = find_module(options, base.module_missing_reason);
     base.executable = options.executable;
     base.nvml = step_path(steps, "nvml");
+    base.session_pid = static_cast<int>(::getpid());
     run.module = SelfTestModule{base.module_path, base.module_missing_reason};
 
     const auto view = driver_view(verification, base.libcuda);

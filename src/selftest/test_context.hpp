@@ -45,6 +45,9 @@ struct WorkerConfig {
   std::string nvml;       // the libnvidia-ml discovery selected; "" = none (no link, clocks or ECC readings)
   std::optional<int>
       device_arch; // the device's compute capability (10 x major + minor) as verification saw it
+  // The cudadiag process that started the workers: it and every process below it are this run's
+  // own, never "another process on the GPU" (selftest/gpu_busy.hpp). 0: the worker's parent.
+  int session_pid = 0;
 };
 
 struct DeviceFacts {

@@ -1,15 +1,21 @@
 """The self-test on a GPU someone else is using, through the real binary with the fake driver's device
-(tests/fixtures/fake_libcuda_device.c: memory, streams and the ptx and memory kernels on the CPU):
+(tests/fixtures/fake_libcuda_device.c: memory, streams and the ptx and memory kernels on the CPU) and
+the fake NVML's process list:
 
 - contention (the legacy default stream's work runs late, as on a busy GPU) causes no false
   corruption: every copy, fill and read-back is ordered on the test's own stream;
-- the memory test still catches an injected error under contention, says persistent or transient.
+- the memory test still catches an injected error under contention, says persistent or transient;
+- another process on the GPU is named by gpu.busy (pid, name, memory), never cudadiag's own
+  processes; its severity follows --context (info, warning in ci/fleet) and --exclusive (error);
+- figures taken while it ran are not blamed on the GPU (no selftest.slow, no gpu.throttled) and are
+  marked busy in the score.
 
 Every JSON validates against the schema (parse_report)."""
 
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -114,3 +120,65 @@ def test_a_clean_memory_test_under_contention_passes():
     assert test["status"] == "pass", test
     assert test["details"]["memory"]["wrong_words"] == 0
     assert "repeat" not in test["details"]["memory"]
+
+
+@pytest.fixture
+def competitor():
+    """A process of someone else's: NVML lists it on the GPU."""
+    process = subprocess.Popen(["sleep", "300"])
+    yield process
+    process.kill()
+    process.wait()
+
+
+@pytest.mark.parametrize("args,extra,severity,code", [
+    ([], {}, "info", 0),
+    (["--context", "ci"], {}, "warning", 0),
+    ([], {"CI": "true"}, "warning", 0),
+    ([], {"SLURM_JOB_ID": "4711"}, "warning", 0),
+    (["--context", "fleet"], {}, "warning", 0),
+    (["--exclusive"], {}, "error", 1),
+    (["--context", "interactive"], {"KUBERNETES_SERVICE_HOST": "10.96.0.1"}, "info", 0),
+])
+def test_another_process_on_the_gpu_is_named_and_its_figures_not_blamed(competitor, args, extra, severity, code):
+    # NVML lists the worker (self), the cudadiag process (parent) and the competitor; under
+    # contention the copy runs at 40% of its healthy figure.
+    env = device_env(CUDADIAG_FAKE_CUDA_CONTENTION="1",
+                     CUDADIAG_FAKE_NVML_PROCESSES=f"self:512,parent:64,{competitor.pid}:2048",
+                     CUDADIAG_FAKE_NVML_UTILIZATION="97", **extra)
+    doc = selftest("--only", "ptx", *args, env=env, allowed=(code,))
+    test = only_test(doc)
+    assert test["status"] == "pass", test
+    busy = test["details"]["busy"]
+    assert busy["known"] is True and busy["utilization_before_pct"] == 97
+    assert [p["pid"] for p in busy["others"]] == [competitor.pid]  # never cudadiag's own
+    assert busy["others"][0]["name"] == "sleep" and busy["others"][0]["used_memory_bytes"] == 2048 << 20
+    [finding] = findings_with(doc, "gpu.busy")
+    assert finding["severity"] == severity
+    assert f"pid {competitor.pid} (sleep) using 2048 MiB" in finding["message"]
+    assert "ptx.copy_gbps 43%" in finding["message"]  # 40% of the healthy 4260 GB/s, against the quick 4000
+    assert finding["evidence"]["tests"] == ["ptx"]
+    score = doc["selftest"]["score"]
+    assert score["busy_excluded"] >= 1 and all(c["busy"] for c in score["components"])
+    assert score["value"] is None  # every figure was taken while busy
+    assert "selftest.slow" not in finding_ids(doc) and "gpu.throttled" not in finding_ids(doc)
+    assert doc["selftest"]["exclusive"] is ("--exclusive" in args)
+    assert doc["summary"]["exit_code"] == code
+
+
+def test_the_same_slow_figure_on_a_gpu_nobody_else_uses_is_selftest_slow():
+    """Without another process in NVML's list, a figure at 40% is the GPU's own: selftest.slow."""
+    doc = selftest("--only", "ptx", env=device_env(CUDADIAG_FAKE_CUDA_CONTENTION="1"), allowed=(0,))
+    assert "gpu.busy" not in finding_ids(doc)
+    assert only_test(doc)["details"]["busy"] == {"known": True, "unknown_reason": None, "others": [],
+                                                  "utilization_before_pct": 0}
+    [slow] = findings_with(doc, "selftest.slow")
+    assert "ptx.copy_gbps" in slow["message"]
+    assert doc["selftest"]["score"]["busy_excluded"] == 0
+
+
+def test_when_nvml_cannot_list_processes_busy_is_unknown_not_idle():
+    doc = selftest("--only", "ptx", env=device_env(CUDADIAG_FAKE_NVML_PROCESSES="notsupported"), allowed=(0,))
+    busy = only_test(doc)["details"]["busy"]
+    assert busy["known"] is False and "NVML_ERROR_NOT_SUPPORTED" in busy["unknown_reason"]
+    assert "gpu.busy" not in finding_ids(doc)
