@@ -112,13 +112,9 @@ std::string check_pattern(const Gpu& gpu, cu::CUdeviceptr pointer, std::size_t b
   std::vector<std::uint32_t> words(bytes / sizeof(std::uint32_t));
   gpu.check(gpu.api().ctx_synchronize(), "cuCtxSynchronize"); // every write before this read has finished
   gpu.check(gpu.api().legacy_stream_memcpy_dtoh(words.data(), pointer, bytes), "cuMemcpyDtoH");
-  for (std::size_t i = 0; i < words.size(); ++i) {
-    if (words[i] != seeded_word(seed, i)) {
-      return "word " + std::to_string(i) + " holds " + std::to_string(words[i]) + ", expected " +
-             std::to_string(seeded_word(seed, i)) + " (pattern " + std::to_string(seed) + ")";
-    }
-  }
-  return {};
+  std::optional<WrongData> wrong;
+  compare_words(words, 0, [seed](std::uint64_t i) { return seeded_word(seed, i); }, wrong);
+  return wrong ? describe(*wrong) + " (pattern " + std::to_string(seed) + ")" : std::string();
 }
 
 std::string device_uuid(const Gpu& gpu, cu::CUdevice device) {

@@ -130,12 +130,13 @@ struct WrongData {
   std::uint64_t checked = 0;   // words compared
 };
 
-// Compares `words` with expected(index) for index = first + i; nullopt when every word matches.
-// `into` accumulates across chunks of one buffer (its first_index stays the first one found).
+// Compares `count` words at `words` with expected(index) for index = first + i; `into` stays nullopt
+// when every word matches, and accumulates across chunks of one buffer (its first_index stays the
+// first one found).
 template <class Word, class Expected>
-void compare_words(const std::vector<Word>& words, std::uint64_t first, Expected expected,
+void compare_words(const Word* words, std::size_t count, std::uint64_t first, Expected expected,
                    std::optional<WrongData>& into) {
-  for (std::size_t i = 0; i < words.size(); ++i) {
+  for (std::size_t i = 0; i < count; ++i) {
     const auto want = static_cast<std::uint64_t>(expected(first + i));
     const auto got = static_cast<std::uint64_t>(words[i]);
     if (got != want) {
@@ -146,8 +147,13 @@ void compare_words(const std::vector<Word>& words, std::uint64_t first, Expected
     }
   }
   if (into) {
-    into->checked += words.size();
+    into->checked += count;
   }
+}
+template <class Word, class Expected>
+void compare_words(const std::vector<Word>& words, std::uint64_t first, Expected expected,
+                   std::optional<WrongData>& into) {
+  compare_words(words.data(), words.size(), first, expected, into);
 }
 
 // "word 0 is 0, expected 3237998080; 16777216 of 67108864 words differ"
