@@ -69,8 +69,14 @@ BusyFacts attribute_processes(const ProcessListing& listing, unsigned self, unsi
     return facts;
   }
   facts.known = true;
+  // Under MIG, a process in another GPU instance has SMs and memory of its own: it is not sharing.
+  const auto own = std::find_if(listing.processes.begin(), listing.processes.end(),
+                                [self](const NvmlProcess& p) { return p.pid == self; });
   for (const auto& process : listing.processes) {
     if (process.pid == self || in_session(process.pid, session, table)) {
+      continue;
+    }
+    if (own->gpu_instance && process.gpu_instance && *own->gpu_instance != *process.gpu_instance) {
       continue;
     }
     facts.others.push_back(GpuProcess{process.pid, table.name(process.pid), process.used_memory_bytes,

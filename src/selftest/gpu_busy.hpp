@@ -34,7 +34,8 @@ bool in_session(unsigned pid, unsigned session, const ProcessTable& table);
 
 // The listing judged from inside a worker: `self` is the worker (it holds a context, so NVML must
 // list it: when it does not, the pids are another namespace's and the answer is unknown), `session`
-// the cudadiag process. The others are named with their memory.
+// the cudadiag process. The others are named with their memory; under MIG, only those in the
+// worker's own GPU instance count (another instance has SMs and memory of its own).
 BusyFacts attribute_processes(const ProcessListing& listing, unsigned self, unsigned session,
                               const ProcessTable& table);
 

@@ -179,7 +179,7 @@ std::string list_processes(nvml::DeviceGetRunningProcessesFn query, const char* 
       const auto& info = infos[i];
       auto found = std::find_if(into.begin(), into.end(), [&](const NvmlProcess& p) { return p.pid == info.pid; });
       if (found == into.end()) {
-        into.push_back(NvmlProcess{info.pid, std::nullopt, false, false});
+        into.push_back(NvmlProcess{info.pid, std::nullopt, false, false, std::nullopt});
         found = std::prev(into.end());
       }
       if (info.used_gpu_memory != nvml::k_value_not_available) {
@@ -187,6 +187,9 @@ std::string list_processes(nvml::DeviceGetRunningProcessesFn query, const char* 
             std::max<std::uint64_t>(found->used_memory_bytes.value_or(0), info.used_gpu_memory);
       }
       (graphics ? found->graphics : found->compute) = true;
+      if (info.gpu_instance_id != 0xFFFFFFFFU) { // NVML's "not a MIG instance"
+        found->gpu_instance = info.gpu_instance_id;
+      }
     }
     return {};
   }

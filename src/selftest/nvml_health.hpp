@@ -51,6 +51,7 @@ struct NvmlProcess {
   unsigned pid = 0;
   std::optional<std::uint64_t> used_memory_bytes;
   bool compute = false, graphics = false;
+  std::optional<unsigned> gpu_instance; // the MIG GPU instance it runs in; nullopt: not MIG
 };
 struct ProcessListing {
   bool known = false;

@@ -42,7 +42,7 @@ selftest::ProcessListing busy_test_listing(std::vector<unsigned> pids) {
   selftest::ProcessListing listing;
   listing.known = true;
   for (const auto pid : pids) {
-    listing.processes.push_back({pid, std::uint64_t{pid} << 20U, true, false});
+    listing.processes.push_back({pid, std::uint64_t{pid} << 20U, true, false, std::nullopt});
   }
   return listing;
 }
@@ -94,6 +94,17 @@ TEST_CASE("gpu busy: this run's processes are its own, everyone else is named wi
   const auto alone = selftest::attribute_processes(busy_test_listing({200, 300}), 200, 100, table);
   CHECK(alone.known);
   CHECK_FALSE(alone.busy());
+}
+
+TEST_CASE("gpu busy: under MIG only the worker's own GPU instance counts") {
+  const auto table = busy_test_table();
+  auto listing = busy_test_listing({200, 500, 600});
+  listing.processes[0].gpu_instance = 1U; // the worker
+  listing.processes[1].gpu_instance = 2U; // python3, in another instance
+  listing.processes[2].gpu_instance = 1U; // 600, sharing the worker's instance
+  const auto facts = selftest::attribute_processes(listing, 200, 100, table);
+  REQUIRE(facts.others.size() == 1);
+  CHECK(facts.others[0].pid == 600);
 }
 
 TEST_CASE("gpu busy: NOT_SUPPORTED, or pids of another namespace, are unknown, not idle") {
