@@ -44,6 +44,8 @@ struct GlobalOptions {
   bool no_load = false;
   bool no_selftest = false;
   double timeout_seconds = 15;
+  std::string context;    // --context interactive|ci|fleet; "": from the environment
+  bool exclusive = false; // --exclusive
 };
 
 struct SelftestCommandOptions {
@@ -69,6 +71,7 @@ const std::vector<std::string> k_color_modes = {"auto", "always", "never"};
 const std::vector<std::string> k_log_levels = {"trace", "debug", "info", "warn", "warning", "error", "critical", "off"};
 const std::vector<std::string> k_severities = {"error", "warning"};
 const std::vector<std::string> k_levels = {"quick", "full"};
+const std::vector<std::string> k_contexts = {"interactive", "ci", "fleet"};
 const std::vector<std::string> k_shells = {"bash", "zsh", "fish"};
 
 struct FindOptions {
@@ -167,6 +170,12 @@ Options api_options(const GlobalOptions& options) {
   out.fail_on_warning = options.fail_on == "warning";
   out.timeout_seconds = options.timeout_seconds;
   out.executable = self_executable();
+  if (!options.context.empty()) {
+    out.context = options.context == "fleet" ? Context::fleet
+                  : options.context == "ci"  ? Context::ci
+                                             : Context::interactive;
+  }
+  out.exclusive = options.exclusive;
   return out;
 }
 
@@ -415,7 +424,7 @@ int run_explain(const GlobalOptions& options, const ExplainOptions& explain) {
 std::vector<cli_support::CompletionCommand> with_choices(std::vector<cli_support::CompletionCommand> commands) {
   const std::vector<std::pair<std::string, const std::vector<std::string>*>> choices = {
       {"--color", &k_color_modes}, {"--log-level", &k_log_levels}, {"--fail-on", &k_severities},
-      {"--level", &k_levels}};
+      {"--level", &k_levels}, {"--context", &k_contexts}};
   for (auto& command : commands) {
     for (auto& option : command.options) {
       for (const auto& [name, values] : choices) {
@@ -480,6 +489,12 @@ int run_command(int argc, char** argv) {
         ->check(CLI::Range(0.1, 3600.0));
     app.add_flag("--no-selftest", options.no_selftest,
                  "Skip the quick GPU self-test the report runs when a GPU is usable");
+    app.add_option("--context", options.context,
+                   "Where cudadiag runs: interactive, ci or fleet (default: fleet under Slurm or in a Kubernetes "
+                   "pod, ci when CI=true, else interactive); a GPU another process uses is a warning in ci and fleet")
+        ->check(CLI::IsMember(k_contexts));
+    app.add_flag("--exclusive", options.exclusive,
+                 "The self-test needs the GPU to itself: another process on it is an error (gpu.busy)");
 
     FindOptions find;
     auto* find_command = app.add_subcommand("find", "Print the path of one component (exit 1 if not found)");

@@ -109,6 +109,12 @@ CUDADIAG_API void cudadiag_options_free(cudadiag_options* options);
  *   "self_test_level": "quick" | "full"        (default "quick")
  *   "self_tests":      ["jit", "reduce", ...]  test keys to run; [] = all (default)
  *   "device":          0 | null                CUDA ordinal for the self-test; null = every device
+ *   "context":         "interactive" | "ci" | "fleet" | null
+ *                                              where cudadiag runs (how loud gpu.busy is); null = from
+ *                                              the environment: SLURM_JOB_ID or KUBERNETES_SERVICE_HOST
+ *                                              -> fleet, CI=true -> ci, else interactive (default null)
+ *   "exclusive":       false                   the self-test needs the GPU to itself: another process
+ *                                              on it is an error-level gpu.busy (default false)
  *   "timeout_seconds": 15                      seconds each library verified may take (default 15)
  *   "executable":      "/usr/bin/cudadiag"     the cudadiag executable the workers run; "" = the
  *                                              environment's CUDADIAG_EXECUTABLE, else the one installed

@@ -32,6 +32,9 @@ enum class Severity { info, warning, error };
 // The worst severity among a report's findings; info counts as ok.
 enum class Verdict { ok, warning, error };
 enum class SelfTestLevel { quick, full };
+// Where cudadiag runs, which sets how loud some findings are: interactive (a terminal), ci (a CI
+// job: CI=true), fleet (a node health check: under Slurm or in a Kubernetes pod).
+enum class Context { interactive, ci, fleet };
 
 struct Options {
   // cuda-pathfinder component names to examine ("cuda", "nvrtc", "cccl", ...; every component of
@@ -48,6 +51,10 @@ struct Options {
   SelfTestLevel self_test_level = SelfTestLevel::quick;
   std::vector<std::string> self_tests; // self-test keys to run ("jit", "reduce", ...); empty: all
   std::optional<int> device;           // self-test device (CUDA ordinal); nullopt: every device
+  // The context (see Context); nullopt: from the environment (SLURM_JOB_ID or KUBERNETES_SERVICE_HOST:
+  // fleet, else CI=true: ci, else interactive).
+  std::optional<Context> context;
+  bool exclusive = false; // the self-test needs the GPU to itself: another process on it is an error (gpu.busy)
   // verify/self_test run every library in an isolated worker: this cudadiag executable re-run.
   // Empty: $CUDADIAG_EXECUTABLE, else the `cudadiag` installed with this library.
   std::string executable;

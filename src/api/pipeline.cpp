@@ -97,6 +97,12 @@ pipeline::Plan make_plan(const Options& options, Stages stages) {
     selftest.level =
         options.self_test_level == SelfTestLevel::full ? selftest::Level::full : selftest::Level::quick;
     selftest.only = options.self_tests;
+    if (options.context) {
+      selftest.context = *options.context == Context::fleet ? RunContext::fleet
+                         : *options.context == Context::ci  ? RunContext::ci
+                                                            : RunContext::interactive;
+    }
+    selftest.exclusive = options.exclusive;
     selftest.device = options.device;
     selftest.executable = *worker;
     selftest.startup_timeout = timeout;

@@ -103,6 +103,22 @@ const std::map<std::string, Apply, std::less<>>& keys() {
          return problem;
        }},
       {"self_tests", [](const json& v, Settings& s) { return read_strings(v, s.options.self_tests); }},
+      {"context",
+       [](const json& v, Settings& s) -> std::string {
+         if (v.is_null()) {
+           s.options.context.reset();
+           return {};
+         }
+         std::string context;
+         auto problem = read_choice(v, {"interactive", "ci", "fleet"}, context);
+         if (problem.empty()) {
+           s.options.context = context == "fleet" ? Context::fleet
+                               : context == "ci"  ? Context::ci
+                                                  : Context::interactive;
+         }
+         return problem;
+       }},
+      {"exclusive", [](const json& v, Settings& s) { return read_bool(v, s.options.exclusive); }},
       {"device",
        [](const json& v, Settings& s) -> std::string {
          if (v.is_null()) {
@@ -232,6 +248,11 @@ json to_json(const Settings& settings) {
           {"self_test_level", options.self_test_level == SelfTestLevel::full ? "full" : "quick"},
           {"self_tests", options.self_tests},
           {"device", options.device ? json(*options.device) : json(nullptr)},
+          {"context", !options.context                        ? json(nullptr)
+                      : *options.context == Context::fleet    ? json("fleet")
+                      : *options.context == Context::ci       ? json("ci")
+                                                              : json("interactive")},
+          {"exclusive", options.exclusive},
           {"timeout_seconds", options.timeout_seconds},
           {"executable", options.executable},
           {"environment", environment}};

@@ -213,6 +213,7 @@ using PfnMemcpyHtoD = CUresult (*)(CUdeviceptr, const void*, std::size_t);      
 using PfnMemcpyDtoH = CUresult (*)(void*, CUdeviceptr, std::size_t);                // cuMemcpyDtoH_v2 (3.2)
 using PfnMemcpyDtoDAsync = CUresult (*)(CUdeviceptr, CUdeviceptr, std::size_t, CUstream); // cuMemcpyDtoDAsync_v2 (3.2)
 using PfnMemsetD32 = CUresult (*)(CUdeviceptr, unsigned int, std::size_t);          // cuMemsetD32_v2 (3.2)
+using PfnMemsetD32Async = CUresult (*)(CUdeviceptr, unsigned int, std::size_t, CUstream); // cuMemsetD32Async (3.2)
 using PfnMemGetInfo = CUresult (*)(std::size_t*, std::size_t*);                     // cuMemGetInfo_v2 (3.2)
 using PfnMemHostAlloc = CUresult (*)(void**, std::size_t, unsigned int);            // cuMemHostAlloc (2.2)
 using PfnMemFreeHost = CUresult (*)(void*);                                         // cuMemFreeHost (2.0)

@@ -124,4 +124,26 @@ using DeviceGetClockFn = Return (*)(Device, unsigned int, unsigned int*);
 using DeviceGetTemperatureFn = Return (*)(Device, unsigned int, unsigned int*);
 // nvmlDeviceGetPowerUsage, nvmlDeviceGetEnforcedPowerLimit (milliwatts): DeviceGetUintFn above
 
+// The self-test's busy check (selftest/gpu_busy.hpp) reads the processes on the GPU and its
+// utilisation:
+// nvmlProcessInfo_t as the _v3 process queries fill it (nvmlProcessInfo_v2_t's layout).
+struct ProcessInfo {
+  unsigned int pid;
+  unsigned long long used_gpu_memory; // usedGpuMemory, bytes; k_value_not_available when unknown
+  unsigned int gpu_instance_id;       // gpuInstanceId (MIG); 0xFFFFFFFF when not MIG
+  unsigned int compute_instance_id;   // computeInstanceId
+};
+inline constexpr unsigned long long k_value_not_available = ~0ULL; // NVML_VALUE_NOT_AVAILABLE
+constexpr Return k_error_insufficient_size = 7;                     // NVML_ERROR_INSUFFICIENT_SIZE
+// nvmlDeviceGetComputeRunningProcesses_v3, nvmlDeviceGetGraphicsRunningProcesses_v3
+// (device, &count in: capacity, out: needed, infos)
+using DeviceGetRunningProcessesFn = Return (*)(Device, unsigned int*, ProcessInfo*);
+// nvmlUtilization_t: percent of the last sample period (1/6 s to 1 s) the GPU / memory was busy.
+struct Utilization {
+  unsigned int gpu;
+  unsigned int memory;
+};
+// nvmlDeviceGetUtilizationRates
+using DeviceGetUtilizationRatesFn = Return (*)(Device, Utilization*);
+
 } // namespace cudadiag::cuda_api::nvml

@@ -1,6 +1,8 @@
 #include "findings/selftest_rules.hpp"
 
 #include <cstdio>
+#include <map>
+#include <set>
 
 namespace cudadiag::findings {
 
@@ -116,7 +118,90 @@ void throttle_rule(const selftest::SelfTestRun& run, const selftest::ScoreCompon
                               {"clocks", selftest::clocks_evidence(clocks)}}));
 }
 
+std::string mib_text(std::uint64_t bytes) {
+  return std::to_string((bytes + (1U << 19U)) >> 20U) + " MiB";
+}
+
+// gpu.busy: per device, the other processes NVML listed while its tests ran, the tests that saw
+// them, and the figures taken meanwhile (not held against the GPU), with the slowdown reasons NVML
+// reported then, attributed to that load.
+void busy_rule(const selftest::SelfTestRun& run, std::vector<Finding>& out) {
+  std::map<int, selftest::BusyFacts> per_device;
+  std::map<int, std::vector<std::string>> tests;
+  std::map<int, std::set<std::string>> reasons;
+  for (const auto& test : run.tests) {
+    if (!test.device || !test.busy || !test.busy->busy()) {
+      continue;
+    }
+    selftest::merge_busy(per_device[*test.device], *test.busy);
+    tests[*test.device].push_back(test.key);
+    if (test.clocks && test.clocks->slowdown_reasons) {
+      reasons[*test.device].insert(test.clocks->slowdown_reasons->begin(), test.clocks->slowdown_reasons->end());
+    }
+  }
+  for (const auto& [device, busy] : per_device) {
+    std::string names;
+    Evidence::List processes;
+    for (const auto& process : busy.others) {
+      names += (names.empty() ? "" : ", ") + std::string("pid ") + std::to_string(process.pid) +
+               (process.name.empty() ? "" : " (" + process.name + ")") +
+               (process.used_memory_bytes ? " using " + mib_text(*process.used_memory_bytes) : "");
+      processes.push_back(selftest::process_evidence(process));
+    }
+    Evidence::List figures;
+    std::string spoiled;
+    for (const auto& component : run.score.components) {
+      if (component.device != device || !component.busy) {
+        continue;
+      }
+      figures.push_back(Evidence{{"benchmark", component.benchmark},
+                                 {"measured", component.measured},
+                                 {"expected", component.expected},
+                                 {"ratio", component.ratio}});
+      if (component.ratio < k_throttled_ratio) {
+        char text[64];
+        std::snprintf(text, sizeof text, " %.0f%%", 100.0 * component.ratio);
+        spoiled += (spoiled.empty() ? "" : ",") + std::string(" ") + component.benchmark + text;
+      }
+    }
+    const std::vector<std::string> reason_list(reasons[device].begin(), reasons[device].end());
+    std::string reason_text;
+    for (const auto& reason : reason_list) {
+      reason_text += (reason_text.empty() ? "" : ", ") + reason;
+    }
+    std::string message = "GPU " + std::to_string(device) + " was used by " +
+                          std::to_string(busy.others.size()) + " other process" +
+                          (busy.others.size() == 1 ? "" : "es") + " while the self-test ran: " + names;
+    if (!spoiled.empty()) {
+      message += "; figures taken meanwhile are not held against the GPU (" + spoiled.substr(1) + " of expected)";
+    }
+    if (!reason_text.empty()) {
+      message += "; the clock slowdown NVML reported then (" + reason_text + ") came under that shared load";
+    }
+    if (run.exclusive) {
+      message += "; --exclusive asks for an idle GPU";
+    }
+    out.push_back(make_finding("gpu.busy", message, {},
+                               {{"device", device},
+                                {"processes", std::move(processes)},
+                                {"tests", tests[device]},
+                                {"figures_while_busy", std::move(figures)},
+                                {"slowdown_reasons_while_busy", reason_list},
+                                {"utilization_before_pct", busy.utilization_before_pct},
+                                {"context", run_context_name(run.context)},
+                                {"exclusive", run.exclusive}},
+                               gpu_busy_severity(run.context, run.exclusive)));
+  }
+}
+
 } // namespace
+
+Severity gpu_busy_severity(RunContext context, bool exclusive) {
+  if (exclusive) {
+    return Severity::error;
+  }
+  return context == RunContext::interactive ? Severity::info : Severity::warning;
+}
 
 std::vector<Finding> evaluate_selftest(const selftest::SelfTestRun& run) {
   std::vector<Finding> out;
@@ -142,11 +227,15 @@ std::vector<Finding> evaluate_selftest(const selftest::SelfTestRun& run) {
     pcie_rule(test, out);
     memory_rule(test, out);
   }
+  busy_rule(run, out);
+  // A figure measured while another process used the GPU is gpu.busy's evidence, not the GPU's fault.
   for (const auto& component : run.score.components) {
-    throttle_rule(run, component, out);
+    if (!component.busy) {
+      throttle_rule(run, component, out);
+    }
   }
   for (const auto& component : run.score.components) {
-    if (component.ratio >= k_slow_ratio) {
+    if (component.busy || component.ratio >= k_slow_ratio) {
       continue;
     }
     char figures[160];

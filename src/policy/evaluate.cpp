@@ -215,6 +215,35 @@ Outcome findings_outcome(const json& report, const Requirement& requirement) {
   return out;
 }
 
+// gpu.idle: the self-test ran, NVML could list the processes on its GPUs, and none was another's.
+Outcome gpu_idle_outcome(const json& report, const Requirement& requirement) {
+  Outcome out{requirement.text, false, "", {}};
+  const auto& selftest = report.contains("selftest") ? report["selftest"] : json();
+  if (!selftest.is_object() || !json_fields::bool_or(selftest, "ran", false)) {
+    out.detail = "the self-test did not run, so nothing says the GPU was idle";
+    return out;
+  }
+  if (report.contains("findings") && report["findings"].is_array()) {
+    for (const auto& finding : report["findings"]) {
+      if (json_fields::string_or(finding, "id") == "gpu.busy") {
+        out.detail = json_fields::string_or(finding, "message");
+        return out;
+      }
+    }
+  }
+  bool known = false;
+  for (const auto& test : report::selftest_tests(report)) {
+    const auto& details = test.contains("details") ? test["details"] : json();
+    const auto& busy = details.is_object() && details.contains("busy") ? details["busy"] : json();
+    known = known || (busy.is_object() && json_fields::bool_or(busy, "known", false));
+  }
+  out.met = known;
+  out.detail = known ? "NVML listed no other process on the GPU while the self-test ran"
+                     : "NVML could not list the processes on the GPU (details.busy.known is false): not known "
+                       "to be idle";
+  return out;
+}
+
 } // namespace
 
 std::vector<Outcome> evaluate_policy(const json& report, const std::vector<Requirement>& requirements) {
@@ -228,6 +257,7 @@ std::vector<Outcome> evaluate_policy(const json& report, const std::vector<Requi
     case Subject::selftest_test:
     case Subject::selftest_score: out.push_back(selftest_outcome(report, requirement)); break;
     case Subject::findings: out.push_back(findings_outcome(report, requirement)); break;
+    case Subject::gpu_idle: out.push_back(gpu_idle_outcome(report, requirement)); break;
     }
   }
   return out;

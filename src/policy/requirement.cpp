@@ -127,7 +127,7 @@ std::optional<Error> parse_subject(std::string_view spec, std::string_view subje
   if (probes::find_component(subject) == nullptr) {
     return Error{"unknown component '" + std::string(subject) + "' in requirement '" + std::string(spec) +
                  "' (known: " + known_components() +
-                 ", or driver, driver.cuda, selftest..., findings..., no-errors)"};
+                 ", or driver, driver.cuda, selftest..., findings..., no-errors, gpu.idle)"};
   }
   out.subject = Subject::component;
   out.name = std::string(subject);
@@ -159,7 +159,8 @@ std::optional<Error> parse_value(std::string_view spec, std::string_view value, 
     return std::nullopt;
   case Subject::selftest_test:
   case Subject::selftest_score: return split_number(spec, value, out);
-  case Subject::selftest: break;
+  case Subject::selftest:
+  case Subject::gpu_idle: break;
   }
   return bad(spec, "takes no value");
 }
@@ -208,6 +209,10 @@ Expected<Requirement> parse_requirement(std::string_view raw) {
   }
   Requirement out;
   out.text = std::string(spec);
+  if (spec == "gpu.idle") {
+    out.subject = Subject::gpu_idle;
+    return out;
+  }
   if (spec == "no-errors" || spec == "no-warnings") {
     out.subject = Subject::findings;
     out.name = spec == "no-errors" ? "error" : "warning";

@@ -13,6 +13,9 @@
 //   selftest.score OP NUMBER    the self-test score (0..100)
 //   findings.SEVERITY OP COUNT  how many error / warning / info findings the report has
 //   no-errors, no-warnings      findings.error==0, findings.warning==0
+//   gpu.idle                    the self-test ran and NVML listed no other process on its GPUs while
+//                               it did (no gpu.busy); a GPU whose processes NVML cannot list is not
+//                               known to be idle: unmet (the policy form of --exclusive)
 //
 //   OP is one of >= > <= < == = !=. Versions compare numerically component by component, at the
 //   precision written: nvrtc==13.0 holds for 13.0.88, nvrtc>12.4 does not hold for 12.4.1.
@@ -27,7 +30,7 @@
 
 namespace cudadiag::policy {
 
-enum class Subject { component, driver, driver_cuda, selftest, selftest_test, selftest_score, findings };
+enum class Subject { component, driver, driver_cuda, selftest, selftest_test, selftest_score, findings, gpu_idle };
 enum class Op { ge, gt, le, lt, eq, ne };
 std::string_view to_string(Op op); // ">=", ">", ...
 

@@ -35,10 +35,12 @@ json score_to_json(const selftest::Score& score) {
                           {"benchmark", component.benchmark},
                           {"measured", component.measured},
                           {"expected", component.expected},
-                          {"ratio", component.ratio}});
+                          {"ratio", component.ratio},
+                          {"busy", component.busy}});
   }
   return {{"value", score.value ? json(*score.value) : json(nullptr)},
           {"correctness_passed", score.correctness_passed},
+          {"busy_excluded", score.busy_excluded},
           {"components", components}};
 }
 
@@ -56,6 +58,8 @@ json selftest_to_json(const selftest::SelfTestRun& run) {
           {"status", run.status()},
           {"wall_ms", run.wall_ms},
           {"max_workers", run.max_workers},
+          {"context", run_context_name(run.context)},
+          {"exclusive", run.exclusive},
           {"module", run.module ? json{{"path", run.module->built() ? json(run.module->path) : json(nullptr)},
                                        {"built", run.module->built()},
                                        {"reason", run.module->reason.empty() ? json(nullptr) : json(run.module->reason)}}

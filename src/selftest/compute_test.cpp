@@ -40,6 +40,38 @@ std::uint32_t bits(float value) {
   return out;
 }
 
+// What the FMA check found: the threads whose result differs from thread (t mod 1024)'s (every
+// thread with the same residue runs the same chain), and a residue whose result differs from the
+// host's fmaf ("" when none).
+struct FmaCheck {
+  std::optional<WrongData> spread;
+  std::string host_mismatch;
+  [[nodiscard]] bool ok() const { return !spread && host_mismatch.empty(); }
+};
+
+FmaCheck check_fma(const std::vector<float>& values, unsigned long long rounds) {
+  FmaCheck check;
+  for (std::size_t t = 1024; t < values.size(); ++t) {
+    if (bits(values[t]) != bits(values[t % 1024])) {
+      if (!check.spread) {
+        check.spread = WrongData{t, bits(values[t]), bits(values[t % 1024]), 0, 0};
+      }
+      ++check.spread->differing;
+    }
+  }
+  if (check.spread) {
+    check.spread->checked = values.size() - 1024;
+  }
+  for (const unsigned residue : {0U, 1U, 511U, 1023U}) {
+    if (residue < values.size() && bits(values[residue]) != bits(host_fma_value(residue, rounds))) {
+      check.host_mismatch = "thread " + std::to_string(residue) + " computed " + std::to_string(values[residue]) +
+                            ", the host's fmaf gives " + std::to_string(host_fma_value(residue, rounds));
+      break;
+    }
+  }
+  return check;
+}
+
 } // namespace
 
 TestResult run_compute(const TestContext& context) {
@@ -98,32 +130,28 @@ TestResult run_compute(const TestContext& context) {
   }
   result.details["compute"] = compute;
 
+  // The values of the last timed launch, read on its stream after it finished; a failed check is
+  // repeated once into a fresh buffer to say whether the error is persistent or transient.
   std::vector<float> values(threads);
-  gpu.check(gpu.api().memcpy_dtoh(values.data(), out.get(), threads * sizeof(float)), "cuMemcpyDtoH");
-  std::size_t differing = 0;
-  std::size_t first_differing = 0;
-  for (std::size_t t = 1024; t < threads; ++t) {
-    if (bits(values[t]) != bits(values[t % 1024])) {
-      first_differing = differing == 0 ? t : first_differing;
-      ++differing;
-    }
-  }
-  std::string wrong;
-  for (const unsigned residue : {0U, 1U, 511U, 1023U}) {
-    if (residue < threads && bits(values[residue]) != bits(host_fma_value(residue, rounds))) {
-      wrong = "thread " + std::to_string(residue) + " computed " + std::to_string(values[residue]) +
-              ", the host's fmaf gives " + std::to_string(host_fma_value(residue, rounds));
-      break;
-    }
-  }
-  if (differing > 0) {
+  stream.download(values.data(), out.get(), threads * sizeof(float));
+  const auto check = check_fma(values, rounds);
+  if (!check.ok()) {
+    const DeviceBuffer fresh(gpu, threads * sizeof(float));
+    auto fresh_ptr = fresh.get();
+    gpu.launch(kernel, blocks, k_threads, stream.get(), {&fresh_ptr, &rounds});
+    stream.download(values.data(), fresh.get(), threads * sizeof(float));
+    const auto again = check_fma(values, rounds);
+    const std::string recurrence = again.ok() ? "; transient: a repeat into a fresh buffer was right"
+                                              : "; persistent: a repeat into a fresh buffer was wrong again";
     result.status = "fail";
-    result.reason = std::to_string(differing) + " threads computed a different FMA chain result than thread " +
-                    std::to_string(first_differing % 1024) + " (first: thread " + std::to_string(first_differing) +
-                    ")";
-  } else if (!wrong.empty()) {
-    result.status = "fail";
-    result.reason = "FMA results differ from IEEE fused multiply-add: " + wrong;
+    if (check.spread) {
+      const std::optional<std::optional<WrongData>> repeat{again.spread};
+      result.details["fma_check"] = wrong_data_evidence(*check.spread, repeat);
+      result.reason = "threads computed a different FMA chain result than the thread of the same residue: " +
+                      describe(*check.spread) + " (as float bits)" + recurrence;
+    } else {
+      result.reason = "FMA results differ from IEEE fused multiply-add: " + check.host_mismatch + recurrence;
+    }
   }
   return result;
 }

@@ -36,17 +36,18 @@ void resolve_all(cuda_api::DriverResolver& r, DriverEntryPoints& a) {
   r.resolve(a.launch_kernel, "cuLaunchKernel");
   r.resolve(a.mem_alloc, "cuMemAlloc");
   r.resolve(a.mem_free, "cuMemFree");
-  r.resolve(a.memcpy_htod, "cuMemcpyHtoD");
-  r.resolve(a.memcpy_dtoh, "cuMemcpyDtoH");
+  r.resolve(a.legacy_stream_memcpy_htod, "cuMemcpyHtoD");
+  r.resolve(a.legacy_stream_memcpy_dtoh, "cuMemcpyDtoH");
   r.resolve(a.memcpy_dtod_async, "cuMemcpyDtoDAsync");
-  r.resolve(a.memset_d32, "cuMemsetD32");
+  r.resolve(a.legacy_stream_memset_d32, "cuMemsetD32");
+  r.resolve(a.memset_d32_async, "cuMemsetD32Async");
   r.resolve(a.mem_get_info, "cuMemGetInfo");
   r.resolve(a.mem_host_alloc, "cuMemHostAlloc");
   r.resolve(a.mem_free_host, "cuMemFreeHost");
   r.resolve(a.memcpy_htod_async, "cuMemcpyHtoDAsync");
   r.resolve(a.memcpy_dtoh_async, "cuMemcpyDtoHAsync");
   r.resolve(a.device_get_pci_bus_id, "cuDeviceGetPCIBusId");
-  r.resolve(a.memcpy_peer, "cuMemcpyPeer");
+  r.resolve(a.legacy_stream_memcpy_peer, "cuMemcpyPeer");
   r.resolve(a.device_can_access_peer, "cuDeviceCanAccessPeer");
   r.resolve(a.ctx_enable_peer_access, "cuCtxEnablePeerAccess");
   r.resolve(a.stream_create, "cuStreamCreate");
@@ -146,6 +147,9 @@ int Gpu::attribute(cu::CUdevice device, cu::CUdevice_attribute attribute) const 
 void Gpu::launch(cu::CUfunction function, unsigned grid, unsigned block, cu::CUstream stream,
                  std::vector<void*> args) const {
   require(m_api.launch_kernel, "cuLaunchKernel");
+  if (stream == nullptr) {
+    throw std::logic_error("a kernel launch on the legacy default stream: launch on the test's stream");
+  }
   check(m_api.launch_kernel(function, grid, 1, 1, block, 1, 1, 0, stream, args.data(), nullptr),
         "cuLaunchKernel(" + std::to_string(grid) + " x " + std::to_string(block) + ")");
 }
@@ -181,13 +185,29 @@ Stream::Stream(const Gpu& gpu) : m_gpu(gpu) {
 Stream::Stream(const Gpu& gpu, cu::CUstream adopted) : m_gpu(gpu), m_stream(adopted) {}
 
 Stream::~Stream() {
-  if (m_stream != nullptr && m_gpu.api().stream_destroy != nullptr) {
+  if (m_owned && m_stream != nullptr && m_gpu.api().stream_destroy != nullptr) {
     static_cast<void>(m_gpu.api().stream_destroy(m_stream));
   }
 }
 
 void Stream::synchronize() const {
   m_gpu.check(m_gpu.api().stream_synchronize(m_stream), "cuStreamSynchronize");
+}
+
+void Stream::upload(cu::CUdeviceptr target, const void* source, std::size_t bytes) const {
+  m_gpu.require(m_gpu.api().memcpy_htod_async, "cuMemcpyHtoDAsync");
+  m_gpu.check(m_gpu.api().memcpy_htod_async(target, source, bytes, m_stream), "cuMemcpyHtoDAsync");
+}
+
+void Stream::fill_u32(cu::CUdeviceptr target, std::uint32_t value, std::size_t words) const {
+  m_gpu.require(m_gpu.api().memset_d32_async, "cuMemsetD32Async");
+  m_gpu.check(m_gpu.api().memset_d32_async(target, value, words, m_stream), "cuMemsetD32Async");
+}
+
+void Stream::download(void* target, cu::CUdeviceptr source, std::size_t bytes) const {
+  m_gpu.require(m_gpu.api().memcpy_dtoh_async, "cuMemcpyDtoHAsync");
+  m_gpu.check(m_gpu.api().memcpy_dtoh_async(target, source, bytes, m_stream), "cuMemcpyDtoHAsync");
+  synchronize();
 }
 
 EventTimer::EventTimer(const Gpu& gpu) : m_gpu(gpu) {
@@ -205,10 +225,16 @@ EventTimer::~EventTimer() {
 }
 
 void EventTimer::start(cu::CUstream stream) const {
+  if (stream == nullptr) {
+    throw std::logic_error("an event on the legacy default stream: record it on the stream it times");
+  }
   m_gpu.check(m_gpu.api().event_record(m_start, stream), "cuEventRecord");
 }
 
 double EventTimer::stop(cu::CUstream stream) const {
+  if (stream == nullptr) {
+    throw std::logic_error("an event on the legacy default stream: record it on the stream it times");
+  }
   m_gpu.check(m_gpu.api().event_record(m_stop, stream), "cuEventRecord");
   m_gpu.check(m_gpu.api().event_synchronize(m_stop), "cuEventSynchronize");
   float milliseconds = 0;

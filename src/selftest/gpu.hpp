@@ -9,6 +9,7 @@
 #include "cuda_api/library.hpp"
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -37,6 +38,13 @@ private:
 };
 
 // Entry points; null when the driver does not have them (each test checks what it needs).
+//
+// One stream discipline: a test's work runs on its own non-blocking stream (Stream below), which
+// does not wait for the legacy default stream; a copy, fill or event that such work consumes is
+// issued on that stream (Stream::upload, fill_u32, download). The calls that run on the legacy
+// default stream are named `legacy_stream_*` here, so that every use is visible by name: each
+// must be deliberate and synchronised, and is a row of selftest/stream_discipline.hpp's allow-list
+// (a unit test scans the sources and fails on a use the list does not hold).
 struct DriverEntryPoints {
   cu::PfnGetErrorName get_error_name = nullptr;
   cu::PfnInit init = nullptr;
@@ -55,17 +63,18 @@ struct DriverEntryPoints {
   cu::PfnLaunchKernel launch_kernel = nullptr;
   cu::PfnMemAlloc mem_alloc = nullptr;
   cu::PfnMemFree mem_free = nullptr;
-  cu::PfnMemcpyHtoD memcpy_htod = nullptr;
-  cu::PfnMemcpyDtoH memcpy_dtoh = nullptr;
+  cu::PfnMemcpyHtoD legacy_stream_memcpy_htod = nullptr; // cuMemcpyHtoD: the legacy default stream
+  cu::PfnMemcpyDtoH legacy_stream_memcpy_dtoh = nullptr; // cuMemcpyDtoH: the legacy default stream
   cu::PfnMemcpyDtoDAsync memcpy_dtod_async = nullptr;
-  cu::PfnMemsetD32 memset_d32 = nullptr;
+  cu::PfnMemsetD32 legacy_stream_memset_d32 = nullptr; // cuMemsetD32: the legacy default stream
+  cu::PfnMemsetD32Async memset_d32_async = nullptr;
   cu::PfnMemGetInfo mem_get_info = nullptr;
   cu::PfnMemHostAlloc mem_host_alloc = nullptr;
   cu::PfnMemFreeHost mem_free_host = nullptr;
   cu::PfnMemcpyHtoDAsync memcpy_htod_async = nullptr;
   cu::PfnMemcpyDtoHAsync memcpy_dtoh_async = nullptr;
   cu::PfnDeviceGetPCIBusId device_get_pci_bus_id = nullptr;
-  cu::PfnMemcpyPeer memcpy_peer = nullptr;
+  cu::PfnMemcpyPeer legacy_stream_memcpy_peer = nullptr; // cuMemcpyPeer: the legacy default stream
   cu::PfnDeviceCanAccessPeer device_can_access_peer = nullptr;
   cu::PfnCtxEnablePeerAccess ctx_enable_peer_access = nullptr;
   cu::PfnStreamCreate stream_create = nullptr;
@@ -126,7 +135,9 @@ public:
 
   [[nodiscard]] int attribute(cu::CUdevice device, cu::CUdevice_attribute attribute) const;
 
-  // Launches `function` with `args` (addresses of the kernel's parameters, in order).
+  // Launches `function` with `args` (addresses of the kernel's parameters, in order) on `stream`;
+  // a null stream (the legacy default stream) is refused with std::logic_error: work goes on the
+  // test's stream.
   void launch(cu::CUfunction function, unsigned grid, unsigned block, cu::CUstream stream,
               std::vector<void*> args) const;
 
@@ -170,19 +181,34 @@ private:
   std::size_t m_bytes = 0;
 };
 
+// A non-blocking stream and the copies and fills ordered on it: what a test's kernels consume is
+// written here, and what they produce is read back here, so no work of the legacy default stream
+// (or of another process) can reorder them.
 class Stream {
 public:
   explicit Stream(const Gpu& gpu);              // a non-blocking stream of the current context
   Stream(const Gpu& gpu, cu::CUstream adopted); // takes ownership of an existing stream
+  struct Borrowed {};
+  // Uses an existing stream that its owner destroys (a green context's, a caller's).
+  Stream(const Gpu& gpu, cu::CUstream existing, Borrowed) : m_gpu(gpu), m_stream(existing), m_owned(false) {}
   ~Stream();
   Stream(const Stream&) = delete;
   Stream& operator=(const Stream&) = delete;
   [[nodiscard]] cu::CUstream get() const { return m_stream; }
   void synchronize() const;
+  // Queues a copy of `bytes` from host memory (`source` may be reused once this returns: the
+  // driver stages pageable memory before it returns).
+  void upload(cu::CUdeviceptr target, const void* source, std::size_t bytes) const;
+  // Queues `words` 32-bit words of `value` at `target`.
+  void fill_u32(cu::CUdeviceptr target, std::uint32_t value, std::size_t words) const;
+  // Copies `bytes` to host memory after everything queued before it, and synchronises the stream:
+  // `target` holds the data when this returns.
+  void download(void* target, cu::CUdeviceptr source, std::size_t bytes) const;
 
 private:
   const Gpu& m_gpu;
   cu::CUstream m_stream = nullptr;
+  bool m_owned = true;
 };
 
 // A pair of events measuring GPU time on one stream.
@@ -192,6 +218,7 @@ public:
   ~EventTimer();
   EventTimer(const EventTimer&) = delete;
   EventTimer& operator=(const EventTimer&) = delete;
+  // Both events are recorded on the stream they time; a null stream is refused (std::logic_error).
   void start(cu::CUstream stream) const;
   // Records the stop event, waits for it, returns the milliseconds since start().
   double stop(cu::CUstream stream) const;

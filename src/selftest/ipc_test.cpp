@@ -102,20 +102,19 @@ void write_pattern(const Gpu& gpu, cu::CUdeviceptr pointer, std::size_t bytes, s
   for (std::size_t i = 0; i < words.size(); ++i) {
     words[i] = seeded_word(seed, i);
   }
-  gpu.check(gpu.api().memcpy_htod(pointer, words.data(), bytes), "cuMemcpyHtoD");
+  // The ipc test has no stream of its own: its copies are the legacy stream's, in order, and
+  // cuCtxSynchronize makes the pattern visible before the other process (or the peer copy) reads it.
+  gpu.check(gpu.api().legacy_stream_memcpy_htod(pointer, words.data(), bytes), "cuMemcpyHtoD");
   gpu.check(gpu.api().ctx_synchronize(), "cuCtxSynchronize");
 }
 
 std::string check_pattern(const Gpu& gpu, cu::CUdeviceptr pointer, std::size_t bytes, std::uint32_t seed) {
   std::vector<std::uint32_t> words(bytes / sizeof(std::uint32_t));
-  gpu.check(gpu.api().memcpy_dtoh(words.data(), pointer, bytes), "cuMemcpyDtoH");
-  for (std::size_t i = 0; i < words.size(); ++i) {
-    if (words[i] != seeded_word(seed, i)) {
-      return "word " + std::to_string(i) + " holds " + std::to_string(words[i]) + ", expected " +
-             std::to_string(seeded_word(seed, i)) + " (pattern " + std::to_string(seed) + ")";
-    }
-  }
-  return {};
+  gpu.check(gpu.api().ctx_synchronize(), "cuCtxSynchronize"); // every write before this read has finished
+  gpu.check(gpu.api().legacy_stream_memcpy_dtoh(words.data(), pointer, bytes), "cuMemcpyDtoH");
+  std::optional<WrongData> wrong;
+  compare_words(words, 0, [seed](std::uint64_t i) { return seeded_word(seed, i); }, wrong);
+  return wrong ? describe(*wrong) + " (pattern " + std::to_string(seed) + ")" : std::string();
 }
 
 std::string device_uuid(const Gpu& gpu, cu::CUdevice device) {
@@ -321,9 +320,12 @@ Evidence check_peer_access(const Gpu& gpu, const DeviceFacts& device) {
       gpu.check(api.ctx_set_current(here), "cuCtxSetCurrent");
       const DeviceBuffer local(gpu, k_bytes);
       write_pattern(gpu, local.get(), k_bytes, 5);
-      gpu.check(api.memcpy_peer(remote.get(), there, local.get(), here, k_bytes), "cuMemcpyPeer(to peer)");
-      gpu.check(api.memset_d32(local.get(), 0, k_bytes / 4), "cuMemsetD32");
-      gpu.check(api.memcpy_peer(local.get(), here, remote.get(), there, k_bytes), "cuMemcpyPeer(back)");
+      // Peer copies are the legacy stream's: the clear between them is issued there too, in order.
+      gpu.check(api.legacy_stream_memcpy_peer(remote.get(), there, local.get(), here, k_bytes),
+                "cuMemcpyPeer(to peer)");
+      gpu.check(api.legacy_stream_memset_d32(local.get(), 0, k_bytes / 4), "cuMemsetD32");
+      gpu.check(api.legacy_stream_memcpy_peer(local.get(), here, remote.get(), there, k_bytes),
+                "cuMemcpyPeer(back)");
       const auto wrong = check_pattern(gpu, local.get(), k_bytes, 5);
       pair["copy"] = wrong.empty() ? "pass" : "fail: " + wrong;
       if (!wrong.empty() && failure.empty()) {

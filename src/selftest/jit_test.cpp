@@ -313,15 +313,15 @@ std::string run_image(const TestContext& context, const Build& build) {
     for (unsigned i = 0; i < input.size(); ++i) {
       input[i] = input_value(i);
     }
+    const Stream stream(gpu);
     const DeviceBuffer in(gpu, input.size() * sizeof(int));
     const DeviceBuffer out(gpu, k_blocks * sizeof(int));
-    gpu.check(gpu.api().memcpy_htod(in.get(), input.data(), input.size() * sizeof(int)), "cuMemcpyHtoD");
+    stream.upload(in.get(), input.data(), input.size() * sizeof(int));
     auto in_ptr = in.get();
     auto out_ptr = out.get();
-    gpu.launch(function, k_blocks, k_block_threads, nullptr, {&in_ptr, &out_ptr});
-    gpu.check(gpu.api().ctx_synchronize(), "cuCtxSynchronize");
+    gpu.launch(function, k_blocks, k_block_threads, stream.get(), {&in_ptr, &out_ptr});
     std::vector<int> sums(k_blocks);
-    gpu.check(gpu.api().memcpy_dtoh(sums.data(), out.get(), sums.size() * sizeof(int)), "cuMemcpyDtoH");
+    stream.download(sums.data(), out.get(), sums.size() * sizeof(int));
     for (unsigned block = 0; block < k_blocks; ++block) {
       int expected = 0;
       for (unsigned t = 0; t < k_block_threads; ++t) {

@@ -357,9 +357,8 @@ void check_cublas(const LibsRun& run, const api::DlHandle& library, Evidence& re
   const DeviceBuffer ba(run.gpu, big * sizeof(float));
   const DeviceBuffer bb(run.gpu, big * sizeof(float));
   const DeviceBuffer bc(run.gpu, big * sizeof(float));
-  run.gpu.check(run.gpu.api().memset_d32(ba.get(), 0x3F800000U, big), "cuMemsetD32");
-  run.gpu.check(run.gpu.api().memset_d32(bb.get(), 0x3F000000U, big), "cuMemsetD32");
-  run.gpu.check(run.gpu.api().ctx_synchronize(), "cuCtxSynchronize"); // the memsets ran on the legacy stream
+  run.stream.fill_u32(ba.get(), 0x3F800000U, big); // on the stream the GEMMs run on, before them
+  run.stream.fill_u32(bb.get(), 0x3F000000U, big);
   const auto launch = [&] {
     expect_success(a.sgemm(handle, api::cublas::k_op_n, api::cublas::k_op_n, k_sgemm_size, k_sgemm_size,
                            k_sgemm_size, &one, static_cast<const float*>(device_pointer(ba)), k_sgemm_size,
@@ -511,6 +510,7 @@ TestResult run_libs(const TestContext& context) {
   gpu.require(gpu.api().memcpy_htod_async, "cuMemcpyHtoDAsync");
   gpu.require(gpu.api().memcpy_dtoh_async, "cuMemcpyDtoHAsync");
   gpu.require(gpu.api().memcpy_dtod_async, "cuMemcpyDtoDAsync");
+  gpu.require(gpu.api().memset_d32_async, "cuMemsetD32Async");
   const Stream stream(gpu);
   const libs::LibsRun run{context, gpu, stream, result};
   Loader loader(context);

@@ -2,8 +2,11 @@
 // and verified on the GPU by the bundled PTX (kernels/ptx/memtest.cu) with walking ones (4 rotations),
 // moving inversions (0 and ~0, ascending then descending) and a seeded random pattern and its
 // inverse, like DCGM's memtest and cuda_memtest. Wrong words are counted, the first 32 of each chunk
-// recorded with their device addresses. NVML's ECC counters and remapped rows are read before and
-// after; a wrong word or any new memory error fails the test (and is the gpu.memory_errors finding).
+// recorded with their device addresses; when any is wrong, the patterns run once more over the same
+// memory to say whether the error is persistent or transient. Everything (the counters' clear, the
+// kernels, the read-back) is ordered on the test's stream, so another process's work cannot reorder
+// it. NVML's ECC counters and remapped rows are read before and after; a wrong word or any new
+// memory error fails the test (and is the gpu.memory_errors finding).
 
 #include "selftest/test_context.hpp"
 
@@ -106,15 +109,17 @@ TestResult run_memory(const TestContext& context) {
     return skipped(context, "not enough free device memory for the pattern test (" + std::to_string(free_bytes >> 20U) +
                                 " MiB free)");
   }
+  // The error counters are cleared on the test's stream, before the kernels that count into them:
+  // a clear on another stream could run after them and erase a real error.
   const DeviceBuffer errors(gpu, chunks.size() * k_error_words * sizeof(std::uint64_t));
-  gpu.check(api.memset_d32(errors.get(), 0, errors.size() / 4), "cuMemsetD32");
+  stream.fill_u32(errors.get(), 0, errors.size() / 4);
 
   const auto seed = static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
   const unsigned blocks = static_cast<unsigned>(context.device->sm_count) * 8;
   Evidence::List timings;
   double total_ms = 0;
   std::uint64_t traffic = 0;
-  for (const auto& pattern : patterns(seed)) {
+  const auto run_pattern = [&](const Pattern& pattern) {
     timer.start(stream.get());
     for (const auto& step : pattern.steps) {
       for (std::size_t c = 0; c < chunks.size(); ++c) {
@@ -136,22 +141,45 @@ TestResult run_memory(const TestContext& context) {
       }
       traffic += tested * (step.kind == 2 ? 2 : 1);
     }
-    const double ms = timer.stop(stream.get());
+    return timer.stop(stream.get());
+  };
+  const auto all_patterns = patterns(seed);
+  for (const auto& pattern : all_patterns) {
+    const double ms = run_pattern(pattern);
     total_ms += ms;
     timings.push_back({{"pattern", pattern.name}, {"ms", ms}});
   }
 
-  std::vector<std::uint64_t> words(chunks.size() * k_error_words);
-  gpu.check(api.memcpy_dtoh(words.data(), errors.get(), words.size() * sizeof(std::uint64_t)), "cuMemcpyDtoH");
+  // The counters, read after the stream that wrote them is synchronised (download does).
+  const auto read_errors = [&](std::uint64_t& wrong, std::vector<WrongWord>& first) {
+    std::vector<std::uint64_t> words(chunks.size() * k_error_words);
+    stream.download(words.data(), errors.get(), words.size() * sizeof(std::uint64_t));
+    for (std::size_t c = 0; c < chunks.size(); ++c) {
+      const auto* block = &words[c * k_error_words];
+      wrong += block[0];
+      for (std::size_t r = 0; r < std::min<std::uint64_t>(block[0], k_records) && first.size() < k_records; ++r) {
+        const auto record = block[2 + 2 * r];
+        first.push_back(
+            {hex(chunks[c]->get() + block[1 + 2 * r] * 4), hex(record & 0xffffffffULL), hex(record >> 32U)});
+      }
+    }
+  };
   std::uint64_t wrong = 0;
   std::vector<WrongWord> first;
-  for (std::size_t c = 0; c < chunks.size(); ++c) {
-    const auto* block = &words[c * k_error_words];
-    wrong += block[0];
-    for (std::size_t r = 0; r < std::min<std::uint64_t>(block[0], k_records) && first.size() < k_records; ++r) {
-      const auto record = block[2 + 2 * r];
-      first.push_back({hex(chunks[c]->get() + block[1 + 2 * r] * 4), hex(record & 0xffffffffULL), hex(record >> 32U)});
+  read_errors(wrong, first);
+  // A failed check runs once more over the same memory (a fresh fill of every pattern), only to
+  // say whether the error is persistent (a bad cell) or transient: both fail the test.
+  std::optional<std::uint64_t> repeat_wrong;
+  std::vector<WrongWord> repeat_first;
+  if (wrong > 0) {
+    stream.fill_u32(errors.get(), 0, errors.size() / 4);
+    const std::uint64_t timed_traffic = traffic; // the figure is the first pass's
+    for (const auto& pattern : all_patterns) {
+      static_cast<void>(run_pattern(pattern));
     }
+    traffic = timed_traffic;
+    repeat_wrong = 0;
+    read_errors(*repeat_wrong, repeat_first);
   }
   const double gbps = total_ms > 0 ? static_cast<double>(traffic) / (total_ms / 1e3) / 1e9 : 0;
   add_metric(result, "tested_gib", static_cast<double>(tested) / static_cast<double>(1ULL << 30U), "GiB", true);
@@ -171,13 +199,23 @@ TestResult run_memory(const TestContext& context) {
     memory["nvml_unknown"] = context.nvml_problem.empty() ? "NVML was not found" : context.nvml_problem;
   }
   const auto rose = facts.new_errors;
+  if (repeat_wrong) {
+    memory["repeat"] = Evidence{{"wrong_words", *repeat_wrong},
+                                {"first_address", repeat_first.empty() ? EvidenceValue()
+                                                                       : EvidenceValue(repeat_first.front().address)},
+                                {"persistent", *repeat_wrong > 0}};
+  }
   result.details["memory"] = std::move(memory);
   result.memory = std::move(facts);
   if (wrong > 0) {
     result.status = "fail";
     result.reason = std::to_string(wrong) + " words read back wrong in " + std::to_string(tested >> 20U) +
                     " MiB; first at " + first.front().address + " (expected " + first.front().expected +
-                    ", found " + first.front().found + ")";
+                    ", found " + first.front().found + ")" +
+                    (*repeat_wrong > 0 ? "; persistent: the patterns run again found " +
+                                             std::to_string(*repeat_wrong) + " wrong words" +
+                                             (repeat_first.empty() ? "" : " (first at " + repeat_first.front().address + ")")
+                                       : std::string("; transient: the patterns run again found none"));
   } else if (!rose.empty()) {
     std::string list;
     for (const auto& item : rose) {

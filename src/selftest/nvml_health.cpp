@@ -1,5 +1,8 @@
 #include "selftest/nvml_health.hpp"
 
+#include <algorithm>
+#include <iterator>
+
 namespace cudadiag::selftest {
 
 namespace nvml = cuda_api::nvml;
@@ -35,6 +38,11 @@ std::unique_ptr<NvmlHealth> NvmlHealth::open(const std::string& path, std::strin
   }
   a.total_ecc_errors = sym.require<nvml::DeviceGetTotalEccErrorsFn>("nvmlDeviceGetTotalEccErrors");
   a.remapped_rows = sym.require<nvml::DeviceGetRemappedRowsFn>("nvmlDeviceGetRemappedRows");
+  a.compute_running_processes =
+      sym.require<nvml::DeviceGetRunningProcessesFn>("nvmlDeviceGetComputeRunningProcesses_v3");
+  a.graphics_running_processes =
+      sym.require<nvml::DeviceGetRunningProcessesFn>("nvmlDeviceGetGraphicsRunningProcesses_v3");
+  a.utilization_rates = sym.require<nvml::DeviceGetUtilizationRatesFn>("nvmlDeviceGetUtilizationRates");
   if (a.init == nullptr || a.shutdown == nullptr) {
     error = path + " has no nvmlInit_v2/nvmlShutdown";
     return nullptr;
@@ -142,6 +150,75 @@ std::optional<unsigned> NvmlDevice::applications_sm_clock_mhz() const {
 }
 std::optional<unsigned> NvmlDevice::power_limit_mw() const {
   return read_uint(m_nvml->api().enforced_power_limit, m_handle);
+}
+
+namespace {
+std::string nvml_call_problem(const char* call, nvml::Return code) {
+  const auto name = nvml::return_name(code);
+  return std::string(call) + ": " + (name.empty() ? "NVML error " + std::to_string(code) : std::string(name));
+}
+
+// One query into `into` (merged by pid); "" or why it could not say.
+std::string list_processes(nvml::DeviceGetRunningProcessesFn query, const char* call, nvml::Device device,
+                           bool graphics, std::vector<NvmlProcess>& into) {
+  if (query == nullptr) {
+    return std::string("NVML has no ") + call;
+  }
+  std::vector<nvml::ProcessInfo> infos(16);
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    auto count = static_cast<unsigned>(infos.size());
+    const auto code = query(device, &count, infos.data());
+    if (code == nvml::k_error_insufficient_size) {
+      infos.resize(std::max<std::size_t>(count, infos.size()) + 16); // processes may start meanwhile
+      continue;
+    }
+    if (code != nvml::k_success) {
+      return nvml_call_problem(call, code);
+    }
+    for (std::size_t i = 0; i < std::min<std::size_t>(count, infos.size()); ++i) {
+      const auto& info = infos[i];
+      auto found = std::find_if(into.begin(), into.end(), [&](const NvmlProcess& p) { return p.pid == info.pid; });
+      if (found == into.end()) {
+        into.push_back(NvmlProcess{info.pid, std::nullopt, false, false, std::nullopt});
+        found = std::prev(into.end());
+      }
+      if (info.used_gpu_memory != nvml::k_value_not_available) {
+        found->used_memory_bytes =
+            std::max<std::uint64_t>(found->used_memory_bytes.value_or(0), info.used_gpu_memory);
+      }
+      (graphics ? found->graphics : found->compute) = true;
+      if (info.gpu_instance_id != 0xFFFFFFFFU) { // NVML's "not a MIG instance"
+        found->gpu_instance = info.gpu_instance_id;
+      }
+    }
+    return {};
+  }
+  return std::string(call) + ": the list kept growing";
+}
+} // namespace
+
+ProcessListing NvmlDevice::processes() const {
+  const auto& api = m_nvml->api();
+  ProcessListing listing;
+  auto problem = list_processes(api.compute_running_processes, "nvmlDeviceGetComputeRunningProcesses_v3", m_handle,
+                                false, listing.processes);
+  if (problem.empty()) {
+    problem = list_processes(api.graphics_running_processes, "nvmlDeviceGetGraphicsRunningProcesses_v3", m_handle,
+                             true, listing.processes);
+  }
+  listing.known = problem.empty();
+  listing.unknown_reason = std::move(problem);
+  std::sort(listing.processes.begin(), listing.processes.end(),
+            [](const NvmlProcess& a, const NvmlProcess& b) { return a.pid < b.pid; });
+  return listing;
+}
+
+std::optional<unsigned> NvmlDevice::utilization_pct() const {
+  nvml::Utilization rates{};
+  if (const auto fn = m_nvml->api().utilization_rates; fn != nullptr && fn(m_handle, &rates) == nvml::k_success) {
+    return rates.gpu;
+  }
+  return std::nullopt;
 }
 
 std::vector<std::string> new_memory_errors(const MemoryCounters& before, const MemoryCounters& after) {

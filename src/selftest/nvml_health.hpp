@@ -41,6 +41,22 @@ struct NvmlHealthApi {
   cuda_api::nvml::DeviceGetClocksEventReasonsFn clocks_event_reasons = nullptr;
   cuda_api::nvml::DeviceGetTotalEccErrorsFn total_ecc_errors = nullptr;
   cuda_api::nvml::DeviceGetRemappedRowsFn remapped_rows = nullptr;
+  cuda_api::nvml::DeviceGetRunningProcessesFn compute_running_processes = nullptr;  // _v3
+  cuda_api::nvml::DeviceGetRunningProcessesFn graphics_running_processes = nullptr; // _v3
+  cuda_api::nvml::DeviceGetUtilizationRatesFn utilization_rates = nullptr;
+};
+
+// One NVML listing of the processes on a GPU: the compute and graphics queries merged by pid.
+struct NvmlProcess {
+  unsigned pid = 0;
+  std::optional<std::uint64_t> used_memory_bytes;
+  bool compute = false, graphics = false;
+  std::optional<unsigned> gpu_instance; // the MIG GPU instance it runs in; nullopt: not MIG
+};
+struct ProcessListing {
+  bool known = false;
+  std::string unknown_reason; // when !known: "nvmlDeviceGetComputeRunningProcesses_v3: NVML_ERROR_NOT_SUPPORTED"
+  std::vector<NvmlProcess> processes; // in pid order
 };
 
 // What rose from `before` to `after` ("ecc_uncorrected +2", "remapped_uncorrectable +1", a remap
@@ -81,6 +97,10 @@ public:
   [[nodiscard]] std::optional<unsigned> max_sm_clock_mhz() const;
   [[nodiscard]] std::optional<unsigned> applications_sm_clock_mhz() const;
   [[nodiscard]] std::optional<unsigned> power_limit_mw() const;
+  // The running compute and graphics processes; unknown (not an error) where NVML does not say.
+  [[nodiscard]] ProcessListing processes() const;
+  // nvmlDeviceGetUtilizationRates' GPU percentage; nullopt where NVML does not say.
+  [[nodiscard]] std::optional<unsigned> utilization_pct() const;
   [[nodiscard]] const std::string& bus_id() const { return m_bus_id; }
 
 private:

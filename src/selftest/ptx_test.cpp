@@ -9,6 +9,8 @@
 #include <array>
 #include <bit>
 #include <cstring>
+#include <memory>
+#include <optional>
 
 namespace cudadiag::selftest {
 namespace {
@@ -28,33 +30,32 @@ void fill_pattern(std::vector<std::uint32_t>& chunk, std::uint64_t first_word) {
   }
 }
 
-// Writes the pattern into `buffer` chunk by chunk.
-void upload_pattern(const Gpu& gpu, const DeviceBuffer& buffer) {
+// Writes the pattern into `buffer` chunk by chunk, ordered on `stream`.
+void upload_pattern(const Stream& stream, const DeviceBuffer& buffer) {
   std::vector<std::uint32_t> chunk(k_chunk_bytes / sizeof(std::uint32_t));
   for (std::size_t offset = 0; offset < buffer.size(); offset += k_chunk_bytes) {
     const std::size_t bytes = std::min(k_chunk_bytes, buffer.size() - offset);
     chunk.resize(bytes / sizeof(std::uint32_t));
     fill_pattern(chunk, offset / sizeof(std::uint32_t));
-    gpu.check(gpu.api().memcpy_htod(buffer.get() + offset, chunk.data(), bytes), "cuMemcpyHtoD");
+    stream.upload(buffer.get() + offset, chunk.data(), bytes);
   }
 }
 
-// "" when `buffer` holds the pattern, else the first wrong word.
-std::string check_pattern(const Gpu& gpu, const DeviceBuffer& buffer) {
+// nullopt when `buffer` holds the pattern, else what differs. Reads after everything queued on
+// `stream` (the copy that produced it) has finished.
+std::optional<WrongData> check_pattern(const Stream& stream, const DeviceBuffer& buffer) {
   std::vector<std::uint32_t> chunk(k_chunk_bytes / sizeof(std::uint32_t));
+  std::optional<WrongData> wrong;
   for (std::size_t offset = 0; offset < buffer.size(); offset += k_chunk_bytes) {
     const std::size_t bytes = std::min(k_chunk_bytes, buffer.size() - offset);
     chunk.resize(bytes / sizeof(std::uint32_t));
-    gpu.check(gpu.api().memcpy_dtoh(chunk.data(), buffer.get() + offset, bytes), "cuMemcpyDtoH");
-    const std::uint64_t first = offset / sizeof(std::uint32_t);
-    for (std::size_t i = 0; i < chunk.size(); ++i) {
-      if (chunk[i] != pattern_word(first + i)) {
-        return "word " + std::to_string(first + i) + " is " + std::to_string(chunk[i]) + ", expected " +
-               std::to_string(pattern_word(first + i));
-      }
-    }
+    stream.download(chunk.data(), buffer.get() + offset, bytes);
+    compare_words(chunk, offset / sizeof(std::uint32_t), pattern_word, wrong);
   }
-  return {};
+  if (wrong) {
+    wrong->checked = buffer.size() / sizeof(std::uint32_t);
+  }
+  return wrong;
 }
 
 struct LaunchShape {
@@ -68,21 +69,20 @@ std::vector<int> sms_touched(const Gpu& gpu, const Module& module, cu::CUstream 
                              std::uint64_t spin_ns) {
   const auto nsmid_kernel = module.function("cudadiag_nsmid");
   const auto probe = module.function("cudadiag_smid_probe");
+  const Stream on(gpu, stream, Stream::Borrowed{}); // the caller's (a green context's, or the test's)
   const DeviceBuffer count(gpu, sizeof(std::uint32_t));
   auto count_ptr = count.get();
   gpu.launch(nsmid_kernel, 1, 1, stream, {&count_ptr});
-  gpu.check(gpu.api().stream_synchronize(stream), "cuStreamSynchronize");
   std::uint32_t nsmid = 0;
-  gpu.check(gpu.api().memcpy_dtoh(&nsmid, count.get(), sizeof nsmid), "cuMemcpyDtoH");
+  on.download(&nsmid, count.get(), sizeof nsmid);
   const std::size_t words = std::max<std::size_t>(1, (std::size_t{nsmid} + 31) / 32);
   const DeviceBuffer bitmap(gpu, words * sizeof(std::uint32_t));
-  gpu.check(gpu.api().memset_d32(bitmap.get(), 0, words), "cuMemsetD32");
+  on.fill_u32(bitmap.get(), 0, words);
   auto bitmap_ptr = bitmap.get();
   auto spin = static_cast<unsigned long long>(spin_ns);
   gpu.launch(probe, blocks, k_probe_threads, stream, {&bitmap_ptr, &spin});
-  gpu.check(gpu.api().stream_synchronize(stream), "cuStreamSynchronize");
   std::vector<std::uint32_t> bits(words);
-  gpu.check(gpu.api().memcpy_dtoh(bits.data(), bitmap.get(), words * sizeof(std::uint32_t)), "cuMemcpyDtoH");
+  on.download(bits.data(), bitmap.get(), words * sizeof(std::uint32_t));
   std::vector<int> sms;
   for (std::size_t word = 0; word < words; ++word) {
     for (unsigned bit = 0; bit < 32; ++bit) {
@@ -111,12 +111,12 @@ TestResult run_ptx(const TestContext& context) {
 
   const std::size_t bytes = sizes.copy_elements * 16;
   const DeviceBuffer source(gpu, bytes);
-  const DeviceBuffer target(gpu, bytes);
-  upload_pattern(gpu, source);
-  gpu.check(gpu.api().memset_d32(target.get(), 0, bytes / 4), "cuMemsetD32");
+  auto target = std::make_unique<DeviceBuffer>(gpu, bytes);
+  upload_pattern(stream, source);
+  stream.fill_u32(target->get(), 0, bytes / 4);
 
   auto src = source.get();
-  auto dst = target.get();
+  auto dst = target->get();
   auto count = static_cast<unsigned long long>(sizes.copy_elements);
   const auto sm = static_cast<unsigned>(device.sm_count);
   // A few launch shapes, each tried twice; the fastest is the one timed. "flat": one pass of four
@@ -145,15 +145,26 @@ TestResult run_ptx(const TestContext& context) {
     gpu.launch(copy, best.blocks, best.threads, stream.get(), {&dst, &src, &count});
     kernel_ms.push_back(timer.stop(stream.get()));
     timer.start(stream.get());
-    gpu.check(gpu.api().memcpy_dtod_async(target.get(), source.get(), bytes, stream.get()),
+    gpu.check(gpu.api().memcpy_dtod_async(target->get(), source.get(), bytes, stream.get()),
               "cuMemcpyDtoDAsync");
     memcpy_ms.push_back(timer.stop(stream.get()));
   }
-  // The last operation was the memcpy; copy once more with the kernel alone and verify that.
-  gpu.check(gpu.api().memset_d32(target.get(), 0, bytes / 4), "cuMemsetD32");
-  gpu.launch(copy, best.blocks, best.threads, stream.get(), {&dst, &src, &count});
-  stream.synchronize();
-  const auto copy_error = check_pattern(gpu, target);
+  // The last operation was the memcpy; copy once more with the kernel alone and verify that: the
+  // clearing fill, the copy and the read-back are all ordered on the test's stream.
+  const auto copy_once = [&] {
+    dst = target->get();
+    stream.fill_u32(dst, 0, bytes / 4);
+    gpu.launch(copy, best.blocks, best.threads, stream.get(), {&dst, &src, &count});
+    return check_pattern(stream, *target);
+  };
+  const auto copy_error = copy_once();
+  std::optional<std::optional<WrongData>> copy_repeat;
+  if (copy_error) {
+    target.reset();
+    target = std::make_unique<DeviceBuffer>(gpu, bytes); // a fresh buffer: persistent or transient?
+    copy_repeat.emplace(copy_once());
+    result.details["copy_check"] = wrong_data_evidence(*copy_error, copy_repeat);
+  }
 
   const double moved_gb = 2.0 * static_cast<double>(bytes) / 1e9; // read + write
   const double copy_gbps = moved_gb / (median(kernel_ms) / 1e3);
@@ -173,9 +184,9 @@ TestResult run_ptx(const TestContext& context) {
       {"blocks", 4 * sm}, {"sms_touched", sms.size()}, {"sm_count", device.sm_count}};
   add_metric(result, "sms_reached", static_cast<double>(sms.size()), "count");
 
-  if (!copy_error.empty()) {
+  if (copy_error) {
     result.status = "fail";
-    result.reason = "the PTX copy kernel wrote wrong data: " + copy_error;
+    result.reason = wrong_data_reason("the PTX copy kernel", *copy_error, copy_repeat);
   } else if (static_cast<int>(sms.size()) != device.sm_count) {
     result.status = "fail";
     result.reason = "the %smid probe reached " + std::to_string(sms.size()) + " of " +

@@ -2,6 +2,8 @@
 
 #include "selftest/selftest.hpp"
 
+#include <algorithm>
+
 namespace cudadiag::selftest {
 
 EvidenceValue counters_evidence(const MemoryCounters& counters) {
@@ -66,6 +68,59 @@ Evidence clocks_evidence(const ClockSummary& summary) {
           {"slowdown_reasons", summary.slowdown_reasons}};
 }
 
+void merge_busy(BusyFacts& into, const BusyFacts& more) {
+  for (const auto& process : more.others) {
+    auto found = std::find_if(into.others.begin(), into.others.end(),
+                              [&](const GpuProcess& p) { return p.pid == process.pid; });
+    if (found == into.others.end()) {
+      into.others.push_back(process);
+      continue;
+    }
+    if (process.used_memory_bytes) {
+      found->used_memory_bytes = std::max(found->used_memory_bytes.value_or(0), *process.used_memory_bytes);
+    }
+    found->compute = found->compute || process.compute;
+    found->graphics = found->graphics || process.graphics;
+    if (found->name.empty()) {
+      found->name = process.name;
+    }
+  }
+  std::sort(into.others.begin(), into.others.end(),
+            [](const GpuProcess& a, const GpuProcess& b) { return a.pid < b.pid; });
+  if (!into.known && more.known) {
+    into.known = true;
+    into.unknown_reason.clear();
+  } else if (!into.known && into.unknown_reason.empty()) {
+    into.unknown_reason = more.unknown_reason;
+  }
+  if (!into.known && !into.others.empty()) {
+    into.known = true; // a process seen once is seen
+    into.unknown_reason.clear();
+  }
+  if (!into.utilization_before_pct) {
+    into.utilization_before_pct = more.utilization_before_pct;
+  }
+}
+
+EvidenceValue process_evidence(const GpuProcess& process) {
+  return {{"pid", process.pid},
+          {"name", process.name.empty() ? EvidenceValue() : EvidenceValue(process.name)},
+          {"used_memory_bytes", process.used_memory_bytes},
+          {"compute", process.compute},
+          {"graphics", process.graphics}};
+}
+
+Evidence busy_evidence(const BusyFacts& facts) {
+  Evidence::List others;
+  for (const auto& process : facts.others) {
+    others.push_back(process_evidence(process));
+  }
+  return {{"known", facts.known},
+          {"unknown_reason", facts.known ? EvidenceValue() : EvidenceValue(facts.unknown_reason)},
+          {"others", std::move(others)},
+          {"utilization_before_pct", facts.utilization_before_pct}};
+}
+
 Evidence details_evidence(const TestResult& result) {
   auto details = result.details;
   // The typed facts' fields join the test's own record of the same name (pcie, memory).
@@ -86,6 +141,9 @@ Evidence details_evidence(const TestResult& result) {
   }
   if (result.clocks) {
     details.set("clocks", clocks_evidence(*result.clocks));
+  }
+  if (result.busy) {
+    details.set("busy", busy_evidence(*result.busy));
   }
   return details;
 }

@@ -1,8 +1,8 @@
 #pragma once
 // The typed facts of a self-test result that the findings' rules read (findings/selftest_rules.cpp):
-// the PCIe link and its verdict, the memory test's wrong words and NVML's error counters, and the
-// clocks NVML reported while a test ran. Each renders as evidence into the result's details
-// (details.pcie, details.memory and details.clocks: docs/schema/report.schema.json), where the
+// the PCIe link and its verdict, the memory test's wrong words and NVML's error counters, the
+// clocks NVML reported while a test ran, and the other processes that used the GPU meanwhile. Each renders as evidence into the result's details
+// (details.pcie, details.memory, details.clocks and details.busy: docs/schema/report.schema.json), where the
 // rest of the test-specific evidence lives.
 
 #include "core/evidence.hpp"
@@ -86,6 +86,35 @@ struct ClockSummary {
   friend bool operator==(const ClockSummary&, const ClockSummary&) = default;
 };
 
+// --- other processes on the GPU -----------------------------------------------------------------
+
+// A process NVML listed on the GPU that is not one of this run's own (selftest/gpu_busy.hpp).
+struct GpuProcess {
+  unsigned pid = 0;
+  std::string name;                            // /proc/PID/comm; "" where unreadable
+  std::optional<std::uint64_t> used_memory_bytes; // nullopt: NVML did not say
+  bool compute = false;                        // listed by the compute query
+  bool graphics = false;                       // listed by the graphics query
+  friend bool operator==(const GpuProcess&, const GpuProcess&) = default;
+};
+
+// Who else used the GPU while a test ran: NVML's running compute and graphics processes, sampled
+// before, during and after the test, other than cudadiag's own (the main process and every process
+// it started: workers, the ipc peer, a checkpoint target). `known` is false when NVML could not say
+// (NOT_SUPPORTED, no entry point, a PID namespace whose pids NVML's do not match): unknown, not idle.
+struct BusyFacts {
+  bool known = false;
+  std::string unknown_reason;            // when !known
+  std::vector<GpuProcess> others;        // in pid order; empty and known: nobody else
+  std::optional<unsigned> utilization_before_pct; // NVML's GPU utilisation before the worker's first test
+  [[nodiscard]] bool busy() const { return known && !others.empty(); }
+  friend bool operator==(const BusyFacts&, const BusyFacts&) = default;
+};
+
+// `more` folded into `into`: the others' union (by pid, the larger memory figure); known when any
+// listing was (a process seen once is seen).
+void merge_busy(BusyFacts& into, const BusyFacts& more);
+
 // --- as evidence --------------------------------------------------------------------------------
 
 // {"ecc_corrected_volatile", "ecc_uncorrected_volatile", "remapped_rows_correctable",
@@ -100,5 +129,9 @@ Evidence memory_evidence(const MemoryFacts& facts);
 // {"samples", "sm_mhz": {min, median, max}, "mem_mhz", "power_w_max", "temperature_c_max",
 //  "reasons_seen", "slowdown_reasons"}; no samples: {"samples": 0}.
 Evidence clocks_evidence(const ClockSummary& summary);
+// {"known", "unknown_reason", "others": [{pid, name, used_memory_bytes, compute, graphics}],
+//  "utilization_before_pct"}
+Evidence busy_evidence(const BusyFacts& facts);
+EvidenceValue process_evidence(const GpuProcess& process);
 
 } // namespace cudadiag::selftest

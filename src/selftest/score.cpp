@@ -82,10 +82,16 @@ Score score(const std::vector<TestResult>& tests, const std::vector<verify::Devi
         continue;
       }
       const double ratio = metric->value / expected;
-      ratios[*test.device].push_back(std::min(1.0, ratio));
+      // A figure taken while another process used the GPU measures the sharing, not the GPU.
+      const bool busy = test.busy && test.busy->busy();
+      if (busy) {
+        ++result.busy_excluded;
+      } else {
+        ratios[*test.device].push_back(std::min(1.0, ratio));
+      }
       result.components.push_back(ScoreComponent{*test.device,
                                                  std::string(reference.test) + "." + std::string(reference.metric),
-                                                 metric->value, expected, ratio});
+                                                 metric->value, expected, ratio, busy});
     }
   }
   std::optional<double> lowest;

@@ -28,6 +28,8 @@
 #include <map>
 #include <mutex>
 
+#include <unistd.h>
+
 namespace cudadiag::selftest {
 namespace {
 
@@ -396,6 +398,8 @@ SelfTestRun run_selftest(const discovery::DiscoveryResult& discovery,
                          const Environment& env) {
   SelfTestRun run;
   run.level = options.level;
+  run.context = options.context.value_or(detect_run_context(env));
+  run.exclusive = options.exclusive;
   if (!options.enabled) {
     return run;
   }
@@ -420,6 +424,7 @@ SelfTestRun run_selftest(const discovery::DiscoveryResult& discovery,
     base.executable = options.executable;
     base.nvml = step_path(steps, "nvml");
     base.load_timeout = options.load_timeout;
+    base.session_pid = static_cast<int>(::getpid());
     run.module = SelfTestModule{base.module_path, base.module_missing_reason};
     // A library verification saw hang or crash is not loaded again: the tests that need it are
     // skipped, naming it (the verification's finding is the error), instead of paying for it twice.

@@ -21,6 +21,7 @@
 // "error" (the test itself broke: crashed, timed out, the worker failed).
 
 #include "core/environment.hpp"
+#include "core/run_context.hpp"
 #include "core/evidence.hpp"
 #include "discovery/discovery.hpp"
 #include "selftest/result_facts.hpp"
@@ -78,6 +79,11 @@ struct SelfTestOptions {
   std::optional<unsigned> max_workers;
   // Optional: one line as each worker starts (the tests it runs), and one per finished test.
   std::function<void(std::string_view line)> progress;
+  // Where cudadiag runs (core/run_context.hpp); nullopt: from the environment snapshot. It sets how
+  // loud gpu.busy is: info interactively, a warning in ci and fleet.
+  std::optional<RunContext> context;
+  // The GPU must be idle (a prolog that needs it to itself): another process on it is an error.
+  bool exclusive = false;
 };
 
 // A named figure a test measured. `unit` is one of "GB/s", "Gkeys/s", "ms", "us", "fraction", "count".
@@ -101,6 +107,7 @@ struct TestResult {
   std::optional<PcieFacts> pcie;      // the pcie test's link and verdict (details.pcie)
   std::optional<MemoryFacts> memory;  // the memory test's wrong words and NVML counters (details.memory)
   std::optional<ClockSummary> clocks; // NVML's clocks while the test ran (details.clocks)
+  std::optional<BusyFacts> busy;      // other processes on the GPU while the test ran (details.busy)
   Evidence details; // the rest of the test-specific evidence (archs, SM sets, CUresults)
 };
 
@@ -110,7 +117,8 @@ Evidence details_evidence(const TestResult& result);
 // The score, 0..100 per device and overall (the minimum over devices). Documented in README.md
 // ("Self-test score"): 0 when a correctness gate failed, else 100 x the geometric mean over the
 // benchmarks that ran of min(1, measured / expected), where expected is what CUB reaches on an H200
-// scaled by this device's attribute peak bandwidth.
+// scaled by this device's attribute peak bandwidth; figures measured while another process used the
+// GPU are listed but left out of the value.
 // One benchmark's part in the score.
 struct ScoreComponent {
   int device = 0;
@@ -118,12 +126,16 @@ struct ScoreComponent {
   double measured = 0;
   double expected = 0; // the H200 reference scaled by this device's peak bandwidth
   double ratio = 0;    // measured / expected (not capped)
+  // Measured while another process used the GPU (the test's BusyFacts): shown, but neither in the
+  // score's value nor blamed on the GPU (no gpu.throttled or selftest.slow for it).
+  bool busy = false;
 };
 
 struct Score {
   std::optional<double> value; // nullopt when no benchmark ran (no GPU)
   bool correctness_passed = true;
   std::vector<ScoreComponent> components;
+  std::size_t busy_excluded = 0; // components measured while the GPU was busy, left out of `value`
 };
 
 // The nvcc-built CUB self-test module (libcudadiag_cub_selftest.so) the reduce and sort tests use.
@@ -142,6 +154,8 @@ struct SelfTestRun {
   Score score;
   double wall_ms = 0;
   unsigned max_workers = 1; // workers that ran at once (see SelfTestOptions::max_workers)
+  RunContext context = RunContext::interactive; // as resolved (SelfTestOptions::context)
+  bool exclusive = false;                       // SelfTestOptions::exclusive
   // "pass" (nothing failed, something passed), "fail" (a fail or error), "skip" (nothing ran).
   [[nodiscard]] std::string status() const;
 };

@@ -141,6 +141,26 @@ ClockSummary clocks_from_json(const json& object) {
   return summary;
 }
 
+BusyFacts busy_from_json(const json& object) {
+  BusyFacts facts;
+  facts.known = optional_bool(object, "known").value_or(false);
+  facts.unknown_reason = json_fields::string_or(object, "unknown_reason", "");
+  for (const auto& process : member(object, "others")) {
+    if (!process.is_object()) {
+      continue;
+    }
+    GpuProcess other;
+    other.pid = optional_unsigned<unsigned>(process, "pid").value_or(0);
+    other.name = json_fields::string_or(process, "name", "");
+    other.used_memory_bytes = optional_unsigned<std::uint64_t>(process, "used_memory_bytes");
+    other.compute = optional_bool(process, "compute").value_or(false);
+    other.graphics = optional_bool(process, "graphics").value_or(false);
+    facts.others.push_back(std::move(other));
+  }
+  facts.utilization_before_pct = optional_unsigned<unsigned>(object, "utilization_before_pct");
+  return facts;
+}
+
 } // namespace
 
 // --- the worker's configuration -----------------------------------------------------------------
@@ -162,7 +182,8 @@ std::string encode_config(const WorkerConfig& config) {
                {"executable", config.executable},
                {"nvml", config.nvml},
                {"device_arch", nullable(config.device_arch)},
-               {"load_timeout_ms", config.load_timeout.count()}});
+               {"load_timeout_ms", config.load_timeout.count()},
+               {"session_pid", config.session_pid}});
 }
 
 std::optional<WorkerConfig> decode_config(std::string_view text) {
@@ -195,6 +216,7 @@ std::optional<WorkerConfig> decode_config(std::string_view text) {
   config.nvml = json_fields::string_or(object, "nvml", "");
   config.device_arch = optional_int(object, "device_arch");
   config.load_timeout = std::chrono::milliseconds(optional_int(object, "load_timeout_ms").value_or(0));
+  config.session_pid = optional_int(object, "session_pid").value_or(0);
   return config;
 }
 
@@ -216,6 +238,7 @@ std::string encode_result(const TestResult& result) {
                {"pcie", result.pcie ? evidence_to_json(pcie_evidence(*result.pcie)) : json(nullptr)},
                {"memory", result.memory ? evidence_to_json(memory_evidence(*result.memory)) : json(nullptr)},
                {"clocks", result.clocks ? evidence_to_json(clocks_evidence(*result.clocks)) : json(nullptr)},
+               {"busy", result.busy ? evidence_to_json(busy_evidence(*result.busy)) : json(nullptr)},
                {"details", evidence_to_json(result.details)}});
 }
 
@@ -249,6 +272,9 @@ TestResult decode_result(std::string_view text) {
   }
   if (const auto& clocks = member(object, "clocks"); clocks.is_object()) {
     result.clocks = clocks_from_json(clocks);
+  }
+  if (const auto& busy = member(object, "busy"); busy.is_object()) {
+    result.busy = busy_from_json(busy);
   }
   result.details = evidence_from_json(member(object, "details"));
   return result;

@@ -6,6 +6,7 @@
 
 #include "selftest/selftest_worker.hpp"
 
+#include "selftest/gpu_busy.hpp"
 #include "selftest/health.hpp"
 #include "selftest/nvml_health.hpp"
 #include "selftest/selftest_codec.hpp"
@@ -15,6 +16,8 @@
 #include <algorithm>
 #include <chrono>
 #include <future>
+
+#include <unistd.h>
 
 namespace cudadiag::selftest {
 namespace {
@@ -68,6 +71,9 @@ std::optional<DeviceFacts> open_device(const Gpu& gpu, int ordinal, std::string&
 
 // NVML clocks, power, temperature and clocks event reasons are sampled this often while a test runs.
 constexpr std::chrono::milliseconds k_sample_interval{10};
+// NVML's process lists (who else uses the GPU) are read this often while a test runs, and at its
+// start and end.
+constexpr std::chrono::milliseconds k_busy_interval{250};
 
 // This GPU in the NVML at `path`; nullopt with `problem` set when there is none.
 std::optional<NvmlDevice> open_nvml(const Gpu& gpu, const DeviceFacts& device, const std::string& path,
@@ -166,6 +172,12 @@ Evidence run_selftest_worker(const std::string& libcuda_path, const std::string&
                        {"problem", nvml_problem.empty() ? EvidenceValue() : EvidenceValue(nvml_problem)}};
   }
 
+  // Who else uses this GPU: sampled around each test; the utilisation before the first one, when
+  // only others can have kept the GPU busy.
+  const auto self = static_cast<unsigned>(::getpid());
+  const auto session = static_cast<unsigned>(config.session_pid > 0 ? config.session_pid : ::getppid());
+  const auto utilization_before = nvml_device ? nvml_device->utilization_pct() : std::nullopt;
+
   if (device && config.device_arch && *config.device_arch != device->cc_major * 10 + device->cc_minor) {
     jit_preparation = {}; // verification described another device: compile for this one in the test
   }
@@ -193,12 +205,20 @@ Evidence run_selftest_worker(const std::string& libcuda_path, const std::string&
                                    std::chrono::steady_clock::now() + test_timeout(test->key, config.level)};
     worker::report_phase("test:" + std::string(test->key), test_timeout(test->key, config.level));
     std::optional<ClockSampler> sampler;
+    std::optional<BusySampler> busy;
     if (nvml_device) {
       sampler.emplace(*nvml_device, k_sample_interval);
+      if (test_context.gpu != nullptr) {
+        busy.emplace(*nvml_device, self, session, proc_process_table(), k_busy_interval);
+      }
     }
     auto result = run_guarded(*test, test_context);
     if (sampler) {
       result.clocks = summarize_samples(sampler->stop());
+    }
+    if (busy) {
+      result.busy = busy->stop();
+      result.busy->utilization_before_pct = utilization_before;
     }
     worker::report_record(encode_result(result));
     ++run;

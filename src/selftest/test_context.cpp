@@ -135,4 +135,38 @@ void add_metric(TestResult& result, std::string name, double value, std::string 
   result.metrics.push_back(std::move(metric));
 }
 
+std::string describe(const WrongData& wrong) {
+  return "word " + std::to_string(wrong.first_index) + " is " + std::to_string(wrong.value) + ", expected " +
+         std::to_string(wrong.expected) + "; " + std::to_string(wrong.differing) + " of " +
+         std::to_string(wrong.checked) + " words differ";
+}
+
+Evidence wrong_data_evidence(const WrongData& first, const std::optional<std::optional<WrongData>>& repeat) {
+  Evidence evidence = {{"first_index", first.first_index},   {"value", first.value},
+                       {"expected", first.expected},        {"words_differing", first.differing},
+                       {"words_checked", first.checked},    {"repeat", nullptr},
+                       {"persistent", nullptr}};
+  if (repeat) {
+    evidence["persistent"] = repeat->has_value();
+    evidence["repeat"] = Evidence{
+        {"words_differing", *repeat ? EvidenceValue((*repeat)->differing) : EvidenceValue(std::uint64_t{0})},
+        {"first_index", *repeat ? EvidenceValue((*repeat)->first_index) : EvidenceValue()}};
+  }
+  return evidence;
+}
+
+std::string wrong_data_reason(std::string_view what, const WrongData& first,
+                              const std::optional<std::optional<WrongData>>& repeat) {
+  std::string reason = std::string(what) + " wrote wrong data: " + describe(first);
+  if (!repeat) {
+    reason += "; the repeat on a fresh buffer could not run";
+  } else if (*repeat) {
+    reason += "; persistent: repeated on a fresh buffer, " + std::to_string((*repeat)->differing) +
+              " words differ again (first: word " + std::to_string((*repeat)->first_index) + ")";
+  } else {
+    reason += "; transient: a repeat on a fresh buffer was right";
+  }
+  return reason;
+}
+
 } // namespace cudadiag::selftest

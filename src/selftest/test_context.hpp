@@ -50,6 +50,9 @@ struct WorkerConfig {
   // Each library a test loads must be loaded within this (--timeout), whatever the test's own
   // deadline: the worker moves its deadline to it around the dlopen (load_bounded). 0: the test's.
   std::chrono::milliseconds load_timeout{0};
+  // The cudadiag process that started the workers: it and every process below it are this run's
+  // own, never "another process on the GPU" (selftest/gpu_busy.hpp). 0: the worker's parent.
+  int session_pid = 0;
 };
 
 struct DeviceFacts {
@@ -124,6 +127,57 @@ TestResult skipped(const TestContext& context, std::string reason);
 // exists but the driver could not use it (that is a broken stack, not an absent one).
 TestResult without_gpu(const TestContext& context);
 void add_metric(TestResult& result, std::string name, double value, std::string unit, bool primary = false);
+
+// --- verification that cannot be raced ---------------------------------------------------------
+// A correctness check reads what a kernel produced only after the stream that produced it is
+// synchronised (Stream::download). What it found wrong is named in full: the first bad word, its
+// value and the value expected, and how many words differ. A failed check is repeated once on a
+// fresh buffer, only to say whether the error is persistent or transient: both are failures.
+
+struct WrongData {
+  std::uint64_t first_index = 0; // in words of the checked buffer
+  std::uint64_t value = 0;
+  std::uint64_t expected = 0;
+  std::uint64_t differing = 0; // words that differ
+  std::uint64_t checked = 0;   // words compared
+};
+
+// Compares `count` words at `words` with expected(index) for index = first + i; `into` stays nullopt
+// when every word matches, and accumulates across chunks of one buffer (its first_index stays the
+// first one found).
+template <class Word, class Expected>
+void compare_words(const Word* words, std::size_t count, std::uint64_t first, Expected expected,
+                   std::optional<WrongData>& into) {
+  for (std::size_t i = 0; i < count; ++i) {
+    const auto want = static_cast<std::uint64_t>(expected(first + i));
+    const auto got = static_cast<std::uint64_t>(words[i]);
+    if (got != want) {
+      if (!into) {
+        into = WrongData{first + i, got, want, 0, 0};
+      }
+      ++into->differing;
+    }
+  }
+  if (into) {
+    into->checked += count;
+  }
+}
+template <class Word, class Expected>
+void compare_words(const std::vector<Word>& words, std::uint64_t first, Expected expected,
+                   std::optional<WrongData>& into) {
+  compare_words(words.data(), words.size(), first, expected, into);
+}
+
+// "word 0 is 0, expected 3237998080; 16777216 of 67108864 words differ"
+std::string describe(const WrongData& wrong);
+// The check's outcome as evidence: {"first_index", "value", "expected", "words_differing",
+// "words_checked", "repeat": {"words_differing", "first_index"} | null, "persistent": bool | null}.
+Evidence wrong_data_evidence(const WrongData& first, const std::optional<std::optional<WrongData>>& repeat);
+// The failure text of a check that found `first` and, repeated on a fresh buffer, `repeat`
+// (nullopt: the repeat could not run): "<what> wrote wrong data: <describe>; persistent: repeated
+// on a fresh buffer, 12 words differ again" or "...; transient: a repeat on a fresh buffer was right".
+std::string wrong_data_reason(std::string_view what, const WrongData& first,
+                              const std::optional<std::optional<WrongData>>& repeat);
 
 // The bundled PTX (kernels/ptx/*.ptx, embedded at build time; see embedded_ptx.cpp.in).
 extern const char* const k_copy_ptx;

@@ -276,6 +276,17 @@ TEST_CASE("c api: options JSON merges key by key and round-trips through to_json
 
   auto copy = make_options(settings.dump());
   CHECK(options_json(copy.get()) == options_json(options.get()));
+
+  // Where cudadiag runs, and --exclusive: null (from the environment) and false by default.
+  CHECK(settings["context"].is_null());
+  CHECK(settings["exclusive"] == false);
+  REQUIRE(cudadiag_options_from_json(options.get(), R"({"context": "fleet", "exclusive": true})") == CUDADIAG_OK);
+  const auto fleet = nlohmann::json::parse(options_json(options.get()));
+  CHECK(fleet["context"] == "fleet");
+  CHECK(fleet["exclusive"] == true);
+  check_failed_with(cudadiag_options_from_json(options.get(), R"({"context": "batch"})"),
+                    CUDADIAG_ERROR_INVALID_OPTIONS, "\"interactive\" or \"ci\" or \"fleet\"");
+  CHECK(nlohmann::json::parse(options_json(options.get()))["context"] == "fleet");
 }
 
 TEST_CASE("c api: quick_check calls the stub libcuda first on LD_LIBRARY_PATH an error and loads nothing") {

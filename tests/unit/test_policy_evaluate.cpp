@@ -143,3 +143,22 @@ TEST_CASE("policy: finding counts, and unmet requirements become policy.unmet fi
   CHECK(document["requirements"][0]["met"] == true);
   CHECK(document["requirements"][1]["met"] == false);
 }
+
+TEST_CASE("policy: gpu.idle holds only when NVML could list the GPU's processes and none was another's") {
+  auto report = h200_report_with_sort_figures();
+  // No test says who else used the GPU: not known to be idle.
+  check_met(report, "gpu.idle", false, "could not list");
+  report["selftest"]["tests"][0]["details"]["busy"] = {
+      {"known", true}, {"unknown_reason", nullptr}, {"others", json::array()}, {"utilization_before_pct", 0}};
+  check_met(report, "gpu.idle", true, "no other process");
+  report["findings"].push_back({{"id", "gpu.busy"},
+                                {"severity", "info"},
+                                {"message", "GPU 0 was used by 1 other process while the self-test ran: pid 4242"},
+                                {"remedy", ""},
+                                {"components", json::array()},
+                                {"evidence", json::object()}});
+  check_met(report, "gpu.idle", false, "pid 4242");
+  report["selftest"] = nullptr;
+  check_met(report, "gpu.idle", false, "did not run");
+  CHECK_FALSE(parse_requirement("gpu.idle>=1"));
+}

@@ -42,6 +42,7 @@ static_assert(abi_compatible<cu::PfnMemcpyHtoD, PFN_cuMemcpyHtoD_v3020>());
 static_assert(abi_compatible<cu::PfnMemcpyDtoH, PFN_cuMemcpyDtoH_v3020>());
 static_assert(abi_compatible<cu::PfnMemcpyDtoDAsync, PFN_cuMemcpyDtoDAsync_v3020>());
 static_assert(abi_compatible<cu::PfnMemsetD32, PFN_cuMemsetD32_v3020>());
+static_assert(abi_compatible<cu::PfnMemsetD32Async, PFN_cuMemsetD32Async_v3020>());
 static_assert(abi_compatible<cu::PfnMemGetInfo, PFN_cuMemGetInfo_v3020>());
 static_assert(abi_compatible<cu::PfnMemHostAlloc, PFN_cuMemHostAlloc_v2020>());
 static_assert(abi_compatible<cu::PfnMemFreeHost, PFN_cuMemFreeHost_v2000>());

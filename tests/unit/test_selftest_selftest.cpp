@@ -166,6 +166,8 @@ TEST_CASE("selftest records: every field of a result, typed facts and evidence, 
   result.memory = selftest::MemoryFacts{1, {{"0x7f0000001000", "0x0", "0x1"}}, before, after, {"ecc_corrected +1"}};
   result.clocks = selftest::ClockSummary{7, selftest::Spread{1500, 1700, 1980}, std::nullopt, 451.5, 61U,
                                          std::vector<std::string>{"gpu_idle"}, std::vector<std::string>{}};
+  result.busy = selftest::BusyFacts{true, "", {{4242, "python3", std::uint64_t{10} << 30U, true, false},
+                                               {4300, "", std::nullopt, false, true}}, 37U};
   result.details = {{"memory", {{"bytes_tested", std::uint64_t{1} << 37U}, {"seed", std::uint64_t{18446744073709551615U}}}},
                     {"negative", -3},
                     {"flag", false},
@@ -189,12 +191,15 @@ TEST_CASE("selftest records: every field of a result, typed facts and evidence, 
   CHECK(back.pcie == result.pcie);
   CHECK(back.memory == result.memory);
   CHECK(back.clocks == result.clocks);
+  CHECK(back.busy == result.busy);
   CHECK(back.details == result.details);
   // A clock summary without samples, and facts that are absent, stay so.
   result.clocks = selftest::ClockSummary{};
   result.pcie.reset();
   result.memory.reset();
+  result.busy = selftest::BusyFacts{false, "nvmlDeviceGetComputeRunningProcesses_v3: NVML_ERROR_NOT_SUPPORTED", {}, {}};
   const auto sparse = selftest::decode_result(selftest::encode_result(result));
+  CHECK(sparse.busy == result.busy);
   CHECK(sparse.clocks == selftest::ClockSummary{});
   CHECK_FALSE(sparse.pcie.has_value());
   CHECK_FALSE(sparse.memory.has_value());
@@ -218,6 +223,7 @@ TEST_CASE("selftest config: the worker's instructions round-trip") {
   config.executable = "/usr/bin/cudadiag";
   config.nvml = "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1";
   config.device_arch = 90;
+  config.session_pid = 31337;
   const auto decoded = selftest::decode_config(selftest::encode_config(config));
   REQUIRE(decoded.has_value());
   const auto& back = *decoded;
@@ -230,6 +236,7 @@ TEST_CASE("selftest config: the worker's instructions round-trip") {
   CHECK(back.executable == config.executable);
   CHECK(back.nvml == config.nvml);
   CHECK(back.device_arch == 90);
+  CHECK(back.session_pid == 31337);
   CHECK(back.device == 3);
   CHECK(back.level == Level::full);
   CHECK(back.tests == config.tests);

@@ -74,6 +74,23 @@ static_assert(offsetof(nvml::PciInfo, bus_id) == offsetof(nvmlPciInfo_t, busId))
 static_assert(sizeof(nvml::PciInfo::bus_id) == NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE);
 static_assert(sizeof(nvml::PciInfo::bus_id_legacy) == NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE);
 
+// The busy check's process and utilisation queries (NVML 12+: nvmlProcessInfo_t is the v2 layout).
+static_assert(cudadiag::cuda_api::abi_compatible<nvml::DeviceGetRunningProcessesFn,
+                                     decltype(&::nvmlDeviceGetComputeRunningProcesses_v3)>());
+static_assert(cudadiag::cuda_api::abi_compatible<nvml::DeviceGetRunningProcessesFn,
+                                     decltype(&::nvmlDeviceGetGraphicsRunningProcesses_v3)>());
+static_assert(cudadiag::cuda_api::abi_compatible<nvml::DeviceGetUtilizationRatesFn,
+                                     decltype(&::nvmlDeviceGetUtilizationRates)>());
+static_assert(sizeof(nvml::ProcessInfo) == sizeof(nvmlProcessInfo_t));
+static_assert(offsetof(nvml::ProcessInfo, pid) == offsetof(nvmlProcessInfo_t, pid));
+static_assert(offsetof(nvml::ProcessInfo, used_gpu_memory) == offsetof(nvmlProcessInfo_t, usedGpuMemory));
+static_assert(offsetof(nvml::ProcessInfo, gpu_instance_id) == offsetof(nvmlProcessInfo_t, gpuInstanceId));
+static_assert(offsetof(nvml::ProcessInfo, compute_instance_id) == offsetof(nvmlProcessInfo_t, computeInstanceId));
+static_assert(sizeof(nvml::Utilization) == sizeof(nvmlUtilization_t));
+static_assert(offsetof(nvml::Utilization, memory) == offsetof(nvmlUtilization_t, memory));
+static_assert(nvml::k_value_not_available == NVML_VALUE_NOT_AVAILABLE);
+static_assert(nvml::k_error_insufficient_size == NVML_ERROR_INSUFFICIENT_SIZE);
+
 // Constants.
 static_assert(nvml::k_success == NVML_SUCCESS);
 static_assert(nvml::k_error_uninitialized == NVML_ERROR_UNINITIALIZED);
