@@ -135,7 +135,8 @@ struct SelfTestRun {
   Score score;
   double wall_ms = 0;
   unsigned max_workers = 1; // workers that ran at once (see SelfTestOptions::max_workers)
-  // "pass" (nothing failed, something passed), "fail" (a fail or error), "skip" (nothing ran).
+  // "pass" (nothing failed, a test passed on a GPU), "fail" (a fail or error), "skip" (nothing ran on a
+  // GPU; a compile-only pass without one included).
   [[nodiscard]] std::string status() const;
 };
 
