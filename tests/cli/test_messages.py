@@ -83,6 +83,24 @@ def test_find_nvJitLink_is_the_library():
 
 # ---- The Python environment, named as the user knows it
 
+@pytest.fixture
+def plain_venv(tmp_path) -> Path:
+    root = tmp_path / "project-env"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root)], check=True, timeout=120)
+    return root
+
+
+def test_an_active_venv_is_named_by_its_prefix(plain_venv):
+    env = clean_env(VIRTUAL_ENV=str(plain_venv), PATH=f"{plain_venv / 'bin'}:/usr/bin:/bin")
+    text = run(["--no-load", "--width", "200"], env=env).stdout.decode()
+    assert f"answers for the venv {plain_venv} (" in text, text
+
+
+def test_python_naming_a_venv_interpreter_names_the_venv(plain_venv):
+    text = run(["--no-load", "--width", "200", "--python", str(plain_venv / "bin" / "python")], env=clean_env()).stdout.decode()
+    assert f"answers for the venv {plain_venv} (" in text and "--python)" in text, text
+
+
 def test_an_empty_python_is_a_usage_error():
     message = usage_error(["--python", "", "--no-load"])
     assert "--python" in message and "not an empty string" in message, message
@@ -113,6 +131,9 @@ def test_a_selftest_where_nothing_ran_on_a_gpu_is_no_pass():
         pytest.skip(f"the jit tier does not pass with this toolkit: {jit['reason']}")
     assert jit["device"] is None
     assert doc["selftest"]["status"] == "skip", doc["selftest"]["status"]
+    text = run(["--no-color", "selftest", "--only", "jit"], env=env, timeout=120).stdout.decode()
+    assert "skip — 0 of 1 ran on a GPU (1 passed without one)" in text, text
+    assert "pass —" not in text, text
 
 
 # ---- --json everywhere
@@ -256,3 +277,20 @@ def test_an_empty_search_path_entry_is_shown(tmp_path):
     [finding] = [f for f in doc["findings"] if f["id"] == "env.bad_search_path"]
     assert 'first: entry 2: "" — empty' in finding["message"], finding["message"]
 
+
+# ---- Units
+
+def test_device_memory_is_in_the_same_units_in_text_and_markdown(tmp_path):
+    from cudadiag_harness import fake_driver_env
+
+    env = fake_driver_env(tmp_path / "driver")
+    markdown = tmp_path / "report.md"
+    result = run(["--no-color", "--full", "--no-selftest", "--markdown", str(markdown)], env=env, timeout=120)
+    assert result.returncode in (0, 1), describe(result)
+    sizes = re.compile(r"\b\d+(?:\.\d+)? Gi?B\b(?!/s)")  # memory, not bandwidth (GB/s)
+    text_sizes = sizes.findall(result.stdout.decode())
+    markdown_sizes = sizes.findall(markdown.read_text())
+    if not text_sizes:
+        pytest.skip("the fake driver reports no device memory")
+    assert all(size.endswith("GiB") for size in text_sizes + markdown_sizes), (text_sizes, markdown_sizes)
+    assert set(text_sizes) <= set(markdown_sizes) or set(markdown_sizes) <= set(text_sizes), (text_sizes, markdown_sizes)
