@@ -709,7 +709,7 @@ std::string gpus_line(const Report& report, TextStyle style) {
   return out;
 }
 
-// The self-test in a line (a failed test in a line each), when it ran or was skipped for a reason.
+// The self-test in a line, when it ran or was skipped for a reason.
 std::string selftest_line(const Report& report, TextStyle style) {
   const auto& run = report.selftest;
   if (!run.ran && run.skipped_reason.empty()) {
@@ -719,14 +719,8 @@ std::string selftest_line(const Report& report, TextStyle style) {
   if (!run.ran) {
     return wrap(title + "  skipped: " + to_valid_utf8(run.skipped_reason), style.width, "", "  ");
   }
-  std::string out = wrap(title + "  " + selftest_summary(run, style), style.width, "", "  ");
-  for (const auto& test : run.tests) {
-    if (test.status == "fail" || test.status == "error") {
-      out += wrap(paint(style, k_red, test.status) + " " + test.key + ": " + to_valid_utf8(test.reason), style.width,
-                  "  ", "    ");
-    }
-  }
-  return out;
+  // A failed test is a selftest.failed finding: what to do first names it, with its reason.
+  return wrap(title + "  " + selftest_summary(run, style), style.width, "", "  ");
 }
 
 // Whose answers these are: the Python environment (a venv by its own prefix, not the interpreter
@@ -759,9 +753,7 @@ std::string summary_text(const Report& report, TextStyle style) {
                        loader_cache_line(report, style);
   return verdict(report, style) + problems_section(report, style) + stack_section(report, style) + "\n" + system +
          notes_section(report, style) + "\n" +
-         wrap(paint(style, k_dim,
-                    "More: `cudadiag --full` (every component, whole paths), `cudadiag explain ID`, "
-                    "`cudadiag find --explain NAME`, `--json`"),
+         wrap(paint(style, k_dim, "Details: cudadiag --full, cudadiag explain ID, cudadiag find --explain NAME"),
               style.width, "", "  ");
 }
 
