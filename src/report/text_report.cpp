@@ -54,15 +54,15 @@ std::string memory_gib(std::uint64_t bytes) {
 // skip, however many tests passed without one ("skip — 0 of 1 ran on a GPU (1 passed without one)").
 std::string selftest_summary(const selftest::SelfTestRun& run, TextStyle style);
 
-// "the venv /opt/torch/.venv (Python 3.12; what python3 runs here)": a venv named by its own
+// "the venv /opt/torch/.venv, Python 3.12 (what python3 runs here)": a venv named by its own
 // prefix, not by the interpreter it links to; otherwise the interpreter.
 std::string answers_for(const python::PythonEnvironment& primary) {
   const bool venv = primary.is_venv || primary.interpreter.empty();
   const std::string who = venv ? (primary.is_venv ? "the venv " : "the environment ") + to_valid_utf8(primary.prefix)
                                : to_valid_utf8(primary.interpreter);
-  std::string why = primary.version.empty() ? "" : "Python " + primary.version + "; ";
-  why += primary.label == "--python" ? "--python" : "what python3 runs here";
-  return "answers for " + who + " (" + why + ")";
+  const std::string version = primary.version.empty() ? "" : ", Python " + primary.version;
+  const std::string why = primary.label == "--python" ? "--python" : "what python3 runs here";
+  return "answers for " + who + version + " (" + why + ")";
 }
 
 std::string verdict(const Report& report, TextStyle style) {

@@ -93,12 +93,12 @@ def plain_venv(tmp_path) -> Path:
 def test_an_active_venv_is_named_by_its_prefix(plain_venv):
     env = clean_env(VIRTUAL_ENV=str(plain_venv), PATH=f"{plain_venv / 'bin'}:/usr/bin:/bin")
     text = run(["--no-load", "--width", "200"], env=env).stdout.decode()
-    assert f"answers for the venv {plain_venv} (" in text, text
+    assert f"answers for the venv {plain_venv}, Python " in text and "(what python3 runs here)" in text, text
 
 
 def test_python_naming_a_venv_interpreter_names_the_venv(plain_venv):
     text = run(["--no-load", "--width", "200", "--python", str(plain_venv / "bin" / "python")], env=clean_env()).stdout.decode()
-    assert f"answers for the venv {plain_venv} (" in text and "--python)" in text, text
+    assert f"answers for the venv {plain_venv}, Python " in text and "(--python)" in text, text
 
 
 def test_an_empty_python_is_a_usage_error():
