@@ -294,3 +294,11 @@ def test_device_memory_is_in_the_same_units_in_text_and_markdown(tmp_path):
         pytest.skip("the fake driver reports no device memory")
     assert all(size.endswith("GiB") for size in text_sizes + markdown_sizes), (text_sizes, markdown_sizes)
     assert set(text_sizes) <= set(markdown_sizes) or set(markdown_sizes) <= set(text_sizes), (text_sizes, markdown_sizes)
+
+
+def test_v_gives_the_details_layer():
+    result = run(["-v", "--no-load", "--no-color"], env=clean_env(CUDA_HOME=str(SYSTEM_CTK)))
+    text = result.stdout.decode()
+    assert "\nComponents" in text and "\nStack" not in text, text[:2000]
+    summary = run(["--no-load", "--no-color"], env=clean_env(CUDA_HOME=str(SYSTEM_CTK))).stdout.decode()
+    assert "\nStack" in summary and "\nComponents" not in summary, summary
