@@ -21,11 +21,14 @@
 
 #include <algorithm>
 #include <charconv>
+#include <sstream>
+#include <system_error>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <limits>
 
 namespace cudadiag::cli {
 namespace {
@@ -36,6 +39,7 @@ struct GlobalOptions {
   std::string color = "auto"; // --color auto|always|never
   int width = 0;              // --width N; 0: the terminal's, else COLUMNS, else 80
   int verbosity = 0;
+  bool full = false; // --full: the report's details layer
   std::string log_level;
   std::string python;
   std::string ld_so_cache;
@@ -53,6 +57,10 @@ struct SelftestCommandOptions {
   std::string only;           // comma-separated test keys
   std::string device = "all"; // an ordinal or "all"
 };
+
+// The largest number a process id (pid_t) can hold; one above the machine's pid_max is a well-formed
+// id that names no process (exit 1), one above this is no id at all (exit 2).
+constexpr long long k_max_pid = std::numeric_limits<pid_t>::max();
 
 struct InspectOptions {
   int pid = 0;
@@ -131,8 +139,33 @@ std::size_t output_width(const GlobalOptions& options) {
   return cli_support::k_default_width;
 }
 
+// The check of an option that takes a whole number from `low` to `high`: CLI11's message becomes
+// "NAME: `VALUE` is not WHAT from LOW to HIGH" (no range in floating point, no guess at another option).
+CLI::Validator whole_number(std::string what, long long low, long long high) {
+  return CLI::Validator(
+      [what, low, high](const std::string& value) -> std::string {
+        long long number = 0;
+        const auto* end = value.data() + value.size();
+        const auto parsed = std::from_chars(value.data(), end, number);
+        if (parsed.ec == std::errc() && parsed.ptr == end && number >= low && number <= high) {
+          return {};
+        }
+        return "`" + value + "` is not " + what + " from " + std::to_string(low) + " to " + std::to_string(high);
+      },
+      what);
+}
+
+// The check of an option whose value names a file or program: an empty value is a mistake, not "the default".
+CLI::Validator non_empty(std::string what) {
+  return CLI::Validator(
+      [what](const std::string& value) -> std::string {
+        return value.empty() ? "takes " + what + ", not an empty string" : std::string();
+      },
+      what);
+}
+
 cli_support::Terminal terminal(const GlobalOptions& options) {
-  return {color(options), output_width(options)};
+  return {color(options), output_width(options), options.full || options.verbosity > 0};
 }
 
 void configure_logging(const GlobalOptions& options) {
@@ -361,6 +394,14 @@ int run_find(const GlobalOptions& options, const FindOptions& find) {
   if (!find.for_framework.empty()) {
     return run_find_for(options, find);
   }
+  if (!find.headers) {
+    // "nvjitlink" is the nvjitlink header set, and case aside the nvJitLink library: `LIB=$(cudadiag
+    // find nvjitlink)` must not get a header directory.
+    if (const auto library = cli_support::library_differing_in_case(find.name)) {
+      spdlog::error("'{}' is ambiguous; did you mean {} (library) or --headers {}?", find.name, *library, find.name);
+      return k_exit_usage;
+    }
+  }
   const auto target = cli_support::find_target(find.name, find.headers);
   if (!target) {
     const auto known = cli_support::component_names(find.headers);
@@ -409,7 +450,12 @@ int run_find(const GlobalOptions& options, const FindOptions& find) {
 }
 
 int run_explain(const GlobalOptions& options, const ExplainOptions& explain) {
-  if (const auto text = cli_support::explain_finding(explain.id, terminal(options))) {
+  if (options.json) {
+    if (const auto json = cli_support::explain_finding_json(explain.id)) {
+      write_stdout(*json);
+      return 0;
+    }
+  } else if (const auto text = cli_support::explain_finding(explain.id, terminal(options))) {
     write_stdout(*text);
     return 0;
   }
@@ -422,9 +468,12 @@ int run_explain(const GlobalOptions& options, const ExplainOptions& explain) {
 
 // The completion model with the fixed value sets of the options that have one.
 std::vector<cli_support::CompletionCommand> with_choices(std::vector<cli_support::CompletionCommand> commands) {
+  const auto test_keys = cli_support::self_test_keys();
+  const auto frameworks = cli_support::framework_names();
   const std::vector<std::pair<std::string, const std::vector<std::string>*>> choices = {
       {"--color", &k_color_modes}, {"--log-level", &k_log_levels}, {"--fail-on", &k_severities},
-      {"--level", &k_levels}, {"--context", &k_contexts}};
+      {"--level", &k_levels},      {"--only", &test_keys},         {"--for", &frameworks},
+      {"--context", &k_contexts}};
   for (auto& command : commands) {
     for (auto& option : command.options) {
       for (const auto& [name, values] : choices) {
@@ -465,17 +514,22 @@ int run_command(int argc, char** argv) {
     app.add_flag("--no-color", options.no_color, "Never colour the output (the same as --color never)");
     app.add_option("--width", options.width,
                    "Fit text output to N columns (default: the terminal's width, else COLUMNS, else 80)")
-        ->check(CLI::Range(static_cast<int>(cli_support::k_min_width), 1000));
+        ->check(whole_number("a width in columns", static_cast<long long>(cli_support::k_min_width), 1000));
     app.add_flag("-v,--verbose", options.verbosity, "More log output on stderr: -v each stage and its duration, -vv also each search step and "
                  "worker message");
+    app.add_flag("--full", options.full,
+                 "The report's details: every component with its whole path, the loads, dependency closures, "
+                 "devices, Python environments and every finding (also with -v)");
     app.add_option("--log-level", options.log_level,
                    "Log level on stderr: trace (also every file examined), debug, info, warn, error, off")
         ->check(CLI::IsMember(k_log_levels));
     app.add_option("--python", options.python,
                    "Use this Python interpreter's site-packages (runs it once to ask; default: found without "
-                   "running Python)");
+                   "running Python)")
+        ->check(non_empty("an interpreter's path or name"));
     app.add_option("--ld-so-cache", options.ld_so_cache,
-                   "Read this loader cache instead of /etc/ld.so.cache");
+                   "Read this loader cache instead of /etc/ld.so.cache")
+        ->check(non_empty("a loader cache file"));
     app.add_option("--ld-so-conf", options.ld_so_conf,
                    "Read this loader configuration (and its includes) instead of /etc/ld.so.conf; remedies name "
                    "the file that lists a directory")
@@ -518,7 +572,7 @@ int run_command(int argc, char** argv) {
         "inspect", "List the CUDA libraries a running process has mapped (exit 1 on an error finding)");
     inspect_command->add_option("--pid", inspect.pid, "The process to inspect")
         ->required()
-        ->check(CLI::PositiveNumber);
+        ->check(whole_number("a process id", 1, k_max_pid));
     inspect_command->fallthrough();
     SelftestCommandOptions selftest_options;
     auto* selftest_command =
@@ -560,9 +614,16 @@ int run_command(int argc, char** argv) {
     try {
       app.parse(argc, argv);
     } catch (const CLI::ParseError& error) {
-      if (error.get_exit_code() == 0) {
-        app.exit(error);
-        note_stdout_written(); // --help, --version
+      if (error.get_exit_code() == 0) { // --help, --version: written as the report is, so a failed write is an error
+        if (dynamic_cast<const CLI::CallForVersion*>(&error) != nullptr && json_requested(argc, argv)) {
+          write_stdout(cli_support::version_json());
+          return 0;
+        }
+        std::ostringstream out;
+        std::ostringstream err;
+        app.exit(error, out, err);
+        write_stdout(out.str());
+        std::fputs(err.str().c_str(), stderr);
         return 0;
       }
       const auto message = usage_error_message(app, error, argc, argv);
@@ -612,6 +673,10 @@ int run_command(int argc, char** argv) {
         return run_explain(options, explain);
       }
       if (completion_command->parsed()) {
+        if (options.json) {
+          spdlog::error("completion prints a shell script; it does not combine with --json");
+          return k_exit_usage;
+        }
         const auto model = completion_model(app, [](const std::string& command) -> std::vector<std::string> {
           if (command == "find") {
             return cli_support::component_names(false);

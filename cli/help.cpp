@@ -109,19 +109,34 @@ std::string usage_error_message(const CLI::App& app, const CLI::ParseError& erro
   std::string message = error.what();
   const auto& command = selected(app);
   const bool top = &command == &app;
+  const auto see = " (see `cudadiag " + (top ? std::string() : command.get_name() + " ") + "--help`)";
+  // Only words CLI11 did not expect get a "did you mean": in another error (a value out of range,
+  // one that does not convert) the words after its colon are the value, not a misspelt name.
+  if (dynamic_cast<const CLI::ExtrasError*>(&error) == nullptr) {
+    return message + see;
+  }
   auto options = long_option_names(app);
   if (!top) {
     const auto own = long_option_names(command);
     options.insert(options.end(), own.begin(), own.end());
   }
-  std::string hint;
   const auto unexpected = unexpected_words(message);
-  std::vector<std::string> typed; // the unexpected words in the order they were typed
+  std::vector<std::string> typed; // the unexpected words in the order they were typed (CLI11 lists them reversed)
   for (int i = 1; i < argc; ++i) {
-    if (std::find(unexpected.begin(), unexpected.end(), argv[i]) != unexpected.end()) {
+    if (std::find(unexpected.begin(), unexpected.end(), argv[i]) != unexpected.end() &&
+        std::find(typed.begin(), typed.end(), argv[i]) == typed.end()) {
       typed.emplace_back(argv[i]);
     }
   }
+  if (typed.empty()) {
+    typed = unexpected;
+  }
+  std::string words;
+  for (const auto& word : typed) {
+    words += (words.empty() ? "" : " ") + word;
+  }
+  message = std::string(typed.size() == 1 ? "unexpected argument: " : "unexpected arguments: ") + words;
+  std::string hint;
   for (const auto& word : typed) {
     const auto name = word.substr(0, word.find('='));
     if (name.starts_with("--")) {
@@ -144,7 +159,7 @@ std::string usage_error_message(const CLI::App& app, const CLI::ParseError& erro
   if (!hint.empty()) {
     message += "; " + hint;
   }
-  return message + " (see `cudadiag " + (top ? std::string() : command.get_name() + " ") + "--help`)";
+  return message + see;
 }
 
 std::vector<cli_support::CompletionCommand>

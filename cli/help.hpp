@@ -18,10 +18,10 @@ namespace cudadiag::cli {
 // subcommand help ends with the parent's (global) options.
 std::shared_ptr<CLI::Formatter> make_help_formatter(std::size_t width);
 
-// The message for a parse error, without the "cudadiag: error: " prefix: CLI11's own message, then
-// what was probably meant (`did you mean 'find'?`) with the valid subcommands for an unknown word,
-// and where to read more.
-// `argv` gives the order in which the words CLI11 did not expect were typed: the first is explained.
+// The message for a parse error, without the "cudadiag: error: " prefix, ending with where to read
+// more. Words CLI11 did not expect are listed in the order `argv` has them, and the first is
+// explained (`did you mean 'find'?`, with the valid subcommands for an unknown word); any other
+// error is CLI11's own message (or its validator's), with no guess.
 std::string usage_error_message(const CLI::App& app, const CLI::ParseError& error, int argc, char** argv);
 
 // The commands, options and positional words of `app` for completion scripts; `words_for` gives a

@@ -128,10 +128,6 @@ void write_stdout(const std::vector<std::string>& pieces) {
   write_stdout_pieces(std::move(parts));
 }
 
-void note_stdout_written() {
-  state().written = true;
-}
-
 void record_error(std::string_view message) {
   auto& out = state();
   const std::lock_guard lock(out.mutex);

@@ -30,9 +30,6 @@ void write_stdout(std::string_view text);
 // The same for a text in pieces, written in order (a large JSON report: one writev, no copy).
 void write_stdout(const std::vector<std::string>& pieces);
 
-// Notes that stdout already carries what the command printed by other means (CLI11's --help).
-void note_stdout_written();
-
 // Remembers an error message for the JSON error document; the first one is its message.
 void record_error(std::string_view message);
 

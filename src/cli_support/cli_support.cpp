@@ -7,11 +7,13 @@
 #include "core/output_file.hpp"
 #include "diff/diff_render.hpp"
 #include "diff/report_input.hpp"
+#include "findings/findings.hpp"
 #include "findings/findings_reference.hpp"
 #include "fleet/fleet_input.hpp"
 #include "fleet/fleet_render.hpp"
 #include "fleet/report_reader.hpp"
 #include "inspect/loaded_components.hpp"
+#include "linkage/framework_load.hpp"
 #include "report/error_document.hpp"
 #include "report/exit_style.hpp"
 #include "report/json_report.hpp"
@@ -21,6 +23,7 @@
 #include "report/worker_kinds.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -123,6 +126,34 @@ std::optional<std::string> find_target(std::string_view name, bool headers_only)
   return std::string(probes::to_string(spec->kind)) + "/" + std::string(spec->name);
 }
 
+std::optional<std::string> library_differing_in_case(std::string_view name) {
+  if (name.find('/') != std::string_view::npos ||
+      probes::find_component(name, probes::ComponentKind::dynamic_lib) != nullptr ||
+      probes::find_component(name, probes::ComponentKind::headers) == nullptr) {
+    return std::nullopt;
+  }
+  const auto folded = [](std::string_view text) {
+    std::string out(text);
+    std::transform(out.begin(), out.end(), out.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return out;
+  };
+  for (const auto& spec : probes::catalog()) {
+    if (spec.kind == probes::ComponentKind::dynamic_lib && folded(spec.name) == folded(name)) {
+      return std::string(spec.name);
+    }
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> framework_names() {
+  std::vector<std::string> names;
+  for (const auto name : linkage::modelled_frameworks()) {
+    names.emplace_back(name);
+  }
+  return names;
+}
+
 std::optional<std::string> closest_component_name(std::string_view name) {
   const auto closest = probes::closest_name(name);
   return closest ? std::optional<std::string>(*closest) : std::nullopt;
@@ -138,7 +169,7 @@ std::vector<std::string> self_test_keys() {
 
 namespace {
 report::TextStyle text_style(const Terminal& terminal) {
-  return {terminal.color, std::max(terminal.width, k_min_width)};
+  return {terminal.color, std::max(terminal.width, k_min_width), terminal.full};
 }
 } // namespace
 
@@ -237,6 +268,30 @@ std::optional<std::string> explain_finding(std::string_view id, const Terminal& 
   }
   flush();
   return report::fit_lines(report::escape_controls(out, style), style.width);
+}
+
+std::optional<std::string> explain_finding_json(std::string_view id) {
+  const auto text = findings::reference_text(id);
+  if (!text) {
+    return std::nullopt;
+  }
+  const auto* definition = findings::find_definition(id);
+  nlohmann::ordered_json out;
+  out["id"] = std::string(id);
+  out["severity"] = definition != nullptr ? nlohmann::ordered_json(std::string(findings::to_string(definition->severity)))
+                                          : nlohmann::ordered_json(nullptr);
+  out["summary"] = definition != nullptr ? nlohmann::ordered_json(std::string(definition->summary))
+                                         : nlohmann::ordered_json(nullptr);
+  out["remedy"] = definition != nullptr ? nlohmann::ordered_json(std::string(definition->remedy))
+                                        : nlohmann::ordered_json(nullptr);
+  out["reference"] = *text;
+  return out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+}
+
+std::string version_json() {
+  const nlohmann::ordered_json out = {
+      {"name", "cudadiag"}, {"version", CUDADIAG_VERSION}, {"schema_version", report::k_schema_version}};
+  return out.dump(2) + "\n";
 }
 
 std::optional<std::string> closest_match(std::string_view word, const std::vector<std::string>& choices) {

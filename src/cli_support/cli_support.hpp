@@ -54,6 +54,12 @@ std::vector<std::string> component_names(bool headers_only);
 // library ("nvcc" is the compiler; "headers/nvcc" its headers). With headers_only, the header set.
 // nullopt when nothing is named so.
 std::optional<std::string> find_target(std::string_view name, bool headers_only);
+// The library `name` means when case is ignored, when `name` itself is a header set's name and no
+// library's ("nvjitlink": the nvJitLink library, or the nvjitlink headers): `find` asks which one
+// was meant rather than pick the headers. nullopt otherwise (a KIND/NAME is never ambiguous).
+std::optional<std::string> library_differing_in_case(std::string_view name);
+// The frameworks `find --for` knows ("torch", "jax").
+std::vector<std::string> framework_names();
 // The known component name closest to `name` ("nvjitlnk" -> "nvJitLink"), for "did you mean";
 // nullopt when nothing is close.
 std::optional<std::string> closest_component_name(std::string_view name);
@@ -68,6 +74,7 @@ inline constexpr std::size_t k_default_width = 80; // not a terminal, no COLUMNS
 struct Terminal {
   bool color = false;
   std::size_t width = k_default_width;
+  bool full = false; // the report's details layer (--full, -v) instead of the one-screen summary
 };
 
 // `cudadiag find --for FRAMEWORK NAME`: the copy of library NAME the framework's own CUDA library
@@ -114,6 +121,11 @@ std::vector<std::string> finding_ids();
 // `cudadiag explain ID`: the reference of one finding (cause, severity rule, evidence, remedy) as
 // terminal text fitted to the width; nullopt for an id the reference does not know.
 std::optional<std::string> explain_finding(std::string_view id, const Terminal& terminal);
+// `cudadiag explain ID --json`: {id, severity, summary, remedy, reference} (docs/schema/explain.schema.json;
+// reference: the text explain_finding prints, unwrapped), two-space indented; nullopt for an unknown id.
+std::optional<std::string> explain_finding_json(std::string_view id);
+// `cudadiag --version --json`: {name, version, schema_version} (docs/schema/version.schema.json).
+std::string version_json();
 // The choice closest to `word` by edit distance (a typo: at most a third of the word's length,
 // and at least 1, apart), or nullopt.
 std::optional<std::string> closest_match(std::string_view word, const std::vector<std::string>& choices);

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <utility>
 
 namespace cudadiag::diff {
 namespace {
@@ -55,11 +56,13 @@ std::string unescaped_diff_text(const ReportDiff& diff, report::TextStyle style)
   out += report::paint(style, report::k_bold,
                        std::to_string(count) + (count == 1 ? " difference" : " differences")) +
          ", most likely cause first:\n";
-  std::optional<Area> area;
+  std::optional<std::pair<bool, Area>> area;
   for (const auto& difference : diff.differences) {
-    if (!area || *area != difference.area) {
-      area = difference.area;
-      out += "\n" + report::paint(style, report::k_bold, area_title(difference.area)) + "\n";
+    if (!area || *area != std::pair(difference.cause, difference.area)) {
+      area = std::pair(difference.cause, difference.area);
+      const std::string title = difference.cause ? "Likely cause: " + std::string(area_title(difference.area))
+                                                 : std::string(area_title(difference.area));
+      out += "\n" + report::paint(style, report::k_bold, title) + "\n";
     }
     // A and B are not "bad" and "good": values are shown plainly, the subject stands out.
     out += "  " + report::paint(style, report::k_bold, report::to_valid_utf8(difference.subject)) + " · " +

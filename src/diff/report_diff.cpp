@@ -20,10 +20,27 @@ using report::display;
 using Value = std::optional<std::string>;
 
 // Variables that steer where libraries come from weigh more than the rest.
-constexpr std::array<std::string_view, 9> k_search_variables = {
-    "LD_LIBRARY_PATH", "LD_PRELOAD",           "CUDA_PATH",
-    "CUDA_HOME",       "CONDA_PREFIX",         "VIRTUAL_ENV",
-    "PYTHONPATH",      "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES"};
+constexpr std::array<std::string_view, 10> k_search_variables = {
+    "LD_LIBRARY_PATH", "LD_PRELOAD",   "CUDA_PATH",            "CUDA_HOME",              "CONDA_PREFIX",
+    "VIRTUAL_ENV",     "PYTHONPATH",   "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "PATH"};
+
+// Variables that hold a list of directories separated by ':': compared entry by entry.
+constexpr std::array<std::string_view, 3> k_path_lists = {"PATH", "LD_LIBRARY_PATH", "PYTHONPATH"};
+
+// The entries of a ':' list, each once, in order (an empty entry kept: it means the working directory).
+std::vector<std::string> path_entries(const std::string& value) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= value.size()) {
+    const auto colon = std::min(value.find(':', start), value.size());
+    auto entry = value.substr(start, colon - start);
+    if (std::find(out.begin(), out.end(), entry) == out.end()) {
+      out.push_back(std::move(entry));
+    }
+    start = colon + 1;
+  }
+  return out;
+}
 
 const json& at(const json& object, std::string_view key) {
   static const json null_value;
@@ -295,8 +312,34 @@ void compare_environment(Collector& c, const json& a, const json& b) {
   for (const auto& name : names) {
     const bool search =
         std::find(k_search_variables.begin(), k_search_variables.end(), name) != k_search_variables.end();
-    c.compare(Area::environment, name, "value", value_of(x, name), value_of(y, name), search ? 0 : 1,
-              search ? 0 : 1);
+    const auto before = value_of(x, name);
+    const auto after = value_of(y, name);
+    const bool list = std::find(k_path_lists.begin(), k_path_lists.end(), name) != k_path_lists.end();
+    if (list && before && after && before != after) {
+      // A list that changed in both: the entries that went and came, not two whole strings.
+      const auto old_entries = path_entries(*before);
+      const auto new_entries = path_entries(*after);
+      bool changed = false;
+      for (const auto& entry : old_entries) {
+        if (std::find(new_entries.begin(), new_entries.end(), entry) == new_entries.end()) {
+          c.compare(Area::environment, name, "entry removed", entry.empty() ? "(empty: the working directory)" : entry,
+                    std::nullopt, 0, 0);
+          changed = true;
+        }
+      }
+      for (const auto& entry : new_entries) {
+        if (std::find(old_entries.begin(), old_entries.end(), entry) == old_entries.end()) {
+          c.compare(Area::environment, name, "entry added", std::nullopt,
+                    entry.empty() ? "(empty: the working directory)" : entry, 0, 0);
+          changed = true;
+        }
+      }
+      if (!changed) {
+        c.compare(Area::environment, name, "order", before, after, 0, 0);
+      }
+      continue;
+    }
+    c.compare(Area::environment, name, "value", before, after, search ? 0 : 1, search ? 0 : 1);
   }
   auto primary = [](const json& report) -> const json* {
     for (const auto& python : array_at(at(report, "environment"), "python_environments")) {
@@ -524,9 +567,17 @@ ReportDiff diff_reports(const json& a, const json& b, const DiffOptions& options
   compare_host(collector, a, b);
   compare_findings(collector, a, b);
   compare_selftest(collector, a, b, options.metric_tolerance);
+  // What decides where libraries come from (the search variables, weight 0 in the environment) is
+  // a cause: it comes first, before the components and findings it changes.
+  for (auto& difference : result.differences) {
+    difference.cause = difference.area == Area::environment && difference.weight == 0 &&
+                       std::find(k_search_variables.begin(), k_search_variables.end(), difference.subject) !=
+                           k_search_variables.end();
+  }
   std::stable_sort(result.differences.begin(), result.differences.end(),
                    [](const Difference& x, const Difference& y) {
-                     return std::tie(x.area, x.weight, x.priority) < std::tie(y.area, y.weight, y.priority);
+                     return std::tuple(!x.cause, x.area, x.weight, x.priority) <
+                            std::tuple(!y.cause, y.area, y.weight, y.priority);
                    });
   return result;
 }

@@ -39,6 +39,7 @@ struct Difference {
   std::string note;             // why it matters, when that is not obvious ("" otherwise)
   int weight = 0;               // 0 decisive ... 4 incidental, within the area
   int priority = 0;             // tie-break: component importance (lower first)
+  bool cause = false;           // a variable that steers the search: listed before everything else
 };
 
 // One side's identity, for the header of the output.

@@ -527,9 +527,16 @@ std::string variable_remedy(std::string_view variable) {
   return "Unset " + std::string(variable) + " or point it at the product's installation root.";
 }
 
+// A search path entry as a message shows it: an empty one as `""` with its position (`entry 2: ""`),
+// which a reader would otherwise not see at all.
+std::string shown_entry(const std::string& entry, std::size_t index) {
+  return entry.empty() ? "entry " + std::to_string(index + 1) + ": \"\"" : entry;
+}
+
 void check_search_path_entries(const Environment& env, std::vector<Finding>& out) {
   if (const auto value = env.get("LD_LIBRARY_PATH"); value && !value->empty()) {
     Evidence::List bad = Evidence::List();
+    std::string first; // the first bad entry and its problem, as the message shows them
     std::size_t index = 0;
     for (const auto& entry : split_search_path(*value)) {
       std::string problem;
@@ -540,6 +547,9 @@ void check_search_path_entries(const Environment& env, std::vector<Finding>& out
       } else if (!fs::is_directory(entry)) {
         problem = fs::exists(entry) ? "not a directory" : "does not exist";
       }
+      if (!problem.empty() && bad.empty()) {
+        first = shown_entry(entry, index) + " — " + problem;
+      }
       if (!problem.empty() && bad.size() < 20) {
         bad.push_back({{"index", index}, {"entry", entry}, {"problem", problem}});
       }
@@ -548,8 +558,7 @@ void check_search_path_entries(const Environment& env, std::vector<Finding>& out
     if (!bad.empty()) {
       out.push_back(make("env.bad_search_path",
                          "LD_LIBRARY_PATH has " + std::to_string(bad.size()) + (bad.size() == 20 ? "+" : "") +
-                             " bad entr" + (bad.size() == 1 ? "y" : "ies") + ", first: " +
-                             *bad.front().at("entry").string() + " — " + *bad.front().at("problem").string(),
+                             " bad entr" + (bad.size() == 1 ? "y" : "ies") + ", first: " + first,
                          {}, {{"variable", "LD_LIBRARY_PATH"}, {"entries", bad}}));
     }
   }

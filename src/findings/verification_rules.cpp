@@ -112,12 +112,13 @@ std::optional<MajorMinor> reported_version(const verify::ProbeFacts& facts) {
 }
 
 // ["a","b"], as the names appear in the message.
-std::string quoted_list(const std::vector<std::string>& names) {
-  std::string out = "[";
-  for (const auto& name : names) {
-    out += (out.size() > 1 ? ",\"" : "\"") + name + "\"";
+// "3 symbols: cuA, cuB, cuC": words a terminal can wrap between (the evidence keeps the list).
+std::string symbol_list(const std::vector<std::string>& names) {
+  std::string out = std::to_string(names.size()) + (names.size() == 1 ? " symbol: " : " symbols: ");
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    out += (i == 0 ? "" : ", ") + names[i];
   }
-  return out + "]";
+  return out;
 }
 
 // The version of a library as it says itself, else as its files say.
@@ -203,7 +204,7 @@ void check_steps(const discovery::DiscoveryResult& discovery, const verify::Veri
     }
     if (!facts->missing_symbols.empty()) {
       out.push_back(make_finding("verify.missing_symbols",
-                                 step.id + ": " + step.path + " lacks " + quoted_list(facts->missing_symbols), {step.id},
+                                 step.id + ": " + step.path + " lacks " + symbol_list(facts->missing_symbols), {step.id},
                                  {{"path", step.path}, {"missing_symbols", facts->missing_symbols}}));
     }
     // What the API says against what the files say (major.minor).

@@ -7,6 +7,8 @@
 #include "fleet/report_reader.hpp"
 #include "report/json_report.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -31,7 +33,17 @@ struct Pending {
   std::string source;
   std::size_t line = 0;
   std::string text;
+  double modified = 0; // the file's modification time (NodeFacts::modified)
 };
+
+// When `path` was last modified, in seconds since the epoch; 0 when unknown.
+double modified_time(const std::string& path) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0) {
+    return 0;
+  }
+  return static_cast<double>(info.st_mtim.tv_sec) + static_cast<double>(info.st_mtim.tv_nsec) / 1e9;
+}
 
 // Parses documents in batches on worker threads and hands the results to the builder in input
 // order. Batches are double-buffered: while one batch is parsed, the caller goes on reading and
@@ -90,6 +102,7 @@ private:
             batch.results[i].emplace(fields.error());
           } else {
             batch.results[i].emplace(node_facts(*fields, batch.documents[i].source));
+            (*batch.results[i])->modified = batch.documents[i].modified;
           }
         }
       });
@@ -167,7 +180,7 @@ private:
 // Feeds `stream` to a splitter chunk by chunk, every whole line of a chunk at once; documents go to
 // the parser as they complete.
 void read_stream(std::FILE* stream, const std::string& name, std::string_view already_read, BatchParser& parser,
-                 FleetBuilder& builder) {
+                 FleetBuilder& builder, double modified = 0) {
   StreamSplitter splitter(name);
   std::vector<StreamDocument> done;
   std::vector<StrayText> stray;
@@ -181,7 +194,7 @@ void read_stream(std::FILE* stream, const std::string& name, std::string_view al
     splitter.add_lines_parallel(held.substr(0, whole), parser.threads(), done, stray);
     buffer.consume(whole);
     for (auto& document : done) {
-      parser.add({std::move(document.source), document.first_line, std::move(document.text)});
+      parser.add({std::move(document.source), document.first_line, std::move(document.text), modified});
     }
     done.clear();
     for (auto& spare : parser.take_spare()) {
@@ -223,7 +236,7 @@ void read_file(const std::string& path, BatchParser& parser, FleetBuilder& build
   std::string head(2, '\0');
   head.resize(std::fread(head.data(), 1, head.size(), file.get()));
   if (!bundle::looks_like_gzip(head)) {
-    read_stream(file.get(), path, head, parser, builder);
+    read_stream(file.get(), path, head, parser, builder, modified_time(path));
     return;
   }
   file.reset();
@@ -237,7 +250,7 @@ void read_file(const std::string& path, BatchParser& parser, FleetBuilder& build
     builder.add_problem({path, 0, report.error().message});
     return;
   }
-  parser.add({path + " (bundle)", 0, std::move(*report)});
+  parser.add({path + " (bundle)", 0, std::move(*report), modified_time(path)});
 }
 
 bool looks_like_report_file(const std::filesystem::path& path) {
@@ -262,12 +275,14 @@ FileItems read_whole_file(const std::string& path) {
     items.problems.push_back({path, 0, "cannot read: " + bytes.error().message});
     return items;
   }
-  const auto parse = [&items](std::string text, std::string source, std::size_t line) {
+  const double modified = modified_time(path);
+  const auto parse = [&items, modified](std::string text, std::string source, std::size_t line) {
     auto fields = read_fleet_fields_in_place(text);
     if (!fields) {
       items.problems.push_back({std::move(source), line, fields.error().message});
     } else {
       items.nodes.emplace_back(node_facts(*fields, source), std::move(text));
+      items.nodes.back().first.modified = modified;
     }
   };
   if (bundle::looks_like_gzip(std::string_view(*bytes).substr(0, 2))) {

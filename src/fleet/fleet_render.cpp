@@ -45,12 +45,20 @@ std::string shortened(std::string text, std::size_t limit) {
   return text.substr(0, cut) + ", ... (" + std::to_string(rest) + " more entries)";
 }
 
+// Whether the first group is a majority worth the name: more than one group, and it holds more than
+// one node (four groups of one have none).
+bool has_majority(const FleetSummary& summary) {
+  return summary.groups.size() > 1 && summary.groups.front().members.size() > 1;
+}
+
 std::string headline(const FleetSummary& summary) {
   std::string line = counted(summary.nodes.size(), "node", "nodes") + " in " +
                      counted(summary.groups.size(), "group", "groups");
-  if (!summary.groups.empty() && summary.groups.size() > 1) {
+  if (has_majority(summary)) {
     const auto odd = summary.nodes.size() - summary.groups.front().members.size();
     line += "; " + counted(odd, "node differs", "nodes differ") + " from the majority";
+  } else if (summary.groups.size() > 1) {
+    line += "; no majority (every node differs from the others)";
   }
   line += "; " + counted(summary.error_nodes, "node", "nodes") + " with errors, " +
           counted(summary.warning_nodes, "node", "nodes") + " with warnings";
@@ -152,6 +160,17 @@ std::string render_fleet_text(const FleetSummary& summary, TextStyle style) {
   for (const auto& reason : summary.reasons) {
     out += "  " + reason + "\n";
   }
+  if (!summary.older.empty()) {
+    out += "  " + counted(summary.older.size(), "older report", "older reports") +
+           " of the same hosts not counted (each host's newest counts):\n";
+    for (std::size_t i = 0; i < summary.older.size() && i < k_text_nodes; ++i) {
+      out += "    " + report::pad(to_valid_utf8(summary.older[i].name), 24) +
+             paint(style, report::k_dim, to_valid_utf8(summary.older[i].source)) + "\n";
+    }
+    if (summary.older.size() > k_text_nodes) {
+      out += "    ... and " + std::to_string(summary.older.size() - k_text_nodes) + " more (see --json)\n";
+    }
+  }
 
   std::size_t listed = 0;
   std::string problems;
@@ -180,8 +199,11 @@ std::string render_fleet_text(const FleetSummary& summary, TextStyle style) {
     const auto& group = summary.groups[g];
     const auto names = shortened(to_valid_utf8(compress_names(member_names(summary, group))), k_text_node_list);
     if (group.majority) {
-      out += "\n" + paint(style, report::k_bold, std::string(summary.groups.size() > 1 ? "Majority" : "All nodes")) +
-             " (" + counted(group.members.size(), "node", "nodes") + "): " + names + "\n";
+      const std::string title = summary.groups.size() == 1 ? "All nodes"
+                                : has_majority(summary)    ? "Majority"
+                                                           : "Group 1 (the reference the others are compared with)";
+      out += "\n" + paint(style, report::k_bold, title) + " (" + counted(group.members.size(), "node", "nodes") +
+             "): " + names + "\n";
       for (const auto& field : group.fingerprint) {
         out += "  " + report::pad(field.name, 26) + to_valid_utf8(field.value) + "\n";
       }
@@ -194,7 +216,9 @@ std::string render_fleet_text(const FleetSummary& summary, TextStyle style) {
              paint(style, d.core ? report::k_red : report::k_yellow, to_valid_utf8(d.value)) + "\n";
     }
     if (group.detailed && !group.details.empty()) {
-      out += "  " + paint(style, report::k_dim, "cudadiag diff (majority -> this group):") + "\n";
+      out += "  " + paint(style, report::k_dim, has_majority(summary) ? "cudadiag diff (majority -> this group):"
+                                                                       : "cudadiag diff (group 1 -> this group):") +
+             "\n";
       for (std::size_t i = 0; i < group.details.size() && i < k_text_details; ++i) {
         const auto& d = group.details[i];
         out += "    " + std::string(diff::to_string(d.area)) + ": " + to_valid_utf8(d.subject) + " " +
@@ -315,6 +339,10 @@ json fleet_to_json(const FleetSummary& summary) {
                        {"max", spread.max},
                        {"outliers", outliers}});
   }
+  json older = json::array();
+  for (const auto& report : summary.older) {
+    older.push_back({{"name", to_valid_utf8(report.name)}, {"source", to_valid_utf8(report.source)}});
+  }
   json problems = json::array();
   for (const auto& problem : summary.problems) {
     problems.push_back({{"source", to_valid_utf8(problem.source)},
@@ -337,6 +365,7 @@ json fleet_to_json(const FleetSummary& summary) {
           {"nodes", nodes},
           {"selftest", figures},
           {"input_problems", problems},
+          {"older_reports", older},
           {"summary",
            {{"status", summary.exit_code != 0 ? "problem" : summary.uniform ? "uniform" : "ok"},
             {"uniform", summary.uniform},
@@ -378,7 +407,7 @@ std::string render_fleet_html(const FleetSummary& summary) {
   for (std::size_t g = 0; g < summary.groups.size(); ++g) {
     const auto& group = summary.groups[g];
     const auto names = shortened(compress_names(member_names(summary, group)), 2000);
-    out += "<h2>" + std::string(group.majority ? "Majority" : "Group " + std::to_string(g + 1)) + " (" +
+    out += "<h2>" + std::string(group.majority && has_majority(summary) ? "Majority" : "Group " + std::to_string(g + 1)) + " (" +
            counted(group.members.size(), "node", "nodes") + ")</h2>\n<p><code>" + html_escape(names) + "</code></p>\n";
     out += "<table><tr><th>Field</th><th>" + std::string(group.majority ? "Value" : "Majority") + "</th>" +
            (group.majority ? "" : "<th>This group</th>") + "</tr>\n";

@@ -92,6 +92,8 @@ void FleetBuilder::drop_superseded() {
     renumbered[i] = kept.size();
     if (!m_superseded[i]) {
       kept.push_back(std::move(m_nodes[i]));
+    } else {
+      m_older.push_back({m_nodes[i].name, m_nodes[i].source});
     }
   }
   for (auto& group : m_groups) {
@@ -111,14 +113,29 @@ void FleetBuilder::drop_superseded() {
 }
 
 void FleetBuilder::add(NodeFacts facts, std::string_view text) {
-  if (facts.source.find(": pod/") != std::string::npos) {
+  bool superseded = false; // by a newer report already added
+  const bool pod = facts.source.find(": pod/") != std::string::npos;
+  if (pod) {
     auto [previous, first] = m_latest.try_emplace(facts.source, m_nodes.size());
     if (!first) {
       m_superseded[previous->second] = true;
       previous->second = m_nodes.size();
     }
   }
-  m_superseded.push_back(false);
+  if (facts.named && !pod) { // a pod's reports are matched by the pod (pods of one image share a hostname)
+    auto [previous, first] = m_host.try_emplace(facts.name, m_nodes.size());
+    if (!first && !m_superseded[previous->second]) {
+      if (m_nodes[previous->second].modified > facts.modified) {
+        superseded = true;
+      } else {
+        m_superseded[previous->second] = true;
+        previous->second = m_nodes.size();
+      }
+    } else if (!first) {
+      previous->second = m_nodes.size();
+    }
+  }
+  m_superseded.push_back(superseded);
   auto key = fingerprint_key(facts.fingerprint);
   auto [it, inserted] = m_index.try_emplace(std::move(key), m_groups.size());
   if (inserted) {
@@ -197,6 +214,7 @@ FleetSummary FleetBuilder::finish(const FleetOptions& options) && {
   }
 
   summary.nodes = std::move(m_nodes);
+  summary.older = std::move(m_older);
   summary.problems = std::move(m_problems);
   summary.figures = spread_figures(summary.nodes, tolerance);
   summary.node_order.resize(summary.nodes.size());

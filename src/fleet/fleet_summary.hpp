@@ -64,8 +64,15 @@ struct FigureSpread {
   std::vector<BelowMedian> outliers; // beyond the tolerance on the bad side, worst first
 };
 
+// A report left out because a newer one of the same host (or pod) counts instead.
+struct OlderReport {
+  std::string name;   // the host
+  std::string source; // where the older report came from
+};
+
 struct FleetSummary {
-  std::vector<NodeFacts> nodes;
+  std::vector<NodeFacts> nodes;  // one per host: its newest report
+  std::vector<OlderReport> older; // the other reports of those hosts, in input order
   std::vector<InputProblem> problems;
   std::vector<NodeGroup> groups;       // the majority first, then by size (largest first)
   std::vector<FigureSpread> figures;   // by GPU model, then metric
@@ -79,9 +86,11 @@ struct FleetSummary {
 
 class FleetBuilder {
 public:
-  // Adds one node; `text` (its report's JSON) is kept only when the node starts a new group. A
-  // report from a Kubernetes pod's log ("... pod/NAME/CONTAINER") replaces an earlier one of the
-  // same pod: a DaemonSet re-checks periodically, and its latest report is the node's state.
+  // Adds one node; `text` (its report's JSON) is kept only when the node starts a new group. One
+  // report counts per host: of the reports naming the same host (host.node_name, else hostname),
+  // the newest (the latest file modification time; among equals, the later in the input) replaces
+  // the others, which are listed as older. A report from a Kubernetes pod's log ("... pod/NAME/CONTAINER") replaces an earlier
+  // one of the same pod: a DaemonSet re-checks periodically, and its latest report is the node's state.
   void add(NodeFacts facts, std::string_view text);
   void add_problem(InputProblem problem) { m_problems.push_back(std::move(problem)); }
   [[nodiscard]] std::size_t node_count() const { return m_nodes.size(); }
@@ -97,7 +106,9 @@ private:
   std::vector<std::string> m_group_text; // per group: the first member's report text
   std::unordered_map<std::string, std::size_t> m_index;
   std::unordered_map<std::string, std::size_t> m_latest; // pod source -> its latest node
+  std::unordered_map<std::string, std::size_t> m_host;   // host name -> its newest node
   std::vector<bool> m_superseded;                        // per node: a later report replaced it
+  std::vector<OlderReport> m_older;
   std::vector<InputProblem> m_problems;
 };
 

@@ -186,6 +186,7 @@ NodeFacts node_facts(const json& report, std::string source) {
   if (facts.name.empty()) {
     facts.name = display(member(report, "host"), "hostname");
   }
+  facts.named = !facts.name.empty();
   if (facts.name.empty()) {
     facts.name = facts.source;
   }

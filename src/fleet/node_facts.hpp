@@ -44,6 +44,8 @@ struct NodeFacts {
   std::vector<FingerprintField> fingerprint;
   std::vector<SelftestFigure> figures;
   std::string tool_version;
+  double modified = 0; // when the file it came from was last modified (seconds since the epoch); 0 for a stream
+  bool named = false;  // whether the report names its host (else `name` is the source)
 };
 
 // The facts of a (pruned or whole) report document.

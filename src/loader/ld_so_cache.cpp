@@ -324,6 +324,11 @@ const LdCacheEntry* LdSoCache::resolve(std::string_view soname) const {
   return hwcap_fallback;
 }
 
+bool could_be_ld_so_cache(std::span<const std::byte> bytes) {
+  return bytes.empty() || starts_with(bytes, 0, k_new_magic) || starts_with(bytes, 0, k_old_magic) ||
+         is_prefix_of_magic(bytes, k_new_magic) || is_prefix_of_magic(bytes, k_old_magic);
+}
+
 Expected<LdSoCache> parse_ld_so_cache(std::span<const std::byte> bytes) {
   if (bytes.empty()) {
     return Error{"empty file"};

@@ -86,6 +86,11 @@ private:
 // little-endian" (glibc ignores such a cache).
 Expected<LdSoCache> parse_ld_so_cache(std::span<const std::byte> bytes);
 
+// Whether `bytes` (a file's first bytes) could be a loader cache, however damaged: empty (glibc reads
+// that as no cache), or starting with the new or the old format's magic or a start of one. /etc/passwd
+// cannot.
+bool could_be_ld_so_cache(std::span<const std::byte> bytes);
+
 // Reads and parses `path` (at most k_max_ld_so_cache_size bytes). Open failures read
 // "cannot open /etc/ld.so.cache: No such file or directory".
 Expected<LdSoCache> read_ld_so_cache(const std::string& path = std::string(k_default_ld_so_cache_path));

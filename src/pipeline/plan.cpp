@@ -11,6 +11,7 @@
 #include "findings/framework_load_rules.hpp"
 #include "findings/linkage_rules.hpp"
 #include "linkage/load_check.hpp"
+#include "loader/ld_so_cache.hpp"
 #include "python/framework_builds.hpp"
 #include "findings/selftest_rules.hpp"
 #include "findings/verification_rules.hpp"
@@ -21,6 +22,7 @@
 #include <chrono>
 #include <cstdio>
 #include <future>
+#include <span>
 #include <iterator>
 #include <limits>
 #include <utility>
@@ -36,6 +38,13 @@ std::optional<Error> check_ld_so_cache(const std::string& path) {
   }
   if (!fs::is_regular_file(path)) {
     return Error{"--ld-so-cache " + printable(path) + ": not a regular file"};
+  }
+  // A file that is no cache at all (/etc/passwd) is a mistake in the command line; a damaged cache
+  // is a fact about the machine, reported with the rest.
+  if (auto head = fs::read_file_prefix(path, 32);
+      head && !loader::could_be_ld_so_cache(std::as_bytes(std::span(head->data(), head->size())))) {
+    return Error{"--ld-so-cache " + printable(path) +
+                 ": not a loader cache (it starts with neither glibc's nor the old format's magic)"};
   }
   return std::nullopt;
 }

@@ -11,6 +11,9 @@ namespace {
 constexpr std::string_view k_probe_marker = "cudadiag:";
 
 constexpr std::string_view k_probe_script = R"PY(import os, site, sys
+if sys.version_info[0] < 3:
+    sys.stdout.write('cudadiag:python2:%d.%d\n' % sys.version_info[:2])
+    sys.exit(0)
 def w(k, v=''):
     if not isinstance(v, bytes):
         v = os.fsencode(v)
@@ -44,6 +47,7 @@ struct ProbeOutput {
   std::string enable_user_site;
   std::string user_site;
   std::vector<std::string> problems;
+  std::string python2; // "2.7" when the interpreter is Python 2 (the script stops there)
   bool complete = false;
 };
 
@@ -54,6 +58,10 @@ ProbeOutput parse_probe_output(std::string_view text) {
       continue;
     }
     const auto rest = line.substr(k_probe_marker.size());
+    if (rest.starts_with("python2:")) { // a plain version, not hex: Python 2 has no bytes.hex()
+      out.python2 = std::string(trim(rest.substr(8)));
+      continue;
+    }
     const auto colon = rest.find(':');
     if (colon == std::string_view::npos) {
       continue;
@@ -161,6 +169,10 @@ Expected<PythonEnvironment> ask_interpreter(const Context& ctx, const std::strin
                  stderr_note};
   }
   const auto probe = parse_probe_output(run->out);
+  if (!probe.python2.empty()) {
+    return Error{"--python " + printable(exe) + " is Python " + printable(probe.python2) +
+                 "; cudadiag needs Python 3 (CUDA Python and the CUDA wheels are Python 3 only)"};
+  }
   if (!probe.complete || probe.prefix.empty()) {
     return Error{"--python " + printable(exe) + ": printed no usable answer (is it Python 3?)" + stderr_note};
   }

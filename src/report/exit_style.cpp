@@ -4,10 +4,16 @@
 #include "report/json_report.hpp"
 #include "report/report_document.hpp"
 
+#include <algorithm>
+#include <iterator>
+#include <utility>
+#include <vector>
+
 namespace cudadiag::report {
 namespace {
 
-constexpr std::size_t k_line_ids = 4; // finding ids named in the status line
+constexpr std::size_t k_line_ids = 4;        // finding ids named in the status line
+constexpr std::size_t k_line_components = 4; // components named per id
 
 std::string_view word(ExitStyle style, int code) {
   if (style == ExitStyle::nagios) {
@@ -28,26 +34,48 @@ std::string_view word(ExitStyle style, int code) {
   return code == 0 ? "OK" : "PROBLEM";
 }
 
+// "2 warnings (lib.multiple_versions: cudnn, nccl)": each id once, with the components its findings name.
 std::string ids_of(const nlohmann::json& report, std::string_view severity, long long count) {
   std::string out = std::to_string(count) + " " + std::string(severity) + (count == 1 ? "" : "s");
   const auto& findings = report.is_object() && report.contains("findings") ? report["findings"] : nlohmann::json();
   if (!findings.is_array() || count == 0) {
     return out;
   }
-  std::string ids;
-  std::size_t named = 0;
+  std::vector<std::pair<std::string, std::vector<std::string>>> ids; // in report order
   for (const auto& finding : findings) {
     if (json_fields::string_or(finding, "severity") != severity) {
       continue;
     }
-    if (named++ < k_line_ids) {
-      ids += (ids.empty() ? "" : ", ") + json_fields::string_or(finding, "id", "?");
+    const auto id = json_fields::string_or(finding, "id", "?");
+    auto it = std::find_if(ids.begin(), ids.end(), [&id](const auto& entry) { return entry.first == id; });
+    if (it == ids.end()) {
+      ids.emplace_back(id, std::vector<std::string>());
+      it = std::prev(ids.end());
+    }
+    if (finding.contains("components") && finding["components"].is_array()) {
+      for (const auto& component : finding["components"]) {
+        if (component.is_string() &&
+            std::find(it->second.begin(), it->second.end(), component.get<std::string>()) == it->second.end()) {
+          it->second.push_back(component.get<std::string>());
+        }
+      }
     }
   }
-  if (named > k_line_ids) {
-    ids += ", ...";
+  std::string named;
+  for (std::size_t i = 0; i < ids.size() && i < k_line_ids; ++i) {
+    std::string components;
+    for (std::size_t c = 0; c < ids[i].second.size() && c < k_line_components; ++c) {
+      components += (components.empty() ? "" : ", ") + ids[i].second[c];
+    }
+    if (ids[i].second.size() > k_line_components) {
+      components += ", ...";
+    }
+    named += (named.empty() ? "" : "; ") + ids[i].first + (components.empty() ? "" : ": " + components);
   }
-  return out + " (" + ids + ")";
+  if (ids.size() > k_line_ids) {
+    named += "; ...";
+  }
+  return out + " (" + named + ")";
 }
 
 } // namespace

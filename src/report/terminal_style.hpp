@@ -15,6 +15,7 @@ namespace cudadiag::report {
 struct TextStyle {
   bool color = false;
   std::size_t width = 80;
+  bool full = false; // the report's details layer: every component, whole paths (--full, -v)
 };
 
 inline constexpr std::string_view k_red = "\033[31m";

@@ -112,31 +112,21 @@ std::size_t leading_spaces(std::string_view line) {
   return count;
 }
 
-// The longest start of `word` (at most `room` columns) to put on this line: up to and including
-// the last '/' that fits when that leaves at least a quarter of the room used, else as much as fits
-// (at least one unit, so that progress is made). Returns its length in bytes.
+// The longest start of `word` (at most `room` columns) to put on this line, at least one unit
+// (so that progress is made). Returns its length in bytes. Never called for a path (wrap keeps those whole).
 std::size_t break_point(std::string_view word, std::size_t room) {
   const auto pieces = units(word);
   std::size_t used = 0;
   std::size_t fits_bytes = 0;
-  std::size_t slash_bytes = 0;
-  std::size_t slash_width = 0;
   for (const auto& unit : pieces) {
     if (used + unit.width > room) {
       break;
     }
     used += unit.width;
     fits_bytes = unit.at + unit.length;
-    if (word[unit.at] == '/' && unit.at > 0) {
-      slash_bytes = fits_bytes;
-      slash_width = used;
-    }
   }
   if (fits_bytes == 0) {
     return pieces.empty() ? word.size() : pieces.front().length;
-  }
-  if (slash_bytes != 0 && slash_bytes < word.size() && slash_width * 4 >= room) {
-    return slash_bytes;
   }
   return fits_bytes;
 }
@@ -228,6 +218,35 @@ std::string ellipsize_middle(std::string_view text, std::size_t width) {
   return std::string(text.substr(0, head_bytes)) + "…" + std::string(tail);
 }
 
+std::string shorten_path_start(std::string_view path, std::size_t width) {
+  width = std::max(width, std::size_t{2});
+  if (display_width(path) <= width) {
+    return std::string(path);
+  }
+  const std::size_t available = width - 1; // one column for the ellipsis
+  // The longest end made of whole components ("/lib/python3.12/site-packages") that fits.
+  std::size_t tail_start = path.size();
+  for (auto slash = path.rfind('/'); slash != std::string_view::npos; slash = slash == 0 ? std::string_view::npos : path.rfind('/', slash - 1)) {
+    if (display_width(path.substr(slash)) > available) {
+      break;
+    }
+    tail_start = slash;
+  }
+  if (tail_start == path.size()) { // not even the file name fits: its last columns
+    const auto pieces = units(path);
+    std::size_t used = 0;
+    for (auto it = pieces.rbegin(); it != pieces.rend() && used + it->width <= available; ++it) {
+      used += it->width;
+      tail_start = it->at;
+    }
+  }
+  return "…" + std::string(path.substr(tail_start));
+}
+
+bool is_path_word(std::string_view word) {
+  return word.find('/') != std::string_view::npos;
+}
+
 std::string wrap(std::string_view text, std::size_t width, std::string_view first_prefix,
                  std::string_view continuation_prefix) {
   width = std::max(width, k_min_width);
@@ -273,6 +292,12 @@ std::string wrap(std::string_view text, std::size_t width, std::string_view firs
       }
       if (has_text) {
         flush();
+      }
+      if (is_path_word(word)) { // whole, on a line of its own when it does not fit: it can be copied
+        line += word;
+        line_width += word_width;
+        has_text = true;
+        continue;
       }
       while (line_width + word_width > width) {
         const auto cut = break_point(word, width - line_width);
@@ -368,19 +393,17 @@ std::string render_table(const TextTable& table, std::size_t width, bool color) 
         if (flexible_below) {
           if (!cell.empty() && !header) { // the header names only the columns on the row's line
             const std::string deeper = indent + "    ";
-            below = table.keep_whole || width <= deeper.size() + 16
-                        ? wrap(cell, width, deeper, indent + "      ")
-                        : deeper + ellipsize_middle(cell, width - deeper.size()) + "\n";
+            below = deeper + (table.keep_whole ? cell : shorten_path_start(cell, width - deeper.size())) + "\n";
           }
           continue;
         }
-        std::string shown = header ? cell : ellipsize_middle(cell, widths[i]);
+        std::string shown = header ? cell : shorten_path_start(cell, widths[i]);
         if (!flexible_code.empty()) {
           shown = paint(TextStyle{color}, flexible_code, shown);
         }
         line += shown;
         if (i + 1 < last) {
-          line.append(widths[i] - display_width(header ? cell : ellipsize_middle(cell, widths[i])) + k_gap, ' ');
+          line.append(widths[i] - display_width(header ? cell : shorten_path_start(cell, widths[i])) + k_gap, ' ');
         }
         continue;
       }
@@ -405,7 +428,11 @@ std::string render_table(const TextTable& table, std::size_t width, bool color) 
     const std::string_view code = r < table.flexible_color.size() ? std::string_view(table.flexible_color[r]) : "";
     out += render_row(table.rows[r], code, false);
     if (r < table.notes.size() && !table.notes[r].empty()) {
-      out += wrap(table.notes[r], width, indent + "    ", indent + "      ");
+      for (std::size_t start = 0; start <= table.notes[r].size();) { // each line of the note on its own
+        const auto end = std::min(table.notes[r].find('\n', start), table.notes[r].size());
+        out += wrap(std::string_view(table.notes[r]).substr(start, end - start), width, indent + "    ", indent + "      ");
+        start = end + 1;
+      }
     }
   }
   return fit_lines(out, width); // the fixed columns alone may be wider than a very narrow terminal

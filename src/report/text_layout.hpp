@@ -1,8 +1,9 @@
 #pragma once
 // Fitting terminal text into a width: display widths (colour codes take none, wide characters
-// two), middle ellipsis for paths, word wrapping with a hanging indent, and tables sized to their
-// content. Every function here keeps each output line within the width it is given (a width
-// below k_min_width counts as k_min_width), whatever the input.
+// two), paths shortened at their start, word wrapping with a hanging indent, and tables sized to
+// their content. Every function here keeps each output line within the width it is given (a width
+// below k_min_width counts as k_min_width), whatever the input, except that a path is never broken
+// across lines: one that does not fit goes whole on a line of its own (wrap, keep_whole tables).
 
 #include <cstddef>
 #include <string>
@@ -24,25 +25,36 @@ std::size_t display_width(std::string_view text);
 // start is cut after a '/' where that wastes little. Colour-free text only.
 std::string ellipsize_middle(std::string_view text, std::size_t width);
 
-// `text` broken into lines of at most `width` columns: words are kept whole where they fit, a
-// word longer than a line is broken after a '/' (paths) or, failing that, anywhere. The first line
+// `path` when it fits `width`; else its end, whole components where they fit ("…/lib/libnvrtc.so.13"),
+// after "…" in at most `width` columns. Paths are shortened only at their start, and only where the
+// whole path is shown elsewhere (--full, JSON). Colour-free text only.
+std::string shorten_path_start(std::string_view path, std::size_t width);
+
+// Whether a word of running text is a path (holds a '/'): wrap() never breaks one.
+bool is_path_word(std::string_view word);
+
+// `text` broken into lines of at most `width` columns: words are kept whole where they fit; a path
+// longer than a line goes whole on a line of its own (that line alone may be wider than `width`,
+// so that the path can be copied); any other word longer than a line is broken anywhere. The first line
 // starts with `first_prefix`, the others with `continuation_prefix` (a hanging indent). Newlines
 // in `text` start a new line with the continuation prefix. Each line ends with '\n'.
 std::string wrap(std::string_view text, std::size_t width, std::string_view first_prefix,
                  std::string_view continuation_prefix);
 
 // Every line of `text` (which may hold colour codes) made to fit `width`: a longer line is
-// wrapped with a hanging indent two columns deeper than its own leading spaces. The last resort
+// wrapped with a hanging indent two columns deeper than its own leading spaces (a path that does
+// not fit stays whole on a line of its own, as in wrap()). The last resort
 // for free text from outside (device names, library messages) in a rendered section.
 std::string fit_lines(std::string_view text, std::size_t width);
 
 // A table whose columns are as wide as their widest cell (plus a gap of two). One column may be
-// `flexible`: when the table is wider than `width`, that column's cells are ellipsised in the
-// middle (paths) down to `min_flexible`; when even that does not fit, the flexible cell goes on a
-// line of its own under the row, indented, ellipsised in the middle to the width (wrapped at '/'
-// instead with `keep_whole`, or when the width leaves fewer than 16 columns for it). Cells may hold colour codes except in
+// `flexible` (paths): when the table is wider than `width`, that column's cells are shortened at
+// their start (shorten_path_start) down to `min_flexible`; when even that does not fit, the flexible
+// cell goes on a line of its own under the row, indented, shortened at its start to the width (with
+// `keep_whole` never shortened: whole, that line alone may be wider). Cells may hold colour codes except in
 // the flexible column, which gets colour through `flexible_color` (one code per row or empty).
-// A row's note (a detail, a reason) is wrapped on the lines under it, four columns deeper.
+// A row's note (a detail, a reason) is wrapped on the lines under it, four columns deeper; each of
+// its lines ('\n') starts a line of its own there.
 struct TextTable {
   std::vector<std::string> header; // empty: no header line
   std::vector<std::vector<std::string>> rows;

@@ -8,6 +8,9 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <iterator>
+#include <tuple>
+#include <utility>
 
 namespace cudadiag::report {
 namespace {
@@ -39,6 +42,29 @@ std::string heading(TextStyle style, std::string_view title, std::string_view no
   return "\n" + wrap(paint(style, k_bold, title) + "  " + std::string(note), style.width, "", "  ");
 }
 
+// Device memory in binary units, as every renderer shows it ("139.8 GiB").
+std::string memory_gib(std::uint64_t bytes) {
+  std::array<char, 32> buffer{};
+  static_cast<void>(std::snprintf(buffer.data(), buffer.size(), "%.1f GiB",
+                                  static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0)));
+  return buffer.data();
+}
+
+// "pass — 6 of 9 ran on a GPU  score 99.5/100  (2400 ms)"; a run where nothing ran on a GPU is a
+// skip, however many tests passed without one ("skip — 0 of 1 ran on a GPU (1 passed without one)").
+std::string selftest_summary(const selftest::SelfTestRun& run, TextStyle style);
+
+// "the venv /opt/torch/.venv, Python 3.12 (what python3 runs here)": a venv named by its own
+// prefix, not by the interpreter it links to; otherwise the interpreter.
+std::string answers_for(const python::PythonEnvironment& primary) {
+  const bool venv = primary.is_venv || primary.interpreter.empty();
+  const std::string who = venv ? (primary.is_venv ? "the venv " : "the environment ") + to_valid_utf8(primary.prefix)
+                               : to_valid_utf8(primary.interpreter);
+  const std::string version = primary.version.empty() ? "" : ", Python " + primary.version;
+  const std::string why = primary.label == "--python" ? "--python" : "what python3 runs here";
+  return "answers for " + who + version + " (" + why + ")";
+}
+
 std::string verdict(const Report& report, TextStyle style) {
   const auto& summary = report.summary;
   std::string counts = std::to_string(summary.errors) + " error(s), " + std::to_string(summary.warnings) +
@@ -65,6 +91,7 @@ std::string components_table(const Report& report, TextStyle style) {
   TextTable table;
   table.header = {"NAME", "KIND", "VERSION", "FOUND VIA", "PATH"};
   table.flexible = 4;
+  table.keep_whole = true; // the details layer shows whole paths: one that does not fit goes under its row
   std::vector<std::string> notes;
   std::string not_found; // named on one wrapped line under the table, not a row each
   std::size_t not_found_count = 0;
@@ -198,7 +225,7 @@ std::string devices_section(const Report& report, TextStyle style) {
         line += "  " + std::to_string(*driver->sm_count) + " SMs";
       }
       if (driver->total_memory_bytes) {
-        line += "  " + std::to_string(static_cast<double>(*driver->total_memory_bytes) / 1e9).substr(0, 5) + " GB";
+        line += "  " + memory_gib(*driver->total_memory_bytes);
       }
       if (driver->peak_bandwidth_gbps) {
         line += "  peak " + std::to_string(static_cast<long long>(*driver->peak_bandwidth_gbps)) + " GB/s";
@@ -227,6 +254,27 @@ std::string format_figure(double value) {
   return buffer.data();
 }
 
+std::string selftest_summary(const selftest::SelfTestRun& run, TextStyle style) {
+  const auto status = run.status();
+  // How many tests ran on a GPU (a skipped test or jit's compile-only pass without one is no run).
+  std::size_t ran = 0;
+  std::size_t passed_without = 0;
+  for (const auto& test : run.tests) {
+    ran += test.status != "skip" && test.status != "not_run" && test.device ? 1U : 0U;
+    passed_without += test.status == "pass" && !test.device ? 1U : 0U;
+  }
+  std::string summary = paint(style, status == "fail" ? k_red : status == "pass" ? k_green : k_yellow, status) +
+                        " — " + std::to_string(ran) + " of " + std::to_string(run.tests.size()) + " ran on a GPU";
+  if (passed_without > 0) {
+    summary += " (" + std::to_string(passed_without) + " passed without one)";
+  }
+  if (run.score.value) {
+    summary += "  score " + format_figure(*run.score.value) + "/100";
+  }
+  summary += "  (" + std::to_string(static_cast<long long>(run.wall_ms)) + " ms)";
+  return summary;
+}
+
 std::string selftest_section(const Report& report, TextStyle style) {
   const auto& run = report.selftest;
   if (!run.ran && run.skipped_reason.empty()) {
@@ -236,19 +284,7 @@ std::string selftest_section(const Report& report, TextStyle style) {
   if (!run.ran) {
     return heading(style, title) + wrap("skipped: " + to_valid_utf8(run.skipped_reason), style.width, "  ", "    ");
   }
-  const auto status = run.status();
-  // How many tests ran on a GPU (a skipped test or jit's compile-only pass without one is no run).
-  std::size_t ran = 0;
-  for (const auto& test : run.tests) {
-    ran += test.status != "skip" && test.status != "not_run" && test.device ? 1U : 0U;
-  }
-  std::string summary = paint(style, status == "fail" ? k_red : status == "pass" ? k_green : k_yellow, status) +
-                        " — " + std::to_string(ran) + " of " + std::to_string(run.tests.size()) + " ran on a GPU";
-  if (run.score.value) {
-    summary += "  score " + format_figure(*run.score.value) + "/100";
-  }
-  summary += "  (" + std::to_string(static_cast<long long>(run.wall_ms)) + " ms)";
-  std::string out = heading(style, title, summary);
+  std::string out = heading(style, title, selftest_summary(run, style));
   TextTable table;
   for (const auto& test : run.tests) {
     const auto color = test.status == "pass" ? k_green : test.status == "skip" ? k_yellow : k_red;
@@ -277,14 +313,11 @@ std::string python_section(const Report& report, TextStyle style) {
   if (report.discovery.python.environments.empty()) {
     out += "  none found\n";
   } else if (const auto& primary = report.discovery.python.environments.front(); primary.primary) {
-    const auto who = to_valid_utf8(primary.interpreter.empty() ? primary.prefix : primary.interpreter);
-    const std::string why = primary.label == "--python" ? " (--python)" : " (what python3 runs here)";
-    const std::string lead = "answers for ";
-    const auto room = style.width > 2 + lead.size() + why.size() ? style.width - 2 - lead.size() - why.size() : 0;
-    out += "  " + lead + ellipsize_middle(who, std::max<std::size_t>(room, 16)) + why + "\n";
+    out += wrap(answers_for(primary), style.width, "  ", "    ");
   }
   TextTable table;
   table.flexible = 1;
+  table.keep_whole = true;
   for (const auto& environment : report.discovery.python.environments) {
     table.rows.push_back({environment.primary ? "*" : " ", to_valid_utf8(environment.prefix),
                           "(" + to_valid_utf8(environment.label) +
@@ -295,16 +328,8 @@ std::string python_section(const Report& report, TextStyle style) {
   const auto& cache = report.discovery.ld_cache;
   const std::string state = cache.error ? paint(style, k_red, "unreadable: " + to_valid_utf8(*cache.error))
                                         : std::to_string(cache.entries) + " entries";
-  const auto state_width = display_width(state);
-  const std::string title = "Loader cache  ";
-  const auto room = style.width > title.size() + 2 + state_width ? style.width - title.size() - 2 - state_width : 0;
-  if (room >= 16) {
-    out += paint(style, k_bold, "Loader cache") + "  " + ellipsize_middle(to_valid_utf8(cache.path), room) + ": " +
-           state + "\n";
-  } else {
-    out += paint(style, k_bold, "Loader cache") + "\n" +
-           wrap(to_valid_utf8(cache.path) + ": " + state, style.width, "  ", "    ");
-  }
+  out += wrap(paint(style, k_bold, "Loader cache") + "  " + to_valid_utf8(cache.path) + ": " + state, style.width, "",
+              "  ");
   return out;
 }
 
@@ -327,6 +352,411 @@ std::string findings_section(const Report& report, TextStyle style) {
   return out;
 }
 
+// ---- The summary layers (the default report).
+
+// The families of the stack summary, in the order they are shown.
+enum class Family { driver, runtime, math, other, binaries };
+
+struct FamilyRow {
+  Family family;
+  std::string_view title;
+  std::string_view lead; // the component whose version heads the line, when found
+};
+
+// One row per family: its title and the component whose version speaks for it.
+const std::array<FamilyRow, 5> k_families = {{
+    {Family::driver, "driver", "cuda"},          // libcuda, NVML: the driver's own libraries
+    {Family::runtime, "runtime", "cudart"},      // the runtime and compiler: cudart, NVRTC, nvJitLink, NVVM, CUPTI, headers
+    {Family::math, "math libs", "cublas"},       // cuBLAS, cuFFT, cuRAND, cuSPARSE, NPP, nvJPEG, ...
+    {Family::other, "cuDNN/NCCL", "cudnn"},      // cuDNN, NCCL and the others shipped apart from the toolkit
+    {Family::binaries, "binaries", "nvcc"},      // the toolkit's nvcc, ptxas, nvdisasm, ...
+}};
+
+// The toolkit libraries that make up the runtime and the compiler chain (the rest are math libraries).
+constexpr std::array<std::string_view, 6> k_runtime_libraries = {"cudart", "nvrtc", "nvJitLink", "nvvm", "nvfatbin",
+                                                                  "cupti"};
+
+Family family_of(const probes::ComponentSpec& spec) {
+  if (spec.packaging == probes::Packaging::driver) {
+    return Family::driver;
+  }
+  if (spec.kind == probes::ComponentKind::binary) {
+    return Family::binaries;
+  }
+  if (spec.packaging == probes::Packaging::other) {
+    return Family::other;
+  }
+  if (spec.kind == probes::ComponentKind::dynamic_lib &&
+      std::find(k_runtime_libraries.begin(), k_runtime_libraries.end(), spec.name) == k_runtime_libraries.end()) {
+    return Family::math;
+  }
+  return Family::runtime;
+}
+
+// Where a file (or a header directory) comes from, as a user names the place: a Python
+// environment's prefix for one in its site-packages, a toolkit's root for one in its lib, lib64,
+// include, bin, nvvm, targets or extras directory, else its directory (/usr/lib/x86_64-linux-gnu;
+// also for /usr/include and /usr/local/lib, which name no toolkit).
+std::string root_of(std::string_view path, bool is_directory) {
+  if (const auto site = path.find("/site-packages/"); site != std::string_view::npos) {
+    const auto python = path.rfind("/lib/python", site);
+    return std::string(path.substr(0, python != std::string_view::npos ? python : site + 14));
+  }
+  const auto directory =
+      is_directory ? path : path.substr(0, path.rfind('/') == std::string_view::npos ? 0 : path.rfind('/'));
+  static constexpr std::array<std::string_view, 7> k_layout = {"lib", "lib64", "include", "bin", "nvvm", "targets",
+                                                               "extras"};
+  std::size_t at = 0;
+  while (at < directory.size()) {
+    const auto next = std::min(directory.find('/', at + 1), directory.size());
+    const auto part = directory.substr(at + 1, next - at - 1);
+    if (std::find(k_layout.begin(), k_layout.end(), part) != k_layout.end()) {
+      const auto root = directory.substr(0, at);
+      // "/usr" or "/" would name no toolkit: the file's directory says more (/usr/lib/x86_64-linux-gnu),
+      // and for headers the include directory (/usr/local/include for /usr/local/include/cccl).
+      if (root.empty() || root == "/usr" || root == "/usr/local") {
+        return std::string(is_directory ? directory.substr(0, next) : directory);
+      }
+      return std::string(root);
+    }
+    at = next;
+  }
+  return std::string(directory);
+}
+
+struct Placed {
+  const discovery::ComponentResult* component = nullptr;
+  const discovery::Candidate* shown = nullptr; // what CUDA Python loads, else what the loader does
+  const discovery::Choice* choice = nullptr;
+  std::string root;
+};
+
+std::string component_label(const discovery::ComponentResult& component) {
+  return std::string(component.spec->name) + (component.spec->kind == probes::ComponentKind::headers ? " headers" : "");
+}
+
+// A root and who comes from it.
+using Place = std::pair<std::string, std::vector<const Placed*>>;
+
+// How a place's files were found, the most used way first, the others counted: "CUDA_HOME +1".
+std::string ways_of(const Place& place) {
+  std::vector<std::pair<std::string, std::size_t>> vias;
+  for (const auto* item : place.second) {
+    const auto& via = item->choice->via.found_via;
+    auto it = std::find_if(vias.begin(), vias.end(), [&via](const auto& entry) { return entry.first == via; });
+    if (it == vias.end()) {
+      vias.emplace_back(via, 0);
+      it = std::prev(vias.end());
+    }
+    ++it->second;
+  }
+  std::stable_sort(vias.begin(), vias.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  return vias.front().first + (vias.size() > 1 ? " +" + std::to_string(vias.size() - 1) : "");
+}
+
+// One line of the stack: the family and how many of its components were found, the lead
+// component's version, the root most of them come from and how they were found; under it the other
+// roots, each with its components; then a row for each component that fails, is a stub, or that
+// native programs load in another version (and a row for that native copy).
+void add_family(TextTable& table, const FamilyRow& row, const std::vector<Placed>& placed, TextStyle style) {
+  if (placed.empty()) {
+    table.rows.push_back({std::string(row.title), paint(style, k_dim, "none found")});
+    table.flexible_color.emplace_back();
+    table.notes.emplace_back();
+    return;
+  }
+  std::vector<Place> places;
+  for (const auto& item : placed) {
+    auto it = std::find_if(places.begin(), places.end(), [&item](const auto& entry) { return entry.first == item.root; });
+    if (it == places.end()) {
+      places.emplace_back(item.root, std::vector<const Placed*>());
+      it = std::prev(places.end());
+    }
+    it->second.push_back(&item);
+  }
+  // The place most of the family comes from first (among equals, the first seen).
+  std::stable_sort(places.begin(), places.end(),
+                   [](const auto& a, const auto& b) { return a.second.size() > b.second.size(); });
+  std::string version = "-";
+  for (const auto& item : placed) {
+    if (item.component->spec->name == row.lead && item.component->spec->kind != probes::ComponentKind::headers) {
+      version = std::string(row.lead) + " " + version_of(item.shown);
+    }
+  }
+  // The other places: "nvml from …/fake-nvml (LD_LIBRARY_PATH)", the root shortened at its start to fit.
+  std::string elsewhere;
+  for (auto it = std::next(places.begin()); it != places.end(); ++it) {
+    std::string names;
+    for (const auto* item : it->second) {
+      names += (names.empty() ? "" : ", ") + component_label(*item->component);
+    }
+    const std::string ways = " (" + ways_of(*it) + ")";
+    const auto used = 6 + display_width(names) + 6 + ways.size(); // the note's indent, the names, " from ", the ways
+    const auto room = style.width > used ? style.width - used : std::size_t{16};
+    elsewhere += (elsewhere.empty() ? "" : "\n") + names + " from " + shorten_path_start(it->first, std::max<std::size_t>(room, 16)) + ways;
+  }
+  table.rows.push_back({std::string(row.title) + " (" + std::to_string(placed.size()) + ")", version,
+                        ways_of(places.front()), places.front().first});
+  table.flexible_color.emplace_back();
+  table.notes.push_back(to_valid_utf8(elsewhere));
+  for (const auto& item : placed) {
+    const auto& component = *item.component;
+    const auto* native = component.loader_candidate();
+    const bool native_differs = native != nullptr && item.shown != native && component.selected &&
+                                version_of(native) != version_of(item.shown);
+    const bool broken = item.shown->is_stub || item.choice->fails.has_value();
+    if (!native_differs && !broken) {
+      continue;
+    }
+    std::string what = version_of(item.shown);
+    if (item.shown->is_stub) {
+      what += " " + paint(style, k_red, "[stub]");
+    }
+    if (item.choice->fails) {
+      what += " " + paint(style, k_red, "[fails]");
+    }
+    table.rows.push_back({"  " + component_label(component), what, item.choice->via.found_via, item.root});
+    table.flexible_color.emplace_back(broken ? k_red : "");
+    table.notes.emplace_back();
+    if (native_differs) {
+      table.rows.push_back({"    native", version_of(native), component.loader->via.found_via,
+                            root_of(to_valid_utf8(component.loader->via.path), false)});
+      table.flexible_color.emplace_back(k_yellow);
+      table.notes.emplace_back();
+    }
+  }
+}
+
+std::string stack_section(const Report& report, TextStyle style) {
+  std::array<std::vector<Placed>, k_families.size()> placed;
+  for (const auto& component : report.discovery.components) {
+    const auto* python = component.selected_candidate();
+    const auto* shown = python != nullptr ? python : component.loader_candidate();
+    if (shown == nullptr) {
+      continue;
+    }
+    const auto& choice = python != nullptr ? *component.selected : *component.loader;
+    placed[static_cast<std::size_t>(family_of(*component.spec))].push_back(
+        {&component, shown, &choice,
+         root_of(to_valid_utf8(choice.via.path), component.spec->kind == probes::ComponentKind::headers)});
+  }
+  std::string out = heading(style, "Stack", "(what CUDA Python loads; only the exceptions are listed)");
+  TextTable table;
+  table.flexible = 3;     // the root, shortened at its start (whole in --full and --json)
+  table.min_flexible = 16;
+  for (std::size_t i = 0; i < k_families.size(); ++i) {
+    add_family(table, k_families[i], placed[i], style);
+  }
+  return out + render_table(table, style.width, style.color);
+}
+
+// The label of a severity, in capitals.
+std::string severity_label(findings::Severity severity) {
+  std::string label(findings::to_string(severity));
+  std::transform(label.begin(), label.end(), label.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  return label;
+}
+
+// Errors and warnings, grouped by cause: the findings about the same components (two copies of
+// cuDNN: the python/native difference and the two versions) are one group, findings about no
+// component one group per id and remedy. Each group: a line naming its severity, ids and
+// components, its messages, then one remedy (its most severe finding's). Errors first, then the
+// groups with more findings.
+std::string problems_section(const Report& report, TextStyle style) {
+  struct Group {
+    std::vector<std::string> components; // sorted; empty: grouped by id and remedy
+    std::vector<const findings::Finding*> members;
+    findings::Severity severity = findings::Severity::info;
+  };
+  std::vector<Group> groups;
+  for (const auto& finding : report.findings) {
+    if (finding.severity == findings::Severity::info) {
+      continue;
+    }
+    auto components = finding.components;
+    std::sort(components.begin(), components.end());
+    components.erase(std::unique(components.begin(), components.end()), components.end());
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& group) {
+      if (!components.empty() || !group.components.empty()) {
+        return group.components == components;
+      }
+      return group.members.front()->id == finding.id && group.members.front()->remedy == finding.remedy;
+    });
+    if (it == groups.end()) {
+      groups.push_back({components, {}, finding.severity});
+      it = std::prev(groups.end());
+    }
+    it->members.push_back(&finding);
+    it->severity = std::max(it->severity, finding.severity);
+  }
+  if (groups.empty()) {
+    return "";
+  }
+  std::stable_sort(groups.begin(), groups.end(), [](const Group& a, const Group& b) {
+    return std::tuple(a.severity, a.members.size()) > std::tuple(b.severity, b.members.size());
+  });
+  std::string out = heading(style, "What to do first");
+  for (auto& group : groups) {
+    std::stable_sort(group.members.begin(), group.members.end(),
+                     [](const auto* a, const auto* b) { return a->severity > b->severity; });
+    std::string ids;
+    for (const auto* finding : group.members) {
+      if (ids.find(finding->id) == std::string::npos) {
+        ids += (ids.empty() ? "" : ", ") + finding->id;
+      }
+    }
+    std::string names;
+    for (const auto& name : group.components) {
+      names += (names.empty() ? "" : ", ") + name;
+    }
+    out += wrap(paint(style, severity_color(group.severity), pad(severity_label(group.severity), 8)) +
+                    (names.empty() ? "" : paint(style, k_bold, to_valid_utf8(names)) + "  ") + paint(style, k_dim, ids),
+                style.width, "  ", "    ");
+    const bool several = group.members.size() > 1;
+    for (const auto* finding : group.members) {
+      out += wrap(to_valid_utf8(finding->message), style.width, several ? "    - " : "    ", several ? "      " : "    ");
+    }
+    out += wrap(to_valid_utf8(group.members.front()->remedy), style.width, "    remedy: ", spaces(12));
+  }
+  return out;
+}
+
+// Info notes, one line per id: one note as its message, many as their count, the id's summary and
+// the components they name.
+std::string notes_section(const Report& report, TextStyle style) {
+  std::vector<std::pair<std::string, std::vector<const findings::Finding*>>> ids;
+  for (const auto& finding : report.findings) {
+    if (finding.severity != findings::Severity::info) {
+      continue;
+    }
+    auto it = std::find_if(ids.begin(), ids.end(), [&finding](const auto& entry) { return entry.first == finding.id; });
+    if (it == ids.end()) {
+      ids.emplace_back(finding.id, std::vector<const findings::Finding*>());
+      it = std::prev(ids.end());
+    }
+    it->second.push_back(&finding);
+  }
+  if (ids.empty()) {
+    return "";
+  }
+  std::string out = heading(style, "Notes");
+  for (const auto& [id, members] : ids) {
+    if (members.size() == 1) {
+      out += wrap(paint(style, k_bold, id) + ": " + to_valid_utf8(members.front()->message), style.width, "  ", "    ");
+      continue;
+    }
+    std::vector<std::string> components;
+    for (const auto* finding : members) {
+      for (const auto& name : finding->components) {
+        if (std::find(components.begin(), components.end(), name) == components.end()) {
+          components.push_back(name);
+        }
+      }
+    }
+    std::string names;
+    for (std::size_t i = 0; i < components.size() && i < 6; ++i) {
+      names += (names.empty() ? "" : ", ") + components[i];
+    }
+    if (components.size() > 6) {
+      names += ", … " + std::to_string(components.size() - 6) + " more";
+    }
+    const auto* definition = findings::find_definition(id);
+    const std::string summary = definition != nullptr ? std::string(definition->summary) : members.front()->message;
+    out += wrap(paint(style, k_bold, id) + " ×" + std::to_string(members.size()) +
+                    (names.empty() ? "" : " (" + to_valid_utf8(names) + ")") + ": " + to_valid_utf8(summary),
+                style.width, "  ", "    ");
+  }
+  return out;
+}
+
+// The GPUs, one line per model (GPU ordinals, name, compute capability, SMs, memory), when the driver was asked.
+std::string gpus_line(const Report& report, TextStyle style) {
+  if (!report.verification.ran) {
+    return "";
+  }
+  const auto& devices = report.verification.devices;
+  if (devices.empty()) {
+    return wrap(paint(style, k_bold, "GPUs") + "  none visible to CUDA", style.width, "", "  ");
+  }
+  std::vector<std::pair<std::string, std::vector<int>>> models; // description -> ordinals
+  for (const auto& device : devices) {
+    const auto* driver = device.driver ? &*device.driver : nullptr;
+    std::string description = driver != nullptr ? driver->name.value_or("?")
+                                                : (device.nvml ? device.nvml->name.value_or("?") : std::string("?"));
+    if (driver != nullptr && !driver->error) {
+      description += "  cc " + driver->compute_capability.value_or("?");
+      if (driver->sm_count) {
+        description += "  " + std::to_string(*driver->sm_count) + " SMs";
+      }
+      if (driver->total_memory_bytes) {
+        description += "  " + memory_gib(*driver->total_memory_bytes);
+      }
+    }
+    auto it = std::find_if(models.begin(), models.end(), [&](const auto& entry) { return entry.first == description; });
+    if (it == models.end()) {
+      models.emplace_back(description, std::vector<int>());
+      it = std::prev(models.end());
+    }
+    it->second.push_back(driver != nullptr ? driver->ordinal : -1);
+  }
+  std::string out;
+  for (const auto& [description, ordinals] : models) {
+    std::string label = ordinals.size() == 1 ? "GPU " + std::to_string(ordinals.front())
+                                             : std::to_string(ordinals.size()) + " GPUs";
+    out += wrap(paint(style, k_bold, label) + "  " + to_valid_utf8(description), style.width, "", "  ");
+  }
+  return out;
+}
+
+// The self-test in a line, when it ran or was skipped for a reason.
+std::string selftest_line(const Report& report, TextStyle style) {
+  const auto& run = report.selftest;
+  if (!run.ran && run.skipped_reason.empty()) {
+    return "";
+  }
+  const std::string title = paint(style, k_bold, "Self-test (" + std::string(selftest::level_name(run.level)) + ")");
+  if (!run.ran) {
+    return wrap(title + "  skipped: " + to_valid_utf8(run.skipped_reason), style.width, "", "  ");
+  }
+  // A failed test is a selftest.failed finding: what to do first names it, with its reason.
+  return wrap(title + "  " + selftest_summary(run, style), style.width, "", "  ");
+}
+
+// Whose answers these are: the Python environment (a venv by its own prefix, not the interpreter
+// it links to), and why that one.
+std::string python_line(const Report& report, TextStyle style) {
+  std::string out;
+  if (report.discovery.python_error) {
+    out += wrap(paint(style, k_red, "--python failed: " + to_valid_utf8(*report.discovery.python_error)),
+                style.width, "", "  ");
+  }
+  const auto& environments = report.discovery.python.environments;
+  if (environments.empty() || !environments.front().primary) {
+    return out + wrap(paint(style, k_bold, "Python") + "  no Python environment found", style.width, "", "  ");
+  }
+  return out + wrap(paint(style, k_bold, "Python") + "  " + answers_for(environments.front()), style.width, "", "  ");
+}
+
+std::string loader_cache_line(const Report& report, TextStyle style) {
+  const auto& cache = report.discovery.ld_cache;
+  if (!cache.error) {
+    return "";
+  }
+  return wrap(paint(style, k_bold, "Loader cache") + "  " + to_valid_utf8(cache.path) + ": " +
+                  paint(style, k_red, "unreadable: " + to_valid_utf8(*cache.error)),
+              style.width, "", "  ");
+}
+
+std::string summary_text(const Report& report, TextStyle style) {
+  std::string system = gpus_line(report, style) + selftest_line(report, style) + python_line(report, style) +
+                       loader_cache_line(report, style);
+  return verdict(report, style) + problems_section(report, style) + stack_section(report, style) + "\n" + system +
+         notes_section(report, style) + "\n" +
+         wrap(paint(style, k_dim, "Details: cudadiag --full, cudadiag explain ID, cudadiag find --explain NAME"),
+              style.width, "", "  ");
+}
+
 std::string markers(const discovery::ComponentResult& component, std::size_t index) {
   std::string out;
   if (component.selected && component.selected->candidate == index) {
@@ -346,6 +776,9 @@ std::string finish(std::string_view text, TextStyle style) {
 } // namespace
 
 std::string render_text(const Report& report, TextStyle style) {
+  if (!style.full) {
+    return finish(summary_text(report, style), style);
+  }
   return finish(verdict(report, style) + components_table(report, style) + verification_section(report, style) +
                     render_closures_section(report.linkage, style) + devices_section(report, style) + selftest_section(report, style) + python_section(report, style) +
                     render_frameworks_section(report, style) +

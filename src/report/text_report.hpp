@@ -9,7 +9,15 @@
 
 namespace cudadiag::report {
 
-// The full report: a one-line verdict, the components table, Python environments, findings with remedies.
+// The report in three layers. By default one screen: the verdict; what to do first (errors and
+// warnings, grouped by cause — one id and one remedy — each group with its one remedy); the stack,
+// one line per family (driver, CUDA runtime/compiler, math libraries, cuDNN/NCCL and other NVIDIA
+// libraries, toolkit binaries: the lead component's version and where the family comes from), with
+// only the exceptions spelled out (a component from elsewhere, one native programs load in another
+// version, one that fails or is a stub); the GPUs, the self-test and the Python environment in a
+// line each; the notes, one line per id with its count. Paths there are shortened only at their
+// start. With style.full, the details layer instead: the components table with whole paths, the
+// loads, dependency closures, devices, self-test, Python environments, frameworks and every finding.
 std::string render_text(const Report& report, TextStyle style);
 // `cudadiag selftest`: the verdict, devices, the self-test results and the findings.
 std::string render_selftest_text(const Report& report, TextStyle style);

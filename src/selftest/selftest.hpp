@@ -156,7 +156,8 @@ struct SelfTestRun {
   unsigned max_workers = 1; // workers that ran at once (see SelfTestOptions::max_workers)
   RunContext context = RunContext::interactive; // as resolved (SelfTestOptions::context)
   bool exclusive = false;                       // SelfTestOptions::exclusive
-  // "pass" (nothing failed, something passed), "fail" (a fail or error), "skip" (nothing ran).
+  // "pass" (nothing failed, a test passed on a GPU), "fail" (a fail or error), "skip" (nothing ran on a
+  // GPU; a compile-only pass without one included).
   [[nodiscard]] std::string status() const;
 };
 

@@ -21,6 +21,9 @@ from cudadiag_harness import (SOURCE_DIR, SYSTEM_CTK, clean_env, compile_shared_
 FIXTURES = Path(os.environ.get("CUDADIAG_FIXTURES_DIR") or SOURCE_DIR / "build" / "tests" / "fixtures")
 H200_REPORT = SOURCE_DIR / "docs" / "examples" / "h200-host-report.json"
 AREAS = ["driver", "devices", "components", "verification", "environment", "host", "findings", "selftest"]
+#: The variables that steer where libraries come from: a change of one is listed first, as the likely cause.
+SEARCH_VARIABLES = {"LD_LIBRARY_PATH", "LD_PRELOAD", "CUDA_PATH", "CUDA_HOME", "CONDA_PREFIX", "VIRTUAL_ENV",
+                    "PYTHONPATH", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "PATH"}
 
 
 def fake_driver(tmp_path: Path, version: str) -> Path:
@@ -48,6 +51,19 @@ def diff(a: Path, b: Path, *args: str):
     return run(["diff", str(a), str(b), *args], timeout=30)
 
 
+def is_cause(difference: dict) -> bool:
+    return difference["area"] == "environment" and difference["subject"] in SEARCH_VARIABLES
+
+
+def effects(doc: dict) -> list[dict]:
+    """The differences after the likely causes (the search variables), which come first."""
+    differences = doc["differences"]
+    causes = 0
+    while causes < len(differences) and is_cause(differences[causes]):
+        causes += 1
+    return differences[causes:]
+
+
 def diff_json(a: Path, b: Path) -> dict:
     result = run(["--json", "diff", str(a), str(b)], timeout=30)
     assert result.returncode in (0, 1), describe(result)
@@ -55,8 +71,11 @@ def diff_json(a: Path, b: Path) -> dict:
     assert not other_schema_errors("diff.schema.json", doc), other_schema_errors("diff.schema.json", doc)
     assert doc["schema_version"] == 1
     assert result.returncode == (0 if doc["equivalent"] else 1)
-    ranks = [AREAS.index(d["area"]) for d in doc["differences"]]
-    assert ranks == sorted(ranks), f"areas out of order: {[d['area'] for d in doc['differences']]}"
+    rest = effects(doc)
+    assert not any(is_cause(d) for d in rest), \
+        f"a search variable after the first difference of another kind: {doc['differences']}"
+    ranks = [AREAS.index(d["area"]) for d in rest]
+    assert ranks == sorted(ranks), f"areas out of order: {[d['area'] for d in rest]}"
     return doc
 
 
@@ -97,12 +116,15 @@ def test_a_changed_driver_is_the_first_difference(tmp_path):
     assert result.returncode == 1, describe(result)
     text = result.stdout.decode()
     body = text.split("most likely cause first:\n", 1)[1]
-    assert body.lstrip().startswith("Driver"), text
+    # The variable that points at the other driver is the likely cause; the driver comes next.
+    assert body.lstrip().startswith("Likely cause: Environment\n  LD_LIBRARY_PATH"), text
+    sections = [line for line in body.splitlines() if line and not line.startswith(" ")]
+    assert sections[:2] == ["Likely cause: Environment", "Driver"], sections
     assert "580.95.05 -> 575.51.03" in text
     assert "13.0 -> 12.8" in text
 
     doc = diff_json(tmp_path / "a.json", tmp_path / "b.json")
-    first = doc["differences"][0]
+    first = effects(doc)[0]
     assert (first["area"], first["subject"], first["aspect"]) == ("driver", "driver", "version")
     assert (first["a"], first["b"]) == ("580.95.05", "575.51.03")
     assert position(doc, "driver", "driver", "CUDA version") < position(doc, "findings", "driver.too_old", "only in B")
@@ -123,8 +145,10 @@ def test_nvrtc_shadowed_by_an_older_copy_on_ld_library_path(tmp_path):
     assert nvrtc, doc["differences"]
     assert any(d["b"] and "13.0.10" in d["b"] for d in nvrtc), nvrtc
     assert any(d["b"] and d["b"].startswith(f"LD_LIBRARY_PATH ({old}/libnvrtc.so.13.0.10)") for d in nvrtc), nvrtc
-    # The component difference (the symptom a user sees) comes before the variable that caused it.
-    assert doc["differences"].index(nvrtc[0]) < position(doc, "environment", "LD_LIBRARY_PATH", "value")
+    # The variable that caused it comes first, entry by entry; then the component difference it causes.
+    added = [d for d in doc["differences"] if d["subject"] == "LD_LIBRARY_PATH"]
+    assert [(d["aspect"], d["a"], d["b"]) for d in added] == [("entry added", None, str(old))], added
+    assert doc["differences"].index(added[0]) == 0 < doc["differences"].index(nvrtc[0])
     text = diff(tmp_path / "a.json", tmp_path / "b.json").stdout.decode()
     assert "nvrtc · " in text and "13.0.10" in text
 
@@ -165,7 +189,7 @@ def test_the_gpu_host_against_this_machine(tmp_path):
     doc = diff_json(H200_REPORT, tmp_path / "here.json")
     assert not doc["equivalent"]
     assert doc["a"]["hostname"] == "vm"
-    assert doc["differences"][0]["area"] in ("driver", "devices")
+    assert effects(doc)[0]["area"] in ("driver", "devices")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 """The terminal experience through a real pseudo-terminal: every line of real reports fits 80, 120
-and 200 columns (the width cudadiag reads from the terminal itself, TIOCGWINSZ), tables stay
-aligned, paths are shortened in the middle (never in --json or `find`), colour follows no-color.org,
-TERM=dumb and --color."""
+and 200 columns (the width cudadiag reads from the terminal itself, TIOCGWINSZ) except a whole path
+on a line of its own, tables stay aligned, paths are never broken across lines and are shortened
+only at their start where the whole path is in --full and --json (never in `find`), the healthy
+report fits one screen, colour follows no-color.org, TERM=dumb and --color."""
 
 from __future__ import annotations
 
@@ -63,10 +64,28 @@ def in_pty(args, columns: int, env: dict, timeout: float = 120) -> tuple[int, st
     return code, output.decode("utf-8").replace("\r\n", "\n"), stderr
 
 
+def whole_path_line(line: str) -> bool:
+    """A line that holds one whole path and nothing else (the only line allowed past the width),
+    in brackets or followed by punctuation at most."""
+    words = ANSI.sub("", line).split()
+    return len(words) == 1 and words[0].strip("()[],;:.").startswith("/") and "…" not in words[0]
+
+
+def check_paths(text: str, what: str) -> None:
+    """Paths are shortened only at their start ("…/lib/x") and never broken across lines."""
+    plain = ANSI.sub("", text)
+    inner = [line for line in plain.splitlines() if re.search(r"[^\s(]…/|/…", line)]
+    assert not inner, f"{what}: a path shortened elsewhere than at its start:\n" + "\n".join(inner)
+    broken = [line for line in plain.splitlines() if re.search(r"/[\w.+-]*/$", line.rstrip())]
+    assert not broken, f"{what}: a path broken at the end of a line:\n" + "\n".join(broken)
+
+
 def check_fits(text: str, columns: int, what: str) -> None:
     lines = text.splitlines()
     assert len(lines) >= 3, f"{what}: too little output:\n{text}"
-    too_wide = [(display_width(line), line) for line in lines if display_width(line) > columns]
+    check_paths(text, what)
+    too_wide = [(display_width(line), line) for line in lines
+                if display_width(line) > columns and not whole_path_line(line)]
     assert not too_wide, f"{what} at {columns} columns: {len(too_wide)} lines too wide:\n" + "\n".join(
         f"{w:4d} {line}" for w, line in too_wide)
     # Tables are sized to their content: no line carries a run of 20 spaces between two words.
@@ -121,25 +140,47 @@ def broken_env(tmp_path: Path) -> dict:
     return env
 
 
+FAMILIES = ("driver", "runtime", "math libs", "cuDNN/NCCL", "binaries")
+
+
 @pytest.mark.parametrize("columns", WIDTHS)
 def test_a_healthy_report_fits_the_terminal(columns):
     code, out, err = in_pty(["--no-selftest"], columns, fake_driver_env())
     assert code == 0, out + err
     check_fits(out, columns, "healthy report")
-    check_table_aligned(ANSI.sub("", out), "NAME")
-    # Healthy: no warning or error. Where this machine's toolkit leaves a note (a library that
-    # neither search finds, as a toolkit off the loader's path may), the section lists it.
+    plain = ANSI.sub("", out)
+    # One screen: the verdict, the stack one line per family, the GPU, Python, the notes.
+    if columns in (80, 120):
+        assert len(plain.splitlines()) <= 40, f"{len(plain.splitlines())} lines at {columns} columns:\n{plain}"
+    stack = plain[plain.index("\nStack"):]
+    for family in FAMILIES:
+        assert re.search(rf"\n  {re.escape(family)} (\(\d+\)  |  +none found)", stack), (family, stack)
+    assert "What to do first" not in plain, plain  # healthy: nothing to do
+    # Healthy: no warning or error. Notes (a library that neither search finds, as a toolkit off the
+    # loader's path may leave) are one line per id, however many components repeat it.
     findings = parse_report(run(["--json", "--no-selftest"], env=fake_driver_env())).get("findings")
     assert all(f["severity"] == "info" for f in findings), findings
-    plain = ANSI.sub("", out)
-    assert "\nFindings" in plain, plain
-    plain_findings = plain[plain.index("\nFindings"):]
     if findings:
-        assert all(f["id"] in plain_findings for f in findings), (findings, plain_findings)
-    else:
-        assert "none" in plain_findings, plain_findings
+        notes = plain[plain.index("\nNotes"):]
+        assert all(f["id"] in notes for f in findings), (findings, notes)
+        for finding_id in {f["id"] for f in findings}:
+            assert notes.count(finding_id) == 1, (finding_id, notes)
+
+
+@pytest.mark.parametrize("columns", (80, 120))
+def test_the_full_report_has_every_component_with_its_whole_path(columns):
+    code, out, err = in_pty(["--full", "--no-selftest"], columns, fake_driver_env())
+    assert code == 0, out + err
+    check_fits(out, columns, "full report")
+    plain = ANSI.sub("", out)
+    check_table_aligned(plain, "NAME")
+    assert "…" not in plain[plain.index("\nComponents"):plain.index("\nLoaded")], "whole paths in --full"
     # Components that were not found are named on one wrapped line under the table, not a row each.
     assert re.search(r"\n  not found \(\d+\): \w", plain), plain
+    doc = parse_report(run(["--json", "--no-selftest"], env=fake_driver_env()))
+    for component in doc["components"]:
+        if component["selected"]:
+            assert component["selected"]["path"] in plain, component["selected"]["path"]
 
 
 @pytest.mark.parametrize("columns", WIDTHS)
@@ -148,17 +189,21 @@ def test_a_report_with_errors_fits_the_terminal(columns, tmp_path):
     code, out, err = in_pty(["--no-selftest"], columns, env)
     assert code == 1, out + err
     check_fits(out, columns, "report with errors")
-    check_table_aligned(ANSI.sub("", out), "NAME")
     plain = ANSI.sub("", out)
-    assert "ERROR" in plain and "remedy:" in plain
+    # What to do first comes first: the errors, each cause with its remedy, in the first 20 lines.
+    head = "\n".join(plain.splitlines()[:20])
+    assert "What to do first" in head and "ERROR" in head and "remedy:" in head, head
     # Findings wrap with a hanging indent: no finding text starts at column 0.
-    findings = plain[plain.index("\nFindings"):].splitlines()[2:]
-    assert all(line.startswith("  ") for line in findings if line), findings
-    if columns == 80:
-        # The long stub path is shortened in the middle on the terminal, whole in --json.
-        assert "…" in plain
-        doc = run(["--json", "--no-selftest"], env=env)
-        assert "a-rather-long-directory-name-that-a-user-might-have" in doc.stdout.decode()
+    problems = plain[plain.index("\nWhat to do first"):plain.index("\nStack")].splitlines()[2:]
+    assert all(line.startswith("  ") for line in problems if line), problems
+    # The long stub path: whole in the finding (on a line of its own where it does not fit) and in
+    # --json; where the stack shortens it, only at its start.
+    doc = run(["--json", "--no-selftest"], env=env).stdout.decode()
+    stub_dir = str(tmp_path / "a-rather-long-directory-name-that-a-user-might-have" / "deeper" / "still" / "lib")
+    assert stub_dir in doc
+    assert stub_dir in plain, plain
+    for shortened in re.findall(r"…(/\S+)", plain):
+        assert shortened.rstrip(")") in doc or shortened.split(" ")[0] in doc, shortened
 
 
 @pytest.mark.parametrize("columns", WIDTHS)
@@ -300,5 +345,6 @@ def test_diff_fleet_and_inspect_text_fit_the_width(columns, tmp_path):
         result = run(args, env=env)
         assert result.returncode in (0, 1), (args, result.stderr)
         text = result.stdout.decode()
-        too_wide = [line for line in text.splitlines() if display_width(line) > columns]
+        too_wide = [line for line in text.splitlines() if display_width(line) > columns and not whole_path_line(line)]
         assert not too_wide, f"{args} at {columns}: " + "\n".join(too_wide)
+        check_paths(text, " ".join(args))

@@ -135,9 +135,16 @@ TEST_CASE("diff: NVRTC shadowed by an older copy on LD_LIBRARY_PATH") {
   const auto d = diff_reports(a, b).differences;
   const auto version = index_of(d, Area::components, "nvrtc", "version (native loader)");
   const auto via = index_of(d, Area::components, "nvrtc", "found_via (native loader)");
-  const auto variable = index_of(d, Area::environment, "LD_LIBRARY_PATH", "value");
+  // The variable that caused it comes first (its new entry, not two whole strings), then the effect.
+  const auto variable = index_of(d, Area::environment, "LD_LIBRARY_PATH", "entry added");
+  const auto removed = index_of(d, Area::environment, "LD_LIBRARY_PATH", "entry removed");
+  CHECK(std::max(variable, removed) == 1); // the two causes, before everything else
+  CHECK(d[variable].cause);
+  CHECK_FALSE(d[variable].a);
+  CHECK(d[variable].b == "/opt/old/lib");
+  CHECK(d[removed].a == "/usr/local/nvidia/lib");
+  CHECK(variable < version);
   CHECK(version < via);
-  CHECK(via < variable);
   CHECK(d[version].a == "13.0.88");
   CHECK(d[version].b == "13.0.10");
   // The way it was found and the file it is, on one line.

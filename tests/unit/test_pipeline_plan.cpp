@@ -101,8 +101,14 @@ TEST_CASE("pipeline: a loader cache or interpreter that names nothing usable is 
     REQUIRE_FALSE(report);
     CHECK(report.error().message.find("not a regular file") != std::string::npos);
   }
-  SUBCASE("a corrupt cache is a status") {
-    plan.ld_so_cache = world.tree.write("etc/garbage.cache", "not a cache");
+  SUBCASE("a file that is no cache at all (no magic)") {
+    plan.ld_so_cache = world.tree.write("etc/passwd", "root:x:0:0:root:/root:/bin/bash\n");
+    const auto report = cudadiag::pipeline::run(plan);
+    REQUIRE_FALSE(report);
+    CHECK(report.error().message.find("not a loader cache") != std::string::npos);
+  }
+  SUBCASE("a damaged cache is a status") {
+    plan.ld_so_cache = world.tree.write("etc/truncated.cache", "glibc-ld.so.cache1.1");
     const auto report = cudadiag::pipeline::run(plan);
     REQUIRE(report);
     CHECK(report->discovery.ld_cache.error);

@@ -36,3 +36,17 @@ TEST_CASE("exit style: the status line names the findings") {
   const nlohmann::json clean = {{"findings", nlohmann::json::array()}, {"summary", {{"counts", {{"error", 0}, {"warning", 0}}}}}};
   CHECK(cudadiag::report::status_line(ExitStyle::npd, clean, 0) == "cudadiag OK: no errors or warnings\n");
 }
+
+TEST_CASE("exit style: an id raised for several components is named once, with its components") {
+  const nlohmann::json report = {
+      {"findings",
+       {{{"id", "lib.python_native_differ"}, {"severity", "warning"}, {"components", {"cudnn"}}},
+        {{"id", "lib.python_native_differ"}, {"severity", "warning"}, {"components", {"nccl"}}},
+        {{"id", "lib.python_native_differ"}, {"severity", "warning"}, {"components", {"cudnn"}}},
+        {{"id", "env.bad_search_path"}, {"severity", "warning"}, {"components", nlohmann::json::array()}}}},
+      {"summary", {{"counts", {{"error", 0}, {"warning", 4}, {"info", 0}}}}},
+      {"selftest", nullptr}};
+  CHECK(cudadiag::report::status_line(ExitStyle::nagios, report, 1) ==
+        "cudadiag WARNING: 0 errors; 4 warnings (lib.python_native_differ: cudnn, nccl; env.bad_search_path) | "
+        "errors=0 warnings=4\n");
+}
