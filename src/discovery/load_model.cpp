@@ -213,6 +213,12 @@ private:
                      : "cuda-pathfinder loads its dependency " + std::string(name) +
                            " first and does not find it (DynamicLibNotFoundError)";
           result.trace.push_back("load: " + why);
+          if (!answer) {
+            // The dependency's DynamicLibNotFoundError propagates: to the caller this library is
+            // not found (the trace says why), whatever file it would have taken.
+            result.selected.reset();
+            return;
+          }
           if (failing) {
             failing->set_outcome(answer ? answer->outcome : LoadOutcome::fails, why);
             failing->failed_dependency = std::string(name);

@@ -6,7 +6,8 @@
 // (_load_lib_no_cache in _dynamic_libs/load_nvidia_dynamic_lib.py):
 //   1. its early steps (site-packages, then conda) name the first file that exists;
 //   2. it loads the library's declared dependencies, each with its own full search, required ones
-//      first: a dependency that fails (or a required one not found) raises, and so does this library;
+//      first: a dependency that fails raises, and so does this library; a required one not found
+//      raises DynamicLibNotFoundError, so this library is not found either (selected null);
 //   3. a file from step 1 is loaded by its path: when that fails it raises RuntimeError ("Failed to
 //      dlopen PATH: ..."), never falling back;
 //   4. else its system search calls dlopen(SONAME) per declared SONAME, newest first, with the

@@ -7,6 +7,8 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 using cudadiag::discovery::ComponentStatus;
 using cudadiag::probes::LoadOutcome;
 using cudadiag::probes::PathfinderStep;
@@ -87,12 +89,21 @@ TEST_CASE("load model: a dependency cuda-pathfinder loads first fails its depend
   write_library(world, "ldpath/libnvJitLink.so.13", {.soname = "libnvJitLink.so.13", .needed = {"libgone.so.1"}});
   world.env.set("CUDA_PATH", world.tree.path("toolkit"));
   world.library("toolkit/lib64/libcusparse.so.12");
-  SUBCASE("the dependency has no other copy: not found, so the dependent fails") {
-    const auto result = world.discover({"cusparse"});
-    const auto cusparse = component(result, "cusparse");
+  SUBCASE("the dependency has no other copy: its DynamicLibNotFoundError propagates, the dependent is not found") {
+    const auto cusparse = component(world.discover({"cusparse"}), "cusparse");
+    CHECK_FALSE(cusparse.selected.has_value());
+    CHECK(std::any_of(cusparse.trace.begin(), cusparse.trace.end(), [](const std::string& line) {
+      return line.find("dependency nvJitLink first and does not find it") != std::string::npos;
+    }));
+  }
+  SUBCASE("the dependency's only copy is found but fails: the dependent fails with it, never opened") {
+    write_library(world, "toolkit/lib64/libnvJitLink.so.13", {.soname = "libnvJitLink.so.13", .needed = {"libgone.so.1"}});
+    world.env.unset("LD_LIBRARY_PATH");
+    const auto cusparse = component(world.discover({"cusparse"}), "cusparse");
     REQUIRE(cusparse.selected.has_value());
     CHECK(cusparse.selected->outcome == LoadOutcome::fails);
     CHECK(cusparse.selected->failed_dependency == "nvJitLink");
+    CHECK(cusparse.status == ComponentStatus::error);
   }
   SUBCASE("the dependency's CUDA_PATH copy loads: so does the dependent") {
     world.library("toolkit/lib64/libnvJitLink.so.13");
