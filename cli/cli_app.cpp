@@ -443,7 +443,8 @@ int run_find(const GlobalOptions& options, const FindOptions& find) {
     spdlog::warn("{} not found (run `cudadiag find --explain {}` for the search trace)", find.name,
                  find.name);
   } else if (fails) {
-    spdlog::error("{} is the answer but loading it fails: {}", cli_support::to_valid_utf8(answer->path),
+    spdlog::error("{} is the answer but loading it {}: {}", cli_support::to_valid_utf8(answer->path),
+                  answer->outcome == "crashes" ? "crashes the process" : "fails",
                   cli_support::to_valid_utf8(answer->fails));
   }
   return code;

@@ -19,6 +19,7 @@ namespace cudadiag::probes {
 // cuda-pathfinder's search steps, in its priority order. A sighting made by a search that
 // cuda-pathfinder does not perform has step `none` and never becomes the Python selection.
 enum class PathfinderStep {
+  already_loaded, // in the process before it asks (a preload): dlopen(SONAME, RTLD_NOLOAD) finds it
   site_packages,
   conda,
   system_search,
@@ -32,6 +33,7 @@ enum class PathfinderStep {
 // for product roots it is the variable's name, which only the sighting knows (see below).
 constexpr std::string_view pathfinder_found_via(PathfinderStep step) {
   switch (step) {
+  case PathfinderStep::already_loaded: return "was-already-loaded-from-elsewhere";
   case PathfinderStep::site_packages: return "site-packages";
   case PathfinderStep::conda: return "conda";
   case PathfinderStep::system_search: return "system-search";
@@ -45,7 +47,8 @@ constexpr std::string_view pathfinder_found_via(PathfinderStep step) {
 }
 
 // Where the native loader looks, in glibc's order; `none` for sightings the loader never makes.
-enum class LoaderStep { ld_library_path, ld_so_cache, default_dirs, none };
+// `preloaded`: an LD_PRELOAD or /etc/ld.so.preload object, which answers before any search.
+enum class LoaderStep { preloaded, ld_library_path, ld_so_cache, default_dirs, none };
 
 // One place a search saw a file. The same file seen twice gives two sightings of one Candidate.
 struct Sighting {
@@ -78,6 +81,9 @@ struct Candidate {
   // (another ELF class or machine, a dangling or looping link) rather than failing on it
   // (empty, truncated or not ELF: "file too short", "invalid ELF header").
   bool loader_skips = false;
+  // For an unusable file: whether dlopen of it kills the process (SIGBUS: a PT_LOAD segment lies
+  // past the end of a truncated file) instead of returning an error.
+  bool crashes = false;
   // Whether cuda-pathfinder's file-system steps pass over it: they take the first name for which
   // os.path.isfile() holds (binaries: and os.access(X_OK)), so a dangling or looping link, a
   // directory or a FIFO is skipped, while an empty, non-ELF or wrong-class file is taken and fails.
@@ -92,14 +98,39 @@ struct Candidate {
   [[nodiscard]] bool usable() const { return !rejected.has_value(); }
 };
 
+// What loading an answer does, predicted from the files (the closure stage) or, for `hangs`, only
+// ever observed (by the load check or a worker): it loads; dlopen returns an error (glibc's reason
+// in Choice::fails); the process dies (SIGBUS: a segment lies past the end of a truncated file).
+enum class LoadOutcome { loads, fails, crashes, hangs };
+constexpr std::string_view to_string(LoadOutcome outcome) {
+  switch (outcome) {
+  case LoadOutcome::loads: return "loads";
+  case LoadOutcome::fails: return "fails";
+  case LoadOutcome::crashes: return "crashes";
+  case LoadOutcome::hangs: return "hangs";
+  }
+  return "";
+}
+
 // A selection among a component's candidates.
 struct Choice {
   std::size_t candidate = 0;  // index into the component's candidates
   Sighting via;               // the sighting through which it was chosen
   std::string reason;         // one sentence: why this one
-  // Set when this is the answer but loading it fails (the file is broken, or a dependency that
-  // cuda-pathfinder loads first fails): why. The tool that takes this answer stops here.
+  // Set whenever `outcome` is not `loads`: why (glibc's words, "crashes (SIGBUS): ...", or the
+  // dependency cuda-pathfinder loads first). The tool that takes this answer stops here.
   std::optional<std::string> fails = {};
+  LoadOutcome outcome = LoadOutcome::loads;
+  // The cuda-pathfinder dependency (its component name) whose own load failed first, when that is
+  // why this answer fails: the file itself was never opened.
+  std::string failed_dependency = {};
+
+  [[nodiscard]] bool loads() const { return outcome == LoadOutcome::loads; }
+  // Marks the answer as not loading, for `why`.
+  void set_outcome(LoadOutcome what, std::string why) {
+    outcome = what;
+    fails = what == LoadOutcome::loads ? std::nullopt : std::optional(std::move(why));
+  }
 };
 
 } // namespace cudadiag::probes

@@ -5,6 +5,7 @@
 #include "core/text.hpp"
 #include "core/timeline.hpp"
 #include "core/unique_fd.hpp"
+#include "loader/preload.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -350,6 +351,89 @@ private:
   static constexpr std::size_t k_missing_traced = 16; // per component; the rest are counted
   mutable OnceFlag m_once;
   mutable std::vector<std::pair<std::string, bool>> m_dirs; // directory, whether it is one
+};
+
+// LD_PRELOAD and /etc/ld.so.preload: an object preloaded into every process answers every later
+// dlopen of its SONAME (glibc matches loaded objects first), and cuda-pathfinder's first step
+// (dlopen(SONAME, RTLD_NOLOAD)) finds it already loaded. A preload is seen as the catalog file its
+// SONAME names, whatever its file name; one that cannot be loaded is ignored, as glibc ignores it.
+class PreloadSearch final : public SearchStrategy {
+public:
+  [[nodiscard]] std::string_view name() const override { return "LD_PRELOAD"; }
+  [[nodiscard]] bool applies_to(const ComponentSpec& spec) const override {
+    return spec.kind == ComponentKind::dynamic_lib;
+  }
+  void search(const ComponentSpec& spec, const SearchInputs& inputs, SearchOutput& out) const override {
+    m_once.call([&] { m_loaded = preloaded_objects(inputs); });
+    if (m_loaded.empty()) {
+      out.trace.push_back("LD_PRELOAD, /etc/ld.so.preload: nothing preloaded");
+      return;
+    }
+    for (const auto& object : m_loaded) {
+      if (std::find(spec.file_names.begin(), spec.file_names.end(), object.soname) == spec.file_names.end()) {
+        continue;
+      }
+      Sighting sighting;
+      sighting.path = object.path;
+      sighting.found_via = object.source;
+      sighting.search_dir = object.search_dir;
+      sighting.pathfinder_step = PathfinderStep::already_loaded;
+      sighting.loader_step = LoaderStep::preloaded;
+      sighting.file_name = object.soname;
+      out.trace.push_back(object.source + ": " + object.entry + " => " + object.path + " (SONAME " + object.soname +
+                          "), in every process before anything else");
+      out.sightings.push_back(std::move(sighting));
+    }
+  }
+
+private:
+  struct Preloaded {
+    std::string entry;
+    std::string path;
+    std::string search_dir;
+    std::string soname;
+    std::string source;
+  };
+
+  // Each preload entry as glibc loads it: a path as written (from the working directory), a name
+  // through LD_LIBRARY_PATH, the cache and the default directories; the first file of this
+  // process's class and machine. Entries that load nothing are left out.
+  static std::vector<Preloaded> preloaded_objects(const SearchInputs& inputs) {
+    std::vector<Preloaded> all;
+    for (const auto& preload : loader::system_preloads(inputs.env, inputs.layout)) {
+      std::vector<std::pair<std::string, std::string>> places; // path, search dir
+      if (preload.entry.find('/') != std::string::npos) {
+        places.emplace_back(preload.entry.front() == '/' ? preload.entry : fs::join(inputs.env.cwd, preload.entry), "");
+      } else {
+        if (const auto value = inputs.env.get("LD_LIBRARY_PATH"); value && !value->empty()) {
+          for (const auto& entry : split_search_path(*value)) {
+            const auto dir = entry.empty() ? inputs.env.cwd : entry.front() == '/' ? entry : fs::join(inputs.env.cwd, entry);
+            places.emplace_back(fs::join(dir, preload.entry), dir);
+          }
+        }
+        if (const auto* cached = inputs.ld_cache != nullptr ? inputs.ld_cache->resolve(preload.entry) : nullptr) {
+          places.emplace_back(cached->path, fs::parent(cached->path));
+        }
+        for (const auto& dir : inputs.layout.default_lib_dirs) {
+          places.emplace_back(fs::join(dir, preload.entry), dir);
+        }
+      }
+      for (const auto& [path, dir] : places) {
+        auto info = elf::read_elf_info(path);
+        if (!info || elf::incompatibility_with_host(*info)) {
+          continue; // missing, unreadable, broken (ignored) or of another class (passed over)
+        }
+        if (info->soname && !elf::truncated_load(path)) {
+          all.push_back({preload.entry, path, dir.empty() ? fs::parent(path) : dir, *info->soname, preload.source});
+        }
+        break;
+      }
+    }
+    return all;
+  }
+
+  mutable OnceFlag m_once;
+  mutable std::vector<Preloaded> m_loaded;
 };
 
 class LdSoCacheSearch final : public SearchStrategy {
@@ -736,6 +820,7 @@ std::optional<std::string> derive_toolkit_root(const std::string& library_path) 
 
 std::vector<std::unique_ptr<SearchStrategy>> all_strategies() {
   std::vector<std::unique_ptr<SearchStrategy>> strategies;
+  strategies.push_back(std::make_unique<PreloadSearch>());
   strategies.push_back(std::make_unique<SitePackagesSearch>());
   strategies.push_back(std::make_unique<CondaSearch>());
   strategies.push_back(std::make_unique<LdLibraryPathSearch>());

@@ -69,7 +69,8 @@ struct Location {
   std::string found_via;      // "site-packages", "LD_LIBRARY_PATH", "ld.so.cache", "CUDA_HOME", ...
   std::string version;        // read without loading; empty when unknown
   std::string version_source; // "file_name", "dist_info", "version_json", "header", ...
-  std::string fails;          // why loading this answer fails (a broken first file); empty: it loads
+  std::string fails;          // why loading this answer does not succeed; empty: it loads
+  std::string outcome;        // "loads" | "fails" | "crashes" (SIGBUS: a truncated file) | "hangs" (observed only)
 };
 
 struct Component {

@@ -25,6 +25,7 @@ std::optional<Location> to_public(const discovery::ComponentResult& component,
   out.realpath = candidate.realpath.value_or("");
   out.found_via = choice->via.found_via;
   out.fails = choice->fails.value_or("");
+  out.outcome = std::string(probes::to_string(choice->outcome));
   if (candidate.version) {
     out.version = candidate.version->version;
     out.version_source = std::string(versions::to_string(candidate.version->source));

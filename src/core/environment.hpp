@@ -64,6 +64,8 @@ struct SystemLayout {
   std::string ld_so_cache = "/etc/ld.so.cache";
   // What ldconfig builds the cache from (with its include files); named in remedies.
   std::string ld_so_conf = "/etc/ld.so.conf";
+  // The system-wide preload list glibc loads into every process after LD_PRELOAD's entries.
+  std::string ld_so_preload = "/etc/ld.so.preload";
   // glibc's trusted directories, searched after ld.so.cache, in order.
   std::vector<std::string> default_lib_dirs = {"/lib/" + std::string(k_host_multiarch),
                                                "/usr/lib/" + std::string(k_host_multiarch),

@@ -87,6 +87,12 @@ void inspect_library(Candidate& candidate) {
     candidate.pathfinder_skips = true;
     return;
   }
+  // A file shorter than its headers say: what glibc does with it (fails or dies), in its words.
+  if (auto truncated = elf::truncated_load(*candidate.realpath)) {
+    candidate.rejected = truncated->reason;
+    candidate.crashes = truncated->crashes;
+    return;
+  }
   if (!info) {
     candidate.rejected = "not a loadable library: " + info.error().message;
     return;

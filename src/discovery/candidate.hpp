@@ -9,6 +9,7 @@ namespace cudadiag::discovery {
 using probes::Candidate;
 using probes::Choice;
 using probes::LoaderStep;
+using probes::LoadOutcome;
 using probes::pathfinder_found_via;
 using probes::PathfinderStep;
 using probes::Sighting;

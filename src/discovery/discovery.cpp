@@ -6,6 +6,7 @@
 #include "core/text.hpp"
 #include "core/timeline.hpp"
 #include "discovery/candidate_inspection.hpp"
+#include "discovery/load_model.hpp"
 #include "discovery/selection.hpp"
 #include "loader/ld_so_cache.hpp"
 #include "probes/search_strategies.hpp"
@@ -142,7 +143,7 @@ LdCacheStatus load_ld_cache(const SystemLayout& layout, std::shared_ptr<const lo
 DiscoveryContext prepare_discovery(const Environment& env, const DiscoveryOptions& options,
                                    const std::vector<const ComponentSpec*>& specs) {
   DiscoveryContext context{env, options, {}, {}, {}, {}, {}, {}, std::make_shared<probes::DirectoryCache>(),
-                           {},  {},      {}, {}, {}};
+                           {},  {},      {}, {}, {}, std::make_shared<linkage::ObjectStore>()};
   // The caller's pool, taken here: inside the parallel section below, the active pool may be one
   // made for that section alone (when the caller has none), gone once the section ends.
   WorkerPool* const callers_pool = WorkerPool::active();
@@ -396,12 +397,10 @@ DiscoveryResult finish_discovery(DiscoveryContext&& context, std::vector<Compone
       resolved.push_back(&component);
     }
   }
-  for (int pass = 0; pass < 2; ++pass) { // a dependency's own dependency failure reaches its dependents
-    for (auto* list : {&extra, &components}) {
-      for (auto& component : *list) {
-        apply_dependencies(component, resolved);
-      }
-    }
+  {
+    const timeline::Span span("follow_loads");
+    const auto setting = linkage::search_setting(context.env, context.options.layout, context.cache.get());
+    follow_loads(components, extra, setting, *context.files);
   }
 
   DiscoveryResult result;
@@ -415,6 +414,7 @@ DiscoveryResult finish_discovery(DiscoveryContext&& context, std::vector<Compone
   result.python_error = std::move(context.python_error);
   result.ld_cache = std::move(context.ld_cache);
   result.cache = std::move(context.cache);
+  result.files = std::move(context.files);
   result.components = std::move(components);
   result.dependencies = std::move(extra);
   // What only the searches used (every directory listing, the package lists and their indexes:

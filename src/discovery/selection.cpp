@@ -28,15 +28,11 @@ std::string searched_name(const Sighting& sighting) {
   return sighting.file_name.empty() ? fs::basename(sighting.path) : sighting.file_name;
 }
 
-// What dlopen(soname) does: the first sighting of that name in glibc's order that it does not pass
-// over. Either a loadable file (`found`) or a file it stops at (`blocked`, with `fails` set).
-struct NameOutcome {
-  std::optional<Choice> found;
-  std::optional<Choice> blocked;
-};
+} // namespace
 
 NameOutcome resolve_name(const ComponentResult& result, const std::string& soname) {
-  constexpr std::array k_order = {LoaderStep::ld_library_path, LoaderStep::ld_so_cache, LoaderStep::default_dirs};
+  constexpr std::array k_order = {LoaderStep::preloaded, LoaderStep::ld_library_path, LoaderStep::ld_so_cache,
+                                  LoaderStep::default_dirs};
   for (const auto step : k_order) {
     NameOutcome outcome;
     for_each_sighting(result, [&](std::size_t index, const Sighting& sighting) {
@@ -47,8 +43,8 @@ NameOutcome resolve_name(const ComponentResult& result, const std::string& sonam
       }
       if (!candidate.usable()) {
         outcome.blocked = Choice{index, sighting,
-                                 "dlopen(\"" + soname + "\") stops at it (" + sighting.found_via + ") with an error",
-                                 candidate.rejected};
+                                 "dlopen(\"" + soname + "\") stops at it (" + sighting.found_via + ") with an error"};
+        outcome.blocked->set_outcome(candidate.crashes ? LoadOutcome::crashes : LoadOutcome::fails, *candidate.rejected);
       } else {
         outcome.found = Choice{index, sighting, "dlopen(\"" + soname + "\") resolves it through " + sighting.found_via};
       }
@@ -60,6 +56,8 @@ NameOutcome resolve_name(const ComponentResult& result, const std::string& sonam
   }
   return {};
 }
+
+namespace {
 
 // Declared SONAMEs newest first; the first that resolves to a loadable file is the answer.
 void select_loader(ComponentResult& result) {
@@ -96,7 +94,7 @@ std::optional<Choice> first_executable_on_path(const ComponentResult& result) {
 }
 
 std::optional<Choice> first_in_pathfinder_order(const ComponentResult& result) {
-  constexpr std::array k_order = {PathfinderStep::site_packages, PathfinderStep::conda,
+  constexpr std::array k_order = {PathfinderStep::already_loaded, PathfinderStep::site_packages, PathfinderStep::conda,
                                   PathfinderStep::system_search, PathfinderStep::product_root,
                                   PathfinderStep::cuda_path,     PathfinderStep::ctk_root,
                                   PathfinderStep::system_install_dir};
@@ -109,7 +107,7 @@ std::optional<Choice> first_in_pathfinder_order(const ComponentResult& result) {
     if (step == PathfinderStep::system_search) {
       // cuda-pathfinder calls dlopen(SONAME) per declared name and swallows the errors: whatever
       // the native loader resolves, or on to the next step.
-      if (library && result.loader && !result.loader->fails) {
+      if (library && result.loader && result.loader->loads()) {
         Choice choice = *result.loader;
         choice.reason = "cuda-pathfinder's system search (plain dlopen) finds it: " + choice.reason;
         return choice;
@@ -128,7 +126,7 @@ std::optional<Choice> first_in_pathfinder_order(const ComponentResult& result) {
       found = Choice{index, sighting, "first file in cuda-pathfinder's order: " + sighting.found_via + " (" +
                                           sighting.search_dir + ")"};
       if (!candidate.usable()) {
-        found->fails = candidate.rejected;
+        found->set_outcome(candidate.crashes ? LoadOutcome::crashes : LoadOutcome::fails, *candidate.rejected);
         found->reason += library ? "; cuda-pathfinder takes it and does not fall back, so loading fails"
                                  : "; cuda-pathfinder returns it without looking inside, so linking it fails";
       }
@@ -141,15 +139,15 @@ std::optional<Choice> first_in_pathfinder_order(const ComponentResult& result) {
   return std::nullopt;
 }
 
+} // namespace
+
 ComponentStatus status_of(const ComponentResult& result) {
   const auto& answer = result.selected ? result.selected : result.loader;
   if (!answer) {
     return ComponentStatus::not_found;
   }
-  return answer->fails ? ComponentStatus::error : ComponentStatus::found;
+  return answer->loads() ? ComponentStatus::found : ComponentStatus::error;
 }
-
-} // namespace
 
 void select(ComponentResult& result) {
   result.loader.reset();
@@ -175,42 +173,6 @@ const std::vector<PathfinderDependencies>& pathfinder_dependencies() {
     return rows;
   }();
   return table;
-}
-
-void apply_dependencies(ComponentResult& result, const std::vector<const ComponentResult*>& resolved) {
-  if (!result.selected || result.selected->fails || result.spec->kind != ComponentKind::dynamic_lib) {
-    return;
-  }
-  for (const auto& row : pathfinder_dependencies()) {
-    if (row.name != result.spec->name) {
-      continue;
-    }
-    auto check = [&](std::string_view dependency, bool required) {
-      const ComponentResult* found = nullptr;
-      for (const auto* other : resolved) {
-        if (other->spec->name == dependency && other->spec->kind == ComponentKind::dynamic_lib) {
-          found = other;
-        }
-      }
-      if (found == nullptr || result.selected->fails) {
-        return;
-      }
-      if (found->selected && found->selected->fails) {
-        result.selected->fails = "cuda-pathfinder loads its dependency " + std::string(dependency) + " first (" +
-                                 found->selected->via.path + "), which fails: " + *found->selected->fails;
-      } else if (!found->selected && required) {
-        result.selected->fails = "cuda-pathfinder loads its dependency " + std::string(dependency) +
-                                 " first and does not find it";
-      }
-    };
-    for (const auto dependency : row.required) {
-      check(dependency, true);
-    }
-    for (const auto dependency : row.optional) {
-      check(dependency, false);
-    }
-  }
-  result.status = status_of(result);
 }
 
 } // namespace cudadiag::discovery

@@ -14,8 +14,8 @@
 //    Its file-system steps take the first name that is a file
 //    (os.path.isfile) and never fall back: a broken first file is the answer, with `fails` set.
 //
-// select() also sets result.status: error when the answer CUDA Python gets fails (or, with no such
-// answer, the loader's does), found when an answer loads, not_found otherwise.
+// select() also sets result.status (status_of). It looks at each file alone; for libraries,
+// follow_loads (load_model.hpp) then re-answers both from the loads' predicted outcomes.
 
 #include "discovery/discovery.hpp"
 
@@ -38,8 +38,18 @@ struct PathfinderDependencies {
 };
 const std::vector<PathfinderDependencies>& pathfinder_dependencies();
 
-// Marks `result`'s selected answer as failing when one of its dependencies (already selected, in
-// `resolved`, looked up by name) fails or a required one is missing; updates result.status.
-void apply_dependencies(ComponentResult& result, const std::vector<const ComponentResult*>& resolved);
+// What dlopen(soname) meets first in glibc's order (LD_LIBRARY_PATH, the cache entry, the default
+// directories) among `result`'s sightings, passing over files of another class or machine and
+// dangling links: a file that opens (`found`; its dependencies not yet looked at), or a file it
+// stops at (`blocked`, with the outcome set: fails, or crashes for a truncated file).
+struct NameOutcome {
+  std::optional<Choice> found;
+  std::optional<Choice> blocked;
+};
+NameOutcome resolve_name(const ComponentResult& result, const std::string& soname);
+
+// found when the answer CUDA Python gets loads (or, with no such answer, the loader's does),
+// error when it does not, not_found when there is no answer.
+ComponentStatus status_of(const ComponentResult& result);
 
 } // namespace cudadiag::discovery

@@ -690,6 +690,63 @@ std::optional<FileRange> section_in_file(const std::string& path, std::string_vi
   return found ? found.value() : std::nullopt;
 }
 
+std::optional<TruncatedLoad> truncated_load(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return std::nullopt;
+  }
+  struct stat st {};
+  std::array<unsigned char, 64> header{};
+  const bool stat_ok = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+  const auto got = stat_ok ? ::pread(fd, header.data(), header.size(), 0) : -1;
+  std::optional<TruncatedLoad> result;
+  const auto size = static_cast<std::uint64_t>(stat_ok ? st.st_size : 0);
+  const bool is64 = host_class() == ElfClass::elf64;
+  const std::size_t ehdr_size = is64 ? 64 : 52;
+  const auto field = [&](const unsigned char* at, std::size_t bytes) {
+    std::uint64_t value = 0;
+    for (std::size_t i = 0; i < bytes; ++i) { // host byte order only (another order is passed over)
+      const auto byte = host_little_endian() ? at[i] : at[bytes - 1 - i];
+      value |= static_cast<std::uint64_t>(byte) << (8U * i);
+    }
+    return value;
+  };
+  if (got >= 0 && static_cast<std::size_t>(got) < ehdr_size) {
+    result = TruncatedLoad{false, "file too short"};
+  } else if (got >= 0 && std::memcmp(header.data(), "\x7f" "ELF", 4) == 0 &&
+             header[k_ident_class] == (is64 ? 2 : 1) && header[k_ident_data] == (host_little_endian() ? 1 : 2)) {
+    const std::uint64_t phoff = field(header.data() + (is64 ? 32 : 28), is64 ? 8 : 4);
+    const std::uint64_t phentsize = field(header.data() + (is64 ? 54 : 42), 2);
+    const std::uint64_t phnum = field(header.data() + (is64 ? 56 : 44), 2);
+    const std::uint64_t table = phentsize * phnum;
+    if (phnum != 0 && (phoff > size || table > size - phoff)) {
+      result = TruncatedLoad{false, "cannot read file data"};
+    } else if (phnum != 0 && phnum < 0xffff && phentsize == (is64 ? 56U : 32U)) {
+      std::vector<unsigned char> headers(table);
+      if (::pread(fd, headers.data(), headers.size(), static_cast<off_t>(phoff)) == static_cast<ssize_t>(table)) {
+        const auto page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+        const std::uint64_t mapped_end = (size + page - 1) / page * page; // the last page is zero-filled
+        for (std::uint64_t at = 0; at < table; at += phentsize) {
+          const unsigned char* entry = headers.data() + at;
+          if (field(entry, 4) != k_pt_load) {
+            continue;
+          }
+          const std::uint64_t offset = field(entry + (is64 ? 8 : 4), is64 ? 8 : 4);
+          const std::uint64_t filesz = field(entry + (is64 ? 32 : 16), is64 ? 8 : 4);
+          if (filesz != 0 && offset + filesz > mapped_end) {
+            result = TruncatedLoad{true, "crashes (SIGBUS): a segment reaches byte " + std::to_string(offset + filesz) +
+                                             " of a file of " + std::to_string(size) +
+                                             " bytes (truncated); dlopen maps it and dies touching it"};
+            break;
+          }
+        }
+      }
+    }
+  }
+  ::close(fd);
+  return result;
+}
+
 namespace detail {
 
 Expected<std::optional<SectionRange>> find_section(const ByteSource& source, std::string_view name) {

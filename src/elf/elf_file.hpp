@@ -78,6 +78,19 @@ Expected<ElfInfo> read_elf_info(const std::string& path);
 // The same over an in-memory image; `image` is the whole file.
 Expected<ElfInfo> parse_elf_info(std::span<const std::byte> image);
 
+// How glibc's dlopen ends on a file shorter than its headers say (glibc 2.36, measured on the
+// toolkit's libnvrtc.so.13 cut with head -c): shorter than an ELF header (empty included): it fails
+// with "file too short"; its program headers reach past the end: it fails with "cannot read file
+// data"; a PT_LOAD segment reaches past the last page of the file: the segments are mapped, and the
+// loader's first touch of a page past the end kills the process with SIGBUS (`crashes`). nullopt
+// when the file holds what its headers describe, or is not an ELF file of this process's class and
+// byte order (other readers say why).
+struct TruncatedLoad {
+  bool crashes = false;
+  std::string reason; // "file too short", "cannot read file data", "crashes (SIGBUS): ..."
+};
+std::optional<TruncatedLoad> truncated_load(const std::string& path);
+
 // Where the bytes of the first section called `name` lie in the file at `path`: {offset, size},
 // clipped to the file. nullopt when the file is not ELF, has no such section, or the section has
 // no bytes in the file (SHT_NOBITS). For readers that look for something in one section only

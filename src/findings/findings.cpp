@@ -43,6 +43,9 @@ const std::vector<FindingDefinition>& finding_definitions() {
     {"lib.wrong_arch", Severity::warning,
      "A file with a component's name is built for another architecture or ELF class; loaders skip it.",
      "Remove it, or install the package built for this machine's architecture."},
+    {"lib.preloaded", Severity::warning,
+     "LD_PRELOAD or /etc/ld.so.preload loads a CUDA library into every process: it answers every load of its SONAME, CUDA Python's included, whatever the search paths hold.",
+     "Remove the entry from LD_PRELOAD (or the line from /etc/ld.so.preload) unless every CUDA program on this machine is meant to use that copy."},
     {"lib.not_on_search_path", Severity::info,
      "A component exists on disk but neither CUDA Python nor the native loader would find it.",
      "Set CUDA_PATH to the toolkit root, or add its library directory to LD_LIBRARY_PATH, if you need it."},
@@ -272,6 +275,11 @@ std::string remedy_for_route(const discovery::Sighting& via, const discovery::Di
   if (how == "PATH") {
     return "remove " + via.search_dir + " from PATH";
   }
+  if (via.loader_step == discovery::LoaderStep::preloaded) {
+    return how == "LD_PRELOAD" ? "remove " + via.path + " from LD_PRELOAD (now " + env.get("LD_PRELOAD").value_or("") +
+                                     ": set by your shell profile, job script or container environment)"
+                               : "delete the line naming " + via.path + " from " + how + " (as root)";
+  }
   return "remove " + via.path;
 }
 
@@ -317,9 +325,13 @@ void check_driver(const ComponentResult& result, const discovery::DiscoveryResul
   }
   if (chosen->is_stub) {
     const auto& via = result.loader->via;
+    const bool preloaded = via.loader_step == discovery::LoaderStep::preloaded;
     auto finding = make("driver.stub",
-                        "the loader would load the toolkit stub " + via.path + " (via " + via.found_via +
-                            ") instead of the driver's libcuda.so.1",
+                        preloaded ? via.found_via + " preloads the toolkit stub " + via.path +
+                                        " into every process, so every dlopen(\"libcuda.so.1\") gets it instead of "
+                                        "the driver's libcuda.so.1, whatever the search path holds"
+                                  : "the loader would load the toolkit stub " + via.path + " (via " + via.found_via +
+                                        ") instead of the driver's libcuda.so.1",
                         {"cuda"}, {{"path", via.path}, {"found_via", via.found_via}, {"search_dir", via.search_dir}});
     finding.remedy = "Stop the loader from reaching the stub (it is only for linking): " +
                      remedy_for_route(via, discovery, env) +
@@ -443,36 +455,176 @@ void check_multiple_versions(const ComponentResult& result, std::vector<Finding>
   }
 }
 
-void check_unusable(const ComponentResult& result, std::vector<Finding>& out) {
-  if (result.selected && result.selected->fails) {
-    const auto& candidate = result.candidates[result.selected->candidate];
-    const auto& via = result.selected->via;
-    const bool dependency = candidate.usable();
-    out.push_back(make("lib.unusable_candidate",
-                       component_label(result) + ": cuda-pathfinder takes " + via.path + " (" + via.found_via +
-                           ") and " + (dependency ? "fails: " : "fails to load it: ") + *result.selected->fails,
-                       {std::string(result.spec->name)},
-                       {{"path", via.path}, {"found_via", via.found_via}, {"fails", *result.selected->fails},
-                        {"rejected", candidate.rejected.value_or("")}}));
-  }
-  if (result.loader_blocked_by) {
-    const auto& candidate = result.candidates[*result.loader_blocked_by];
-    std::string soname = std::string(result.spec->file_names.front());
-    for (const auto* sighting : {&candidate.first}) {
-      soname = searched_name(*sighting);
+// A CUDA library preloaded into every process (LD_PRELOAD, /etc/ld.so.preload): one finding per
+// preloaded file, naming the variable or file, listing the components it answers for. A preloaded
+// stub is driver.stub's (which names the preload as the cause).
+void check_preloaded(const discovery::DiscoveryResult& all, std::vector<Finding>& out) {
+  struct Preloaded {
+    discovery::Sighting via;
+    std::vector<std::string> components;
+    bool stub = false;
+  };
+  std::vector<Preloaded> found;
+  for (const auto& result : all.components) {
+    for (const auto& candidate : result.candidates) {
+      std::vector<const discovery::Sighting*> sightings{&candidate.first};
+      for (const auto& other : candidate.also_found_as) {
+        sightings.push_back(&other);
+      }
+      for (const auto* sighting : sightings) {
+        if (sighting->loader_step != discovery::LoaderStep::preloaded) {
+          continue;
+        }
+        auto at = std::find_if(found.begin(), found.end(), [&](const Preloaded& p) { return p.via.path == sighting->path; });
+        if (at == found.end()) {
+          found.push_back({*sighting, {}, candidate.is_stub});
+          at = std::prev(found.end());
+        }
+        if (std::find(at->components.begin(), at->components.end(), result.spec->name) == at->components.end()) {
+          at->components.emplace_back(result.spec->name);
+        }
+      }
     }
-    out.push_back(make("lib.loader_blocked",
-                       component_label(result) + ": dlopen(\"" + soname + "\") would stop at " + candidate.first.path +
-                           " (" + candidate.first.found_via + ") and fail: " + candidate.rejected.value_or(""),
-                       {std::string(result.spec->name)},
-                       {{"path", candidate.first.path}, {"rejected", candidate.rejected.value_or("")}}));
   }
-  for (const auto& candidate : result.candidates) {
+  for (const auto& preloaded : found) {
+    if (preloaded.stub) {
+      continue;
+    }
+    std::string names;
+    for (const auto& name : preloaded.components) {
+      names += (names.empty() ? "" : ", ") + name;
+    }
+    out.push_back(make("lib.preloaded",
+                       preloaded.via.found_via + " preloads " + preloaded.via.path + " (" + preloaded.via.file_name +
+                           ") into every process: it answers every load of " + names +
+                           ", CUDA Python's included (was-already-loaded-from-elsewhere), whatever the search paths hold",
+                       preloaded.components,
+                       {{"path", preloaded.via.path}, {"source", preloaded.via.found_via}, {"soname", preloaded.via.file_name}}));
+  }
+}
+
+const ComponentResult* component_named(const discovery::DiscoveryResult& result, std::string_view name) {
+  for (const auto* list : {&result.components, &result.dependencies}) {
+    for (const auto& component : *list) {
+      if (component.spec->name == name && component.spec->kind == probes::ComponentKind::dynamic_lib) {
+        return &component;
+      }
+    }
+  }
+  return nullptr;
+}
+
+} // namespace
+
+std::optional<LoadCause> load_cause(const discovery::DiscoveryResult& all, const ComponentResult& result) {
+  const ComponentResult* at = &result;
+  for (int depth = 0; depth < 16; ++depth) {
+    if (!at->selected || at->selected->loads()) {
+      return std::nullopt;
+    }
+    if (at->selected->failed_dependency.empty()) {
+      return LoadCause{at, at->candidates[at->selected->candidate].usable()};
+    }
+    const auto* dependency = component_named(all, at->selected->failed_dependency);
+    if (dependency == nullptr || dependency == at) {
+      return LoadCause{at, false};
+    }
+    at = dependency;
+  }
+  return LoadCause{at, false};
+}
+
+namespace {
+
+// One finding per cause (docs/findings.md, "Which id owns which cause"): a file CUDA Python takes
+// that cannot load by itself is one lib.unusable_candidate (lib.wrong_arch when it is built for
+// another class or machine) listing every component it breaks, the failing component and those
+// that load it first; a closure that fails is the linkage rules' (lib.missing_dependency, ...),
+// unless its component is not reported (a dependency resolved for another): then it is one
+// lib.unusable_candidate here. A file only the loader stops at is lib.loader_blocked.
+void check_unusable(const discovery::DiscoveryResult& all, std::vector<Finding>& out) {
+  struct Group {
+    LoadCause cause;
+    std::vector<std::string> broken;
+  };
+  std::vector<Group> groups;
+  for (const auto& result : all.components) {
+    const auto cause = load_cause(all, result);
+    if (!cause) {
+      continue;
+    }
+    auto group = std::find_if(groups.begin(), groups.end(), [&](const Group& g) { return g.cause.owner == cause->owner; });
+    if (group == groups.end()) {
+      groups.push_back({*cause, {}});
+      group = std::prev(groups.end());
+    }
+    group->broken.emplace_back(result.spec->name);
+  }
+  std::set<std::string> wrong_arch_done;
+  for (const auto& group : groups) {
+    const auto& owner = *group.cause.owner;
+    const bool reported = std::any_of(all.components.begin(), all.components.end(),
+                                      [&](const ComponentResult& c) { return &c == &owner; });
+    if (group.cause.closure && reported) {
+      continue; // the linkage rules' finding names it (evaluate_linkage lists the dependents)
+    }
+    const auto& candidate = owner.candidates[owner.selected->candidate];
+    const auto& via = owner.selected->via;
+    std::string others;
+    for (const auto& name : group.broken) {
+      if (name != owner.spec->name) {
+        others += (others.empty() ? "" : ", ") + name;
+      }
+    }
+    const auto breaks = others.empty() ? std::string()
+                                       : "; it breaks " + others + " too (cuda-pathfinder loads " +
+                                             std::string(owner.spec->name) + " first)";
+    const auto verb = owner.selected->outcome == probes::LoadOutcome::crashes ? "the process dies loading it: "
+                                                                       : "loading it fails: ";
+    Evidence evidence = {{"path", via.path}, {"found_via", via.found_via}, {"outcome", std::string(probes::to_string(owner.selected->outcome))},
+                         {"fails", owner.selected->fails.value_or("")}, {"rejected", candidate.rejected.value_or("")},
+                         {"breaks", group.broken}};
     if (candidate.elf && candidate.rejected) {
-      out.push_back(make("lib.wrong_arch", component_label(result) + ": " + candidate.first.path + " — " + *candidate.rejected,
+      wrong_arch_done.insert(candidate.first.path);
+      evidence.set("class", candidate.elf->class_name());
+      evidence.set("machine", candidate.elf->machine_name());
+      out.push_back(make("lib.wrong_arch",
+                         component_label(owner) + ": cuda-pathfinder takes " + via.path + " (" + via.found_via + ") — " +
+                             *candidate.rejected + ", so " + verb + owner.selected->fails.value_or("") + breaks,
+                         group.broken, std::move(evidence), Severity::error));
+      continue;
+    }
+    out.push_back(make("lib.unusable_candidate",
+                       component_label(owner) + ": cuda-pathfinder takes " + via.path + " (" + via.found_via + ") and " +
+                           verb + owner.selected->fails.value_or("") + breaks,
+                       group.broken, std::move(evidence)));
+  }
+  std::set<std::string> cause_files; // a file already named as a cause is not named again for the loader
+  for (const auto& group : groups) {
+    const auto& owner = *group.cause.owner;
+    if (const auto& real = owner.candidates[owner.selected->candidate].realpath) {
+      cause_files.insert(*real);
+    }
+  }
+  for (const auto& result : all.components) {
+    if (result.loader_blocked_by &&
+        cause_files.count(result.candidates[*result.loader_blocked_by].realpath.value_or("")) == 0) {
+      const auto& candidate = result.candidates[*result.loader_blocked_by];
+      std::string soname = searched_name(candidate.first);
+      out.push_back(make("lib.loader_blocked",
+                         component_label(result) + ": dlopen(\"" + soname + "\") would stop at " + candidate.first.path +
+                             " (" + candidate.first.found_via + ") and " +
+                             (candidate.crashes ? "kill the process: " : "fail: ") + candidate.rejected.value_or(""),
                          {std::string(result.spec->name)},
-                         {{"path", candidate.first.path}, {"class", candidate.elf->class_name()},
-                          {"machine", candidate.elf->machine_name()}}));
+                         {{"path", candidate.first.path}, {"rejected", candidate.rejected.value_or("")}}));
+    }
+    for (const auto& candidate : result.candidates) {
+      if (candidate.elf && candidate.rejected && wrong_arch_done.count(candidate.first.path) == 0) {
+        out.push_back(make("lib.wrong_arch", component_label(result) + ": " + candidate.first.path + " — " + *candidate.rejected,
+                           {std::string(result.spec->name)},
+                           {{"path", candidate.first.path}, {"class", candidate.elf->class_name()},
+                            {"machine", candidate.elf->machine_name()}}));
+      }
     }
   }
 }
@@ -500,6 +652,10 @@ void check_cuda_path_home(const Environment& env, std::vector<Finding>& out) {
   const auto cuda_path = env.non_empty("CUDA_PATH");
   const auto cuda_home = env.non_empty("CUDA_HOME");
   if (!cuda_path || !cuda_home) {
+    return;
+  }
+  // One cause, one finding: a variable naming no directory is env.bad_search_path's.
+  if (!fs::is_directory(*cuda_path) || !fs::is_directory(*cuda_home)) {
     return;
   }
   const auto a = fs::file_id(*cuda_path);
@@ -663,15 +819,48 @@ void check_framework_requirements(const discovery::DiscoveryResult& result, std:
 
 } // namespace
 
+void merge_shared_causes(std::vector<Finding>& found) {
+  const auto path_of = [](const Finding& finding) -> std::string {
+    const auto* path = finding.evidence.string("path");
+    if (path == nullptr) {
+      return {};
+    }
+    const auto real = fs::real_path(*path);
+    return real ? *real : *path;
+  };
+  std::vector<Finding> kept;
+  for (auto& finding : found) {
+    const bool broken_dependency = finding.id == "lib.missing_dependency" && finding.evidence.contains("error");
+    const auto cause = broken_dependency ? path_of(finding) : std::string();
+    auto owner = std::find_if(kept.begin(), kept.end(), [&](const Finding& other) {
+      return !cause.empty() &&
+             (other.id == "lib.unusable_candidate" || other.id == "lib.wrong_arch" || other.id == "lib.loader_blocked") &&
+             path_of(other) == cause;
+    });
+    if (owner == kept.end()) {
+      kept.push_back(std::move(finding));
+      continue;
+    }
+    for (const auto& component : finding.components) {
+      if (std::find(owner->components.begin(), owner->components.end(), component) == owner->components.end()) {
+        owner->components.push_back(component);
+        owner->message += "; " + component + "'s closure reaches it too";
+      }
+    }
+  }
+  found = std::move(kept);
+}
+
 std::vector<Finding> evaluate_discovery(const discovery::DiscoveryResult& result, const Environment& env) {
   std::vector<Finding> out;
   check_cuda_path_home(env, out);
   check_search_path_entries(env, out);
   check_virtual_env(result, out);
   check_framework_requirements(result, out);
+  check_unusable(result, out);
+  check_preloaded(result, out);
   for (const auto& component : result.components) {
     check_driver(component, result, env, out);
-    check_unusable(component, out);
     check_python_native_differ(component, out);
     check_multiple_versions(component, out);
     check_not_on_search_path(component, out);

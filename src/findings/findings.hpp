@@ -52,6 +52,21 @@ std::string remedy_for_route(const discovery::Sighting& via, const discovery::Di
 // "nvidia-nvjitlink-cu12"; nullopt when no dist-info in that site dir claims it.
 std::optional<std::string> owning_wheel_distribution(const std::string& path);
 
+// Why a component's CUDA Python answer does not load, followed through the dependencies
+// cuda-pathfinder loads first (Choice::failed_dependency) to the one answer whose own load fails:
+// the cause. nullopt when the answer loads or there is none.
+struct LoadCause {
+  const discovery::ComponentResult* owner = nullptr; // the component whose own file or closure fails
+  bool closure = false; // its file opens and its closure fails (a linkage finding says where)
+};
+std::optional<LoadCause> load_cause(const discovery::DiscoveryResult& all, const discovery::ComponentResult& result);
+
+// One cause, one finding, across the rule sets: a closure's broken dependency (lib.missing_dependency
+// with an `error`) whose file is already the cause of a lib.unusable_candidate, lib.wrong_arch or
+// lib.loader_blocked (compared by real path) is folded into that finding, its components added.
+// For the whole list, after every rule set has run.
+void merge_shared_causes(std::vector<Finding>& found);
+
 // Every finding the discovery facts support, in rule order.
 std::vector<Finding> evaluate_discovery(const discovery::DiscoveryResult& result, const Environment& env);
 

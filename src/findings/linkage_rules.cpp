@@ -250,9 +250,11 @@ void missing_dependencies(Collector& out, const std::string& component, const An
   }
   for (const auto& broken : closure.broken) {
     const auto& needing = closure.objects[broken.needed_by];
-    out.add("broken|" + broken.path + "|" + needing.file->realpath, component, answer, [&] {
+    // One finding per broken file (the cause), listing every component whose closure reaches it.
+    out.add("broken|" + broken.path, component, answer, [&] {
+      const bool crashes = broken.error.rfind("crashes (SIGBUS)", 0) == 0;
       std::string message = describe(answer, broken.needed_by) + " needs " + broken.name + ", and the loader stops at " +
-                            broken.path + ": " + broken.error + "; dlopen fails.";
+                            broken.path + ": " + broken.error + (crashes ? "; the process dies." : "; dlopen fails.");
       Evidence evidence = {
           {"name", broken.name}, {"needed_by", needing.path}, {"path", broken.path}, {"error", broken.error}};
       return with_remedy(make_finding("lib.missing_dependency", std::move(message), {}, std::move(evidence)), "remove or replace " + broken.path + " (" + broken.error + ")");
@@ -365,7 +367,27 @@ std::vector<Finding> evaluate_linkage(const discovery::DiscoveryResult& discover
       load_check(out, name, answer);
     }
   }
-  return out.take();
+  auto found = out.take();
+  // One cause, one finding: a component whose CUDA Python answer fails only because a dependency
+  // cuda-pathfinder loads first fails in its closure is listed by that closure's findings.
+  for (const auto& component : discovery.components) {
+    const auto cause = load_cause(discovery, component);
+    if (!cause || !cause->closure || cause->owner == &component) {
+      continue;
+    }
+    const std::string owner(cause->owner->spec->name);
+    const std::string name(component.spec->name);
+    for (auto& finding : found) {
+      auto& components = finding.components;
+      if (finding.severity != Severity::error || std::find(components.begin(), components.end(), owner) == components.end() ||
+          std::find(components.begin(), components.end(), name) != components.end()) {
+        continue;
+      }
+      components.push_back(name);
+      finding.message += "; it breaks " + name + " too (cuda-pathfinder loads " + owner + " first)";
+    }
+  }
+  return found;
 }
 
 } // namespace cudadiag::findings

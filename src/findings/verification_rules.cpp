@@ -161,35 +161,26 @@ void check_steps(const discovery::DiscoveryResult& discovery, const verify::Veri
   const auto* driver_step = verification.step("cuda");
   const bool driver_crashed = driver_step != nullptr && (driver_step->status == "crashed" || driver_step->status == "error");
   const bool driver_hung = driver_step != nullptr && driver_step->status == "timeout";
+  // One cause, one finding: a driver that crashes (hangs) is one verify.crashed (verify.timeout) on
+  // `cuda` whose message lists the other workers that died the same way (they load libcuda), and
+  // whose components and evidence keep every one of them.
+  std::optional<std::size_t> driver_finding;
   for (const auto& step : verification.steps) {
     const Evidence evidence = {{"path", step.path}, {"status", step.status}, {"phase", step.last_phase},
                                      {"signal", step.signal},
                                      {"stderr_tail", step.stderr_tail}};
     const bool is_driver = step.id == "cuda";
-    if (step.status == "crashed" || step.status == "error") {
-      auto finding = make_finding("verify.crashed", step.id + ": " + step.detail, {step.id}, evidence);
-      if (is_driver) {
-        finding.message = "the driver library libcuda crashed: " + step.detail;
-        finding.remedy = k_driver_crash_remedy;
-      } else if (driver_crashed) {
-        finding.message = step.id + ": " + step.detail + " — the driver library libcuda crashed too (" + step.id +
-                          " loads it), so the driver is the cause";
-        finding.components = {step.id, "cuda"};
-        finding.remedy = k_driver_crash_remedy;
+    const bool crashed = step.status == "crashed" || step.status == "error";
+    if (crashed || step.status == "timeout") {
+      if (!is_driver && (crashed ? driver_crashed : driver_hung)) {
+        continue; // folded into the driver's finding below
       }
-      out.push_back(std::move(finding));
-      continue;
-    }
-    if (step.status == "timeout") {
-      auto finding = make_finding("verify.timeout", step.id + ": " + step.detail, {step.id}, evidence);
+      auto finding = make_finding(crashed ? "verify.crashed" : "verify.timeout", step.id + ": " + step.detail,
+                                  {step.id}, evidence);
       if (is_driver) {
-        finding.message = "the driver library libcuda hung: " + step.detail;
-        finding.remedy = k_driver_hang_remedy;
-      } else if (driver_hung) {
-        finding.message = step.id + ": " + step.detail + " — the driver library libcuda hangs too (" + step.id +
-                          " loads it), so the driver is the cause";
-        finding.components = {step.id, "cuda"};
-        finding.remedy = k_driver_hang_remedy;
+        finding.message = std::string("the driver library libcuda ") + (crashed ? "crashed: " : "hung: ") + step.detail;
+        finding.remedy = crashed ? k_driver_crash_remedy : k_driver_hang_remedy;
+        driver_finding = out.size();
       }
       out.push_back(std::move(finding));
       continue;
@@ -217,6 +208,26 @@ void check_steps(const discovery::DiscoveryResult& discovery, const verify::Veri
                                    step.id + ": the library reports " + to_text(*api) + " but its files say " + *files,
                                    {step.id}, {{"path", step.path}, {"api", to_text(*api)}, {"files", *files}}));
       }
+    }
+  }
+  if (driver_finding) {
+    auto& finding = out[*driver_finding];
+    const bool crashed = driver_crashed;
+    Evidence::List broke = Evidence::List();
+    std::string names;
+    for (const auto& step : verification.steps) {
+      const bool same = crashed ? (step.status == "crashed" || step.status == "error") : step.status == "timeout";
+      if (step.id == "cuda" || !same) {
+        continue;
+      }
+      finding.components.push_back(step.id);
+      names += (names.empty() ? "" : ", ") + step.id;
+      broke.push_back({{"component", step.id}, {"path", step.path}, {"phase", step.last_phase}, {"detail", step.detail}});
+    }
+    if (!names.empty()) {
+      finding.message += std::string("; it also ") + (crashed ? "crashed" : "hung") + " the workers of " + names +
+                         " (they load libcuda)";
+      finding.evidence.set("also_broke", broke);
     }
   }
 }

@@ -42,6 +42,9 @@ public:
 
   Closure build(const std::string& root, Route root_route, const std::string& root_dir,
                 const std::vector<std::string>& preloads, SymbolCheck symbols) {
+    for (const auto& preload : m_setting.preloads) {
+      load_system_preload(preload);
+    }
     for (const auto& preload : preloads) {
       if (const auto index = load_by_path(preload, Route::preloaded, fs::parent(preload))) {
         load_dependencies_of(*index);
@@ -70,6 +73,9 @@ private:
     }
     const auto* file = m_store.open(path);
     if (file == nullptr || file->skipped_because || file->fails_because) {
+      if (file != nullptr && file->crashes && !m_closure.crash) {
+        m_closure.crash = path + ": " + *file->fails_because;
+      }
       if (!m_closure.root_error) {
         m_closure.root_error =
             path + ": " +
@@ -79,6 +85,47 @@ private:
       return std::nullopt;
     }
     return add_object(path, file, path, std::nullopt, route, dir);
+  }
+
+  // One LD_PRELOAD or /etc/ld.so.preload entry and its dependencies; ignored when it cannot be
+  // loaded (glibc prints "object '...' cannot be preloaded ... ignored" and goes on).
+  void load_system_preload(const loader::Preload& preload) {
+    std::vector<std::pair<std::string, std::string>> places; // path, search dir
+    if (preload.entry.find('/') != std::string::npos) {
+      places.emplace_back(in_cwd(preload.entry), "");
+    } else {
+      for (const auto& dir : m_ld_library_path) {
+        places.emplace_back(fs::join(dir.dir, preload.entry), dir.dir);
+      }
+      if (const auto* entry = m_setting.cache != nullptr ? m_setting.cache->resolve(preload.entry) : nullptr) {
+        places.emplace_back(entry->path, fs::parent(entry->path));
+      }
+      for (const auto& dir : m_default_dirs) {
+        places.emplace_back(fs::join(dir.dir, preload.entry), dir.dir);
+      }
+    }
+    for (const auto& [path, dir] : places) {
+      if (find_loaded(path)) {
+        return;
+      }
+      const auto* file = m_store.open(path);
+      if (file == nullptr || file->skipped_because) {
+        continue;
+      }
+      if (file->fails_because) {
+        if (file->crashes && !m_closure.crash) {
+          m_closure.crash = path + ": " + *file->fails_because + " (" + preload.source + ")";
+        }
+        m_closure.ignored_preloads.push_back(path + ": " + *file->fails_because + " (" + preload.source + ")");
+        return;
+      }
+      const auto index = add_object(path, file, preload.entry, std::nullopt,
+                                    preload.from_file ? Route::ld_so_preload : Route::ld_preload,
+                                    dir.empty() ? preload.source : dir);
+      load_dependencies_of(index);
+      return;
+    }
+    m_closure.ignored_preloads.push_back(preload.entry + ": cannot open shared object file (" + preload.source + ")");
   }
 
   // Breadth first, as _dl_map_object_deps: every object's needs, in order, before the next level.
@@ -219,6 +266,9 @@ private:
     }
     if (file->fails_because) {
       m_closure.broken.push_back({name, path, requester, *file->fails_because});
+      if (file->crashes && !m_closure.crash) {
+        m_closure.crash = path + ": " + *file->fails_because;
+      }
       if (stop != nullptr) {
         *stop = true;
       }
@@ -275,6 +325,8 @@ std::string_view to_string(Route route) {
   switch (route) {
   case Route::root: return "root";
   case Route::preloaded: return "preloaded";
+  case Route::ld_preload: return "LD_PRELOAD";
+  case Route::ld_so_preload: return "/etc/ld.so.preload";
   case Route::path_in_name: return "DT_NEEDED path";
   case Route::rpath: return "DT_RPATH";
   case Route::ld_library_path: return "LD_LIBRARY_PATH";
@@ -324,6 +376,7 @@ std::string expand_dynamic_tokens(std::string_view entry, std::string_view objec
 
 SearchSetting search_setting(const Environment& env, const SystemLayout& layout, const loader::LdSoCache* cache) {
   SearchSetting setting;
+  setting.preloads = loader::system_preloads(env, layout);
   if (const auto value = env.get("LD_LIBRARY_PATH"); value && !value->empty()) {
     setting.ld_library_path = split_entries(*value, ":;");
   }
@@ -332,6 +385,35 @@ SearchSetting search_setting(const Environment& env, const SystemLayout& layout,
   setting.default_dirs = layout.default_lib_dirs;
   setting.lib_token = "lib/" + layout.multiarch;
   return setting;
+}
+
+std::string Closure::failure() const {
+  if (crash) {
+    return *crash;
+  }
+  if (root_error) {
+    return *root_error;
+  }
+  const auto who = [&](std::size_t index) {
+    return index < objects.size() ? objects[index].path : std::string("?");
+  };
+  if (!missing.empty()) {
+    return missing.front().name + ": cannot open shared object file: No such file or directory (needed by " +
+           who(missing.front().needed_by) + ")";
+  }
+  if (!broken.empty()) {
+    return broken.front().path + ": " + broken.front().error + " (needed by " + who(broken.front().needed_by) + ")";
+  }
+  if (!missing_versions.empty()) {
+    const auto& first = missing_versions.front();
+    return who(first.bound) + ": version `" + first.version + "' not found (required by " + who(first.needed_by) + ")";
+  }
+  if (!unresolved.empty()) {
+    const auto& first = unresolved.front();
+    return who(first.needed_by) + ": undefined symbol: " + first.symbol +
+           (first.version.empty() ? std::string() : ", version " + first.version);
+  }
+  return "";
 }
 
 Closure build_closure(const std::string& root, Route root_route, const std::string& root_dir,

@@ -17,13 +17,16 @@
 // machine is passed over; an empty, non-ELF or truncated file, or a directory, stops the load.
 // A name with a slash is opened as it is; a relative path (a slash name, a RUNPATH entry without
 // $ORIGIN) from the process's working directory; an empty DT_RUNPATH / DT_RPATH names no directory.
+// The system's preloads (LD_PRELOAD, /etc/ld.so.preload) come first in every closure.
 // Not modelled: the executable's own RPATH and symbols (cudadiag does not know the program),
-// LD_PRELOAD, glibc-hwcaps subdirectories (searched first by glibc 2.33+), secure-execution mode;
+// glibc-hwcaps subdirectories (searched first by glibc 2.33+), secure-execution mode;
 // the load check (load_check.hpp) finds where that makes a prediction wrong.
 
 #include "core/environment.hpp"
 #include "linkage/object_store.hpp"
 #include "loader/ld_so_cache.hpp"
+#include "loader/preload.hpp"
+#include "probes/candidate.hpp"
 
 #include <cstddef>
 #include <optional>
@@ -36,6 +39,8 @@ namespace cudadiag::linkage {
 enum class Route {
   root,            // the library asked for, opened by its path
   preloaded,       // loaded before the root (cuda-pathfinder loads a library's dependencies first)
+  ld_preload,      // an LD_PRELOAD entry: in every process, before anything else
+  ld_so_preload,   // an /etc/ld.so.preload entry: in every process, after LD_PRELOAD's
   path_in_name,    // a DT_NEEDED entry with a slash, opened as written
   rpath,           // DT_RPATH of the object that needs it or of one that loaded it
   ld_library_path, // LD_LIBRARY_PATH
@@ -43,7 +48,8 @@ enum class Route {
   ld_so_cache,     // /etc/ld.so.cache
   default_dirs,    // the loader's default directories
 };
-std::string_view to_string(Route route); // "root", "preloaded", "DT_NEEDED path", "DT_RPATH",
+std::string_view to_string(Route route); // "root", "preloaded", "LD_PRELOAD", "/etc/ld.so.preload",
+                                         // "DT_NEEDED path", "DT_RPATH",
                                          // "LD_LIBRARY_PATH", "DT_RUNPATH", "ld.so.cache", "default-dirs"
 
 struct LoadedObject {
@@ -106,11 +112,23 @@ struct Closure {
   std::vector<UnresolvedSymbol> unresolved;
   std::vector<UncheckedObject> unchecked;
   std::size_t references_checked = 0;
+  // The object whose load kills the process (SIGBUS: a truncated file; elf::truncated_load), as
+  // "PATH: crashes (SIGBUS): ..."; it is also in root_error or broken.
+  std::optional<std::string> crash;
+  // The system's preloads (LD_PRELOAD, /etc/ld.so.preload) that could not be loaded: glibc says so
+  // on stderr and ignores them ("PATH: why").
+  std::vector<std::string> ignored_preloads;
 
   // Whether dlopen of the root succeeds, as predicted.
   [[nodiscard]] bool loads() const {
     return !root_error && missing.empty() && broken.empty() && missing_versions.empty() && unresolved.empty();
   }
+  [[nodiscard]] probes::LoadOutcome outcome() const {
+    return crash ? probes::LoadOutcome::crashes : loads() ? probes::LoadOutcome::loads : probes::LoadOutcome::fails;
+  }
+  // glibc's words for the first thing that stops the load ("" when it loads): the root's own error,
+  // a missing or broken dependency, a missing version, an undefined symbol.
+  [[nodiscard]] std::string failure() const;
 };
 
 // What the loader's search reads besides the files: LD_LIBRARY_PATH, the cache, the default dirs.
@@ -121,6 +139,8 @@ struct SearchSetting {
   std::vector<std::string> default_dirs;
   std::string lib_token = "lib/x86_64-linux-gnu"; // $LIB
   std::string platform_token = "x86_64";          // $PLATFORM
+  // Loaded first into every closure (loader/preload.hpp), each with its own closure.
+  std::vector<loader::Preload> preloads;
 };
 SearchSetting search_setting(const Environment& env, const SystemLayout& layout, const loader::LdSoCache* cache);
 

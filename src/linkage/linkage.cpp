@@ -88,6 +88,9 @@ public:
     if (ahead != nullptr) {
       m_store = ahead->files;
       m_store->add_known(m_known_elf);
+    } else if (discovery.files) {
+      m_store = discovery.files;
+      m_store->add_known(m_known_elf);
     } else {
       m_store = std::make_shared<ObjectStore>(m_known_elf);
     }
@@ -187,7 +190,12 @@ private:
       annotate(closure, *m_store);
       linkage.closures.push_back(std::move(closure));
     };
-    if (component.selected && !component.selected->fails) {
+    // Every answer whose file opens is drawn, whether its load succeeds or not: the closure shows
+    // where it stops. An answer failing on a dependency cuda-pathfinder loads first never opens.
+    const auto opens = [&](const std::optional<probes::Choice>& choice) {
+      return choice && component.candidates[choice->candidate].usable() && choice->failed_dependency.empty();
+    };
+    if (opens(component.selected)) {
       const auto& via = component.selected->via;
       std::vector<std::string> preloads;
       std::vector<const probes::ComponentSpec*> visiting;
@@ -199,7 +207,7 @@ private:
         add("direct", via.path, Route::root, fs::parent(via.path), {}, via.path);
       }
     }
-    if (component.loader && !component.loader->fails) {
+    if (opens(component.loader)) {
       const auto& via = component.loader->via;
       // By name only where this process's loader searches what the prediction did: under
       // --ld-so-cache (a what-if) the real loader would still read the system's cache.
@@ -211,6 +219,7 @@ private:
 
   static Route loader_route(const probes::Sighting& via) {
     switch (via.loader_step) {
+    case probes::LoaderStep::preloaded: return Route::ld_preload;
     case probes::LoaderStep::ld_library_path: return Route::ld_library_path;
     case probes::LoaderStep::ld_so_cache: return Route::ld_so_cache;
     case probes::LoaderStep::default_dirs: return Route::default_dirs;
@@ -234,7 +243,7 @@ private:
         }
         const auto& dependency = *found->second;
         pathfinder_preloads(*dependency.spec, out, visiting);
-        if (dependency.selected && !dependency.selected->fails &&
+        if (dependency.selected && dependency.selected->loads() &&
             std::find(out.begin(), out.end(), dependency.selected->via.path) == out.end()) {
           out.push_back(dependency.selected->via.path);
         }
@@ -411,7 +420,7 @@ std::vector<std::shared_future<void>> read_framework_libraries_ahead(const std::
 FrameworksAhead predict_frameworks_ahead(const discovery::DiscoveryContext& context, const Environment& env,
                                          const SystemLayout& layout) {
   FrameworksAhead ahead;
-  ahead.files = std::make_shared<ObjectStore>();
+  ahead.files = context.files ? context.files : std::make_shared<ObjectStore>();
   if (!context.frameworks.valid()) { // no primary Python environment: no framework
     std::promise<std::vector<FrameworkLoad>> none;
     none.set_value({});

@@ -157,11 +157,17 @@ void write_closure(JsonStream& out, const AnswerClosure& answer) {
   out.end_array();
   out.key("check");
   write_check(out, answer.check);
+  out.key("crash");
+  out.optional_string(closure.crash);
+  out.key("ignored_preloads");
+  out.strings(closure.ignored_preloads);
   out.key("load_name");
   out.string(answer.load_name);
   out.key("loads");
   out.boolean(closure.loads());
   write_problems(out, closure, answer); // missing, missing_versions, objects
+  out.key("outcome");
+  out.string(probes::to_string(closure.outcome()));
   out.key("references_checked");
   out.unsigned_integer(closure.references_checked);
   out.key("root");

@@ -24,6 +24,11 @@ void read_object(const std::string& path, const fs::FileStat& found, ObjectFile&
     file.fails_because = found.directory ? "cannot read file data: Is a directory" : "not a regular file";
     return;
   }
+  if (auto truncated = elf::truncated_load(file.realpath)) {
+    file.fails_because = truncated->reason;
+    file.crashes = truncated->crashes;
+    return;
+  }
   if (auto facts = known(file.realpath)) {
     file.elf = std::move(*facts);
   } else {

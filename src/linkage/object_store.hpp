@@ -34,6 +34,9 @@ struct ObjectFile {
   // Why a load that reaches this file fails ("invalid ELF header", "not a shared object (ET_EXEC)");
   // nullopt when it loads.
   std::optional<std::string> fails_because;
+  // Set with fails_because when the load does not return at all: dlopen dies with SIGBUS on a
+  // truncated file (elf::truncated_load).
+  bool crashes = false;
 };
 
 // Thread-safe: closures of different components are built in parallel over one store. A file is

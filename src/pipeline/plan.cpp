@@ -1,5 +1,7 @@
 #include "pipeline/plan.hpp"
 
+#include "discovery/selection.hpp"
+
 #include "python/framework_builds.hpp"
 
 #include "core/filesystem.hpp"
@@ -261,6 +263,21 @@ Expected<report::Report> run(const Plan& plan) {
     });
   }
 
+  // `hangs` is never predicted, only observed: an answer whose worker was killed at its deadline
+  // while loading or answering (verify.timeout) hangs, whatever its closure predicted.
+  for (auto& component : report.discovery.components) {
+    const auto* step = report.verification.step(component.spec->name);
+    if (step == nullptr || step->status != "timeout") {
+      continue;
+    }
+    for (auto* answer : {&component.selected, &component.loader}) {
+      if (*answer && (*answer)->loads() && (*answer)->via.path == step->path) {
+        (*answer)->set_outcome(probes::LoadOutcome::hangs, "hangs (observed: " + step->detail + ")");
+      }
+    }
+    component.status = discovery::status_of(component);
+  }
+
   log.start("predicting each library's dependency closure");
   std::optional<timeline::Span> linkage_span(std::in_place, "linkage");
   report.linkage = linkage::analyze_linkage(
@@ -349,6 +366,7 @@ Expected<report::Report> run(const Plan& plan) {
   found.add(findings::evaluate_framework_loads(report.linkage));
   found.add(findings::evaluate_selftest(report.selftest));
   report.findings = found.take();
+  findings::merge_shared_causes(report.findings);
 
   // The gates read the report as its JSON document says it (as they would a report from a file),
   // so they run on everything above; their findings join before the summary is made.

@@ -30,6 +30,14 @@ Outcome component_outcome(const json& report, const Requirement& requirement) {
   const bool python = component->contains("selected") && (*component)["selected"].is_object();
   const auto where = std::string(python ? "CUDA Python" : "native loader") + ", " +
                      display(*answer, "found_via", "?") + ", " + display(*answer, "path", "?");
+  // An answer whose load does not succeed is no answer (older reports: no outcome, fails set).
+  const auto outcome = display(*answer, "outcome");
+  const auto fails = display(*answer, "fails");
+  if ((!outcome.empty() && outcome != "loads") || (outcome.empty() && !fails.empty())) {
+    out.detail = requirement.name + " is found (" + where + ") but loading it " +
+                 (outcome == "crashes" ? "crashes the process" : "fails") + ": " + fails;
+    return out;
+  }
   const auto version = display(*answer, "version");
   if (!requirement.op) {
     out.met = true;

@@ -67,6 +67,10 @@ void write_candidate(JsonStream& out, const discovery::Candidate& candidate, con
   out.text(via.found_via);
   out.key("is_stub");
   out.boolean(candidate.is_stub);
+  if (choice != nullptr) {
+    out.key("outcome");
+    out.text(probes::to_string(choice->outcome));
+  }
   out.key("path");
   out.text(via.path);
   if (choice != nullptr) {

@@ -119,7 +119,11 @@ std::string components_table(const Report& report, TextStyle style) {
         note += paint(style, k_red, "[stub]");
       }
       if (choice->fails) {
-        note += (note.empty() ? "" : " ") + paint(style, k_red, "[fails: " + to_valid_utf8(*choice->fails) + "]");
+        const bool says_crash = choice->fails->find("crashes (SIGBUS)") != std::string::npos;
+        note += (note.empty() ? "" : " ") +
+                paint(style, k_red,
+                      "[" + (says_crash ? std::string() : std::string(probes::to_string(choice->outcome)) + ": ") +
+                          to_valid_utf8(*choice->fails) + "]");
       }
     } else if (component.status == discovery::ComponentStatus::error) {
       where = "error: no usable candidate";
@@ -847,7 +851,7 @@ std::string candidate_verdict(const discovery::ComponentResult& component, std::
     out = python && native ? "both answers" : python ? "the python answer" : "the native answer";
     const auto& fails = python ? component.selected->fails : component.loader->fails;
     if (fails) {
-      out += ", fails: " + *fails;
+      out += ", " + std::string(probes::to_string((python ? component.selected : component.loader)->outcome)) + ": " + *fails;
     }
   } else if (candidate.rejected) {
     out = "rejected: " + *candidate.rejected;
@@ -867,7 +871,7 @@ std::string decision(const discovery::ComponentResult& component, const std::opt
                      bool python) {
   if (choice) {
     return to_valid_utf8(choice->via.path) + " — " + to_valid_utf8(choice->reason) +
-           (choice->fails ? "; fails: " + to_valid_utf8(*choice->fails) : "");
+           (choice->fails ? "; " + std::string(probes::to_string(choice->outcome)) + ": " + to_valid_utf8(*choice->fails) : "");
   }
   std::size_t reachable = 0;
   std::size_t rejected = 0;

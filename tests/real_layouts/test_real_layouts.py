@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -118,6 +119,60 @@ def _cuda_path_nvfatbin(content: bytes) -> Callable[[Path], dict]:
     return setup
 
 
+def _library_needing(directory: Path, soname: str, needed: str, runpath: str | None = None,
+                     keep_needed: bool = False) -> Path:
+    """`directory/soname`, a real shared object with DT_NEEDED `needed`; the needed library is built
+    beside it only with `keep_needed` (else nothing provides it: dlopen fails on it)."""
+    stub_dir = directory if keep_needed else directory / ".stubs"
+    stub = compile_shared_library(stub_dir, needed)
+    directory.mkdir(parents=True, exist_ok=True)
+    c_file = directory / f".{soname}.c"
+    c_file.write_text("int cudadiag_test_needing(void) { return 0; }\n")
+    command = ["cc", "-shared", "-fPIC", f"-Wl,-soname,{soname}", "-o", str(directory / soname), "-x", "c", str(c_file),
+               "-x", "none", "-Wl,--no-as-needed", str(stub)]
+    if runpath is not None:
+        command[3:3] = ["-Wl,--enable-new-dtags", f"-Wl,-rpath,{runpath}"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
+    c_file.unlink(missing_ok=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot build a test shared library: {done.stderr[-300:]}")
+    if not keep_needed:
+        shutil.rmtree(stub_dir)
+    return directory / soname
+
+
+def _ld_path_missing_dependency(tmp: Path) -> dict:
+    """LD_LIBRARY_PATH/libcufft.so.12 whose DT_NEEDED is nowhere: the system search fails."""
+    _library_needing(tmp / "ld-path", "libcufft.so.12", "libcudadiag_gone.so.1")
+    return {"LD_LIBRARY_PATH": str(tmp / "ld-path")}
+
+
+def _ld_path_origin_dependency(tmp: Path) -> dict:
+    """The same library, its dependency beside it through DT_RUNPATH $ORIGIN: it loads."""
+    _library_needing(tmp / "ld-path", "libcufft.so.12", "libcudadiag_beside.so.1", runpath="$ORIGIN",
+                     keep_needed=True)
+    return {"LD_LIBRARY_PATH": str(tmp / "ld-path")}
+
+
+def _ld_path_truncated(size: int) -> Callable[[Path], dict]:
+    """The first `size` bytes of the toolkit's libcufft.so.12 on LD_LIBRARY_PATH: 500 bytes fail with
+    "cannot read file data"; 100000 bytes (segments past the end) kill the process with SIGBUS."""
+    def setup(tmp: Path) -> dict:
+        source = real_system_lib("libcufft.so.12")
+        (tmp / "ld-path").mkdir()
+        (tmp / "ld-path" / "libcufft.so.12").write_bytes(source.read_bytes()[:size])
+        return {"LD_LIBRARY_PATH": str(tmp / "ld-path")}
+
+    return setup
+
+
+def _conda_missing_dependency(tmp: Path) -> dict:
+    """$CONDA_PREFIX/lib/libnvrtc.so.13 whose DT_NEEDED is nowhere: found by path, its load fails and
+    cuda-pathfinder raises (RuntimeError: Failed to dlopen ...), trying nothing else."""
+    _library_needing(tmp / "conda" / "lib", NVRTC_SONAME, "libcudadiag_gone.so.1")
+    return {"CONDA_PREFIX": str(tmp / "conda")}
+
+
 SCENARIOS = [
     Scenario("wheels", "wheels"),
     Scenario("bare", "bare"),
@@ -149,6 +204,20 @@ SCENARIOS = [
     Scenario("bare-cuda-path-empty-nvfatbin", "bare", setup=_cuda_path_nvfatbin(b""), names=("nvfatbin",)),
     Scenario("bare-cuda-path-not-elf-nvfatbin", "bare", setup=_cuda_path_nvfatbin(b"not an ELF\n" * 64),
              names=("nvfatbin",)),
+    # Loads that fail beyond the first file (issue 43): a dependency, a truncated file, by path.
+    Scenario("bare-missing-dependency-first", "bare", setup=_ld_path_missing_dependency, names=("cufft", "cufftw"),
+             notes="the system search fails on the missing DT_NEEDED; cuda-pathfinder goes on to CUDA_HOME"),
+    Scenario("bare-no-cuda-home-missing-dependency-first", "bare", setup=_ld_path_missing_dependency,
+             drop=("CUDA_HOME", "CUDA_PATH"), names=("cufft", "cufftw"),
+             notes="nothing after the failed system search: DynamicLibNotFoundError"),
+    Scenario("bare-origin-dependency-first", "bare", setup=_ld_path_origin_dependency, names=("cufft",),
+             notes="the dependency is found through $ORIGIN: the system search loads it"),
+    Scenario("bare-truncated-program-headers-first", "bare", setup=_ld_path_truncated(500), names=("cufft",),
+             notes="'cannot read file data': the system search fails, CUDA_HOME's copy is loaded"),
+    Scenario("bare-truncated-segments-first", "bare", setup=_ld_path_truncated(100000), names=("cufft",),
+             notes="SIGBUS in the system search's dlopen: the process dies"),
+    Scenario("bare-conda-missing-dependency-nvrtc", "bare", setup=_conda_missing_dependency, names=("nvrtc", "cudnn"),
+             notes="found by path in conda, its load fails: RuntimeError, no fallback"),
 ]
 
 
@@ -334,12 +403,16 @@ def outcome_class(entry_or_answer: dict, *, oracle: bool) -> str:
         error = entry_or_answer["error"] or ""
         if not error:
             return "loads"
+        if re.match(r"child exited -\d+", error):  # killed by a signal (SIGBUS): the load crashed
+            return "crashes"
         if "Failed to dlopen" in error:
             return "fails"
         return "not-found" if ("NotFound" in error or error == "not found") else f"other: {error[:80]}"
     selected = entry_or_answer["selected"]
     if selected is None:
         return "not-found"
+    if selected.get("outcome") == "crashes":
+        return "crashes"
     return "fails" if selected.get("fails") else "loads"
 
 
@@ -371,7 +444,9 @@ def test_failure_class_agrees_with_cuda_pathfinder(scenario, tmp_path_factory):
 
 
 LOADER_SCENARIOS = [s for s in SCENARIOS if s.id in {
-    "bare", "wheels-ld-library-path", "bare-empty-file-first", "bare-not-elf-first", "bare-elf32-first"}]
+    "bare", "wheels-ld-library-path", "bare-empty-file-first", "bare-not-elf-first", "bare-elf32-first",
+    "bare-missing-dependency-first", "bare-origin-dependency-first", "bare-truncated-program-headers-first",
+    "bare-truncated-segments-first"}]
 
 
 @pytest.mark.parametrize("scenario", LOADER_SCENARIOS, ids=lambda s: s.id)
@@ -388,6 +463,13 @@ def test_loader_agrees_with_plain_dlopen(scenario, tmp_path_factory):
         loader = entry["loader"]
         # An answer that fails (glibc stopped at a broken file) is no file dlopen returns.
         ours = realpath_or_none(loader and not loader.get("fails") and (loader["realpath"] or loader["path"]))
+        if re.match(r"child exited -\d+", error):
+            # dlopen killed the child (SIGBUS): cudadiag's loader answer must say it crashes.
+            compared += 1
+            if not loader or loader.get("outcome") != "crashes":
+                problems.append(f"{key}: dlopen(SONAME) crashed ({error[:80]}), cudadiag loader "
+                                f"{loader and loader.get('outcome')}")
+            continue
         if answer["abs_path"]:
             expected = realpath_or_none(answer["abs_path"])
         elif all("cannot open shared object file: No such file" in part or part.startswith("/")

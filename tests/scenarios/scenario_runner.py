@@ -439,7 +439,7 @@ def compare_choice(label: str, choice: dict | None, expected: dict, field_name: 
         problems.append(f"{label}.{field_name}: expected to load, but reported to fail: {fails}")
     elif fails_expected is not None and (not fails or fails_expected.lower() not in fails.lower()):
         problems.append(f"{label}.{field_name}: expected to fail with {fails_expected!r}, got fails={fails!r}")
-    for key in ("found_via", "pathfinder_found_via", "version", "is_stub"):
+    for key in ("found_via", "pathfinder_found_via", "version", "is_stub", "outcome"):
         wanted_key = key if field_name == "selected" else f"{field_name}_{key}"
         if wanted_key in expected and choice.get(key) != expected[wanted_key]:
             problems.append(f"{label}.{field_name}.{key}: expected {expected[wanted_key]!r}, got {choice.get(key)!r}")
@@ -511,7 +511,7 @@ def dlopen_in_child(env: dict, cwd: Path, sonames: list[str]) -> dict:
         "out = {}\n"
         "for soname in sys.argv[1:]:\n"
         "    try:\n"
-        "        handle = ctypes.CDLL(soname, mode=os.RTLD_LAZY | os.RTLD_LOCAL)\n"
+        "        handle = ctypes.CDLL(soname, mode=os.RTLD_NOW | os.RTLD_LOCAL)\n"
         "    except OSError as error:\n"
         "        out[soname] = {'error': str(error)}\n"
         "        continue\n"
@@ -522,28 +522,40 @@ def dlopen_in_child(env: dict, cwd: Path, sonames: list[str]) -> dict:
     )
     done = subprocess.run([sys.executable, "-c", code, *sonames], env=env, cwd=cwd, capture_output=True, text=True,
                           timeout=TIMEOUT_S, check=False)
+    if done.returncode < 0:  # killed by a signal (SIGBUS on a truncated file): the load crashes
+        return {s: {"error": f"child killed by signal {-done.returncode}", "signal": -done.returncode}
+                for s in sonames}
     if done.returncode != 0:
         return {s: {"error": f"child exited {done.returncode}: {done.stderr[-300:]}"} for s in sonames}
     return json.loads(done.stdout)
 
 
 def check_dlopen_oracle(report: dict, built: Built, names: list[str]) -> list[str]:
-    """The loader answer against a real dlopen of each declared SONAME, newest first (first success)."""
+    """The loader answer against a real dlopen of each declared SONAME, newest first (first success),
+    each in a child of its own: a child killed by a signal is the outcome "crashes" (the process would
+    die there, whatever the later SONAMEs do)."""
     problems = []
     for name in names:
         sonames = DECLARED_SONAMES[name]
-        answers = dlopen_in_child(built.env, built.cwd, sonames)
-        expected_path, errors = None, []
+        expected_path, expected_outcome, errors = None, "fails", []
         for soname in sonames:
-            if "path" in answers[soname]:
-                expected_path = answers[soname]["path"]
+            answer = dlopen_in_child(built.env, built.cwd, [soname])[soname]
+            if "path" in answer:
+                expected_path, expected_outcome = answer["path"], "loads"
                 break
-            errors.append(answers[soname]["error"])
+            errors.append(answer["error"])
+            if answer.get("signal"):
+                expected_outcome = "crashes"
+                break
         entry = next(c for c in report["components"] if c["kind"] == "dynamic_lib" and c["name"] == name)
         loader = entry["loader"]
-        ours = loader["path"] if loader and not loader.get("fails") else None
+        ours = loader["path"] if loader and loader.get("outcome") == "loads" else None
+        our_outcome = loader.get("outcome") if loader else "fails"
         if (ours is None) != (expected_path is None) or (ours and not same_path(ours, expected_path)):
             problems.append(f"dlopen oracle {name}: cudadiag loader {ours}, dlopen {expected_path} "
+                            f"({'; '.join(errors)[:300]})")
+        elif our_outcome != expected_outcome:
+            problems.append(f"dlopen oracle {name}: cudadiag says {our_outcome}, dlopen {expected_outcome} "
                             f"({'; '.join(errors)[:300]})")
     return problems
 

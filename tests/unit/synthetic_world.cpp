@@ -1,27 +1,13 @@
 #include "synthetic_world.hpp"
 
 #include "core/filesystem.hpp"
+#include "synthetic_elf.hpp"
 
 #include <doctest/doctest.h>
 
 #include <stdexcept>
 
 namespace cudadiag::testing {
-namespace {
-
-// Any small 64-bit shared object of this machine's architecture will do: discovery reads only
-// its ELF header and dynamic section.
-std::string small_shared_object() {
-  for (const char* path : {"/lib/x86_64-linux-gnu/libdl.so.2", "/usr/lib/x86_64-linux-gnu/libdl.so.2",
-                           "/lib64/libdl.so.2", "/lib/x86_64-linux-gnu/libz.so.1"}) {
-    if (fs::is_regular_file(path)) {
-      return path;
-    }
-  }
-  throw std::runtime_error("no small shared object found to copy");
-}
-
-} // namespace
 
 SyntheticWorld::SyntheticWorld() {
   env.cwd = tree.mkdir("home/user/work");
@@ -35,11 +21,22 @@ SyntheticWorld::SyntheticWorld() {
   layout.multiarch = "x86_64-linux-gnu";
   layout.dpkg_dir = tree.path("var/lib/dpkg");
   layout.rpm_db = tree.path("var/lib/rpm/rpmdb.sqlite");
+  layout.ld_so_preload = tree.path("etc/ld.so.preload");
+  // The C library a driver library needs (a toolkit stub needs nothing), in the default directory.
+  SyntheticLibrary libc;
+  libc.soname = "libc.so.6";
+  tree.write("usr/lib/x86_64-linux-gnu/libc.so.6", synthetic_shared_object(libc));
   ld_cache({});
 }
 
 std::string SyntheticWorld::library(std::string_view relative) const {
-  return tree.copy_file(small_shared_object(), relative);
+  // Named as its SONAME, needing nothing: every load of it succeeds in the world's closures.
+  SyntheticLibrary library;
+  library.soname = fs::basename(std::string(relative));
+  if (library.soname == "libcuda.so.1" || library.soname == "libnvidia-ml.so.1") {
+    library.needed = {"libc.so.6"}; // a real driver links libc; the stub's ELF facts are tested apart
+  }
+  return tree.write(relative, synthetic_shared_object(library));
 }
 
 std::string SyntheticWorld::venv(std::string_view relative, bool system_site_packages) const {

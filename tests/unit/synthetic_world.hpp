@@ -22,7 +22,8 @@ public:
   Environment env;
   SystemLayout layout;
 
-  // Copies a small real 64-bit x86-64 shared object to `relative` (a distinct file each time).
+  // Writes a synthetic x86-64 shared object to `relative` whose SONAME is its file name and that
+  // needs nothing (synthetic_elf.hpp), a distinct file each time.
   std::string library(std::string_view relative) const;
   // A virtual environment at `relative` with Python 3.12 and pyvenv.cfg; returns its site-packages.
   std::string venv(std::string_view relative, bool system_site_packages = false) const;

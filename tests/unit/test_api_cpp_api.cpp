@@ -141,9 +141,11 @@ TEST_CASE("c++ api: quick_check leaves the frameworks' pins to discover(): impor
 }
 
 TEST_CASE("c++ api: environment overrides reach the search, and fail_on_warning sets the exit code") {
+  // Two toolkit roots that exist and differ (a root naming no directory is env.bad_search_path's).
+  cudadiag::testing::TempTree tree;
   cudadiag::Options options;
   options.components = {"nvrtc"};
-  options.environment = {{"CUDA_PATH", "/opt/cuda-a"}, {"CUDA_HOME", "/opt/cuda-b"}};
+  options.environment = {{"CUDA_PATH", tree.mkdir("opt/cuda-a")}, {"CUDA_HOME", tree.mkdir("opt/cuda-b")}};
   auto report = cudadiag::discover(options);
   const auto* differ = with_id(report.findings, "env.cuda_path_home_differ");
   REQUIRE(differ != nullptr);

@@ -1,6 +1,7 @@
 #include "elf/elf_file.hpp"
 
 #include "skip.hpp"
+#include "synthetic_elf.hpp"
 #include "temp_tree.hpp"
 
 #include <doctest/doctest.h>
@@ -468,6 +469,56 @@ TEST_CASE("elf: truncated copies of a real library") {
   CHECK(error_of(read_elf_info(tree.write("head100.so", head_of_file(k_nvrtc, 100)))) == "truncated program headers");
   CHECK(error_of(read_elf_info(tree.write("head10000.so", head_of_file(k_nvrtc, 10000)))) ==
         "dynamic section outside the file");
+}
+
+TEST_CASE("elf: what dlopen does with a truncated copy of a real library (glibc 2.36, measured)") {
+  if (!present(k_nvrtc)) {
+    CUDADIAG_SKIP(k_nvrtc << " not present");
+  }
+  TempTree tree;
+  // Shorter than an ELF header: "file too short", an empty file included.
+  for (const std::size_t size : {std::size_t{0}, std::size_t{10}, std::size_t{63}}) {
+    const auto cut = cudadiag::elf::truncated_load(tree.write("short" + std::to_string(size) + ".so", head_of_file(k_nvrtc, size)));
+    REQUIRE(cut.has_value());
+    CHECK(cut->reason == "file too short");
+    CHECK_FALSE(cut->crashes);
+  }
+  // The program headers past the end: "cannot read file data".
+  for (const std::size_t size : {std::size_t{64}, std::size_t{500}}) {
+    const auto cut = cudadiag::elf::truncated_load(tree.write("phdr" + std::to_string(size) + ".so", head_of_file(k_nvrtc, size)));
+    REQUIRE(cut.has_value());
+    CHECK(cut->reason == "cannot read file data");
+    CHECK_FALSE(cut->crashes);
+  }
+  // The segments past the end (head -c 100000): dlopen dies with SIGBUS.
+  for (const std::size_t size : {std::size_t{1000}, std::size_t{100000}}) {
+    const auto cut = cudadiag::elf::truncated_load(tree.write("seg" + std::to_string(size) + ".so", head_of_file(k_nvrtc, size)));
+    REQUIRE(cut.has_value());
+    CHECK(cut->crashes);
+    CHECK(cut->reason.rfind("crashes (SIGBUS)", 0) == 0);
+  }
+  CHECK_FALSE(cudadiag::elf::truncated_load(k_nvrtc).has_value());
+  CHECK_FALSE(cudadiag::elf::truncated_load(tree.write("text.so", std::string(200, 'x'))).has_value());
+}
+
+TEST_CASE("elf: a PT_LOAD segment that reaches past the last page of the file crashes the load") {
+  TempTree tree;
+  auto bytes = cudadiag::testing::synthetic_shared_object({.soname = "libshort.so.1"});
+  CHECK_FALSE(cudadiag::elf::truncated_load(tree.write("whole.so", bytes)).has_value());
+  // The first program header is the PT_LOAD covering the file: claim two pages more.
+  const std::size_t filesz_at = 64 + 32;
+  std::uint64_t filesz = 0;
+  for (std::size_t i = 0; i < 8; ++i) {
+    filesz |= static_cast<std::uint64_t>(static_cast<unsigned char>(bytes[filesz_at + i])) << (8U * i);
+  }
+  REQUIRE(filesz == bytes.size());
+  filesz += 2 * 4096;
+  for (std::size_t i = 0; i < 8; ++i) {
+    bytes[filesz_at + i] = static_cast<char>((filesz >> (8U * i)) & 0xffU);
+  }
+  const auto cut = cudadiag::elf::truncated_load(tree.write("claims.so", bytes));
+  REQUIRE(cut.has_value());
+  CHECK(cut->crashes);
 }
 
 TEST_CASE("elf: random mutations never crash") {

@@ -4,6 +4,8 @@
 #include "synthetic_world.hpp"
 
 #include <doctest/doctest.h>
+
+#include <algorithm>
 #include <sys/stat.h>
 
 #include <fstream>
@@ -111,13 +113,27 @@ TEST_CASE("findings: lib.unusable_candidate and lib.wrong_arch") {
   world.library("tk2/lib64/libnvrtc.so.13");
   world.env.set("LD_LIBRARY_PATH", world.tree.path("tk2/lib64"));
   const auto found = findings_for(world, {"nvrtc"});
-  CHECK(with_id(found, "lib.wrong_arch") != nullptr);
-  // The loader's answer comes before CUDA_HOME in cuda-pathfinder's order: nothing unusable is reached first.
+  const auto* skipped = with_id(found, "lib.wrong_arch");
+  REQUIRE(skipped != nullptr);
+  // The loader's answer comes before CUDA_HOME in cuda-pathfinder's order: nothing loads the foreign file.
+  CHECK(skipped->severity == Severity::warning);
   CHECK(with_id(found, "lib.unusable_candidate") == nullptr);
   world.env.unset("LD_LIBRARY_PATH");
-  const auto without_loader = findings_for(world, {"nvrtc"});
-  // cuda-pathfinder now reaches the foreign file through CUDA_HOME and fails.
-  CHECK(with_id(without_loader, "lib.unusable_candidate") != nullptr);
+  world.library("tk/lib64/libcublasLt.so.13"); // cuDNN's required dependency loads, then NVRTC fails it
+  world.library("tk/lib64/libcudnn.so.9");
+  const auto without_loader = findings_for(world, {"nvrtc", "cudnn"});
+  // cuda-pathfinder now reaches the foreign file through CUDA_HOME and fails: one cause, one finding,
+  // an error listing what it breaks (cuDNN loads NVRTC first), and no lib.unusable_candidate.
+  CHECK(with_id(without_loader, "lib.unusable_candidate") == nullptr);
+  CHECK(std::count_if(without_loader.begin(), without_loader.end(),
+                      [](const auto& finding) { return finding.id == "lib.wrong_arch"; }) == 1);
+  const auto* taken = with_id(without_loader, "lib.wrong_arch");
+  REQUIRE(taken != nullptr);
+  CHECK(taken->severity == Severity::error);
+  auto broken = taken->components;
+  std::sort(broken.begin(), broken.end());
+  CHECK(broken == std::vector<std::string>{"cudnn", "nvrtc"});
+  CHECK(taken->message.find("it breaks cudnn too") != std::string::npos);
 }
 
 TEST_CASE("findings: lib.not_on_search_path for a toolkit nobody searches") {

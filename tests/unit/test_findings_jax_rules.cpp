@@ -20,6 +20,8 @@ void add_jax(SyntheticWorld& world, const std::string& cublas, const std::string
   world.env.set("PATH", world.tree.path("venv/bin") + ":" + world.env.get("PATH").value_or(""));
   world.dist_info(site, "jax_cuda12_pjrt", "0.11.2");
   world.library("venv/lib/python3.12/site-packages/nvidia/cublas/lib/libcublas.so.12");
+  // cuBLAS's and cuDNN's required dependency (cuda-pathfinder loads it first; without it neither is found).
+  world.library("venv/lib/python3.12/site-packages/nvidia/cublas/lib/libcublasLt.so.12");
   world.dist_info(site, "nvidia_cublas_cu12", cublas);
   world.library("venv/lib/python3.12/site-packages/nvidia/cudnn/lib/libcudnn.so.9");
   world.dist_info(site, "nvidia_cudnn_cu12", cudnn);

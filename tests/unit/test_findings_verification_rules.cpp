@@ -7,6 +7,8 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 using cudadiag::testing::with_id;
 using cudadiag::findings::evaluate_verification;
 using cudadiag::findings::Finding;
@@ -305,6 +307,35 @@ TEST_CASE("verification rules: worker outcomes become verify.* findings naming t
   REQUIRE(lacks != nullptr);
   // Words a terminal can wrap between, not a JSON array that breaks mid-word.
   CHECK(lacks->message.ends_with(" lacks 1 symbol: nvJitLinkVersion"));
+}
+
+TEST_CASE("verification rules: a crashing driver is one finding listing the workers it took down") {
+  Stack stack;
+  LibraryStep driver;
+  driver.id = "cuda";
+  driver.kind = "driver";
+  driver.path = stack.driver();
+  driver.status = "crashed";
+  driver.signal = 11;
+  driver.last_phase = "dlopen";
+  driver.detail = "killed by SIGSEGV while loading " + stack.driver();
+  LibraryStep nvrtc = driver;
+  nvrtc.id = "nvrtc";
+  nvrtc.kind = "nvrtc";
+  nvrtc.path = stack.path("libnvrtc.so.13");
+  nvrtc.detail = "killed by SIGSEGV while compiling";
+  LibraryStep nvjitlink = nvrtc;
+  nvjitlink.id = "nvJitLink";
+  nvjitlink.kind = "nvjitlink";
+  nvjitlink.path = stack.path("libnvJitLink.so.13");
+  const auto found = stack.evaluate({driver, nvrtc, nvjitlink});
+  CHECK(std::count_if(found.begin(), found.end(), [](const auto& f) { return f.id == "verify.crashed"; }) == 1);
+  const auto* crash = with_id(found, "verify.crashed");
+  REQUIRE(crash != nullptr);
+  CHECK(crash->message.find("the driver library libcuda crashed") != std::string::npos);
+  CHECK(crash->message.find("nvrtc, nvJitLink") != std::string::npos);
+  CHECK(crash->components == std::vector<std::string>{"cuda", "nvrtc", "nvJitLink"});
+  REQUIRE(crash->evidence.contains("also_broke"));
 }
 
 TEST_CASE("verification rules: a libcuda from a compat/ directory is reported as forward compatibility") {

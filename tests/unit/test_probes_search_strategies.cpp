@@ -225,6 +225,11 @@ TEST_CASE("search strategies: other wheels' layouts (cuquantum/, cutensor/, nvid
   const auto blasmp = world.library(rel + "/nvidia/cublasmp/cu13/lib/libcublasmp.so.0");
   world.dist_info(site, "custatevec_cu13", "1.10.0");
   world.dist_info(site, "nvidia_cublasmp_cu13", "0.6.0");
+  // Their required dependencies, which cuda-pathfinder loads first (without them neither is found).
+  world.library("ld/libcublas.so.13");
+  world.library("ld/libcublasLt.so.13");
+  world.library("ld/libnvshmem_host.so.3");
+  world.env.set("LD_LIBRARY_PATH", world.tree.path("ld"));
   const auto result = world.discover({"custatevec", "cublasmp"});
   const auto sv = component(result, "custatevec");
   CHECK(cudadiag::testing::chosen(sv.selected) == statevec);
