@@ -37,8 +37,9 @@ set -- --exit-style npd --no-selftest
 # shellcheck disable=SC2086  # CUDADIAG_ARGS is a list of words by design
 line=$("$cudadiag" "$@" ${CUDADIAG_ARGS:-} 2>/dev/null)
 status=$?
-# The status line: "cudadiag PROBLEM: 1 error (driver.init_failed); 0 warnings"
-finding=$(printf '%s\n' "$line" | sed -n 's/^cudadiag [A-Z]*: [0-9]* errors\{0,1\} (\([^,)]*\).*/\1/p' | head -n 1)
+# The status line: "cudadiag PROBLEM: 1 error (driver.init_failed: cuda); 0 warnings" — the first
+# finding id, without the components it names.
+finding=$(printf '%s\n' "$line" | sed -n 's/^cudadiag [A-Z]*: [0-9]* errors\{0,1\} (\([^,:;)]*\).*/\1/p' | head -n 1)
 current=$("$scontrol" -o show node "$node" 2>/dev/null)
 ours=no
 case "$current" in

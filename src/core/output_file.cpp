@@ -182,7 +182,9 @@ Expected<void> replace_atomically(const std::string& target, const struct stat* 
       (existing->st_uid != ::geteuid() || existing->st_gid != ::getegid())) {
     // Keep the owner where this process may (root, or a group it is in); otherwise the new file is
     // this user's, as any editor's save would make it.
-    (void)::fchown(fd.get(), existing->st_uid, existing->st_gid);
+    if (::fchown(fd.get(), existing->st_uid, existing->st_gid) != 0) {
+      errno = 0; // not permitted: the file becomes this user's
+    }
   }
   if (error_number == 0) {
     if (auto written = write_all(fd.get(), content, path); !written) {

@@ -68,7 +68,12 @@ def whole_path_line(line: str) -> bool:
     """A line that holds one whole path and nothing else (the only line allowed past the width),
     in brackets or followed by punctuation at most."""
     words = ANSI.sub("", line).split()
-    return len(words) == 1 and words[0].strip("()[],;:.").startswith("/") and "…" not in words[0]
+    if len(words) != 1 or "…" in words[0]:
+        return False
+    word = words[0].strip("()[],;:.")
+    # A variable's value, as a finding quotes it (CUDA_PATH=/x/y), is that path too.
+    word = re.sub(r"^[A-Za-z_][A-Za-z0-9_]*=", "", word)
+    return word.startswith("/")
 
 
 def check_paths(text: str, what: str) -> None:

@@ -26,7 +26,7 @@ std::string write_library(const SyntheticWorld& world, const std::string& relati
 
 } // namespace
 
-TEST_CASE("load model: a missing DT_NEEDED fails the system search; cuda-pathfinder goes on to CUDA_PATH") {
+TEST_CASE("load model: a missing DT_NEEDED fails the system search, and cuda-pathfinder goes on to CUDA_PATH") {
   SyntheticWorld world;
   const auto broken = write_library(world, "ldpath/libcufft.so.12", {.soname = "libcufft.so.12", .needed = {"libgone.so.1"}});
   world.env.set("LD_LIBRARY_PATH", world.tree.path("ldpath"));
