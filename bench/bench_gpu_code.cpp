@@ -87,10 +87,11 @@ int main(int argc, char** argv) {
       }
       ours.insert(name);
     }
-    std::printf("%s\n  read: %llu fatbinaries, %llu entries, first %.2f ms, warm median %.2f ms%s%s\n  codes:%s\n",
-                file.c_str(), static_cast<unsigned long long>(first->fatbinaries),
-                static_cast<unsigned long long>(first->entries), first_ms, warm[2],
-                first->problem ? "; problem: " : "", first->problem ? first->problem->c_str() : "", listed.c_str());
+    std::printf(
+        "%s\n  read: %llu fatbinaries, %llu entries, first %.2f ms, warm median %.2f ms%s%s\n  codes:%s\n",
+        file.c_str(), static_cast<unsigned long long>(first->fatbinaries),
+        static_cast<unsigned long long>(first->entries), first_ms, warm[2],
+        first->problem ? "; problem: " : "", first->problem ? first->problem->c_str() : "", listed.c_str());
     if (!cuobjdump.empty()) {
       double ms = 0;
       const auto theirs = cuobjdump_codes(cuobjdump, file, ms);

@@ -2,8 +2,9 @@
 // once (Python environments, ld.so.cache, ld.so.conf), resolving every catalog component (search,
 // candidates, selection), the dependency pass, the closure stage (every found library's dependency
 // closure and symbol check, from the files: first the libraries' alone, then with torch's and JAX's
-// own loads, as a report computes them; the total counts the second only), the discovery and closure findings and the JSON
-// rendering of the components. Each phase's median and 90th percentile over N runs (after one warm-up run).
+// own loads, as a report computes them; the total counts the second only), the discovery and closure findings
+// and the JSON rendering of the components. Each phase's median and 90th percentile over N runs (after one
+// warm-up run).
 //
 //   bench_phases [N=50] [--lstat]
 //
@@ -54,10 +55,14 @@ int main(int argc, char** argv) {
       runs = std::max(1, std::atoi(argv[i]));
     }
   }
-  const char* const phases[] = {"snapshot + prepare (python, ld.so.cache, ld.so.conf)", "resolve components",
-                                "dependencies (finish_discovery)", "closures of the libraries",
+  const char* const phases[] = {"snapshot + prepare (python, ld.so.cache, ld.so.conf)",
+                                "resolve components",
+                                "dependencies (finish_discovery)",
+                                "closures of the libraries",
                                 "closures with the frameworks' (analyze_linkage)",
-                                "discovery and closure findings", "components to JSON", "total"};
+                                "discovery and closure findings",
+                                "components to JSON",
+                                "total"};
   std::map<std::string, std::vector<double>> samples;
   std::size_t components = 0;
   std::size_t candidates = 0;
@@ -69,7 +74,8 @@ int main(int argc, char** argv) {
     const auto start = Clock::now();
     auto t = Clock::now();
     const auto env = Environment::capture();
-    auto context = discovery::prepare_discovery(env, discovery::DiscoveryOptions{}, discovery::wanted_components({}));
+    auto context =
+        discovery::prepare_discovery(env, discovery::DiscoveryOptions{}, discovery::wanted_components({}));
     if (lstat_each) {
       context.dirs.reset();
     }
@@ -121,13 +127,15 @@ int main(int argc, char** argv) {
       samples[phases[i]].push_back(values[i]);
     }
   }
-  std::printf("discovery phases (%s): %zu components (catalog %zu), %zu candidates, %zu closures from %zu files, "
-              "%zu findings, %zu JSON bytes, %d runs\n",
-              lstat_each ? "lstat per name" : "shared directory listings", components, probes::catalog().size(),
-              candidates, closures, closure_files, finding_count, json_bytes, runs);
+  std::printf(
+      "discovery phases (%s): %zu components (catalog %zu), %zu candidates, %zu closures from %zu files, "
+      "%zu findings, %zu JSON bytes, %d runs\n",
+      lstat_each ? "lstat per name" : "shared directory listings", components, probes::catalog().size(),
+      candidates, closures, closure_files, finding_count, json_bytes, runs);
   std::printf("%-56s %10s %9s\n", "phase", "median ms", "p90 ms");
   for (const auto* phase : phases) {
-    std::printf("%-56s %10.3f %9.3f\n", phase, percentile(samples[phase], 0.5), percentile(samples[phase], 0.9));
+    std::printf("%-56s %10.3f %9.3f\n", phase, percentile(samples[phase], 0.5),
+                percentile(samples[phase], 0.9));
   }
   return 0;
 }

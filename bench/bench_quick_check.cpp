@@ -17,7 +17,8 @@
 namespace {
 
 double time_ms(const cudadiag::Options& options, cudadiag::Report& out) {
-  out = {}; // the previous call's report is freed before the clock starts: the call is timed, not the caller's cleanup
+  out = {}; // the previous call's report is freed before the clock starts: the call is timed, not the
+            // caller's cleanup
   const auto start = std::chrono::steady_clock::now();
   out = cudadiag::quick_check(options);
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

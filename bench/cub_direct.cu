@@ -9,8 +9,6 @@
 // each repetition outside the timed region, median over the repetitions after the warmup runs.
 // Prints one JSON object on stdout. GB/s: reduce counts the bytes read (count x 4); memcpy counts
 // bytes read + written (2 x size), the convention of bandwidth tests.
-#include <cub/device/device_radix_sort.cuh>
-#include <cub/device/device_reduce.cuh>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -18,16 +16,18 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_reduce.cuh>
 #include <vector>
 
-#define CHECK(call)                                                                                            \
-  do {                                                                                                         \
-    cudaError_t error_ = (call);                                                                               \
-    if (error_ != cudaSuccess) {                                                                               \
-      std::fprintf(stderr, "cub_direct: %s failed: %s (%s:%d)\n", #call, cudaGetErrorString(error_), __FILE__, \
-                   __LINE__);                                                                                  \
-      std::exit(1);                                                                                            \
-    }                                                                                                          \
+#define CHECK(call)                                                                                          \
+  do {                                                                                                       \
+    cudaError_t error_ = (call);                                                                             \
+    if (error_ != cudaSuccess) {                                                                             \
+      std::fprintf(stderr, "cub_direct: %s failed: %s (%s:%d)\n", #call, cudaGetErrorString(error_),         \
+                   __FILE__, __LINE__);                                                                      \
+      std::exit(1);                                                                                          \
+    }                                                                                                        \
   } while (0)
 
 __host__ __device__ inline uint64_t splitmix64(uint64_t x) {
@@ -38,11 +38,13 @@ __host__ __device__ inline uint64_t splitmix64(uint64_t x) {
 }
 
 __global__ void fill_f32(float* out, uint64_t n) {
-  for (uint64_t i = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x; i < n; i += uint64_t(gridDim.x) * blockDim.x)
+  for (uint64_t i = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x; i < n;
+       i += uint64_t(gridDim.x) * blockDim.x)
     out[i] = float(i % 1024) / 1024.0f;
 }
 template <typename KeyT> __global__ void fill_keys(KeyT* out, uint64_t n) {
-  for (uint64_t i = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x; i < n; i += uint64_t(gridDim.x) * blockDim.x)
+  for (uint64_t i = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x; i < n;
+       i += uint64_t(gridDim.x) * blockDim.x)
     out[i] = sizeof(KeyT) == 4 ? KeyT(splitmix64(i) >> 32) : KeyT(splitmix64(i));
 }
 
@@ -57,7 +59,8 @@ template <typename Prepare, typename Body> double median_ms(cudaStream_t stream,
     body();
   }
   std::vector<cudaEvent_t> events(2 * g_reps);
-  for (cudaEvent_t& event : events) CHECK(cudaEventCreate(&event));
+  for (cudaEvent_t& event : events)
+    CHECK(cudaEventCreate(&event));
   for (int i = 0; i < g_reps; ++i) {
     prepare();
     CHECK(cudaEventRecord(events[2 * i], stream));
@@ -71,7 +74,8 @@ template <typename Prepare, typename Body> double median_ms(cudaStream_t stream,
     CHECK(cudaEventElapsedTime(&ms, events[2 * i], events[2 * i + 1]));
     times.push_back(ms);
   }
-  for (cudaEvent_t event : events) CHECK(cudaEventDestroy(event));
+  for (cudaEvent_t event : events)
+    CHECK(cudaEventDestroy(event));
   std::sort(times.begin(), times.end());
   return g_reps % 2 ? times[g_reps / 2] : (times[g_reps / 2 - 1] + times[g_reps / 2]) / 2;
 }
@@ -86,7 +90,8 @@ static double reduce_f32_gbps(cudaStream_t stream, int n) {
   fill_f32<<<g_blocks, 256, 0, stream>>>(in, n);
   CHECK(cub::DeviceReduce::Sum(nullptr, temp_bytes, in, out, n, stream));
   CHECK(cudaMalloc(&temp, temp_bytes));
-  const double ms = median_ms(stream, [] {}, [&] { CHECK(cub::DeviceReduce::Sum(temp, temp_bytes, in, out, n, stream)); });
+  const double ms = median_ms(
+      stream, [] {}, [&] { CHECK(cub::DeviceReduce::Sum(temp, temp_bytes, in, out, n, stream)); });
   CHECK(cudaFree(temp));
   CHECK(cudaFree(out));
   CHECK(cudaFree(in));
@@ -124,8 +129,8 @@ static double memcpy_dtod_gbps(cudaStream_t stream, size_t bytes) {
   CHECK(cudaMalloc(&src, bytes));
   CHECK(cudaMalloc(&dst, bytes));
   CHECK(cudaMemsetAsync(src, 1, bytes, stream));
-  const double ms =
-      median_ms(stream, [] {}, [&] { CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream)); });
+  const double ms = median_ms(
+      stream, [] {}, [&] { CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream)); });
   CHECK(cudaFree(dst));
   CHECK(cudaFree(src));
   return 2.0 * double(bytes) / (ms * 1e6);
@@ -135,10 +140,14 @@ int main(int argc, char** argv) {
   size_t copy_bytes = size_t(1) << 30;
   int device = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--reps")) g_reps = std::max(1, std::atoi(argv[i + 1]));
-    else if (!std::strcmp(argv[i], "--warmup")) g_warmup = std::max(0, std::atoi(argv[i + 1]));
-    else if (!std::strcmp(argv[i], "--copy-bytes")) copy_bytes = std::strtoull(argv[i + 1], nullptr, 0);
-    else if (!std::strcmp(argv[i], "--device")) device = std::atoi(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--reps"))
+      g_reps = std::max(1, std::atoi(argv[i + 1]));
+    else if (!std::strcmp(argv[i], "--warmup"))
+      g_warmup = std::max(0, std::atoi(argv[i + 1]));
+    else if (!std::strcmp(argv[i], "--copy-bytes"))
+      copy_bytes = std::strtoull(argv[i + 1], nullptr, 0);
+    else if (!std::strcmp(argv[i], "--device"))
+      device = std::atoi(argv[i + 1]);
     else {
       std::fprintf(stderr, "usage: %s [--device N] [--reps N] [--warmup N] [--copy-bytes B]\n", argv[0]);
       return 2;
@@ -161,12 +170,13 @@ int main(int argc, char** argv) {
   int runtime = 0, driver = 0;
   CHECK(cudaRuntimeGetVersion(&runtime));
   CHECK(cudaDriverGetVersion(&driver));
-  std::printf("{\"device\": \"%s\", \"sm_count\": %d, \"runtime_version\": %d, \"driver_version\": %d, "
-              "\"cccl_version\": %d, \"reps\": %d, \"warmup\": %d,\n"
-              " \"reduce_f32_items\": %d, \"reduce_f32_gbps\": %.1f,\n"
-              " \"sort_items\": %d, \"sort_u32_gkeys_per_s\": %.2f, \"sort_u64_gkeys_per_s\": %.2f,\n"
-              " \"memcpy_dtod_bytes\": %zu, \"memcpy_dtod_gbps\": %.1f, \"memcpy_dtod_counts\": \"read+write\"}\n",
-              prop.name, prop.multiProcessorCount, runtime, driver, CCCL_VERSION, g_reps, g_warmup, reduce_n, reduce,
-              sort_n, sort32, sort64, copy_bytes, copy);
+  std::printf(
+      "{\"device\": \"%s\", \"sm_count\": %d, \"runtime_version\": %d, \"driver_version\": %d, "
+      "\"cccl_version\": %d, \"reps\": %d, \"warmup\": %d,\n"
+      " \"reduce_f32_items\": %d, \"reduce_f32_gbps\": %.1f,\n"
+      " \"sort_items\": %d, \"sort_u32_gkeys_per_s\": %.2f, \"sort_u64_gkeys_per_s\": %.2f,\n"
+      " \"memcpy_dtod_bytes\": %zu, \"memcpy_dtod_gbps\": %.1f, \"memcpy_dtod_counts\": \"read+write\"}\n",
+      prop.name, prop.multiProcessorCount, runtime, driver, CCCL_VERSION, g_reps, g_warmup, reduce_n, reduce,
+      sort_n, sort32, sort64, copy_bytes, copy);
   return 0;
 }

@@ -34,7 +34,8 @@ int run_bundle(const Report& report, const CiOptions& ci, const BundleCommandOpt
     spdlog::error("{}", *problem);
     return k_exit_usage;
   }
-  line.update("collecting the bundle's evidence (nvidia-smi -q, the loader cache, wheel and conda records) …");
+  line.update(
+      "collecting the bundle's evidence (nvidia-smi -q, the loader cache, wheel and conda records) …");
   spdlog::info("collecting the bundle's evidence");
   const auto written =
       cli_support::write_bundle(report, {.output = options.output,

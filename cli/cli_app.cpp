@@ -2,33 +2,33 @@
 
 #include "bundle_command.hpp"
 #include "ci_options.hpp"
-#include "exit_codes.hpp"
-#include "output.hpp"
 #include "cli_support/cli_support.hpp"
 #include "core/timeline.hpp"
 #include "cudadiag/cudadiag.hpp"
 #include "diff_command.hpp"
+#include "exit_codes.hpp"
 #include "fleet_command.hpp"
 #include "help.hpp"
+#include "output.hpp"
 
 #include <CLI/CLI.hpp>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <stdlib.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <charconv>
-#include <sstream>
-#include <system_error>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <sstream>
+#include <sys/ioctl.h>
+#include <system_error>
 
 namespace cudadiag::cli {
 namespace {
@@ -76,7 +76,8 @@ struct CompletionOptions {
 
 // The values of the options that take one of a fixed set (checked by CLI11, offered by completion).
 const std::vector<std::string> k_color_modes = {"auto", "always", "never"};
-const std::vector<std::string> k_log_levels = {"trace", "debug", "info", "warn", "warning", "error", "critical", "off"};
+const std::vector<std::string> k_log_levels = {"trace",   "debug", "info",     "warn",
+                                               "warning", "error", "critical", "off"};
 const std::vector<std::string> k_severities = {"error", "warning"};
 const std::vector<std::string> k_levels = {"quick", "full"};
 const std::vector<std::string> k_contexts = {"interactive", "ci", "fleet"};
@@ -150,7 +151,8 @@ CLI::Validator whole_number(std::string what, long long low, long long high) {
         if (parsed.ec == std::errc() && parsed.ptr == end && number >= low && number <= high) {
           return {};
         }
-        return "`" + value + "` is not " + what + " from " + std::to_string(low) + " to " + std::to_string(high);
+        return "`" + value + "` is not " + what + " from " + std::to_string(low) + " to " +
+               std::to_string(high);
       },
       what);
 }
@@ -230,8 +232,10 @@ void attach_feedback(cli_support::RunExtras& extras, ProgressLine& line, bool li
   }
   if (spdlog::should_log(spdlog::level::info)) {
     extras.log = [](int detail, std::string_view message) {
-      spdlog::log(detail <= 1 ? spdlog::level::info : detail == 2 ? spdlog::level::debug : spdlog::level::trace, "{}",
-                  message);
+      spdlog::log(detail <= 1   ? spdlog::level::info
+                  : detail == 2 ? spdlog::level::debug
+                                : spdlog::level::trace,
+                  "{}", message);
     };
   }
 }
@@ -311,7 +315,8 @@ int print_report(const Report& report, const GlobalOptions& options, const CiOpt
     write_stdout(text);
   }
   spdlog::info("output: {:.2f} ms ({} bytes)",
-               std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count(), bytes);
+               std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count(),
+               bytes);
   return styled.exit_code;
 }
 
@@ -376,11 +381,13 @@ int run_selftest_command(const GlobalOptions& options, const SelftestCommandOpti
 int run_find_for(const GlobalOptions& options, const FindOptions& find) {
   if (options.json || find.all || find.headers) {
     spdlog::error("find --for prints one path (--explain: how it is reached); it does not combine with {}",
-                  options.json ? "--json" : find.all ? "--all" : "--headers");
+                  options.json ? "--json"
+                  : find.all   ? "--all"
+                               : "--headers");
     return k_exit_usage;
   }
-  const auto found =
-      cli_support::find_for_framework(api_options(options), find.for_framework, find.name, find.explain, terminal(options));
+  const auto found = cli_support::find_for_framework(api_options(options), find.for_framework, find.name,
+                                                     find.explain, terminal(options));
   write_stdout(found.text);
   if (found.exit_code == k_exit_usage) {
     spdlog::error("{}", found.error);
@@ -398,7 +405,8 @@ int run_find(const GlobalOptions& options, const FindOptions& find) {
     // "nvjitlink" is the nvjitlink header set, and case aside the nvJitLink library: `LIB=$(cudadiag
     // find nvjitlink)` must not get a header directory.
     if (const auto library = cli_support::library_differing_in_case(find.name)) {
-      spdlog::error("'{}' is ambiguous; did you mean {} (library) or --headers {}?", find.name, *library, find.name);
+      spdlog::error("'{}' is ambiguous; did you mean {} (library) or --headers {}?", find.name, *library,
+                    find.name);
       return k_exit_usage;
     }
   }
@@ -462,13 +470,15 @@ int run_explain(const GlobalOptions& options, const ExplainOptions& explain) {
   }
   const auto ids = cli_support::finding_ids();
   const auto guess = cli_support::closest_match(explain.id, ids);
-  spdlog::error("no finding '{}'{}; docs/findings.md lists the ids (and `cudadiag completion` completes them)",
-                explain.id, guess ? " (did you mean '" + *guess + "'?)" : std::string());
+  spdlog::error(
+      "no finding '{}'{}; docs/findings.md lists the ids (and `cudadiag completion` completes them)",
+      explain.id, guess ? " (did you mean '" + *guess + "'?)" : std::string());
   return k_exit_usage;
 }
 
 // The completion model with the fixed value sets of the options that have one.
-std::vector<cli_support::CompletionCommand> with_choices(std::vector<cli_support::CompletionCommand> commands) {
+std::vector<cli_support::CompletionCommand>
+with_choices(std::vector<cli_support::CompletionCommand> commands) {
   const auto test_keys = cli_support::self_test_keys();
   const auto frameworks = cli_support::framework_names();
   const std::vector<std::pair<std::string, const std::vector<std::string>*>> choices = {
@@ -495,7 +505,8 @@ int run_inspect(const GlobalOptions& options, const InspectOptions& inspect) {
     spdlog::error("{}", error.what());
     return k_exit_not_found;
   }
-  write_stdout(options.json ? to_json(inspection) : cli_support::render_inspection_text(inspection, terminal(options)));
+  write_stdout(options.json ? to_json(inspection)
+                            : cli_support::render_inspection_text(inspection, terminal(options)));
   const bool errors = std::any_of(inspection.findings.begin(), inspection.findings.end(),
                                   [](const Finding& finding) { return finding.severity == Severity::error; });
   return errors ? 1 : 0;
@@ -508,15 +519,17 @@ int run_command(int argc, char** argv) {
     app.set_version_flag("--version", "cudadiag " + version());
     GlobalOptions options;
     app.add_flag("--json", options.json, "Print the report as JSON (schema_version 1) on stdout");
-    app.add_option("--color", options.color,
-                   "Colour: auto (default: on a terminal, unless NO_COLOR is non-empty or TERM=dumb), always, "
-                   "never")
+    app.add_option(
+           "--color", options.color,
+           "Colour: auto (default: on a terminal, unless NO_COLOR is non-empty or TERM=dumb), always, "
+           "never")
         ->check(CLI::IsMember(k_color_modes));
     app.add_flag("--no-color", options.no_color, "Never colour the output (the same as --color never)");
     app.add_option("--width", options.width,
                    "Fit text output to N columns (default: the terminal's width, else COLUMNS, else 80)")
         ->check(whole_number("a width in columns", static_cast<long long>(cli_support::k_min_width), 1000));
-    app.add_flag("-v,--verbose", options.verbosity, "More log output on stderr: -v each stage and its duration, -vv also each search step and "
+    app.add_flag("-v,--verbose", options.verbosity,
+                 "More log output on stderr: -v each stage and its duration, -vv also each search step and "
                  "worker message");
     app.add_flag("--full", options.full,
                  "The report's details: every component with its whole path, the loads, dependency closures, "
@@ -528,12 +541,12 @@ int run_command(int argc, char** argv) {
                    "Use this Python interpreter's site-packages (runs it once to ask; default: found without "
                    "running Python)")
         ->check(non_empty("an interpreter's path or name"));
-    app.add_option("--ld-so-cache", options.ld_so_cache,
-                   "Read this loader cache instead of /etc/ld.so.cache")
+    app.add_option("--ld-so-cache", options.ld_so_cache, "Read this loader cache instead of /etc/ld.so.cache")
         ->check(non_empty("a loader cache file"));
-    app.add_option("--ld-so-conf", options.ld_so_conf,
-                   "Read this loader configuration (and its includes) instead of /etc/ld.so.conf; remedies name "
-                   "the file that lists a directory")
+    app.add_option(
+           "--ld-so-conf", options.ld_so_conf,
+           "Read this loader configuration (and its includes) instead of /etc/ld.so.conf; remedies name "
+           "the file that lists a directory")
         ->check(CLI::ExistingFile);
     app.add_option("--fail-on", options.fail_on, "Exit 1 on findings of this severity or worse")
         ->check(CLI::IsMember(k_severities));
@@ -544,9 +557,10 @@ int run_command(int argc, char** argv) {
         ->check(CLI::Range(0.1, 3600.0));
     app.add_flag("--no-selftest", options.no_selftest,
                  "Skip the quick GPU self-test the report runs when a GPU is usable");
-    app.add_option("--context", options.context,
-                   "Where cudadiag runs: interactive, ci or fleet (default: fleet under Slurm or in a Kubernetes "
-                   "pod, ci when CI=true, else interactive); a GPU another process uses is a warning in ci and fleet")
+    app.add_option(
+           "--context", options.context,
+           "Where cudadiag runs: interactive, ci or fleet (default: fleet under Slurm or in a Kubernetes "
+           "pod, ci when CI=true, else interactive); a GPU another process uses is a warning in ci and fleet")
         ->check(CLI::IsMember(k_contexts));
     app.add_flag("--exclusive", options.exclusive,
                  "The self-test needs the GPU to itself: another process on it is an error (gpu.busy)");
@@ -559,13 +573,15 @@ int run_command(int argc, char** argv) {
                      "KIND/NAME (headers/cudart, static/cudadevrt, bitcode/device, binary/nvcc)")
         ->required();
     find_command->add_flag("--all", find.all, "List every candidate, one per line");
-    find_command->add_flag("--explain", find.explain,
-                           "Show the search trace, why the answer was chosen and each answer's dependency closure");
+    find_command->add_flag(
+        "--explain", find.explain,
+        "Show the search trace, why the answer was chosen and each answer's dependency closure");
     find_command->add_flag("--headers", find.headers,
                            "Look for the header set of that name (e.g. cudart headers)");
-    find_command->add_option("--for", find.for_framework,
-                             "The copy a Python framework's own CUDA library binds (torch, jax), which may not be "
-                             "the one CUDA Python picks");
+    find_command->add_option(
+        "--for", find.for_framework,
+        "The copy a Python framework's own CUDA library binds (torch, jax), which may not be "
+        "the one CUDA Python picks");
     find_command->fallthrough();
 
     InspectOptions inspect;
@@ -576,15 +592,17 @@ int run_command(int argc, char** argv) {
         ->check(whole_number("a process id", 1, k_max_pid));
     inspect_command->fallthrough();
     SelftestCommandOptions selftest_options;
-    auto* selftest_command =
-        app.add_subcommand("selftest", "Run the GPU self-test: JIT chain, bundled PTX, CUB reduce/sort, PCIe, "
-                                       "FP32 compute, memory patterns, IPC, green contexts, math libraries (exit 1 on a failure)");
+    auto* selftest_command = app.add_subcommand(
+        "selftest",
+        "Run the GPU self-test: JIT chain, bundled PTX, CUB reduce/sort, PCIe, "
+        "FP32 compute, memory patterns, IPC, green contexts, math libraries (exit 1 on a failure)");
     selftest_command
         ->add_option("--level", selftest_options.level,
                      "quick (default; a few seconds) or full (2^28+ elements; under a minute)")
         ->check(CLI::IsMember(k_levels));
-    selftest_command->add_option("--only", selftest_options.only,
-                                 "Comma-separated tests: jit, ptx, reduce, sort, pcie, compute, memory, ipc, green_ctx, libs");
+    selftest_command->add_option(
+        "--only", selftest_options.only,
+        "Comma-separated tests: jit, ptx, reduce, sort, pcie, compute, memory, ipc, green_ctx, libs");
     selftest_command->add_option("--device", selftest_options.device,
                                  "A CUDA device ordinal, or 'all' (default; one worker per GPU)");
     selftest_command->fallthrough();
@@ -604,8 +622,9 @@ int run_command(int argc, char** argv) {
     explain_command->fallthrough();
     CompletionOptions completion;
     auto* completion_command = app.add_subcommand(
-        "completion", "Print a shell completion script: subcommands, options, component names and finding ids "
-                      "(`source <(cudadiag completion bash)`)");
+        "completion",
+        "Print a shell completion script: subcommands, options, component names and finding ids "
+        "(`source <(cudadiag completion bash)`)");
     completion_command->add_option("shell", completion.shell, "bash, zsh or fish")
         ->required()
         ->check(CLI::IsMember(k_shells));
@@ -615,7 +634,8 @@ int run_command(int argc, char** argv) {
     try {
       app.parse(argc, argv);
     } catch (const CLI::ParseError& error) {
-      if (error.get_exit_code() == 0) { // --help, --version: written as the report is, so a failed write is an error
+      if (error.get_exit_code() ==
+          0) { // --help, --version: written as the report is, so a failed write is an error
         if (dynamic_cast<const CLI::CallForVersion*>(&error) != nullptr && json_requested(argc, argv)) {
           write_stdout(cli_support::version_json());
           return 0;
@@ -649,8 +669,8 @@ int run_command(int argc, char** argv) {
           files.push_back({"fleet --html", fleet_options.html});
         }
         if (const auto clash = cli_support::output_on_standard_output(files)) {
-          spdlog::error("{} {} is standard output, which --json writes: name a file, or drop --json", clash->flag,
-                        clash->path);
+          spdlog::error("{} {} is standard output, which --json writes: name a file, or drop --json",
+                        clash->flag, clash->path);
           return k_exit_usage;
         }
       }

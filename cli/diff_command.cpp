@@ -1,8 +1,8 @@
 #include "diff_command.hpp"
 
+#include "cli_support/cli_support.hpp"
 #include "exit_codes.hpp"
 #include "output.hpp"
-#include "cli_support/cli_support.hpp"
 
 namespace cudadiag::cli {
 namespace {

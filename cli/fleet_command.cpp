@@ -5,11 +5,10 @@
 
 #include <spdlog/spdlog.h>
 
-#include <cerrno>
-#include <cstring>
-
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 
 namespace cudadiag::cli {
 CLI::App* add_fleet_command(CLI::App& app, FleetCommandOptions& options) {
@@ -22,17 +21,19 @@ CLI::App* add_fleet_command(CLI::App& app, FleetCommandOptions& options) {
                    "or - for standard input (srun ... cudadiag --json, kubectl logs --prefix)")
       ->required();
   command
-      ->add_option("--tolerance", options.tolerance_percent,
-                   "Flag self-test figures more than this many percent worse than the fleet median of their GPU model "
-                   "(default 10)")
+      ->add_option(
+          "--tolerance", options.tolerance_percent,
+          "Flag self-test figures more than this many percent worse than the fleet median of their GPU model "
+          "(default 10)")
       ->check(CLI::Range(0.0, 100.0));
-  command->add_option("--html", options.html, "Also write the summary as one self-contained HTML page to FILE");
+  command->add_option("--html", options.html,
+                      "Also write the summary as one self-contained HTML page to FILE");
   command->fallthrough();
   return command;
 }
 
-int run_fleet(const FleetCommandOptions& options, bool json, const cli_support::Terminal& terminal, char** argv,
-              const std::string& executable) {
+int run_fleet(const FleetCommandOptions& options, bool json, const cli_support::Terminal& terminal,
+              char** argv, const std::string& executable) {
   // Every node's run is the other program; thousands of reports are read here, several times faster
   // with simdjson's parser (docs/performance.md): that program takes this one's place, same arguments.
   if (const auto faster = cli_support::faster_fleet_program(executable)) {
@@ -42,7 +43,8 @@ int run_fleet(const FleetCommandOptions& options, bool json, const cli_support::
                  std::strerror(errno));
   }
   spdlog::info("fleet: reports parsed with {}", cli_support::fleet_parser());
-  const auto outcome = cli_support::fleet({options.inputs, options.tolerance_percent, options.html}, json, terminal);
+  const auto outcome =
+      cli_support::fleet({options.inputs, options.tolerance_percent, options.html}, json, terminal);
   for (const auto& error : outcome.errors) {
     spdlog::error("{}", error);
   }

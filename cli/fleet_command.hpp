@@ -25,7 +25,7 @@ CLI::App* add_fleet_command(CLI::App& app, FleetCommandOptions& options);
 // `argv`: this process's arguments, with which the program that parses with simdjson is run in this
 // one's place where there is one (cli_support::faster_fleet_program).
 // `executable`: this program's real path.
-int run_fleet(const FleetCommandOptions& options, bool json, const cli_support::Terminal& terminal, char** argv,
-              const std::string& executable);
+int run_fleet(const FleetCommandOptions& options, bool json, const cli_support::Terminal& terminal,
+              char** argv, const std::string& executable);
 
 } // namespace cudadiag::cli

@@ -121,7 +121,8 @@ std::string usage_error_message(const CLI::App& app, const CLI::ParseError& erro
     options.insert(options.end(), own.begin(), own.end());
   }
   const auto unexpected = unexpected_words(message);
-  std::vector<std::string> typed; // the unexpected words in the order they were typed (CLI11 lists them reversed)
+  std::vector<std::string>
+      typed; // the unexpected words in the order they were typed (CLI11 lists them reversed)
   for (int i = 1; i < argc; ++i) {
     if (std::find(unexpected.begin(), unexpected.end(), argv[i]) != unexpected.end() &&
         std::find(typed.begin(), typed.end(), argv[i]) == typed.end()) {
@@ -163,7 +164,8 @@ std::string usage_error_message(const CLI::App& app, const CLI::ParseError& erro
 }
 
 std::vector<cli_support::CompletionCommand>
-completion_model(const CLI::App& app, const std::function<std::vector<std::string>(const std::string&)>& words_for) {
+completion_model(const CLI::App& app,
+                 const std::function<std::vector<std::string>(const std::string&)>& words_for) {
   const auto options_of = [](const CLI::App& command) {
     std::vector<cli_support::CompletionOption> out;
     for (const auto* option : command.get_options()) {
@@ -186,7 +188,8 @@ completion_model(const CLI::App& app, const std::function<std::vector<std::strin
   std::vector<cli_support::CompletionCommand> commands;
   commands.push_back({"", app.get_description(), options_of(app), {}});
   for (const auto* sub : app.get_subcommands({})) {
-    commands.push_back({sub->get_name(), sub->get_description(), options_of(*sub), words_for(sub->get_name())});
+    commands.push_back(
+        {sub->get_name(), sub->get_description(), options_of(*sub), words_for(sub->get_name())});
   }
   return commands;
 }

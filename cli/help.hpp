@@ -27,6 +27,7 @@ std::string usage_error_message(const CLI::App& app, const CLI::ParseError& erro
 // The commands, options and positional words of `app` for completion scripts; `words_for` gives a
 // subcommand's positional words (component names for `find`, ids for `explain`, ...).
 std::vector<cli_support::CompletionCommand>
-completion_model(const CLI::App& app, const std::function<std::vector<std::string>(const std::string&)>& words_for);
+completion_model(const CLI::App& app,
+                 const std::function<std::vector<std::string>(const std::string&)>& words_for);
 
 } // namespace cudadiag::cli

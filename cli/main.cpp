@@ -1,3 +1,5 @@
 #include "cli_app.hpp"
 
-int main(int argc, char** argv) { return cudadiag::cli::run(argc, argv); }
+int main(int argc, char** argv) {
+  return cudadiag::cli::run(argc, argv);
+}

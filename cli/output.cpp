@@ -5,7 +5,6 @@
 #include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/base_sink.h>
 
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,6 +15,7 @@
 #include <cstring>
 #include <mutex>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <vector>
 
 namespace cudadiag::cli {
@@ -145,8 +145,8 @@ void ProgressLine::update(std::string_view text) {
     return;
   }
   const std::lock_guard lock(m_mutex);
-  const auto shown = cli_support::shorten_middle(cli_support::escape_controls("cudadiag: " + std::string(text)),
-                                                 m_width > 1 ? m_width - 1 : m_width);
+  const auto shown = cli_support::shorten_middle(
+      cli_support::escape_controls("cudadiag: " + std::string(text)), m_width > 1 ? m_width - 1 : m_width);
   std::fprintf(stderr, "\r\033[K%s", shown.c_str());
   std::fflush(stderr);
   m_shown = true;

@@ -5,10 +5,10 @@
  * Prints the verdict and one line per finding; exits with the report's exit code (0 ok, 1 a finding
  * at or above "fail_on"), or 3 when a cudadiag call fails.
  * Build: cc c_api.c $(pkg-config --cflags --libs cudadiag)   (CMake: cudadiag::cudadiag_c) */
-#include <cudadiag/cudadiag.h>
-
 #include <stdio.h>
 #include <stdlib.h>
+
+#include <cudadiag/cudadiag.h>
 
 /* The last error names the function that failed and why. */
 static int fail(void) {
@@ -17,7 +17,9 @@ static int fail(void) {
 }
 
 static const char* severity_name(cudadiag_severity severity) {
-  return severity == CUDADIAG_SEVERITY_ERROR ? "error" : severity == CUDADIAG_SEVERITY_WARNING ? "warning" : "info";
+  return severity == CUDADIAG_SEVERITY_ERROR     ? "error"
+         : severity == CUDADIAG_SEVERITY_WARNING ? "warning"
+                                                 : "info";
 }
 
 int main(int argc, char** argv) {
@@ -44,7 +46,10 @@ int main(int argc, char** argv) {
   cudadiag_report_exit_code(report, &exit_code);
   cudadiag_report_finding_count(report, &count);
   printf("cudadiag %s: verdict %s, %zu findings\n", cudadiag_version_string(),
-         verdict == CUDADIAG_VERDICT_ERROR ? "error" : verdict == CUDADIAG_VERDICT_WARNING ? "warning" : "ok", count);
+         verdict == CUDADIAG_VERDICT_ERROR     ? "error"
+         : verdict == CUDADIAG_VERDICT_WARNING ? "warning"
+                                               : "ok",
+         count);
   for (size_t i = 0; i < count; ++i) {
     const char* id = NULL;
     const char* message = NULL;

@@ -19,7 +19,8 @@ namespace cudadiag::fuzz {
 using TargetFunction = int (*)(const std::uint8_t* data, std::size_t size);
 
 // One per reader (what it reads, where the reader lives):
-int elf(const std::uint8_t* data, std::size_t size);           // src/elf: ELF headers, dynamic section, dynamic symbols, .nv_fatbin
+int elf(const std::uint8_t* data,
+        std::size_t size); // src/elf: ELF headers, dynamic section, dynamic symbols, .nv_fatbin
 int ld_so_cache(const std::uint8_t* data, std::size_t size);   // src/loader: /etc/ld.so.cache
 int proc_maps(const std::uint8_t* data, std::size_t size);     // src/inspect: /proc/PID/maps
 int dist_info(const std::uint8_t* data, std::size_t size);     // src/versions: dist-info METADATA
@@ -36,8 +37,10 @@ int bounded_json(const std::uint8_t* data, std::size_t size);  // src/core: boun
 int terminal_text(const std::uint8_t* data, std::size_t size); // src/report: escape_controls
 int fleet_stream(const std::uint8_t* data, std::size_t size);  // src/fleet: report streams, pruned parse
 int package_db(const std::uint8_t* data, std::size_t size);    // src/versions: dpkg status/.list, RPM headers
-int python_requirements(const std::uint8_t* data, std::size_t size); // src/python: PEP 440/508, METADATA Requires-Dist
-int worker_results(const std::uint8_t* data, std::size_t size); // src/verify, src/linkage: a worker's result object
+int python_requirements(const std::uint8_t* data,
+                        std::size_t size); // src/python: PEP 440/508, METADATA Requires-Dist
+int worker_results(const std::uint8_t* data,
+                   std::size_t size); // src/verify, src/linkage: a worker's result object
 
 struct Target {
   std::string_view name; // also the corpus directory fuzz/corpus/<name> and tests/fuzz/<name>

@@ -12,13 +12,6 @@
 #include "cub_selftest.h"
 #pragma GCC visibility pop
 
-#include <cub/block/block_reduce.cuh>
-#include <cub/device/device_radix_sort.cuh>
-#include <cub/device/device_reduce.cuh>
-#include <cub/util_type.cuh>
-#include <cuda/std/functional>
-#include <cuda/std/type_traits>
-#include <cuda/std/version>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -27,6 +20,13 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <cub/block/block_reduce.cuh>
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_reduce.cuh>
+#include <cub/util_type.cuh>
+#include <cuda/std/functional>
+#include <cuda/std/type_traits>
+#include <cuda/std/version>
 #include <exception>
 #include <vector>
 
@@ -55,28 +55,39 @@ __host__ __device__ inline uint64_t splitmix64(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-__device__ inline float reduce_f32_item(uint64_t i) { return static_cast<float>(i % 1024) / 1024.0f; }
-__device__ inline int32_t reduce_i32_item(uint64_t i) { return static_cast<int32_t>(i % 1000) - 499; }
+__device__ inline float reduce_f32_item(uint64_t i) {
+  return static_cast<float>(i % 1024) / 1024.0f;
+}
+__device__ inline int32_t reduce_i32_item(uint64_t i) {
+  return static_cast<int32_t>(i % 1000) - 499;
+}
 
 template <typename KeyT> __device__ inline KeyT sort_key(uint64_t i);
 template <> __device__ inline uint32_t sort_key<uint32_t>(uint64_t i) {
   return static_cast<uint32_t>(splitmix64(i) >> 32);
 }
-template <> __device__ inline uint64_t sort_key<uint64_t>(uint64_t i) { return splitmix64(i); }
+template <> __device__ inline uint64_t sort_key<uint64_t>(uint64_t i) {
+  return splitmix64(i);
+}
 
 __device__ inline uint64_t global_thread() {
   return static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
 }
-__device__ inline uint64_t grid_threads() { return static_cast<uint64_t>(gridDim.x) * blockDim.x; }
+__device__ inline uint64_t grid_threads() {
+  return static_cast<uint64_t>(gridDim.x) * blockDim.x;
+}
 
 __global__ void fill_reduce_f32(float* out, uint64_t n) {
-  for (uint64_t i = global_thread(); i < n; i += grid_threads()) out[i] = reduce_f32_item(i);
+  for (uint64_t i = global_thread(); i < n; i += grid_threads())
+    out[i] = reduce_f32_item(i);
 }
 __global__ void fill_reduce_i32(int32_t* out, uint64_t n) {
-  for (uint64_t i = global_thread(); i < n; i += grid_threads()) out[i] = reduce_i32_item(i);
+  for (uint64_t i = global_thread(); i < n; i += grid_threads())
+    out[i] = reduce_i32_item(i);
 }
 template <typename KeyT> __global__ void fill_sort_keys(KeyT* out, uint64_t n) {
-  for (uint64_t i = global_thread(); i < n; i += grid_threads()) out[i] = sort_key<KeyT>(i);
+  for (uint64_t i = global_thread(); i < n; i += grid_threads())
+    out[i] = sort_key<KeyT>(i);
 }
 
 // What the sort check compares: adjacent inversions (0 when sorted), and two multiset checksums
@@ -96,7 +107,8 @@ __global__ void __launch_bounds__(k_block_threads) key_stats(const KeyT* keys, u
     const KeyT key = keys[i];
     hash_sum += splitmix64(static_cast<uint64_t>(key));
     key_xor ^= static_cast<unsigned long long>(key);
-    if (i + 1 < n && keys[i + 1] < key) ++inversions;
+    if (i + 1 < n && keys[i + 1] < key)
+      ++inversions;
   }
   inversions = BlockReduce(storage[0]).Sum(inversions);
   hash_sum = BlockReduce(storage[1]).Sum(hash_sum);
@@ -123,8 +135,10 @@ public:
   Run& operator=(const Run&) = delete;
   ~Run() {
     cudaStreamSynchronize(m_stream);
-    for (cudaEvent_t event : m_events) cudaEventDestroy(event);
-    for (void* pointer : m_allocations) cudaFree(pointer);
+    for (cudaEvent_t event : m_events)
+      cudaEventDestroy(event);
+    for (void* pointer : m_allocations)
+      cudaFree(pointer);
     cudaGetLastError(); // leave no non-sticky error behind for the caller's next runtime call
   }
 
@@ -133,7 +147,8 @@ public:
 
   // Records the first failing call; returns whether `error` is success.
   bool check(cudaError_t error, const char* where) {
-    if (error == cudaSuccess) return true;
+    if (error == cudaSuccess)
+      return true;
     if (!failed()) {
       m_result->cuda_error = static_cast<int32_t>(error);
       copy_text(m_result->error_name, cudaGetErrorName(error));
@@ -149,7 +164,8 @@ public:
     const cudaError_t error = cudaMalloc(&raw, static_cast<size_t>(bytes));
     if (error != cudaSuccess) {
       char where[128];
-      std::snprintf(where, sizeof where, "cudaMalloc %s (%llu bytes)", what, static_cast<unsigned long long>(bytes));
+      std::snprintf(where, sizeof where, "cudaMalloc %s (%llu bytes)", what,
+                    static_cast<unsigned long long>(bytes));
       return check(error, where);
     }
     m_allocations.push_back(raw);
@@ -162,7 +178,8 @@ public:
     m_events.reserve(count);
     for (size_t i = 0; i < count; ++i) {
       cudaEvent_t event = nullptr;
-      if (!check(cudaEventCreate(&event), "cudaEventCreate")) return false;
+      if (!check(cudaEventCreate(&event), "cudaEventCreate"))
+        return false;
       m_events.push_back(event);
     }
     return true;
@@ -173,7 +190,8 @@ public:
   bool grid_for(uint64_t n, unsigned* blocks) {
     int device = 0;
     int sms = 0;
-    if (!check(cudaGetDevice(&device), "cudaGetDevice")) return false;
+    if (!check(cudaGetDevice(&device), "cudaGetDevice"))
+      return false;
     if (!check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
                "cudaDeviceGetAttribute(MultiProcessorCount)"))
       return false;
@@ -197,32 +215,42 @@ private:
 // Warm-up by time: after `warmup` runs, batches of runs (doubling in size) until `warmup_ms` of GPU
 // time have passed since the first one, measured with two extra events.
 template <typename Prepare, typename Body>
-bool time_repetitions(Run& run, int32_t warmup, int32_t warmup_ms, int32_t repetitions, Prepare prepare, Body body) {
+bool time_repetitions(Run& run, int32_t warmup, int32_t warmup_ms, int32_t repetitions, Prepare prepare,
+                      Body body) {
   const auto reps = static_cast<size_t>(repetitions);
-  if (!run.create_events(2 * reps + 2)) return false;
+  if (!run.create_events(2 * reps + 2))
+    return false;
   cudaEvent_t warm_start = run.event(2 * reps);
   cudaEvent_t warm_now = run.event(2 * reps + 1);
-  if (!run.check(cudaEventRecord(warm_start, run.stream()), "cudaEventRecord (warm-up)")) return false;
+  if (!run.check(cudaEventRecord(warm_start, run.stream()), "cudaEventRecord (warm-up)"))
+    return false;
   int32_t runs = 0;
   for (; runs < warmup; ++runs)
-    if (!prepare() || !body()) return false;
+    if (!prepare() || !body())
+      return false;
   float elapsed = 0;
   for (int32_t batch = 1; warmup_ms > 0; batch = batch < 4096 ? batch * 2 : batch) {
     if (!run.check(cudaEventRecord(warm_now, run.stream()), "cudaEventRecord (warm-up)") ||
         !run.check(cudaEventSynchronize(warm_now), "cudaEventSynchronize (warm-up)") ||
         !run.check(cudaEventElapsedTime(&elapsed, warm_start, warm_now), "cudaEventElapsedTime (warm-up)"))
       return false;
-    if (elapsed >= static_cast<float>(warmup_ms)) break;
+    if (elapsed >= static_cast<float>(warmup_ms))
+      break;
     for (int32_t i = 0; i < batch; ++i, ++runs)
-      if (!prepare() || !body()) return false;
+      if (!prepare() || !body())
+        return false;
   }
   run.result().warmup_runs = runs;
   run.result().warmup_elapsed_ms = elapsed;
   for (size_t i = 0; i < reps; ++i) {
-    if (!prepare()) return false;
-    if (!run.check(cudaEventRecord(run.event(2 * i), run.stream()), "cudaEventRecord")) return false;
-    if (!body()) return false;
-    if (!run.check(cudaEventRecord(run.event(2 * i + 1), run.stream()), "cudaEventRecord")) return false;
+    if (!prepare())
+      return false;
+    if (!run.check(cudaEventRecord(run.event(2 * i), run.stream()), "cudaEventRecord"))
+      return false;
+    if (!body())
+      return false;
+    if (!run.check(cudaEventRecord(run.event(2 * i + 1), run.stream()), "cudaEventRecord"))
+      return false;
   }
   if (!run.check(cudaEventSynchronize(run.event(2 * reps - 1)), "cudaEventSynchronize (timed repetitions)"))
     return false;
@@ -244,7 +272,8 @@ bool time_repetitions(Run& run, int32_t warmup, int32_t warmup_ms, int32_t repet
 // Closed forms of the reduce inputs' sums.
 double expected_sum_f32(uint64_t n) {
   const uint64_t full = n / 1024, rest = n % 1024;
-  return static_cast<double>(full) * 511.5 + static_cast<double>(rest == 0 ? 0 : rest * (rest - 1) / 2) / 1024.0;
+  return static_cast<double>(full) * 511.5 +
+         static_cast<double>(rest == 0 ? 0 : rest * (rest - 1) / 2) / 1024.0;
 }
 __int128 expected_sum_i32(uint64_t n) {
   const __int128 full = n / 1000, rest = n % 1000;
@@ -274,19 +303,23 @@ void run_reduce(Run& run, const cudadiag_cub_params& params) {
   void* temp = nullptr;
   size_t temp_bytes = 0;
   unsigned blocks = 0;
-  if (!run.allocate(&input, n * sizeof(InT), "input") || !run.allocate(&output, sizeof(OutT), "output")) return;
+  if (!run.allocate(&input, n * sizeof(InT), "input") || !run.allocate(&output, sizeof(OutT), "output"))
+    return;
   if (!run.check(cub::DeviceReduce::Sum(nullptr, temp_bytes, input, output, num_items, run.stream()),
                  "cub::DeviceReduce::Sum (temporary storage size)"))
     return;
   result.temp_storage_bytes = temp_bytes;
-  if (!run.allocate(&temp, std::max<size_t>(temp_bytes, 1), "cub temporary storage")) return;
-  if (!run.grid_for(n, &blocks)) return;
+  if (!run.allocate(&temp, std::max<size_t>(temp_bytes, 1), "cub temporary storage"))
+    return;
+  if (!run.grid_for(n, &blocks))
+    return;
 
   if constexpr (cuda::std::is_same_v<InT, float>)
     fill_reduce_f32<<<blocks, k_block_threads, 0, run.stream()>>>(input, n);
   else
     fill_reduce_i32<<<blocks, k_block_threads, 0, run.stream()>>>(input, n);
-  if (!run.check_launch("fill kernel (reduce input)")) return;
+  if (!run.check_launch("fill kernel (reduce input)"))
+    return;
 
   const auto nothing = [] { return true; };
   const auto reduce = [&] {
@@ -294,7 +327,8 @@ void run_reduce(Run& run, const cudadiag_cub_params& params) {
     return run.check(cub::DeviceReduce::Sum(temp, bytes, input, output, num_items, run.stream()),
                      "cub::DeviceReduce::Sum");
   };
-  if (!time_repetitions(run, params.warmup, params.warmup_ms, params.repetitions, nothing, reduce)) return;
+  if (!time_repetitions(run, params.warmup, params.warmup_ms, params.repetitions, nothing, reduce))
+    return;
 
   OutT got{};
   if (!run.check(cudaMemcpyAsync(&got, output, sizeof got, cudaMemcpyDeviceToHost, run.stream()),
@@ -317,7 +351,8 @@ void run_reduce(Run& run, const cudadiag_cub_params& params) {
       result.verified = 1;
     else
       std::snprintf(result.mismatch, sizeof result.mismatch, "i32 sum of %llu items: got %lld, expected %s",
-                    static_cast<unsigned long long>(n), static_cast<long long>(got), int128_text(expected).c_str());
+                    static_cast<unsigned long long>(n), static_cast<long long>(got),
+                    int128_text(expected).c_str());
   }
 }
 
@@ -340,13 +375,16 @@ template <typename KeyT, typename NumItemsT> void run_sort(Run& run, const cudad
     return;
   {
     cub::DoubleBuffer<KeyT> buffers(keys, alternate);
-    if (!run.check(cub::DeviceRadixSort::SortKeys(nullptr, temp_bytes, buffers, num_items, 0, end_bit, run.stream()),
-                   "cub::DeviceRadixSort::SortKeys (temporary storage size)"))
+    if (!run.check(
+            cub::DeviceRadixSort::SortKeys(nullptr, temp_bytes, buffers, num_items, 0, end_bit, run.stream()),
+            "cub::DeviceRadixSort::SortKeys (temporary storage size)"))
       return;
   }
   result.temp_storage_bytes = temp_bytes;
-  if (!run.allocate(&temp, std::max<size_t>(temp_bytes, 1), "cub temporary storage")) return;
-  if (!run.grid_for(n, &blocks)) return;
+  if (!run.allocate(&temp, std::max<size_t>(temp_bytes, 1), "cub temporary storage"))
+    return;
+  if (!run.grid_for(n, &blocks))
+    return;
 
   const auto generate = [&] {
     fill_sort_keys<KeyT><<<blocks, k_block_threads, 0, run.stream()>>>(keys, n);
@@ -356,7 +394,8 @@ template <typename KeyT, typename NumItemsT> void run_sort(Run& run, const cudad
     key_stats<KeyT><<<blocks, k_block_threads, 0, run.stream()>>>(data, n, out);
     return run.check_launch(where);
   };
-  if (!run.check(cudaMemsetAsync(stats, 0, 2 * sizeof(KeyStats), run.stream()), "cudaMemsetAsync (checksums)") ||
+  if (!run.check(cudaMemsetAsync(stats, 0, 2 * sizeof(KeyStats), run.stream()),
+                 "cudaMemsetAsync (checksums)") ||
       !generate() || !checksum(keys, &stats[0], "checksum kernel (input)"))
     return;
 
@@ -364,13 +403,16 @@ template <typename KeyT, typename NumItemsT> void run_sort(Run& run, const cudad
   const auto sort = [&] {
     cub::DoubleBuffer<KeyT> buffers(keys, alternate);
     size_t bytes = temp_bytes;
-    const bool ok = run.check(cub::DeviceRadixSort::SortKeys(temp, bytes, buffers, num_items, 0, end_bit, run.stream()),
-                              "cub::DeviceRadixSort::SortKeys");
+    const bool ok =
+        run.check(cub::DeviceRadixSort::SortKeys(temp, bytes, buffers, num_items, 0, end_bit, run.stream()),
+                  "cub::DeviceRadixSort::SortKeys");
     sorted = buffers.Current();
     return ok;
   };
-  if (!time_repetitions(run, params.warmup, params.warmup_ms, params.repetitions, generate, sort)) return;
-  if (!checksum(sorted, &stats[1], "checksum kernel (output)")) return;
+  if (!time_repetitions(run, params.warmup, params.warmup_ms, params.repetitions, generate, sort))
+    return;
+  if (!checksum(sorted, &stats[1], "checksum kernel (output)"))
+    return;
 
   KeyStats host[2] = {};
   if (!run.check(cudaMemcpyAsync(host, stats, sizeof host, cudaMemcpyDeviceToHost, run.stream()),
@@ -378,14 +420,15 @@ template <typename KeyT, typename NumItemsT> void run_sort(Run& run, const cudad
       !run.check(cudaStreamSynchronize(run.stream()), "cudaStreamSynchronize (checksums)"))
     return;
   if (host[1].inversions != 0)
-    std::snprintf(result.mismatch, sizeof result.mismatch, "u%d sort of %llu keys: %llu adjacent pairs out of order",
-                  end_bit, static_cast<unsigned long long>(n), host[1].inversions);
+    std::snprintf(result.mismatch, sizeof result.mismatch,
+                  "u%d sort of %llu keys: %llu adjacent pairs out of order", end_bit,
+                  static_cast<unsigned long long>(n), host[1].inversions);
   else if (host[0].hash_sum != host[1].hash_sum || host[0].key_xor != host[1].key_xor)
     std::snprintf(result.mismatch, sizeof result.mismatch,
                   "u%d sort of %llu keys: output is not a permutation of the input "
                   "(hash sum %016llx vs %016llx, xor %016llx vs %016llx)",
-                  end_bit, static_cast<unsigned long long>(n), host[1].hash_sum, host[0].hash_sum, host[1].key_xor,
-                  host[0].key_xor);
+                  end_bit, static_cast<unsigned long long>(n), host[1].hash_sum, host[0].hash_sum,
+                  host[1].key_xor, host[0].key_xor);
   else
     result.verified = 1;
 }
@@ -423,8 +466,8 @@ bool context_is_current(cudadiag_cub_result* result) {
   using GetCurrent = int (*)(void**);
   void* function = nullptr;
   cudaDriverEntryPointQueryResult status = cudaDriverEntryPointSymbolNotFound;
-  const cudaError_t error = cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &function, 12000, cudaEnableDefault,
-                                                              &status);
+  const cudaError_t error =
+      cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &function, 12000, cudaEnableDefault, &status);
   if (error != cudaSuccess) {
     result->cuda_error = static_cast<int32_t>(error);
     copy_text(result->error_name, cudaGetErrorName(error));
@@ -432,7 +475,8 @@ bool context_is_current(cudadiag_cub_result* result) {
     cudaGetLastError();
     return false;
   }
-  if (status != cudaDriverEntryPointSuccess || function == nullptr) return true;
+  if (status != cudaDriverEntryPointSuccess || function == nullptr)
+    return true;
   void* context = nullptr;
   if (reinterpret_cast<GetCurrent>(function)(&context) == 0 && context == nullptr) {
     result->cuda_error = static_cast<int32_t>(cudaErrorDeviceUninitialized);
@@ -445,10 +489,13 @@ bool context_is_current(cudadiag_cub_result* result) {
 
 } // namespace
 
-CUDADIAG_MODULE_EXPORT int32_t cudadiag_cub_selftest_abi(void) { return CUDADIAG_CUB_SELFTEST_ABI; }
+CUDADIAG_MODULE_EXPORT int32_t cudadiag_cub_selftest_abi(void) {
+  return CUDADIAG_CUB_SELFTEST_ABI;
+}
 
 CUDADIAG_MODULE_EXPORT int32_t cudadiag_cub_selftest_info(cudadiag_cub_module_info* info) {
-  if (info == nullptr) return static_cast<int32_t>(cudaErrorInvalidValue);
+  if (info == nullptr)
+    return static_cast<int32_t>(cudaErrorInvalidValue);
   std::memset(info, 0, sizeof *info);
   info->abi = CUDADIAG_CUB_SELFTEST_ABI;
   info->cuda_version_built = CUDART_VERSION;
@@ -458,8 +505,10 @@ CUDADIAG_MODULE_EXPORT int32_t cudadiag_cub_selftest_info(cudadiag_cub_module_in
     cudaError_t first = cudaRuntimeGetVersion(&info->runtime_version);
     cudaError_t driver = cudaDriverGetVersion(&info->driver_version);
     // cudart reports "no driver" as success with version 0; the ABI reports it as an error.
-    if (driver == cudaSuccess && info->driver_version == 0) driver = cudaErrorInsufficientDriver;
-    if (first == cudaSuccess) first = driver;
+    if (driver == cudaSuccess && info->driver_version == 0)
+      driver = cudaErrorInsufficientDriver;
+    if (first == cudaSuccess)
+      first = driver;
     cudaGetLastError();
     return static_cast<int32_t>(first);
   } catch (...) {
@@ -469,7 +518,8 @@ CUDADIAG_MODULE_EXPORT int32_t cudadiag_cub_selftest_info(cudadiag_cub_module_in
 
 CUDADIAG_MODULE_EXPORT int32_t cudadiag_cub_selftest_run(const cudadiag_cub_params* params,
                                                          cudadiag_cub_result* result) {
-  if (result == nullptr) return static_cast<int32_t>(cudaErrorInvalidValue);
+  if (result == nullptr)
+    return static_cast<int32_t>(cudaErrorInvalidValue);
   std::memset(result, 0, sizeof *result);
   if (params == nullptr) {
     fail_parameters(result, "parameters: NULL");
@@ -481,12 +531,15 @@ CUDADIAG_MODULE_EXPORT int32_t cudadiag_cub_selftest_run(const cudadiag_cub_para
   }
   if (params->count < 1 || params->count > (static_cast<uint64_t>(1) << 40) || params->warmup < 0 ||
       params->repetitions < 1 || params->warmup_ms < 0 || params->warmup_ms > 10000) {
-    fail_parameters(result, "parameters: need 1 <= count <= 2^40, warmup >= 0, repetitions >= 1, 0 <= warmup_ms <= 10000");
+    fail_parameters(
+        result,
+        "parameters: need 1 <= count <= 2^40, warmup >= 0, repetitions >= 1, 0 <= warmup_ms <= 10000");
     return result->cuda_error;
   }
   try {
     cudaGetLastError(); // an error left by an earlier, unrelated runtime call is not ours
-    if (!context_is_current(result)) return result->cuda_error;
+    if (!context_is_current(result))
+      return result->cuda_error;
     Run run(result, static_cast<cudaStream_t>(params->stream));
     switch (params->which) {
     case CUDADIAG_CUB_REDUCE_F32: dispatch_count<ReduceF32>(run, *params); break;

@@ -29,13 +29,13 @@ typedef enum cudadiag_cub_case {
 } cudadiag_cub_case;
 
 typedef struct cudadiag_cub_params {
-  int32_t which;           /* a cudadiag_cub_case */
-  uint64_t count;          /* elements (reduce) or keys (sort); >= 1 */
-  int32_t warmup;          /* untimed runs before the timed ones; >= 0 */
-  int32_t repetitions;     /* timed runs, each between two events on the stream; >= 1 */
-  void* stream;            /* a CUstream / cudaStream_t of the current context; NULL = legacy default */
-  int32_t warmup_ms;       /* after `warmup` runs, more untimed runs until this much GPU time has passed
-                              (clocks reach steady state); 0..10000 */
+  int32_t which;       /* a cudadiag_cub_case */
+  uint64_t count;      /* elements (reduce) or keys (sort); >= 1 */
+  int32_t warmup;      /* untimed runs before the timed ones; >= 0 */
+  int32_t repetitions; /* timed runs, each between two events on the stream; >= 1 */
+  void* stream;        /* a CUstream / cudaStream_t of the current context; NULL = legacy default */
+  int32_t warmup_ms;   /* after `warmup` runs, more untimed runs until this much GPU time has passed
+                          (clocks reach steady state); 0..10000 */
 } cudadiag_cub_params;
 
 typedef struct cudadiag_cub_result {
@@ -56,12 +56,12 @@ typedef struct cudadiag_cub_result {
 } cudadiag_cub_result;
 
 typedef struct cudadiag_cub_module_info {
-  int32_t abi;                   /* CUDADIAG_CUB_SELFTEST_ABI */
-  int32_t cuda_version_built;    /* CUDART_VERSION the module was compiled with, e.g. 13000 */
-  int32_t cccl_version;          /* CCCL_VERSION (MMMmmmppp) of the headers it was compiled with */
-  int32_t runtime_version;       /* cudaRuntimeGetVersion at call time (the static cudart) */
-  int32_t driver_version;        /* cudaDriverGetVersion at call time (the driver cudart loaded) */
-  char archs[128];               /* the code it carries, e.g. "sm_80 sm_90 sm_100 sm_120 compute_120" */
+  int32_t abi;                /* CUDADIAG_CUB_SELFTEST_ABI */
+  int32_t cuda_version_built; /* CUDART_VERSION the module was compiled with, e.g. 13000 */
+  int32_t cccl_version;       /* CCCL_VERSION (MMMmmmppp) of the headers it was compiled with */
+  int32_t runtime_version;    /* cudaRuntimeGetVersion at call time (the static cudart) */
+  int32_t driver_version;     /* cudaDriverGetVersion at call time (the driver cudart loaded) */
+  char archs[128];            /* the code it carries, e.g. "sm_80 sm_90 sm_100 sm_120 compute_120" */
 } cudadiag_cub_module_info;
 
 /* Returns CUDADIAG_CUB_SELFTEST_ABI. Safe to call before anything else. */

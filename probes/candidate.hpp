@@ -52,9 +52,9 @@ enum class LoaderStep { preloaded, ld_library_path, ld_so_cache, default_dirs, n
 
 // One place a search saw a file. The same file seen twice gives two sightings of one Candidate.
 struct Sighting {
-  std::string path;        // as found: search dir + file name (not resolved)
-  std::string found_via;   // cudadiag's name for the search ("site-packages", "LD_LIBRARY_PATH", ...)
-  std::string search_dir;  // the directory that was searched
+  std::string path;       // as found: search dir + file name (not resolved)
+  std::string found_via;  // cudadiag's name for the search ("site-packages", "LD_LIBRARY_PATH", ...)
+  std::string search_dir; // the directory that was searched
   PathfinderStep pathfinder_step = PathfinderStep::none;
   LoaderStep loader_step = LoaderStep::none;
   // The name that was looked for (a declared SONAME such as "libnvrtc.so.13", the header anchor, the
@@ -65,8 +65,9 @@ struct Sighting {
 // cuda-pathfinder's found_via for a sighting: the step's value, or the variable that named the
 // product root ("CUDNN_PATH", "NCCL_HOME"); "" when cuda-pathfinder would not find it this way.
 inline std::string pathfinder_found_via(const Sighting& sighting) {
-  return sighting.pathfinder_step == PathfinderStep::product_root ? sighting.found_via
-                                                                   : std::string(pathfinder_found_via(sighting.pathfinder_step));
+  return sighting.pathfinder_step == PathfinderStep::product_root
+             ? sighting.found_via
+             : std::string(pathfinder_found_via(sighting.pathfinder_step));
 }
 
 struct Candidate {
@@ -114,9 +115,9 @@ constexpr std::string_view to_string(LoadOutcome outcome) {
 
 // A selection among a component's candidates.
 struct Choice {
-  std::size_t candidate = 0;  // index into the component's candidates
-  Sighting via;               // the sighting through which it was chosen
-  std::string reason;         // one sentence: why this one
+  std::size_t candidate = 0; // index into the component's candidates
+  Sighting via;              // the sighting through which it was chosen
+  std::string reason;        // one sentence: why this one
   // Set whenever `outcome` is not `loads`: why (glibc's words, "crashes (SIGBUS): ...", or the
   // dependency cuda-pathfinder loads first). The tool that takes this answer stops here.
   std::optional<std::string> fails = {};

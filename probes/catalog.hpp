@@ -1,7 +1,8 @@
 #pragma once
 // The catalog: one data row per CUDA component cudadiag knows how to find. Adding a component is
-// a one-row change in catalog.cpp (and, when it is verified, a probe in the worker). Names follow cuda-pathfinder's, so `cudadiag find nvrtc` and
-// `load_nvidia_dynamic_lib("nvrtc")` talk about the same thing.
+// a one-row change in catalog.cpp (and, when it is verified, a probe in the worker). Names follow
+// cuda-pathfinder's, so `cudadiag find nvrtc` and `load_nvidia_dynamic_lib("nvrtc")` talk about the same
+// thing.
 
 #include <optional>
 #include <string_view>
@@ -48,7 +49,7 @@ struct VerifyWith {
 enum class Importance { core, other };
 
 struct ComponentSpec {
-  std::string_view name = {};        // cuda-pathfinder's name ("nvrtc", "cccl", "nvcc")
+  std::string_view name = {}; // cuda-pathfinder's name ("nvrtc", "cccl", "nvcc")
   ComponentKind kind = ComponentKind::dynamic_lib;
   Packaging packaging = Packaging::toolkit;
   std::string_view description = {}; // what it is and who loads it
@@ -68,7 +69,8 @@ struct ComponentSpec {
   // Where a static or bitcode library lives under $CONDA_PREFIX when that differs from toolkit_dirs'
   // anchors (cudadevrt: lib only); empty: the pathfinder anchors of toolkit_dirs.
   std::vector<std::string_view> conda_dirs = {};
-  // Product-root variables cuda-pathfinder honours before CUDA_PATH (CUDNN_PATH, NCCL_HOME) and their sub-dirs.
+  // Product-root variables cuda-pathfinder honours before CUDA_PATH (CUDNN_PATH, NCCL_HOME) and their
+  // sub-dirs.
   std::vector<std::string_view> product_root_vars = {};
   std::vector<std::string_view> product_root_dirs = {};
   // Version sources that apply: wheel distributions (cu13 name first), conda package names and

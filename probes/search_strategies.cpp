@@ -8,11 +8,11 @@
 #include "loader/preload.hpp"
 
 #include <fcntl.h>
-#include <sys/stat.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <span>
+#include <sys/stat.h>
 #include <unordered_set>
 
 namespace cudadiag::probes {
@@ -34,11 +34,14 @@ bool is_dir(const DirectoryCache::Listing* listing, const std::string& dir) {
   return listing != nullptr ? listing->is_directory : fs::is_directory(dir);
 }
 
-bool is_dir(const SearchInputs& inputs, const std::string& dir) { return is_dir(listing_of(inputs, dir), dir); }
+bool is_dir(const SearchInputs& inputs, const std::string& dir) {
+  return is_dir(listing_of(inputs, dir), dir);
+}
 
 // The names in `dir` that start with `prefix`, from the shared listing when the search has one
 // (each directory is listed once per run); none when `dir` cannot be listed.
-std::vector<std::string> names_with_prefix(const SearchInputs& inputs, const std::string& dir, std::string_view prefix) {
+std::vector<std::string> names_with_prefix(const SearchInputs& inputs, const std::string& dir,
+                                           std::string_view prefix) {
   std::vector<std::string> found;
   const auto keep = [&](std::string_view name) {
     if (name.starts_with(prefix)) {
@@ -73,7 +76,8 @@ bool has_entry(const SearchInputs& inputs, const std::string& dir, std::string_v
 // like a file that was looked for ("libnvrtc.so.12" beside a missing "libnvrtc.so.13": a SONAME
 // cuda-pathfinder does not take), else how many entries there are.
 // `listing` is dir's shared listing, or nullptr.
-std::string what_was_there(const DirectoryCache::Listing* listing, const ComponentSpec& spec, const std::string& dir) {
+std::string what_was_there(const DirectoryCache::Listing* listing, const ComponentSpec& spec,
+                           const std::string& dir) {
   // The sorted names: the shared listing's own, else read here (no listing, or one too long).
   fs::DirectoryNames read_here;
   const bool shared = listing != nullptr && listing->complete;
@@ -110,7 +114,8 @@ std::string what_was_there(const DirectoryCache::Listing* listing, const Compone
     return concat("no ", names, " (the directory is empty)");
   }
   if (similar.empty()) {
-    return concat("no ", names, " among its ", std::to_string(entries.size()), entries.size() == 1 ? " entry" : " entries");
+    return concat("no ", names, " among its ", std::to_string(entries.size()),
+                  entries.size() == 1 ? " entry" : " entries");
   }
   std::string listed;
   for (std::size_t i = 0; i < similar.size() && i < 6; ++i) {
@@ -127,9 +132,9 @@ std::string what_was_there(const DirectoryCache::Listing* listing, const Compone
 // Returns whether anything was seen.
 // `listing` is dir's shared listing (asked for once by the caller: each question hashes the path),
 // or nullptr when the search has none.
-bool look_in_listed_directory(const DirectoryCache::Listing* listing, const ComponentSpec& spec, const std::string& dir,
-                              std::string_view found_via, PathfinderStep pathfinder_step, LoaderStep loader_step,
-                              SearchOutput& out) {
+bool look_in_listed_directory(const DirectoryCache::Listing* listing, const ComponentSpec& spec,
+                              const std::string& dir, std::string_view found_via,
+                              PathfinderStep pathfinder_step, LoaderStep loader_step, SearchOutput& out) {
   bool seen = false;
   for (const auto file_name : spec.file_names) {
     if (!has_entry(listing, dir, file_name)) {
@@ -159,7 +164,8 @@ bool look_in_listed_directory(const DirectoryCache::Listing* listing, const Comp
 bool look_in_directory(const SearchInputs& inputs, const ComponentSpec& spec, const std::string& dir,
                        std::string_view found_via, PathfinderStep pathfinder_step, LoaderStep loader_step,
                        SearchOutput& out) {
-  return look_in_listed_directory(listing_of(inputs, dir), spec, dir, found_via, pathfinder_step, loader_step, out);
+  return look_in_listed_directory(listing_of(inputs, dir), spec, dir, found_via, pathfinder_step, loader_step,
+                                  out);
 }
 
 void trace_missing_dir(SearchOutput& out, std::string_view found_via, const std::string& dir) {
@@ -239,7 +245,8 @@ public:
       if (const auto value = inputs.env.get("CONDA_PREFIX"); value && value->empty()) {
         out.trace.push_back("conda: CONDA_PREFIX is set but empty: cuda-pathfinder searches ./bin (" +
                             fs::join(inputs.env.cwd, "bin") + ")");
-        look_in_directory(inputs, spec, fs::join(inputs.env.cwd, "bin"), name(), PathfinderStep::conda, LoaderStep::none, out);
+        look_in_directory(inputs, spec, fs::join(inputs.env.cwd, "bin"), name(), PathfinderStep::conda,
+                          LoaderStep::none, out);
         return;
       }
     }
@@ -253,7 +260,8 @@ public:
       return;
     }
     if (spec.kind == ComponentKind::binary) {
-      look_in_directory(inputs, spec, fs::join(*prefix, "bin"), name(), PathfinderStep::conda, LoaderStep::none, out);
+      look_in_directory(inputs, spec, fs::join(*prefix, "bin"), name(), PathfinderStep::conda,
+                        LoaderStep::none, out);
       return;
     }
     if (spec.kind == ComponentKind::headers) {
@@ -278,8 +286,8 @@ private:
   // cuda-pathfinder anchors a toolkit header set in conda at the single $CONDA_PREFIX/targets/*/
   // directory (skipping the step when there are none or several) and looks in its anchor layout
   // there (include/cccl, include; nvvm/include); the same directories under $CONDA_PREFIX are listed only.
-  static void search_conda_headers(const SearchInputs& inputs, const ComponentSpec& spec, const std::string& prefix,
-                                   SearchOutput& out) {
+  static void search_conda_headers(const SearchInputs& inputs, const ComponentSpec& spec,
+                                   const std::string& prefix, SearchOutput& out) {
     std::vector<std::string> target_roots;
     if (auto targets = fs::list_directory(fs::join(prefix, "targets"))) {
       for (const auto& entry : *targets) {
@@ -301,7 +309,8 @@ private:
       }
     }
     for (const auto rel : anchors) {
-      look_in_if_directory(inputs, spec, fs::join(prefix, rel), "conda", PathfinderStep::none, LoaderStep::none, out);
+      look_in_if_directory(inputs, spec, fs::join(prefix, rel), "conda", PathfinderStep::none,
+                           LoaderStep::none, out);
     }
   }
 };
@@ -326,7 +335,9 @@ public:
       std::unordered_set<std::string> seen;
       for (const auto& entry : split_search_path(*value)) {
         // The loader reads an empty entry as the current directory and a relative one against it.
-        auto dir = entry.empty() ? inputs.env.cwd : entry.front() == '/' ? entry : fs::join(inputs.env.cwd, entry);
+        auto dir = entry.empty()          ? inputs.env.cwd
+                   : entry.front() == '/' ? entry
+                                          : fs::join(inputs.env.cwd, entry);
         if (seen.insert(dir).second) {
           const bool directory = is_dir(inputs, dir);
           m_dirs.push_back({std::move(dir), directory});
@@ -336,7 +347,8 @@ public:
     std::size_t missing = 0;
     for (const auto& [dir, directory] : m_dirs) {
       if (directory) {
-        look_in_directory(inputs, spec, dir, name(), PathfinderStep::system_search, LoaderStep::ld_library_path, out);
+        look_in_directory(inputs, spec, dir, name(), PathfinderStep::system_search,
+                          LoaderStep::ld_library_path, out);
       } else if (++missing <= k_missing_traced) {
         trace_missing_dir(out, name(), dir);
       }
@@ -380,8 +392,8 @@ public:
       sighting.pathfinder_step = PathfinderStep::already_loaded;
       sighting.loader_step = LoaderStep::preloaded;
       sighting.file_name = object.soname;
-      out.trace.push_back(object.source + ": " + object.entry + " => " + object.path + " (SONAME " + object.soname +
-                          "), in every process before anything else");
+      out.trace.push_back(object.source + ": " + object.entry + " => " + object.path + " (SONAME " +
+                          object.soname + "), in every process before anything else");
       out.sightings.push_back(std::move(sighting));
     }
   }
@@ -403,15 +415,19 @@ private:
     for (const auto& preload : loader::system_preloads(inputs.env, inputs.layout)) {
       std::vector<std::pair<std::string, std::string>> places; // path, search dir
       if (preload.entry.find('/') != std::string::npos) {
-        places.emplace_back(preload.entry.front() == '/' ? preload.entry : fs::join(inputs.env.cwd, preload.entry), "");
+        places.emplace_back(
+            preload.entry.front() == '/' ? preload.entry : fs::join(inputs.env.cwd, preload.entry), "");
       } else {
         if (const auto value = inputs.env.get("LD_LIBRARY_PATH"); value && !value->empty()) {
           for (const auto& entry : split_search_path(*value)) {
-            const auto dir = entry.empty() ? inputs.env.cwd : entry.front() == '/' ? entry : fs::join(inputs.env.cwd, entry);
+            const auto dir = entry.empty()          ? inputs.env.cwd
+                             : entry.front() == '/' ? entry
+                                                    : fs::join(inputs.env.cwd, entry);
             places.emplace_back(fs::join(dir, preload.entry), dir);
           }
         }
-        if (const auto* cached = inputs.ld_cache != nullptr ? inputs.ld_cache->resolve(preload.entry) : nullptr) {
+        if (const auto* cached =
+                inputs.ld_cache != nullptr ? inputs.ld_cache->resolve(preload.entry) : nullptr) {
           places.emplace_back(cached->path, fs::parent(cached->path));
         }
         for (const auto& dir : inputs.layout.default_lib_dirs) {
@@ -424,7 +440,8 @@ private:
           continue; // missing, unreadable, broken (ignored) or of another class (passed over)
         }
         if (info->soname && !elf::truncated_load(path)) {
-          all.push_back({preload.entry, path, dir.empty() ? fs::parent(path) : dir, *info->soname, preload.source});
+          all.push_back(
+              {preload.entry, path, dir.empty() ? fs::parent(path) : dir, *info->soname, preload.source});
         }
         break;
       }
@@ -469,8 +486,9 @@ public:
         sighting.pathfinder_step = entry == used ? PathfinderStep::system_search : PathfinderStep::none;
         sighting.loader_step = entry == used ? LoaderStep::ld_so_cache : LoaderStep::none;
         sighting.file_name = std::string(soname);
-        out.trace.push_back(concat("ld.so.cache: ", entry->soname, " => ", entry->path,
-                                   entry == used ? "" : " (not used: glibc takes the first entry for a name)"));
+        out.trace.push_back(
+            concat("ld.so.cache: ", entry->soname, " => ", entry->path,
+                   entry == used ? "" : " (not used: glibc takes the first entry for a name)"));
         out.sightings.push_back(std::move(sighting));
       }
     }
@@ -485,7 +503,8 @@ public:
   }
   void search(const ComponentSpec& spec, const SearchInputs& inputs, SearchOutput& out) const override {
     for (const auto& dir : inputs.layout.default_lib_dirs) {
-      look_in_if_directory(inputs, spec, dir, name(), PathfinderStep::system_search, LoaderStep::default_dirs, out);
+      look_in_if_directory(inputs, spec, dir, name(), PathfinderStep::system_search, LoaderStep::default_dirs,
+                           out);
     }
   }
 };
@@ -496,7 +515,9 @@ public:
 class ProductRootSearch final : public SearchStrategy {
 public:
   [[nodiscard]] std::string_view name() const override { return "product-root"; }
-  [[nodiscard]] bool applies_to(const ComponentSpec& spec) const override { return !spec.product_root_vars.empty(); }
+  [[nodiscard]] bool applies_to(const ComponentSpec& spec) const override {
+    return !spec.product_root_vars.empty();
+  }
   void search(const ComponentSpec& spec, const SearchInputs& inputs, SearchOutput& out) const override {
     for (const auto variable : spec.product_root_vars) {
       const auto root = inputs.env.non_empty(variable);
@@ -505,7 +526,8 @@ public:
         continue;
       }
       for (const auto rel : spec.product_root_dirs) {
-        look_in_if_directory(inputs, spec, fs::join(*root, rel), variable, PathfinderStep::product_root, LoaderStep::none, out);
+        look_in_if_directory(inputs, spec, fs::join(*root, rel), variable, PathfinderStep::product_root,
+                             LoaderStep::none, out);
       }
     }
   }
@@ -537,8 +559,9 @@ public:
   }
 
 private:
-  static void search_variable(const ComponentSpec& spec, const SearchInputs& inputs, std::string_view variable,
-                              const std::string& root, PathfinderStep step, SearchOutput& out) {
+  static void search_variable(const ComponentSpec& spec, const SearchInputs& inputs,
+                              std::string_view variable, const std::string& root, PathfinderStep step,
+                              SearchOutput& out) {
     if (!is_dir(inputs, root)) {
       trace_missing_dir(out, variable, root);
       return;
@@ -563,7 +586,8 @@ public:
       }
       dir = inputs.layout.system_root + dir;
       if (dir.empty() || dir.back() != '*') {
-        look_in_if_directory(inputs, spec, dir, name(), PathfinderStep::system_install_dir, LoaderStep::none, out);
+        look_in_if_directory(inputs, spec, dir, name(), PathfinderStep::system_install_dir, LoaderStep::none,
+                             out);
         continue;
       }
       // A trailing glob: the matching directories, highest version first (numeric-aware).
@@ -580,8 +604,8 @@ public:
         return versions::compare_versions(a.substr(prefix.size()), b.substr(prefix.size())) > 0;
       });
       for (const auto& entry : matches) {
-        look_in_directory(inputs, spec, fs::join(parent, entry), name(), PathfinderStep::system_install_dir, LoaderStep::none,
-                          out);
+        look_in_directory(inputs, spec, fs::join(parent, entry), name(), PathfinderStep::system_install_dir,
+                          LoaderStep::none, out);
       }
     }
   }
@@ -678,7 +702,9 @@ private:
 class PathSearch final : public SearchStrategy {
 public:
   [[nodiscard]] std::string_view name() const override { return "PATH"; }
-  [[nodiscard]] bool applies_to(const ComponentSpec& spec) const override { return spec.kind == ComponentKind::binary; }
+  [[nodiscard]] bool applies_to(const ComponentSpec& spec) const override {
+    return spec.kind == ComponentKind::binary;
+  }
   void search(const ComponentSpec& spec, const SearchInputs& inputs, SearchOutput& out) const override {
     m_once.call([&] { // the same directories for every binary of a run
       const auto value = inputs.env.get("PATH");
@@ -721,7 +747,8 @@ DirectoryCache::dist_info_version(const std::string& dir, std::span<const std::s
     key += '\0';
     key += name;
   }
-  return m_dist_info_versions.get(key, [&] { return versions::version_from_dist_info(dir, names, names_if_complete(dir)); });
+  return m_dist_info_versions.get(
+      key, [&] { return versions::version_from_dist_info(dir, names, names_if_complete(dir)); });
 }
 
 const nlohmann::json& DirectoryCache::toolkit_version_json(const std::string& toolkit_root) const {
@@ -734,9 +761,11 @@ bool DirectoryCache::known_missing(std::string_view dir) const {
   while (dir.size() > 1 && dir.back() == '/') {
     dir.remove_suffix(1);
   }
-  for (auto slash = dir.rfind('/'); slash != std::string_view::npos && slash > 0; slash = dir.rfind('/', slash - 1)) {
+  for (auto slash = dir.rfind('/'); slash != std::string_view::npos && slash > 0;
+       slash = dir.rfind('/', slash - 1)) {
     const auto child_end = dir.find('/', slash + 1);
-    const auto child = dir.substr(slash + 1, child_end == std::string_view::npos ? dir.npos : child_end - slash - 1);
+    const auto child =
+        dir.substr(slash + 1, child_end == std::string_view::npos ? dir.npos : child_end - slash - 1);
     if (child.empty() || child == "." || child == "..") {
       return false;
     }
@@ -784,7 +813,9 @@ std::shared_ptr<const DirectoryCache::Listing> DirectoryCache::read(const std::s
   });
 }
 
-std::size_t DirectoryCache::listed() const { return m_listings.size(); }
+std::size_t DirectoryCache::listed() const {
+  return m_listings.size();
+}
 
 std::string expand_triple(std::string_view relative_dir, const SystemLayout& layout) {
   std::string out(relative_dir);

@@ -31,8 +31,8 @@ namespace cudadiag::probes {
 // merged-/usr system, /usr/local/cuda and /usr/local/cuda-13.0) is listed once: listings are shared
 // by the directory's identity (device, inode), also while it is being listed. Thread-safe, and
 // directories are listed in parallel (a question about one that another thread is listing, under
-// either name, waits for that listing only); entries never change once listed (a run is a snapshot: a file created during the run may be missed, as a
-// sequential search could miss it).
+// either name, waits for that listing only); entries never change once listed (a run is a snapshot: a file
+// created during the run may be missed, as a sequential search could miss it).
 class DirectoryCache {
 public:
   // `names` (sorted: looked up and prefix-matched by binary search) holds every entry when
@@ -58,8 +58,8 @@ public:
   // names and by several searches (/usr/local/cuda/include and /usr/local/cuda-13.0/include, by
   // CUDA_HOME and by the system toolkit), and reading its headers again finds the same macros.
   template <class Read>
-  [[nodiscard]] const std::optional<versions::FoundVersion>& header_version(const std::string& include_dir,
-                                                                            std::string_view set_name, Read&& read) const {
+  [[nodiscard]] const std::optional<versions::FoundVersion>&
+  header_version(const std::string& include_dir, std::string_view set_name, Read&& read) const {
     std::string key = include_dir;
     key += '\0';
     key += set_name;
@@ -71,7 +71,9 @@ public:
   // and looked up for the wheel directory itself; false when unknown (a listing cut short, unreadable).
   [[nodiscard]] bool wheel_dir_known_missing(const std::string& site_dir, std::string_view rel_dir) const;
   // fs::real_path(path), each directory resolved once per run (core/real_path_cache.hpp).
-  [[nodiscard]] Expected<std::string> real_path(const std::string& path) const { return m_real_paths.real_path(path); }
+  [[nodiscard]] Expected<std::string> real_path(const std::string& path) const {
+    return m_real_paths.real_path(path);
+  }
   // fs::file_id(path), stat'ed once per run: the same file is sighted by several searches (CUDA_HOME
   // and the system toolkit both look in /usr/local/cuda/lib64) and the same header directory by
   // every header set that lives in it.
@@ -102,14 +104,14 @@ struct SearchInputs {
   const Environment& env;
   const SystemLayout& layout;
   const python::PythonDiscovery& python;
-  const loader::LdSoCache* ld_cache; // nullptr when /etc/ld.so.cache could not be read
+  const loader::LdSoCache* ld_cache;                   // nullptr when /etc/ld.so.cache could not be read
   const versions::PackageDatabase* packages = nullptr; // which system package installed a file
   const DirectoryCache* dirs = nullptr;                // nullptr: every name is lstat'ed
 };
 
 struct SearchOutput {
   std::vector<Sighting> sightings; // in the strategy's own priority order
-  std::vector<std::string> trace;             // what was looked at, and what was there
+  std::vector<std::string> trace;  // what was looked at, and what was there
 };
 
 class SearchStrategy {

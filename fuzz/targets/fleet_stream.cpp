@@ -40,7 +40,8 @@ void compare_line_scans(std::string_view text) {
   while (true) {
     const auto fast_end = fleet::json_scan::advance_line(fast, text);
     const auto scalar_end = fleet::json_scan::advance_line_scalar(scalar, text);
-    check(fast_end.close == scalar_end.close && fast_end.line_end == scalar_end.line_end && same_state(fast, scalar),
+    check(fast_end.close == scalar_end.close && fast_end.line_end == scalar_end.line_end &&
+              same_state(fast, scalar),
           "the block line scan and the scalar line scan disagree");
     if (fast_end.close != fleet::json_scan::npos) {
       text.remove_prefix(fast_end.close + 1);
@@ -53,16 +54,18 @@ void compare_line_scans(std::string_view text) {
   }
 }
 
-bool same_split(const std::vector<fleet::StreamDocument>& documents, const std::vector<fleet::StrayText>& stray,
+bool same_split(const std::vector<fleet::StreamDocument>& documents,
+                const std::vector<fleet::StrayText>& stray,
                 const std::vector<fleet::StreamDocument>& other_documents,
                 const std::vector<fleet::StrayText>& other_stray) {
   return std::equal(documents.begin(), documents.end(), other_documents.begin(), other_documents.end(),
                     [](const auto& a, const auto& b) {
                       return a.source == b.source && a.first_line == b.first_line && a.text == b.text;
                     }) &&
-         std::equal(stray.begin(), stray.end(), other_stray.begin(), other_stray.end(), [](const auto& a, const auto& b) {
-           return a.source == b.source && a.line == b.line && a.text == b.text;
-         });
+         std::equal(stray.begin(), stray.end(), other_stray.begin(), other_stray.end(),
+                    [](const auto& a, const auto& b) {
+                      return a.source == b.source && a.line == b.line && a.text == b.text;
+                    });
 }
 
 // The whole input through add_lines in one block, and through add_lines_parallel on 3 threads
@@ -74,7 +77,8 @@ void compare_block_split(std::string_view text, const std::vector<fleet::StreamD
   std::vector<fleet::StrayText> block_stray;
   splitter.add_lines(text, block_documents, block_stray);
   splitter.finish(block_stray);
-  check(same_split(documents, stray, block_documents, block_stray), "add_lines and add_line split the stream differently");
+  check(same_split(documents, stray, block_documents, block_stray),
+        "add_lines and add_line split the stream differently");
   fleet::StreamSplitter parallel("fuzz.jsonl");
   std::vector<fleet::StreamDocument> parallel_documents;
   std::vector<fleet::StrayText> parallel_stray;

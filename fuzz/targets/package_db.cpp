@@ -1,8 +1,9 @@
 // The system package databases: part 1 is dpkg's status file, part 2 a package's info/*.list (each
 // of its lines is then looked up), part 3 an RPM header blob stored in an rpmdb.sqlite-shaped
 // database under the basename "nvcc" (looked up as /usr/local/cuda/bin/nvcc).
-#include "targets.hpp"
 #include "versions/package_db.hpp"
+
+#include "targets.hpp"
 
 #if CUDADIAG_HAVE_SQLITE3
 #include <sqlite3.h>

@@ -18,7 +18,8 @@ int python_files(const std::uint8_t* data, std::size_t size) {
     if (const auto names = python::python_string_list_assignment(text, "cuda_compute_capabilities")) {
       for (const auto& name : *names) {
         if (const auto code = python::gpu_code_from_name(name)) {
-          check(python::gpu_code_from_name(code->name()) == code, "a GPU code name that reads back differently");
+          check(python::gpu_code_from_name(code->name()) == code,
+                "a GPU code name that reads back differently");
         }
       }
     }

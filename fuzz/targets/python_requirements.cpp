@@ -6,9 +6,7 @@
 #include "python/framework_requirements.hpp"
 #include "python/pep440.hpp"
 #include "python/pep508.hpp"
-
 #include "targets.hpp"
-
 
 namespace cudadiag::fuzz {
 
@@ -16,13 +14,16 @@ int python_requirements(const std::uint8_t* data, std::size_t size) {
   const auto parts = split_input(data, size, 4);
   if (const auto version = python::parse_version(parts[0])) {
     const auto again = python::parse_version(version->to_string());
-    check(again.has_value() && python::compare(*again, *version) == 0, "a normalised version that reads back differently");
+    check(again.has_value() && python::compare(*again, *version) == 0,
+          "a normalised version that reads back differently");
   }
   if (const auto specifiers = python::parse_specifiers(parts[1])) {
     static_cast<void>(python::satisfies(parts[0], *specifiers));
   }
-  const python::MarkerEnvironment markers = {{"python_version", "3.12"}, {"sys_platform", "linux"},
-                                             {"platform_system", "Linux"}, {"platform_machine", "x86_64"},
+  const python::MarkerEnvironment markers = {{"python_version", "3.12"},
+                                             {"sys_platform", "linux"},
+                                             {"platform_system", "Linux"},
+                                             {"platform_machine", "x86_64"},
                                              {"extra", "cuda"}};
   static_cast<void>(python::evaluate_marker(parts[2], markers));
   const auto root = fresh_dir("python_requirements");

@@ -48,7 +48,8 @@ int terminal_text(const std::uint8_t* data, std::size_t size) {
     }
     return true;
   };
-  check(within(report::fit_lines(coloured, width)), "fit_lines keeps every line within the width (a whole path aside)");
+  check(within(report::fit_lines(coloured, width)),
+        "fit_lines keeps every line within the width (a whole path aside)");
   check(within(report::wrap(plain, width, "    remedy: ", "            ")),
         "wrap keeps every line within the width (a whole path aside)");
   check(report::display_width(report::ellipsize_middle(plain.substr(0, plain.find('\n')), width)) <= width,

@@ -4,15 +4,15 @@
 // link map survives its own encoding unchanged.
 #include "core/bounded_json.hpp"
 #include "linkage/link_map.hpp"
-#include "verify/facts_codec.hpp"
-
 #include "targets.hpp"
+#include "verify/facts_codec.hpp"
 
 namespace cudadiag::fuzz {
 
 int worker_results(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  const auto parsed = cudadiag::bounded_json::parse(text, {.max_depth = 32, .max_bytes = std::size_t{1} << 20U});
+  const auto parsed =
+      cudadiag::bounded_json::parse(text, {.max_depth = 32, .max_bytes = std::size_t{1} << 20U});
   if (std::get_if<nlohmann::json>(&parsed) == nullptr) {
     return 0;
   }

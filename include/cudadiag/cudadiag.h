@@ -38,7 +38,7 @@ typedef enum cudadiag_status {
   CUDADIAG_ERROR_INVALID_OPTIONS = 4,  /* options JSON malformed, an unknown key, a wrong type or value */
   CUDADIAG_ERROR_INSPECT_FAILED = 5,   /* the process cannot be read (gone, another user's, a zombie) */
   CUDADIAG_ERROR_OUT_OF_MEMORY = 6,
-  CUDADIAG_ERROR_INTERNAL = 7          /* a bug in cudadiag: the message says what failed */
+  CUDADIAG_ERROR_INTERNAL = 7 /* a bug in cudadiag: the message says what failed */
 } cudadiag_status;
 
 typedef enum cudadiag_severity {
@@ -61,12 +61,14 @@ typedef enum cudadiag_log_level {
   CUDADIAG_LOG_ERROR = 3
 } cudadiag_log_level;
 
-typedef struct cudadiag_options cudadiag_options; /* what to examine and how; see cudadiag_options_from_json */
-typedef struct cudadiag_report cudadiag_report;   /* an immutable result */
+typedef struct cudadiag_options
+    cudadiag_options;                           /* what to examine and how; see cudadiag_options_from_json */
+typedef struct cudadiag_report cudadiag_report; /* an immutable result */
 
 /* ---- Version and errors ------------------------------------------------------------------------ */
 
-/* The loaded library's version as CUDADIAG_VERSION_NUMBER encodes it (MAJOR * 10000 + MINOR * 100 + PATCH). */
+/* The loaded library's version as CUDADIAG_VERSION_NUMBER encodes it (MAJOR * 10000 + MINOR * 100 + PATCH).
+ */
 CUDADIAG_API int cudadiag_version(void);
 /* The loaded library's version as text, "0.1.0". Static storage. */
 CUDADIAG_API const char* cudadiag_version_string(void);
@@ -125,8 +127,8 @@ CUDADIAG_API void cudadiag_options_free(cudadiag_options* options);
 CUDADIAG_API cudadiag_status cudadiag_options_from_json(cudadiag_options* options, const char* json);
 
 /* The options as a JSON object with every key above. Buffer rules as for cudadiag_report_json. */
-CUDADIAG_API cudadiag_status cudadiag_options_to_json(const cudadiag_options* options, char* buffer, size_t size,
-                                                      size_t* needed);
+CUDADIAG_API cudadiag_status cudadiag_options_to_json(const cudadiag_options* options, char* buffer,
+                                                      size_t size, size_t* needed);
 
 /* ---- Running --------------------------------------------------------------------------------- */
 
@@ -139,9 +141,10 @@ CUDADIAG_API cudadiag_status cudadiag_report_new(const cudadiag_options* options
  * it would load next (discovery), in this process, starting no process, loading nothing, launching no
  * kernel. "verify", "self_test" and "python" are ignored. Without "components" it covers the
  * libraries, header sets, bitcode and static libraries, not the toolkit's programs (nvcc, ...) nor
- * what importing torch or JAX would load nor their CUDA pins (cudadiag_report_new reports those). The findings are those of severity warning
- * or error: two copies of one library mapped (process.duplicate_lib), the driver stub in use or first
- * on the search path, no driver, unusable or blocking files, conflicting CUDA_PATH/CUDA_HOME, ... */
+ * what importing torch or JAX would load nor their CUDA pins (cudadiag_report_new reports those). The
+ * findings are those of severity warning or error: two copies of one library mapped (process.duplicate_lib),
+ * the driver stub in use or first on the search path, no driver, unusable or blocking files, conflicting
+ * CUDA_PATH/CUDA_HOME, ... */
 CUDADIAG_API cudadiag_status cudadiag_quick_check(const cudadiag_options* options, cudadiag_report** out);
 
 /* The CUDA libraries process `pid` has mapped (0: this process), with process.duplicate_lib and
@@ -171,7 +174,8 @@ CUDADIAG_API cudadiag_status cudadiag_report_exit_code(const cudadiag_report* re
 CUDADIAG_API cudadiag_status cudadiag_report_finding_count(const cudadiag_report* report, size_t* out);
 /* Finding `index` (0 .. count - 1, in report order): its stable dotted id ("driver.stub", see
  * docs/findings.md), severity, one-line message naming the files involved, and remedy. */
-CUDADIAG_API cudadiag_status cudadiag_report_finding_id(const cudadiag_report* report, size_t index, const char** out);
+CUDADIAG_API cudadiag_status cudadiag_report_finding_id(const cudadiag_report* report, size_t index,
+                                                        const char** out);
 CUDADIAG_API cudadiag_status cudadiag_report_finding_severity(const cudadiag_report* report, size_t index,
                                                               cudadiag_severity* out);
 CUDADIAG_API cudadiag_status cudadiag_report_finding_message(const cudadiag_report* report, size_t index,

@@ -54,7 +54,8 @@ struct Options {
   // The context (see Context); nullopt: from the environment (SLURM_JOB_ID or KUBERNETES_SERVICE_HOST:
   // fleet, else CI=true: ci, else interactive).
   std::optional<Context> context;
-  bool exclusive = false; // the self-test needs the GPU to itself: another process on it is an error (gpu.busy)
+  bool exclusive =
+      false; // the self-test needs the GPU to itself: another process on it is an error (gpu.busy)
   // verify/self_test run every library in an isolated worker: this cudadiag executable re-run.
   // Empty: $CUDADIAG_EXECUTABLE, else the `cudadiag` installed with this library.
   std::string executable;
@@ -70,7 +71,7 @@ struct Location {
   std::string version;        // read without loading; empty when unknown
   std::string version_source; // "file_name", "dist_info", "version_json", "header", ...
   std::string fails;          // why loading this answer does not succeed; empty: it loads
-  std::string outcome;        // "loads" | "fails" | "crashes" (SIGBUS: a truncated file) | "hangs" (observed only)
+  std::string outcome; // "loads" | "fails" | "crashes" (SIGBUS: a truncated file) | "hangs" (observed only)
 };
 
 struct Component {

@@ -12,7 +12,7 @@
 #define CUDADIAG_VERSION_STRING "0.1.0"
 
 /* MAJOR * 10000 + MINOR * 100 + PATCH: 0.1.0 is 100, 1.2.3 is 10203. */
-#define CUDADIAG_VERSION_NUMBER \
+#define CUDADIAG_VERSION_NUMBER                                                                              \
   (CUDADIAG_VERSION_MAJOR * 10000 + CUDADIAG_VERSION_MINOR * 100 + CUDADIAG_VERSION_PATCH)
 
 #endif /* CUDADIAG_VERSION_H */

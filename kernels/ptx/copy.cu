@@ -19,5 +19,6 @@ extern "C" __global__ void cudadiag_copy_u32x4(uint4* __restrict__ dst, const ui
     dst[i + 2 * stride] = c;
     dst[i + 3 * stride] = d;
   }
-  for (; i < count; i += stride) dst[i] = src[i];
+  for (; i < count; i += stride)
+    dst[i] = src[i];
 }

@@ -16,16 +16,19 @@ extern "C" __global__ void cudadiag_fma_f32(float* __restrict__ out, unsigned lo
   const float b = 1.0f / 1024.0f;
   float x[CUDADIAG_FMA_CHAINS];
 #pragma unroll
-  for (int k = 0; k < CUDADIAG_FMA_CHAINS; ++k) x[k] = static_cast<float>(thread % 1024) / 1024.0f + k;
+  for (int k = 0; k < CUDADIAG_FMA_CHAINS; ++k)
+    x[k] = static_cast<float>(thread % 1024) / 1024.0f + k;
   for (unsigned long long r = 0; r < rounds; ++r) {
 #pragma unroll
     for (int s = 0; s < CUDADIAG_FMA_STEPS; ++s) {
 #pragma unroll
-      for (int k = 0; k < CUDADIAG_FMA_CHAINS; ++k) x[k] = __fmaf_rn(x[k], a, b);
+      for (int k = 0; k < CUDADIAG_FMA_CHAINS; ++k)
+        x[k] = __fmaf_rn(x[k], a, b);
     }
   }
   float sum = 0.0f;
 #pragma unroll
-  for (int k = 0; k < CUDADIAG_FMA_CHAINS; ++k) sum = __fadd_rn(sum, x[k]);
+  for (int k = 0; k < CUDADIAG_FMA_CHAINS; ++k)
+    sum = __fadd_rn(sum, x[k]);
   out[thread] = sum;
 }

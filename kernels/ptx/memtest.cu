@@ -38,8 +38,8 @@ static __device__ __forceinline__ unsigned pattern_word(unsigned long long i, un
 static __device__ __forceinline__ uint4 pattern_element(unsigned long long e, unsigned long long mode,
                                                         unsigned long long arg) {
   const unsigned long long w = e * 4;
-  return make_uint4(pattern_word(w, mode, arg), pattern_word(w + 1, mode, arg), pattern_word(w + 2, mode, arg),
-                    pattern_word(w + 3, mode, arg));
+  return make_uint4(pattern_word(w, mode, arg), pattern_word(w + 1, mode, arg),
+                    pattern_word(w + 2, mode, arg), pattern_word(w + 3, mode, arg));
 }
 
 static __device__ __forceinline__ void record(unsigned long long* errors, unsigned long long word,
@@ -47,24 +47,28 @@ static __device__ __forceinline__ void record(unsigned long long* errors, unsign
   const unsigned long long slot = atomicAdd(errors, 1ull);
   if (slot < CUDADIAG_MEM_RECORDS) {
     errors[1 + 2 * slot] = word;
-    errors[2 + 2 * slot] = static_cast<unsigned long long>(expected) |
-                           (static_cast<unsigned long long>(found) << 32);
+    errors[2 + 2 * slot] =
+        static_cast<unsigned long long>(expected) | (static_cast<unsigned long long>(found) << 32);
   }
 }
 
 static __device__ __forceinline__ void compare(unsigned long long e, uint4 got, uint4 want,
                                                unsigned long long* errors) {
-  if (got.x != want.x) record(errors, e * 4, want.x, got.x);
-  if (got.y != want.y) record(errors, e * 4 + 1, want.y, got.y);
-  if (got.z != want.z) record(errors, e * 4 + 2, want.z, got.z);
-  if (got.w != want.w) record(errors, e * 4 + 3, want.w, got.w);
+  if (got.x != want.x)
+    record(errors, e * 4, want.x, got.x);
+  if (got.y != want.y)
+    record(errors, e * 4 + 1, want.y, got.y);
+  if (got.z != want.z)
+    record(errors, e * 4 + 2, want.z, got.z);
+  if (got.w != want.w)
+    record(errors, e * 4 + 3, want.w, got.w);
 }
 
-extern "C" __global__ void cudadiag_mem_fill(uint4* buffer, unsigned long long elements, unsigned long long mode,
-                                             unsigned long long arg) {
+extern "C" __global__ void cudadiag_mem_fill(uint4* buffer, unsigned long long elements,
+                                             unsigned long long mode, unsigned long long arg) {
   const unsigned long long stride = static_cast<unsigned long long>(gridDim.x) * blockDim.x;
-  for (unsigned long long e = static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x; e < elements;
-       e += stride)
+  for (unsigned long long e = static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+       e < elements; e += stride)
     buffer[e] = pattern_element(e, mode, arg);
 }
 
@@ -72,8 +76,8 @@ extern "C" __global__ void cudadiag_mem_check(const uint4* buffer, unsigned long
                                               unsigned long long mode, unsigned long long arg,
                                               unsigned long long* errors) {
   const unsigned long long stride = static_cast<unsigned long long>(gridDim.x) * blockDim.x;
-  for (unsigned long long e = static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x; e < elements;
-       e += stride)
+  for (unsigned long long e = static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+       e < elements; e += stride)
     compare(e, buffer[e], pattern_element(e, mode, arg), errors);
 }
 
@@ -83,8 +87,8 @@ extern "C" __global__ void cudadiag_mem_check_write(uint4* buffer, unsigned long
                                                     unsigned long long* errors) {
   const unsigned long long stride = static_cast<unsigned long long>(gridDim.x) * blockDim.x;
   const bool descending = (next_mode & 0x200u) != 0;
-  for (unsigned long long n = static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x; n < elements;
-       n += stride) {
+  for (unsigned long long n = static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+       n < elements; n += stride) {
     const unsigned long long e = descending ? elements - 1 - n : n;
     compare(e, buffer[e], pattern_element(e, mode, arg), errors);
     buffer[e] = pattern_element(e, next_mode, next_arg);

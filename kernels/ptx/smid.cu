@@ -28,11 +28,13 @@ static __device__ __forceinline__ unsigned long long globaltimer() {
 }
 
 extern "C" __global__ void cudadiag_nsmid(unsigned* out) {
-  if (blockIdx.x == 0 && threadIdx.x == 0) *out = nsmid();
+  if (blockIdx.x == 0 && threadIdx.x == 0)
+    *out = nsmid();
 }
 
 extern "C" __global__ void cudadiag_smid_probe(unsigned* bitmap, unsigned long long spin_ns) {
-  if (threadIdx.x != 0) return;
+  if (threadIdx.x != 0)
+    return;
   const unsigned long long start = globaltimer();
   const unsigned id = smid();
   atomicOr(&bitmap[id / 32], 1u << (id % 32));

@@ -192,9 +192,8 @@ cudadiag_status read_finding(const char* function, const cudadiag_report* report
 } // namespace cudadiag::api
 
 const std::string& cudadiag_report::json_text() const {
-  json_once.call([this] {
-    json = std::visit([](const auto& value) { return cudadiag::to_json(value); }, source);
-  });
+  json_once.call(
+      [this] { json = std::visit([](const auto& value) { return cudadiag::to_json(value); }, source); });
   return json;
 }
 

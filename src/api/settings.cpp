@@ -196,7 +196,8 @@ std::optional<std::string> validate(const Options& options) {
 }
 
 Expected<Settings> apply_json(const Settings& base, std::string_view text) {
-  auto document = bounded_json::parse(text, {.max_depth = k_max_options_depth, .max_bytes = k_max_options_bytes});
+  auto document =
+      bounded_json::parse(text, {.max_depth = k_max_options_depth, .max_bytes = k_max_options_bytes});
   if (const auto* failure = std::get_if<bounded_json::Failure>(&document)) {
     using bounded_json::Problem;
     switch (failure->problem) {
@@ -248,10 +249,10 @@ json to_json(const Settings& settings) {
           {"self_test_level", options.self_test_level == SelfTestLevel::full ? "full" : "quick"},
           {"self_tests", options.self_tests},
           {"device", options.device ? json(*options.device) : json(nullptr)},
-          {"context", !options.context                        ? json(nullptr)
-                      : *options.context == Context::fleet    ? json("fleet")
-                      : *options.context == Context::ci       ? json("ci")
-                                                              : json("interactive")},
+          {"context", !options.context                     ? json(nullptr)
+                      : *options.context == Context::fleet ? json("fleet")
+                      : *options.context == Context::ci    ? json("ci")
+                                                           : json("interactive")},
           {"exclusive", options.exclusive},
           {"timeout_seconds", options.timeout_seconds},
           {"executable", options.executable},

@@ -1,10 +1,10 @@
 #include "bundle/bundle.hpp"
 
-#include "core/output_file.hpp"
 #include "bundle/gzip.hpp"
 #include "bundle/tar_archive.hpp"
 #include "core/filesystem.hpp"
 #include "core/json_fields.hpp"
+#include "core/output_file.hpp"
 #include "report/output_formats.hpp"
 #include "report/report_document.hpp"
 
@@ -142,8 +142,10 @@ AssembledBundle assemble_bundle(const json& report, const Environment& env, cons
        report_counts});
   for (const auto& format : report::output_formats()) {
     if (!format.bundle_file.empty()) {
-      files.push_back({std::string(format.bundle_file), format.render(redacted_report, options.fail_on),
-                       "rendered from report.json", {}});
+      files.push_back({std::string(format.bundle_file),
+                       format.render(redacted_report, options.fail_on),
+                       "rendered from report.json",
+                       {}});
     }
   }
   files.push_back(
@@ -184,7 +186,8 @@ Expected<BundleResult> write_bundle(const json& report, const Environment& env,
   const auto named = options.output.empty() ? cwd : options.output;
   const bool into_directory =
       options.output.empty() || options.output.back() == '/' || fs::is_directory(options.output);
-  const auto path = into_directory ? fs::join(named, default_bundle_name(report, options.created_unix)) : named;
+  const auto path =
+      into_directory ? fs::join(named, default_bundle_name(report, options.created_unix)) : named;
   const auto directory = bundle_directory(path);
   const auto assembled = assemble_bundle(report, env, options);
   TarWriter tar(options.created_unix);

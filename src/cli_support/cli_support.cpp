@@ -118,7 +118,8 @@ std::optional<std::string> find_target(std::string_view name, bool headers_only)
                ? named.front()
                : nullptr;
   } else {
-    spec = probes::find_component(name, headers_only ? std::optional(probes::ComponentKind::headers) : std::nullopt);
+    spec = probes::find_component(name, headers_only ? std::optional(probes::ComponentKind::headers)
+                                                     : std::nullopt);
   }
   if (spec == nullptr) {
     return std::nullopt;
@@ -191,7 +192,8 @@ std::string render_selftest_text(const Report& report, const Terminal& terminal)
 
 std::string render_candidates(const Report& report, const Terminal& terminal) {
   const auto& components = core(report).discovery.components;
-  return components.empty() ? std::string() : report::render_candidates(components.front(), text_style(terminal));
+  return components.empty() ? std::string()
+                            : report::render_candidates(components.front(), text_style(terminal));
 }
 
 std::string render_explanation(const Report& report, const Terminal& terminal) {
@@ -212,8 +214,9 @@ std::string render_explanation(const Report& report, const Terminal& terminal) {
 std::string render_inspection_text(const ProcessInspection& inspection, const Terminal& terminal) {
   const auto* data = detail::Access::data(inspection);
   const auto style = text_style(terminal);
-  return data == nullptr ? std::string()
-                         : report::fit_lines(inspect::render_inspection_text(data->inspection, style), style.width);
+  return data == nullptr
+             ? std::string()
+             : report::fit_lines(inspect::render_inspection_text(data->inspection, style), style.width);
 }
 
 std::string wrap_text(std::string_view text, std::size_t width, std::string_view first_prefix,
@@ -255,7 +258,8 @@ std::optional<std::string> explain_finding(std::string_view id, const Terminal& 
     } else if (line.empty()) {
       flush();
       out += "\n";
-    } else if (line.starts_with("Severity rule") || line.starts_with("Evidence") || line.starts_with("Remedy")) {
+    } else if (line.starts_with("Severity rule") || line.starts_with("Evidence") ||
+               line.starts_with("Remedy")) {
       flush(); // the reference's labelled parts each start a paragraph of their own
       paragraph = std::string(line);
     } else if (line.starts_with("- ") || line.starts_with("* ")) {
@@ -278,8 +282,9 @@ std::optional<std::string> explain_finding_json(std::string_view id) {
   const auto* definition = findings::find_definition(id);
   nlohmann::ordered_json out;
   out["id"] = std::string(id);
-  out["severity"] = definition != nullptr ? nlohmann::ordered_json(std::string(findings::to_string(definition->severity)))
-                                          : nlohmann::ordered_json(nullptr);
+  out["severity"] = definition != nullptr
+                        ? nlohmann::ordered_json(std::string(findings::to_string(definition->severity)))
+                        : nlohmann::ordered_json(nullptr);
   out["summary"] = definition != nullptr ? nlohmann::ordered_json(std::string(definition->summary))
                                          : nlohmann::ordered_json(nullptr);
   out["remedy"] = definition != nullptr ? nlohmann::ordered_json(std::string(definition->remedy))
@@ -399,7 +404,8 @@ StyledExit styled_exit(const Report& report, std::string_view style, bool json) 
   const auto exit_style = report::parse_exit_style(style).value_or(report::ExitStyle::cudadiag);
   const auto& done = core(report);
   StyledExit out;
-  out.exit_code = report::styled_exit_code(exit_style, done.summary.exit_code, done.summary.errors, done.summary.warnings);
+  out.exit_code = report::styled_exit_code(exit_style, done.summary.exit_code, done.summary.errors,
+                                           done.summary.warnings);
   if (exit_style != report::ExitStyle::cudadiag && !json) {
     out.status_line = report::status_line(exit_style, report::report_to_json(done), out.exit_code);
   }
@@ -455,11 +461,14 @@ DiffOutcome diff(const DiffRequest& request, bool json, const Terminal& terminal
   out.equivalent = result.equivalent();
   out.rendered =
       json ? diff::diff_to_json(result).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"
-           : report::fit_lines(diff::render_diff_text(result, text_style(terminal)), text_style(terminal).width);
+           : report::fit_lines(diff::render_diff_text(result, text_style(terminal)),
+                               text_style(terminal).width);
   return out;
 }
 
-std::string_view fleet_parser() { return fleet::parser_name(); }
+std::string_view fleet_parser() {
+  return fleet::parser_name();
+}
 
 std::optional<std::string> faster_fleet_program(const std::string& executable) {
   if (fleet::parser_name() == "simdjson") {
@@ -489,7 +498,8 @@ FleetOutcome fleet(const FleetRequest& request, bool json, const Terminal& termi
   if (builder.node_count() == 0) {
     const auto summary = std::move(builder).finish(settings);
     for (const auto& problem : summary.problems) {
-      out.errors.push_back(problem.source + (problem.line > 0 ? " line " + std::to_string(problem.line) : "") + ": " +
+      out.errors.push_back(problem.source +
+                           (problem.line > 0 ? " line " + std::to_string(problem.line) : "") + ": " +
                            problem.message);
     }
     out.errors.emplace_back(
@@ -506,12 +516,14 @@ FleetOutcome fleet(const FleetRequest& request, bool json, const Terminal& termi
       return out;
     }
   }
-  out.rendered = json ? fleet::fleet_to_json(summary).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"
-                      // Host and device names come from other machines: no escape sequence of theirs
-                      // reaches the terminal.
-                      : report::fit_lines(report::escape_controls(fleet::render_fleet_text(summary, text_style(terminal)),
-                                                                  text_style(terminal)),
-                                          text_style(terminal).width);
+  out.rendered =
+      json
+          ? fleet::fleet_to_json(summary).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"
+          // Host and device names come from other machines: no escape sequence of theirs
+          // reaches the terminal.
+          : report::fit_lines(report::escape_controls(fleet::render_fleet_text(summary, text_style(terminal)),
+                                                      text_style(terminal)),
+                              text_style(terminal).width);
   out.exit_code = summary.exit_code;
   return out;
 }

@@ -146,7 +146,8 @@ struct CompletionCommand {
 // The script for `shell` ("bash", "zsh", "fish"), completing the subcommands, each one's options
 // (and the top level's, which every subcommand accepts) and `words`. `commands` starts with the top
 // level. nullopt for another shell.
-std::optional<std::string> completion_script(std::string_view shell, const std::vector<CompletionCommand>& commands);
+std::optional<std::string> completion_script(std::string_view shell,
+                                             const std::vector<CompletionCommand>& commands);
 
 // ---- Report files: one row per format (src/report/output_formats.hpp).
 

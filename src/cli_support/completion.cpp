@@ -33,7 +33,8 @@ std::vector<std::string> option_names(const CompletionCommand& command) {
 }
 
 // The options of `command` that take a value from a fixed set: "name) choices" for a case statement.
-std::vector<std::pair<std::string, std::string>> value_choices(const std::vector<CompletionCommand>& commands) {
+std::vector<std::pair<std::string, std::string>>
+value_choices(const std::vector<CompletionCommand>& commands) {
   std::vector<std::pair<std::string, std::string>> out;
   for (const auto& command : commands) {
     for (const auto& option : command.options) {
@@ -60,21 +61,27 @@ std::string bash(const std::vector<CompletionCommand>& commands) {
                     "  (( COMP_CWORD > 0 )) && prev=\"${COMP_WORDS[COMP_CWORD-1]}\"\n"
                     "  for (( i = 1; i < COMP_CWORD; i++ )); do\n"
                     "    case \"${COMP_WORDS[i]}\" in\n"
-                    "      " + joined(names, "|") + ") command=\"${COMP_WORDS[i]}\"; break ;;\n"
+                    "      " +
+                    joined(names, "|") +
+                    ") command=\"${COMP_WORDS[i]}\"; break ;;\n"
                     "    esac\n"
                     "  done\n"
                     "  case \"$prev\" in\n";
   for (const auto& [name, choices] : value_choices(commands)) {
-    out += "    " + name + ") COMPREPLY=( $(compgen -W '" + single_quoted(choices) + "' -- \"$cur\") ); return ;;\n";
+    out += "    " + name + ") COMPREPLY=( $(compgen -W '" + single_quoted(choices) +
+           "' -- \"$cur\") ); return ;;\n";
   }
   out += "  esac\n"
-         "  local global='" + single_quoted(joined(option_names(top))) + "' options words\n"
+         "  local global='" +
+         single_quoted(joined(option_names(top))) +
+         "' options words\n"
          "  case \"$command\" in\n"
-         "    '') options=\"$global\"; words='" + single_quoted(joined(names)) + "' ;;\n";
+         "    '') options=\"$global\"; words='" +
+         single_quoted(joined(names)) + "' ;;\n";
   for (std::size_t i = 1; i < commands.size(); ++i) {
     const auto& command = commands[i];
-    out += "    " + command.name + ") options=\"$global " + single_quoted(joined(option_names(command))) + "\"; words='" +
-           single_quoted(joined(command.words)) + "' ;;\n";
+    out += "    " + command.name + ") options=\"$global " + single_quoted(joined(option_names(command))) +
+           "\"; words='" + single_quoted(joined(command.words)) + "' ;;\n";
   }
   out += "  esac\n"
          "  if [[ \"$cur\" == -* ]]; then\n"
@@ -107,7 +114,9 @@ std::string zsh(const std::vector<CompletionCommand>& commands) {
   out += "  )\n"
          "  for word in ${words[2,CURRENT-1]}; do\n"
          "    case $word in\n"
-         "      (" + joined(names, "|") + ") command=$word; break ;;\n"
+         "      (" +
+         joined(names, "|") +
+         ") command=$word; break ;;\n"
          "    esac\n"
          "  done\n"
          "  case ${words[CURRENT-1]} in\n";
@@ -116,12 +125,15 @@ std::string zsh(const std::vector<CompletionCommand>& commands) {
   }
   out += "  esac\n"
          "  local -a global\n"
-         "  global=(" + joined(option_names(top)) + ")\n"
+         "  global=(" +
+         joined(option_names(top)) +
+         ")\n"
          "  if [[ $PREFIX == -* ]]; then\n"
          "    case $command in\n"
          "      ('') compadd -- $global ;;\n";
   for (std::size_t i = 1; i < commands.size(); ++i) {
-    out += "      (" + commands[i].name + ") compadd -- $global " + joined(option_names(commands[i])) + " ;;\n";
+    out +=
+        "      (" + commands[i].name + ") compadd -- $global " + joined(option_names(commands[i])) + " ;;\n";
   }
   out += "    esac\n"
          "    return\n"
@@ -153,8 +165,7 @@ std::string fish(const std::vector<CompletionCommand>& commands) {
   }
   for (std::size_t i = 0; i < commands.size(); ++i) {
     const auto& command = commands[i];
-    const std::string condition =
-        i == 0 ? "" : " -n '__fish_seen_subcommand_from " + command.name + "'";
+    const std::string condition = i == 0 ? "" : " -n '__fish_seen_subcommand_from " + command.name + "'";
     for (const auto& option : command.options) {
       std::string line = "complete -c cudadiag" + condition;
       for (const auto& name : option.names) {
@@ -176,7 +187,8 @@ std::string fish(const std::vector<CompletionCommand>& commands) {
 
 } // namespace
 
-std::optional<std::string> completion_script(std::string_view shell, const std::vector<CompletionCommand>& commands) {
+std::optional<std::string> completion_script(std::string_view shell,
+                                             const std::vector<CompletionCommand>& commands) {
   if (commands.empty()) {
     return std::nullopt;
   }

@@ -1,8 +1,7 @@
 // `cudadiag find --for FRAMEWORK NAME`: the copy of a library a framework's own CUDA library binds
 // (linkage/framework_load.hpp), next to the copy CUDA Python would pick.
-#include "cli_support/cli_support.hpp"
-
 #include "api/plans.hpp"
+#include "cli_support/cli_support.hpp"
 #include "core/filesystem.hpp"
 #include "core/text.hpp"
 #include "linkage/framework_load.hpp"
@@ -28,7 +27,9 @@ std::string how_bound(const linkage::Closure& closure, const linkage::LoadedObje
 }
 
 // The path as a user writes it: "torch/lib/../../nvidia" folded (the loader keeps it as opened).
-std::string normal(const std::string& path) { return std::filesystem::path(path).lexically_normal().string(); }
+std::string normal(const std::string& path) {
+  return std::filesystem::path(path).lexically_normal().string();
+}
 
 } // namespace
 
@@ -38,7 +39,8 @@ FrameworkFind find_for_framework(const Options& options, std::string_view framew
   const auto* spec = probes::find_component(name, probes::ComponentKind::dynamic_lib);
   if (spec == nullptr) {
     result.exit_code = 2;
-    result.error = "--for answers for a library (cudnn, cublas, nccl, ...); '" + std::string(name) + "' is not one";
+    result.error =
+        "--for answers for a library (cudnn, cublas, nccl, ...); '" + std::string(name) + "' is not one";
     return result;
   }
   Options asked = options;
@@ -68,7 +70,8 @@ FrameworkFind find_for_framework(const Options& options, std::string_view framew
   const std::string who = load.value().framework + " " + load.value().version;
   if (bound == nullptr) {
     result.exit_code = 1;
-    result.error = who + " does not load " + std::string(spec->name) + ": none of " + join(std::vector<std::string>(spec->file_names.begin(), spec->file_names.end()), ", ") +
+    result.error = who + " does not load " + std::string(spec->name) + ": none of " +
+                   join(std::vector<std::string>(spec->file_names.begin(), spec->file_names.end()), ", ") +
                    " is in the dependency closure of " + load.value().library +
                    (closure.loads() ? "" : " (which does not load: run with --explain)");
   }
@@ -101,7 +104,8 @@ FrameworkFind find_for_framework(const Options& options, std::string_view framew
     if (picks != 0) {
       opened += std::to_string(picks) +
                 (torch ? " libraries its _preload_cuda_deps globs pick on sys.path (ctypes.CDLL), then "
-                       : " libraries its plugin's _load_nvidia_libraries opens from the nvidia packages (ctypes), then ");
+                       : " libraries its plugin's _load_nvidia_libraries opens from the nvidia packages "
+                         "(ctypes), then ");
       picks = 0;
     }
   };
@@ -116,7 +120,8 @@ FrameworkFind find_for_framework(const Options& options, std::string_view framew
   end_picks();
   result.text += line(who + " opens " + opened + load.value().library + ".");
   if (opened_first) {
-    result.text += line(opened_first->statement + " (" + opened_first->model + "): " + opened_first->branch + ".");
+    result.text +=
+        line(opened_first->statement + " (" + opened_first->model + "): " + opened_first->branch + ".");
     if (opened_first->import_error) {
       result.text += line(opened_first->statement + " fails: " + *opened_first->import_error);
     }
@@ -126,11 +131,13 @@ FrameworkFind find_for_framework(const Options& options, std::string_view framew
     std::string how = how_bound(closure, *bound);
     if (const auto* glob = picked_by_glob(bound->path)) {
       how = torch ? "preloaded by torch's glob " + glob->pattern + " (the first match on sys.path" +
-                        (glob->passed_over.empty() ? std::string() : "; passed over: " + join(glob->passed_over, ", ")) + ")"
+                        (glob->passed_over.empty() ? std::string()
+                                                   : "; passed over: " + join(glob->passed_over, ", ")) +
+                        ")"
                   : "preloaded by the plugin's _load_nvidia_libraries from nvidia." + glob->folder;
     }
-    result.text += line(std::string(spec->name) + ": " + fs::basename(bound->names.front()) + ", " + how + ": " +
-                        shown + (shown == bound->path ? "" : " (opened as " + bound->path + ")"));
+    result.text += line(std::string(spec->name) + ": " + fs::basename(bound->names.front()) + ", " + how +
+                        ": " + shown + (shown == bound->path ? "" : " (opened as " + bound->path + ")"));
     if (!selected.empty()) {
       const auto ours = fs::real_path(selected);
       const auto theirs = fs::real_path(bound->path);
@@ -145,17 +152,20 @@ FrameworkFind find_for_framework(const Options& options, std::string_view framew
       const bool ours = std::any_of(spec->file_names.begin(), spec->file_names.end(),
                                     [&](std::string_view file) { return file.starts_with(stem + "."); });
       if (ours) {
-        result.text += line("torch's glob " + glob.pattern + " " +
-                            (glob.path.empty() ? std::string("matched nothing on sys.path")
-                                               : "picked " + glob.path + " (" + glob.outcome + ")" +
-                                                     (glob.passed_over.empty() ? std::string()
-                                                                               : "; passed over: " + join(glob.passed_over, ", "))) +
-                            ": it is not a name " + who + " needs.");
+        result.text +=
+            line("torch's glob " + glob.pattern + " " +
+                 (glob.path.empty()
+                      ? std::string("matched nothing on sys.path")
+                      : "picked " + glob.path + " (" + glob.outcome + ")" +
+                            (glob.passed_over.empty() ? std::string()
+                                                      : "; passed over: " + join(glob.passed_over, ", "))) +
+                 ": it is not a name " + who + " needs.");
       }
     }
   }
   for (const auto& missing : closure.missing) {
-    result.text += line("missing: " + missing.name + ", needed by " + closure.objects[missing.needed_by].path);
+    result.text +=
+        line("missing: " + missing.name + ", needed by " + closure.objects[missing.needed_by].path);
   }
   if (closure.root_error) {
     result.text += line("cannot open: " + *closure.root_error);

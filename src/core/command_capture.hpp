@@ -1,7 +1,8 @@
 #pragma once
 // Runs one external command and captures what it prints: the bundle's raw evidence (`nvidia-smi
-// -q`) and discovery's `--python` interpreter probe. The command runs with the snapshot's variables and working directory, stdin on
-// /dev/null, no shell, in its own process group; at the deadline the whole group is killed.
+// -q`) and discovery's `--python` interpreter probe. The command runs with the snapshot's variables and
+// working directory, stdin on /dev/null, no shell, in its own process group; at the deadline the whole group
+// is killed.
 
 #include "core/environment.hpp"
 #include "core/expected.hpp"

@@ -22,16 +22,14 @@ public:
 
   void set(std::string name, std::string value) { m_vars[std::move(name)] = std::move(value); }
   void unset(const std::string& name) { m_vars.erase(name); }
-  [[nodiscard]] const std::map<std::string, std::string, std::less<>>& variables() const {
-    return m_vars;
-  }
+  [[nodiscard]] const std::map<std::string, std::string, std::less<>>& variables() const { return m_vars; }
 
   // The home directory: $HOME when set and non-empty, else passwd_home when set, else uid's passwd
   // entry, looked up then.
   [[nodiscard]] std::string home() const;
 
-  std::string cwd;          // the working directory at capture time ("" if unreadable)
-  unsigned uid = 0;         // real user id
+  std::string cwd;  // the working directory at capture time ("" if unreadable)
+  unsigned uid = 0; // real user id
   // A home directory to use instead of uid's passwd entry (tests, redaction of a recorded
   // environment); capture() leaves it empty: the passwd database is asked only when the answer is
   // needed (a lookup can go to LDAP or sssd on a cluster node).
@@ -69,7 +67,10 @@ struct SystemLayout {
   // glibc's trusted directories, searched after ld.so.cache, in order.
   std::vector<std::string> default_lib_dirs = {"/lib/" + std::string(k_host_multiarch),
                                                "/usr/lib/" + std::string(k_host_multiarch),
-                                               "/lib64", "/usr/lib64", "/lib", "/usr/lib"};
+                                               "/lib64",
+                                               "/usr/lib64",
+                                               "/lib",
+                                               "/usr/lib"};
   // Parents of system toolkits: <parent>/cuda and <parent>/cuda-X.Y.
   std::vector<std::string> toolkit_parents = {"/usr/local"};
   // The target triple used by toolkit and conda layouts (targets/<triple>/lib).

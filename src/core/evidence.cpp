@@ -34,7 +34,8 @@ EvidenceValue& Evidence::operator[](std::string_view name) {
   const auto at = lower_bound(m_fields, name);
   const auto index = static_cast<std::size_t>(at - m_fields.cbegin());
   if (at == m_fields.cend() || at->first != name) {
-    m_fields.emplace(m_fields.begin() + static_cast<std::ptrdiff_t>(index), std::string(name), EvidenceValue());
+    m_fields.emplace(m_fields.begin() + static_cast<std::ptrdiff_t>(index), std::string(name),
+                     EvidenceValue());
   }
   return m_fields[index].second;
 }
@@ -70,7 +71,9 @@ const std::string* Evidence::string(std::string_view name) const {
   return value != nullptr ? value->string() : nullptr;
 }
 
-bool operator==(const Evidence& a, const Evidence& b) { return a.m_fields == b.m_fields; }
+bool operator==(const Evidence& a, const Evidence& b) {
+  return a.m_fields == b.m_fields;
+}
 
 EvidenceValue::EvidenceValue(std::initializer_list<EvidenceField> fields) : m_value(Evidence(fields)) {}
 

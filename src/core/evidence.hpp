@@ -69,8 +69,8 @@ public:
   EvidenceValue(std::nullptr_t) {}
   EvidenceValue(bool value) : m_value(value) {}
   template <class T>
-    requires(std::is_integral_v<T> && !std::is_same_v<T, bool> && !std::is_same_v<T, char>)
-  EvidenceValue(T value) {
+  requires(std::is_integral_v<T> && !std::is_same_v<T, bool> && !std::is_same_v<T, char>)
+      EvidenceValue(T value) {
     if constexpr (std::is_signed_v<T>) {
       m_value = static_cast<std::int64_t>(value);
     } else {
@@ -91,8 +91,8 @@ public:
     }
   }
   template <class T>
-    requires(!std::is_same_v<T, EvidenceValue>)
-  EvidenceValue(const std::vector<T>& values) : m_value(List(values.begin(), values.end())) {}
+  requires(!std::is_same_v<T, EvidenceValue>) EvidenceValue(const std::vector<T>& values)
+      : m_value(List(values.begin(), values.end())) {}
   template <class T> EvidenceValue(const std::map<std::string, T>& values);
 
   [[nodiscard]] bool is_null() const { return std::holds_alternative<std::monostate>(m_value); }
@@ -121,7 +121,8 @@ public:
   void push_back(EvidenceValue value);
 
   // The alternatives, for renderers that visit every kind.
-  using Variant = std::variant<std::monostate, bool, std::int64_t, std::uint64_t, double, std::string, List, Evidence>;
+  using Variant =
+      std::variant<std::monostate, bool, std::int64_t, std::uint64_t, double, std::string, List, Evidence>;
   [[nodiscard]] const Variant& variant() const { return m_value; }
 
   // Numbers compare by value across kinds (8 == 8U == 8.0), as the JSON they render to does.
@@ -136,8 +137,12 @@ struct EvidenceField {
   EvidenceValue value;
 };
 
-inline bool Evidence::empty() const { return m_fields.empty(); }
-inline std::size_t Evidence::size() const { return m_fields.size(); }
+inline bool Evidence::empty() const {
+  return m_fields.empty();
+}
+inline std::size_t Evidence::size() const {
+  return m_fields.size();
+}
 
 template <class T> EvidenceValue::EvidenceValue(const std::map<std::string, T>& values) {
   Evidence record;

@@ -18,8 +18,8 @@ struct Error {
 
 template <class T> class Expected {
 public:
-  Expected(T value) : m_state(std::move(value)) {}         // NOLINT(google-explicit-constructor)
-  Expected(Error error) : m_state(std::move(error)) {}     // NOLINT(google-explicit-constructor)
+  Expected(T value) : m_state(std::move(value)) {}     // NOLINT(google-explicit-constructor)
+  Expected(Error error) : m_state(std::move(error)) {} // NOLINT(google-explicit-constructor)
 
   [[nodiscard]] bool has_value() const { return m_state.index() == 0; }
   explicit operator bool() const { return has_value(); }
@@ -64,9 +64,9 @@ private:
 
 // Evaluates `expression` (an Expected) and returns its Error from the calling function when it
 // holds one; the calling function returns an Expected of any type.
-#define CUDADIAG_TRY(expression)                                                                      \
-  do {                                                                                                \
-    if (auto cudadiag_try_result = (expression); !cudadiag_try_result) {                              \
-      return cudadiag_try_result.error();                                                             \
-    }                                                                                                 \
+#define CUDADIAG_TRY(expression)                                                                             \
+  do {                                                                                                       \
+    if (auto cudadiag_try_result = (expression); !cudadiag_try_result) {                                     \
+      return cudadiag_try_result.error();                                                                    \
+    }                                                                                                        \
   } while (false)

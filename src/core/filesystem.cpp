@@ -4,7 +4,6 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,11 +13,14 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <sys/stat.h>
 
 namespace cudadiag::fs {
 namespace {
 
-bool stat_follow(const std::string& path, struct stat& st) { return ::stat(path.c_str(), &st) == 0; }
+bool stat_follow(const std::string& path, struct stat& st) {
+  return ::stat(path.c_str(), &st) == 0;
+}
 
 struct MallocFree {
   void operator()(char* text) const { std::free(text); }
@@ -83,8 +85,8 @@ Expected<std::vector<std::string>> list_directory_in_order(const std::string& pa
   return list_directory_matching(path, [](std::string_view) { return true; });
 }
 
-Expected<std::vector<std::string>> list_directory_matching(const std::string& path,
-                                                           const std::function<bool(std::string_view)>& keep) {
+Expected<std::vector<std::string>>
+list_directory_matching(const std::string& path, const std::function<bool(std::string_view)>& keep) {
   std::unique_ptr<DIR, DirectoryCloser> dir(::opendir(path.c_str()));
   if (!dir) {
     return Error{std::strerror(errno)};
@@ -101,7 +103,8 @@ Expected<std::vector<std::string>> list_directory_matching(const std::string& pa
 
 DirectoryNames read_directory_names(int fd, std::size_t max_entries) {
   DirectoryNames out;
-  std::vector<std::pair<std::size_t, std::size_t>> spans; // offset, length in `text`: viewed once it stops growing
+  std::vector<std::pair<std::size_t, std::size_t>>
+      spans; // offset, length in `text`: viewed once it stops growing
   alignas(dirent64) char buffer[32 * 1024];
   for (;;) {
     const ssize_t got = ::getdents64(fd, buffer, sizeof buffer);
@@ -185,7 +188,8 @@ Expected<std::size_t> read_at(int fd, std::uint64_t offset, void* out, std::size
   }
   std::size_t done = 0;
   while (done < length) {
-    const ssize_t got = ::pread(fd, static_cast<char*>(out) + done, length - done, static_cast<off_t>(offset + done));
+    const ssize_t got =
+        ::pread(fd, static_cast<char*>(out) + done, length - done, static_cast<off_t>(offset + done));
     if (got < 0 && errno == EINTR) {
       continue;
     }

@@ -52,8 +52,8 @@ struct DirectoryNames {
   // names[i]'s first eight bytes as one big-endian number (NUL-padded: no name holds a NUL), in
   // the same order: lookups compare integers and look at a name only where two of these are equal.
   std::vector<std::uint64_t> prefixes;
-  std::vector<char> text;              // the names back to back
-  bool complete = true;                // false: more than the limit; `names` is then empty
+  std::vector<char> text; // the names back to back
+  bool complete = true;   // false: more than the limit; `names` is then empty
 
   // The index of the first name not less than `name` (bytewise), names.size() when there is none.
   [[nodiscard]] std::size_t lower_bound(std::string_view name) const;

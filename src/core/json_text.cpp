@@ -61,7 +61,8 @@ char* grow(std::string& out, std::size_t count) {
 
 // An optional ',', then (unless `indent` is negative) a line break indented `depth` levels.
 void append_separator(std::string& out, bool comma, int indent, int depth) {
-  const std::size_t spaces = indent < 0 ? 0 : static_cast<std::size_t>(depth) * static_cast<std::size_t>(indent);
+  const std::size_t spaces =
+      indent < 0 ? 0 : static_cast<std::size_t>(depth) * static_cast<std::size_t>(indent);
   const std::size_t count = (comma ? 1 : 0) + (indent < 0 ? 0 : 1 + spaces);
   if (count == 0) {
     return;
@@ -76,7 +77,9 @@ void append_separator(std::string& out, bool comma, int indent, int depth) {
   }
 }
 
-void append_newline(std::string& out, int indent, int depth) { append_separator(out, false, indent, depth); }
+void append_newline(std::string& out, int indent, int depth) {
+  append_separator(out, false, indent, depth);
+}
 
 // Whether the 8 bytes of `word` are all printable ASCII other than '"' and '\\': none is below
 // 0x20 (subtracting 0x20 from each borrows into the high bit only for those), none has its high
@@ -86,7 +89,8 @@ bool is_plain_word(std::uint64_t word) {
   constexpr std::uint64_t k_highs = 0x8080808080808080ULL;
   const auto has_zero_byte = [](std::uint64_t value) { return (value - k_ones) & ~value & k_highs; };
   const std::uint64_t control = (word - 0x20 * k_ones) & ~word & k_highs;
-  return ((word & k_highs) | control | has_zero_byte(word ^ ('"' * k_ones)) | has_zero_byte(word ^ ('\\' * k_ones))) == 0;
+  return ((word & k_highs) | control | has_zero_byte(word ^ ('"' * k_ones)) |
+          has_zero_byte(word ^ ('\\' * k_ones))) == 0;
 }
 
 std::uint64_t load_word(const char* at) {
@@ -100,9 +104,9 @@ std::uint64_t load_word(const char* at) {
 // (as negative numbers) those from 0x80 up.
 bool is_plain_block(const char* at) {
   const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(at));
-  const __m128i refused =
-      _mm_or_si128(_mm_cmplt_epi8(bytes, _mm_set1_epi8(0x20)),
-                   _mm_or_si128(_mm_cmpeq_epi8(bytes, _mm_set1_epi8('"')), _mm_cmpeq_epi8(bytes, _mm_set1_epi8('\\'))));
+  const __m128i refused = _mm_or_si128(
+      _mm_cmplt_epi8(bytes, _mm_set1_epi8(0x20)),
+      _mm_or_si128(_mm_cmpeq_epi8(bytes, _mm_set1_epi8('"')), _mm_cmpeq_epi8(bytes, _mm_set1_epi8('\\'))));
   return _mm_movemask_epi8(refused) == 0;
 }
 #endif
@@ -168,8 +172,7 @@ void append_key(std::string& out, std::string_view name, int indent) {
   std::memcpy(at + 1 + name.size(), "\": ", 1 + colon);
 }
 
-template <typename Integer>
-void append_integer(std::string& out, Integer number) {
+template <typename Integer> void append_integer(std::string& out, Integer number) {
   char digits[24];
   const auto [end, error] = std::to_chars(digits, digits + sizeof digits, number);
   out.append(digits, end);
@@ -178,7 +181,8 @@ void append_integer(std::string& out, Integer number) {
 // An array of `count` elements at `depth`: the brackets, separators and lines, with
 // `write_element(i)` appending element i (at `depth` + 1) where it goes.
 template <class WriteElement>
-void append_array(std::string& out, std::size_t count, int indent, int depth, const WriteElement& write_element) {
+void append_array(std::string& out, std::size_t count, int indent, int depth,
+                  const WriteElement& write_element) {
   if (count == 0) {
     out += "[]";
     return;
@@ -239,11 +243,13 @@ private:
     // The long arrays near the top (a report's closures) are written element by element on
     // several threads, each into its own text, then joined in order.
     if (m_parallel && node.size() >= k_parallel_elements) {
-      append_joined_array(m_out, parallel_map<std::string>(node.size(), [&](std::size_t i) {
-                            std::string part;
-                            Writer(part, m_indent, false).value(node[i], depth + 1);
-                            return part;
-                          }),
+      append_joined_array(m_out,
+                          parallel_map<std::string>(node.size(),
+                                                    [&](std::size_t i) {
+                                                      std::string part;
+                                                      Writer(part, m_indent, false).value(node[i], depth + 1);
+                                                      return part;
+                                                    }),
                           m_indent, depth);
       return;
     }
@@ -264,9 +270,12 @@ std::string dump_json(const nlohmann::json& value, int indent) {
   return out;
 }
 
-JsonStream::JsonStream(std::string& out, int indent, int depth) : m_out(out), m_indent(indent), m_base_depth(depth) {}
+JsonStream::JsonStream(std::string& out, int indent, int depth)
+    : m_out(out), m_indent(indent), m_base_depth(depth) {}
 
-int JsonStream::depth() const { return m_base_depth + static_cast<int>(m_levels.size()); }
+int JsonStream::depth() const {
+  return m_base_depth + static_cast<int>(m_levels.size());
+}
 
 // Before a value: inside an array, its separator and line; inside an object, key() wrote them.
 void JsonStream::before_value() {
@@ -418,14 +427,13 @@ void JsonStream::array_of(std::size_t count, const std::function<void(JsonStream
     }
     return part;
   };
-  auto parts = count >= k_parallel_elements ? parallel_map<std::string>(count, write_one)
-                                                  : [&] {
-                                                      std::vector<std::string> serial;
-                                                      for (std::size_t i = 0; i < count; ++i) {
-                                                        serial.push_back(write_one(i));
-                                                      }
-                                                      return serial;
-                                                    }();
+  auto parts = count >= k_parallel_elements ? parallel_map<std::string>(count, write_one) : [&] {
+    std::vector<std::string> serial;
+    for (std::size_t i = 0; i < count; ++i) {
+      serial.push_back(write_one(i));
+    }
+    return serial;
+  }();
   if (m_pieces == nullptr) {
     append_joined_array(m_out, parts, m_indent, depth());
     return;

@@ -4,14 +4,13 @@
 #include "core/unique_fd.hpp"
 
 #include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <utility>
 
 namespace cudadiag::fs {

@@ -23,8 +23,7 @@ public:
   OnceFlag(const OnceFlag&) = delete;
   OnceFlag& operator=(const OnceFlag&) = delete;
 
-  template <class Function>
-  void call(Function&& f) {
+  template <class Function> void call(Function&& f) {
     if (m_state.load(std::memory_order_acquire) == k_done) {
       return;
     }

@@ -25,8 +25,7 @@
 
 namespace cudadiag {
 
-template <class Value>
-class OnceMap {
+template <class Value> class OnceMap {
 public:
   OnceMap() = default;
   OnceMap(const OnceMap&) = delete;
@@ -40,8 +39,7 @@ public:
   }
 
   // The value for `key`; `compute()` runs on the first question only.
-  template <class Compute>
-  const Value& get(const std::string& key, Compute&& compute) const {
+  template <class Compute> const Value& get(const std::string& key, Compute&& compute) const {
     Node& node = node_for(key);
     node.once.call([&] { node.value = compute(); });
     return node.value;
@@ -89,7 +87,8 @@ private:
     auto made = std::make_unique<Node>(key, hash);
     for (;;) {
       made->next = first;
-      if (head.compare_exchange_weak(first, made.get(), std::memory_order_release, std::memory_order_acquire)) {
+      if (head.compare_exchange_weak(first, made.get(), std::memory_order_release,
+                                     std::memory_order_acquire)) {
         m_size.fetch_add(1, std::memory_order_relaxed);
         return *made.release();
       }

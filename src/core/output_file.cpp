@@ -5,7 +5,6 @@
 
 #include <fcntl.h>
 #include <pthread.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -13,6 +12,7 @@
 #include <cstring>
 #include <ctime>
 #include <optional>
+#include <sys/stat.h>
 #include <thread>
 
 namespace cudadiag::output {
@@ -162,8 +162,9 @@ Expected<void> write_through(const std::string& open_path, int flags, std::strin
 
 // Creates or replaces the regular file at `target` (no links left to follow) through a temporary
 // file beside it. `existing` is the file being replaced, when there is one.
-Expected<void> replace_atomically(const std::string& target, const struct stat* existing, std::string_view content,
-                                  const OutputFileOptions& options, const std::string& path) {
+Expected<void> replace_atomically(const std::string& target, const struct stat* existing,
+                                  std::string_view content, const OutputFileOptions& options,
+                                  const std::string& path) {
   std::string temp = fs::join(fs::parent(target), "." + fs::basename(target) + ".tmp-XXXXXX");
   UniqueFd fd(::mkostemp(temp.data(), O_CLOEXEC));
   if (fd.get() < 0) {
@@ -210,7 +211,8 @@ Expected<void> replace_atomically(const std::string& target, const struct stat* 
 
 } // namespace
 
-Expected<void> write_output_file(const std::string& path, std::string_view content, const OutputFileOptions& options) {
+Expected<void> write_output_file(const std::string& path, std::string_view content,
+                                 const OutputFileOptions& options) {
   if (path.empty()) {
     return Error{"cannot write an empty path"};
   }

@@ -3,6 +3,8 @@
 // (listing directories, reading ELF headers and package metadata) and whose results are stored by
 // index, so that the output does not depend on which thread ran what.
 
+#include "core/worker_pool.hpp"
+
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
@@ -14,8 +16,6 @@
 #include <system_error>
 #include <thread>
 #include <vector>
-
-#include "core/worker_pool.hpp"
 
 namespace cudadiag {
 

@@ -2,10 +2,10 @@
 
 #include "core/filesystem.hpp"
 
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <array>
+#include <sys/stat.h>
 
 namespace cudadiag::fs {
 namespace {

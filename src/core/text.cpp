@@ -91,7 +91,9 @@ std::vector<std::string_view> split_lines(std::string_view text) {
   return lines;
 }
 
-bool is_valid_utf8(std::string_view text) { return utf8::first_invalid(text) == std::string_view::npos; }
+bool is_valid_utf8(std::string_view text) {
+  return utf8::first_invalid(text) == std::string_view::npos;
+}
 
 std::string printable(std::string_view text) {
   static constexpr std::string_view k_hex = "0123456789abcdef";

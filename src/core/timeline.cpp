@@ -21,7 +21,8 @@ struct Record {
 };
 
 long long now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
 
@@ -69,7 +70,8 @@ void write(std::FILE* out) {
   const auto origin = g_origin_ns.load();
   for (std::size_t i = 0; i < kept; ++i) {
     const auto& record = g_records[i];
-    std::fprintf(out, "%u %.1f %.1f %s %s\n", record.thread, static_cast<double>(record.start_ns - origin) / 1e3,
+    std::fprintf(out, "%u %.1f %.1f %s %s\n", record.thread,
+                 static_cast<double>(record.start_ns - origin) / 1e3,
                  static_cast<double>(record.end_ns - origin) / 1e3, record.what,
                  record.detail[0] != '\0' ? record.detail.data() : "-");
   }

@@ -6,9 +6,9 @@
 #include <sched.h>
 
 #include <chrono>
-#include <thread>
 #include <memory>
 #include <system_error>
+#include <thread>
 #include <utility>
 
 namespace cudadiag {
@@ -138,10 +138,16 @@ WorkerPool::~WorkerPool() {
   }
 }
 
-WorkerPool::Use::Use(WorkerPool& pool) : m_previous(t_active) { t_active = &pool; }
-WorkerPool::Use::~Use() { t_active = m_previous; }
+WorkerPool::Use::Use(WorkerPool& pool) : m_previous(t_active) {
+  t_active = &pool;
+}
+WorkerPool::Use::~Use() {
+  t_active = m_previous;
+}
 
-WorkerPool* WorkerPool::active() { return t_active; }
+WorkerPool* WorkerPool::active() {
+  return t_active;
+}
 
 void WorkerPool::share(std::size_t helpers, const std::function<void()>& work) {
   auto section = std::make_shared<Section>();

@@ -34,7 +34,8 @@ public:
     return reinterpret_cast<Fn>(lookup(name, versions, exported));
   }
   template <class Fn>
-  void resolve(Fn& slot, const char* name, std::initializer_list<int> versions = {cu::k_proc_address_base_version},
+  void resolve(Fn& slot, const char* name,
+               std::initializer_list<int> versions = {cu::k_proc_address_base_version},
                const char* exported = nullptr) {
     slot = resolve<Fn>(name, versions, exported);
   }

@@ -26,9 +26,9 @@ using VersionFn = Result (*)(unsigned int*, unsigned int*);              // nvJi
 using CreateFn = Result (*)(Handle*, std::uint32_t, const char* const*); // __nvJitLinkCreate_13_0
 using DestroyFn = Result (*)(Handle*);                                   // __nvJitLinkDestroy_13_0
 // The linking entry points (the jit self-test).
-constexpr int k_input_ltoir = 3;                                           // NVJITLINK_INPUT_LTOIR
+constexpr int k_input_ltoir = 3;                                                  // NVJITLINK_INPUT_LTOIR
 using AddDataFn = Result (*)(Handle, int, const void*, std::size_t, const char*); // nvJitLinkAddData
-using CompleteFn = Result (*)(Handle);                                     // nvJitLinkComplete
+using CompleteFn = Result (*)(Handle);                                            // nvJitLinkComplete
 using GetSizeFn = Result (*)(Handle, std::size_t*); // nvJitLinkGetLinkedCubinSize, GetErrorLogSize
 using GetDataFn = Result (*)(Handle, void*);        // nvJitLinkGetLinkedCubin
 using GetLogFn = Result (*)(Handle, char*);         // nvJitLinkGetErrorLog

@@ -35,9 +35,9 @@ constexpr unsigned k_memory_error_type_uncorrected = 1; // NVML_MEMORY_ERROR_TYP
 constexpr unsigned k_volatile_ecc = 0;                  // NVML_VOLATILE_ECC (since the last driver load)
 constexpr unsigned k_aggregate_ecc = 1;                 // NVML_AGGREGATE_ECC
 
-constexpr unsigned k_clock_graphics = 0; // NVML_CLOCK_GRAPHICS (nvmlClockType_t)
-constexpr unsigned k_clock_sm = 1;       // NVML_CLOCK_SM
-constexpr unsigned k_clock_mem = 2;      // NVML_CLOCK_MEM
+constexpr unsigned k_clock_graphics = 0;  // NVML_CLOCK_GRAPHICS (nvmlClockType_t)
+constexpr unsigned k_clock_sm = 1;        // NVML_CLOCK_SM
+constexpr unsigned k_clock_mem = 2;       // NVML_CLOCK_MEM
 constexpr unsigned k_temperature_gpu = 0; // NVML_TEMPERATURE_GPU (nvmlTemperatureSensors_t)
 
 constexpr unsigned k_system_driver_version_buffer_size = 80; // NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE
@@ -134,7 +134,7 @@ struct ProcessInfo {
   unsigned int compute_instance_id;   // computeInstanceId
 };
 inline constexpr unsigned long long k_value_not_available = ~0ULL; // NVML_VALUE_NOT_AVAILABLE
-constexpr Return k_error_insufficient_size = 7;                     // NVML_ERROR_INSUFFICIENT_SIZE
+constexpr Return k_error_insufficient_size = 7;                    // NVML_ERROR_INSUFFICIENT_SIZE
 // nvmlDeviceGetComputeRunningProcesses_v3, nvmlDeviceGetGraphicsRunningProcesses_v3
 // (device, &count in: capacity, out: needed, infos)
 using DeviceGetRunningProcessesFn = Return (*)(Device, unsigned int*, ProcessInfo*);

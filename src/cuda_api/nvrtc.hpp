@@ -25,7 +25,8 @@ using CompileProgramFn = Result (*)(Program, int, const char* const*); // nvrtcC
 using GetProgramLogSizeFn = Result (*)(Program, std::size_t*);         // nvrtcGetProgramLogSize
 using GetProgramLogFn = Result (*)(Program, char*);                    // nvrtcGetProgramLog
 using DestroyProgramFn = Result (*)(Program*);                         // nvrtcDestroyProgram
-// The compiled outputs (the jit self-test): nvrtcGetPTXSize, GetCUBINSize, GetLTOIRSize; nvrtcGetPTX, GetCUBIN, GetLTOIR.
+// The compiled outputs (the jit self-test): nvrtcGetPTXSize, GetCUBINSize, GetLTOIRSize; nvrtcGetPTX,
+// GetCUBIN, GetLTOIR.
 using GetSizeFn = Result (*)(Program, std::size_t*);
 using GetDataFn = Result (*)(Program, char*);
 } // namespace nvrtc

@@ -21,8 +21,9 @@ using Value = std::optional<std::string>;
 
 // Variables that steer where libraries come from weigh more than the rest.
 constexpr std::array<std::string_view, 10> k_search_variables = {
-    "LD_LIBRARY_PATH", "LD_PRELOAD",   "CUDA_PATH",            "CUDA_HOME",              "CONDA_PREFIX",
-    "VIRTUAL_ENV",     "PYTHONPATH",   "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "PATH"};
+    "LD_LIBRARY_PATH",        "LD_PRELOAD",  "CUDA_PATH",  "CUDA_HOME",
+    "CONDA_PREFIX",           "VIRTUAL_ENV", "PYTHONPATH", "CUDA_VISIBLE_DEVICES",
+    "NVIDIA_VISIBLE_DEVICES", "PATH"};
 
 // Variables that hold a list of directories separated by ':': compared entry by entry.
 constexpr std::array<std::string_view, 3> k_path_lists = {"PATH", "LD_LIBRARY_PATH", "PYTHONPATH"};
@@ -322,8 +323,8 @@ void compare_environment(Collector& c, const json& a, const json& b) {
       bool changed = false;
       for (const auto& entry : old_entries) {
         if (std::find(new_entries.begin(), new_entries.end(), entry) == new_entries.end()) {
-          c.compare(Area::environment, name, "entry removed", entry.empty() ? "(empty: the working directory)" : entry,
-                    std::nullopt, 0, 0);
+          c.compare(Area::environment, name, "entry removed",
+                    entry.empty() ? "(empty: the working directory)" : entry, std::nullopt, 0, 0);
           changed = true;
         }
       }

@@ -49,7 +49,8 @@ std::string parse_failure(const std::string& name, const bounded_json::Failure& 
   case Problem::truncated:
     return name + " is truncated JSON: it ends after " + std::to_string(size) +
            " bytes, before the document is complete (was the file cut off while being written or copied?)";
-  case Problem::empty: return name + " is empty: expected a cudadiag report (cudadiag --json > FILE) or bundle";
+  case Problem::empty:
+    return name + " is empty: expected a cudadiag report (cudadiag --json > FILE) or bundle";
   case Problem::syntax:
     return name + " is not JSON (syntax error at byte " + std::to_string(failure.byte) +
            "): expected a cudadiag report (cudadiag --json > FILE) or bundle (cudadiag bundle)";
@@ -93,7 +94,8 @@ Expected<LoadedReport> report_from_bytes(std::string text, const std::string& pa
   }
   auto parsed = bounded_json::parse(text, {.max_depth = k_max_report_depth, .max_bytes = k_max_input_bytes});
   if (const auto* failure = std::get_if<bounded_json::Failure>(&parsed)) {
-    return Error{parse_failure(loaded.kind == "bundle" ? name + "'s report.json" : name, *failure, text.size())};
+    return Error{
+        parse_failure(loaded.kind == "bundle" ? name + "'s report.json" : name, *failure, text.size())};
   }
   loaded.document = std::move(std::get<json>(parsed));
   const auto& document = loaded.document;

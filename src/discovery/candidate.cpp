@@ -3,10 +3,9 @@
 #include "discovery/candidate_inspection.hpp"
 #include "probes/search_strategies.hpp"
 
-#include <sys/stat.h>
-
 #include <cerrno>
 #include <cstring>
+#include <sys/stat.h>
 
 namespace cudadiag::discovery {
 
@@ -40,7 +39,8 @@ namespace {
 
 // A driver library's SONAME with no dependencies: what a stub looks like before its size is asked.
 bool stub_shaped(const elf::ElfInfo& elf) {
-  const bool driver_soname = elf.soname && (*elf.soname == "libcuda.so.1" || *elf.soname == "libnvidia-ml.so.1");
+  const bool driver_soname =
+      elf.soname && (*elf.soname == "libcuda.so.1" || *elf.soname == "libnvidia-ml.so.1");
   return driver_soname && elf.needed.empty();
 }
 
@@ -83,7 +83,8 @@ void inspect_library(Candidate& candidate) {
   // cuda-pathfinder asks os.path.isfile() and passes over a directory; glibc's dlopen opens it and
   // stops with "cannot read file data: Is a directory".
   if (!info && !fs::is_regular_file(*candidate.realpath)) {
-    candidate.rejected = fs::is_directory(*candidate.realpath) ? "a directory, not a file" : "not a regular file";
+    candidate.rejected =
+        fs::is_directory(*candidate.realpath) ? "a directory, not a file" : "not a regular file";
     candidate.pathfinder_skips = true;
     return;
   }
@@ -122,7 +123,8 @@ void inspect_headers(const ComponentSpec& spec, Candidate& candidate) {
 // decides whether linking it works. Reads the first 8 bytes.
 void inspect_link_input(ComponentKind kind, Candidate& candidate) {
   if (!fs::is_regular_file(*candidate.realpath)) {
-    candidate.rejected = fs::is_directory(*candidate.realpath) ? "a directory, not a file" : "not a regular file";
+    candidate.rejected =
+        fs::is_directory(*candidate.realpath) ? "a directory, not a file" : "not a regular file";
     candidate.pathfinder_skips = true;
     return;
   }
@@ -142,7 +144,9 @@ void inspect_link_input(ComponentKind kind, Candidate& candidate) {
     return;
   }
   // LLVM bitcode: 'B' 'C' 0xC0 0xDE, or the bitcode wrapper 0x0B17C0DE (little-endian).
-  const auto byte = [&](std::size_t i) { return i < head->size() ? static_cast<unsigned char>((*head)[i]) : 0U; };
+  const auto byte = [&](std::size_t i) {
+    return i < head->size() ? static_cast<unsigned char>((*head)[i]) : 0U;
+  };
   const bool raw = byte(0) == 'B' && byte(1) == 'C' && byte(2) == 0xC0 && byte(3) == 0xDE;
   const bool wrapped = byte(0) == 0xDE && byte(1) == 0xC0 && byte(2) == 0x17 && byte(3) == 0x0B;
   if (!raw && !wrapped) {
@@ -160,7 +164,8 @@ void inspect_binary(Candidate& candidate) {
 }
 
 Candidate inspect(const ComponentSpec& spec, const Sighting& sighting, const SystemLayout& layout,
-                  const versions::PackageDatabase* packages, const probes::DirectoryCache* dirs, bool packages_when_read) {
+                  const versions::PackageDatabase* packages, const probes::DirectoryCache* dirs,
+                  bool packages_when_read) {
   Candidate candidate;
   candidate.first = sighting;
   auto resolved = dirs != nullptr ? dirs->real_path(sighting.path) : fs::real_path(sighting.path);
@@ -181,7 +186,8 @@ Candidate inspect(const ComponentSpec& spec, const Sighting& sighting, const Sys
   // Asked later (complete_versions) when the database is still being read and the sources before
   // it give no version or only the file name's, which the database's would replace.
   const bool later = packages_when_read && packages != nullptr && !packages->lists_read();
-  candidate.version = find_version(spec, sighting, candidate.realpath, layout, later ? nullptr : packages, dirs);
+  candidate.version =
+      find_version(spec, sighting, candidate.realpath, layout, later ? nullptr : packages, dirs);
   candidate.version_awaits_packages =
       later && (!candidate.version || candidate.version->source == versions::VersionSource::file_name);
   return candidate;
@@ -255,13 +261,16 @@ std::vector<std::string_view> wheel_distributions_for(const ComponentSpec& spec,
   return first;
 }
 
-template <class T> std::span<const std::string_view> as_span(const T& list) { return {list.data(), list.size()}; }
+template <class T> std::span<const std::string_view> as_span(const T& list) {
+  return {list.data(), list.size()};
+}
 
 } // namespace
 
 std::optional<versions::FoundVersion> find_version(const ComponentSpec& spec, const Sighting& sighting,
                                                    const std::optional<std::string>& realpath,
-                                                   const SystemLayout&, const versions::PackageDatabase* packages,
+                                                   const SystemLayout&,
+                                                   const versions::PackageDatabase* packages,
                                                    const probes::DirectoryCache* dirs) {
   if (!realpath) {
     return std::nullopt;
@@ -275,8 +284,8 @@ std::optional<versions::FoundVersion> find_version(const ComponentSpec& spec, co
     const auto soname = fs::basename(sighting.path);
     if (auto version = versions::version_from_file_name(fs::basename(*realpath), soname)) {
       from_file_name = versions::FoundVersion{*version, versions::VersionSource::file_name, *realpath};
-      const auto soname_number = soname.substr(soname.rfind(".so.") == std::string::npos ? soname.size()
-                                                                                          : soname.rfind(".so.") + 4);
+      const auto soname_number =
+          soname.substr(soname.rfind(".so.") == std::string::npos ? soname.size() : soname.rfind(".so.") + 4);
       if (!soname_number.empty() && version->rfind(soname_number + ".", 0) == 0) {
         return from_file_name;
       }
@@ -292,11 +301,13 @@ std::optional<versions::FoundVersion> find_version(const ComponentSpec& spec, co
       }
       if (spec.version_macros) {
         const auto& macros = *spec.version_macros;
-        return versions::version_from_macros(*realpath, macros.header, macros.major, macros.minor, macros.patch);
+        return versions::version_from_macros(*realpath, macros.header, macros.major, macros.minor,
+                                             macros.patch);
       }
       return std::nullopt;
     };
-    if (auto found = dirs != nullptr ? dirs->header_version(*realpath, spec.name, from_headers) : from_headers()) {
+    if (auto found =
+            dirs != nullptr ? dirs->header_version(*realpath, spec.name, from_headers) : from_headers()) {
       return found;
     }
   }
@@ -316,19 +327,22 @@ std::optional<versions::FoundVersion> find_version(const ComponentSpec& spec, co
     }
     // Every component found under a root asks about the same three places: read once per run.
     const auto keys = as_span(spec.toolkit_json_keys);
-    if (auto found = dirs != nullptr ? versions::version_from_toolkit_json(*root, dirs->toolkit_version_json(*root), keys)
-                                     : versions::version_from_toolkit_json(*root, keys)) {
+    if (auto found = dirs != nullptr
+                         ? versions::version_from_toolkit_json(*root, dirs->toolkit_version_json(*root), keys)
+                         : versions::version_from_toolkit_json(*root, keys)) {
       return found;
     }
     const auto dist_info = fs::join(*root, "dist-info");
     if (auto found = dirs != nullptr ? dirs->dist_info_version(dist_info, as_span(spec.wheel_distributions))
-                                     : versions::version_from_dist_info(dist_info, as_span(spec.wheel_distributions), nullptr)) {
+                                     : versions::version_from_dist_info(
+                                           dist_info, as_span(spec.wheel_distributions), nullptr)) {
       found->source = versions::VersionSource::toolkit_dist_info;
       return found;
     }
     const auto conda_meta = fs::join(*root, "conda-meta");
     if (auto found = versions::version_from_conda_meta(*root, as_span(spec.conda_packages),
-                                                       dirs != nullptr ? dirs->names_if_complete(conda_meta) : nullptr)) {
+                                                       dirs != nullptr ? dirs->names_if_complete(conda_meta)
+                                                                       : nullptr)) {
       return found;
     }
   }
@@ -367,8 +381,9 @@ std::vector<Candidate> build_candidates(const ComponentSpec& spec, const std::ve
   return candidates;
 }
 
-void complete_versions(const ComponentSpec& spec, std::vector<Candidate>& candidates, const SystemLayout& layout,
-                       const versions::PackageDatabase* packages, const probes::DirectoryCache* dirs) {
+void complete_versions(const ComponentSpec& spec, std::vector<Candidate>& candidates,
+                       const SystemLayout& layout, const versions::PackageDatabase* packages,
+                       const probes::DirectoryCache* dirs) {
   for (auto& candidate : candidates) {
     if (candidate.version_awaits_packages) {
       candidate.version = find_version(spec, candidate.first, candidate.realpath, layout, packages, dirs);

@@ -18,21 +18,24 @@ namespace cudadiag::discovery {
 // candidate). With `packages_when_read`, a package database still being read is not waited for:
 // the candidates that would ask it are marked (Candidate::version_awaits_packages) for
 // complete_versions.
-std::vector<Candidate> build_candidates(const probes::ComponentSpec& spec, const std::vector<Sighting>& sightings,
-                                        const SystemLayout& layout,
+std::vector<Candidate> build_candidates(const probes::ComponentSpec& spec,
+                                        const std::vector<Sighting>& sightings, const SystemLayout& layout,
                                         const versions::PackageDatabase* packages = nullptr,
-                                        const probes::DirectoryCache* dirs = nullptr, bool packages_when_read = false);
+                                        const probes::DirectoryCache* dirs = nullptr,
+                                        bool packages_when_read = false);
 
 // The versions build_candidates left to the package database (version_awaits_packages), asked now
 // (waiting for its read); the marks are cleared.
-void complete_versions(const probes::ComponentSpec& spec, std::vector<Candidate>& candidates, const SystemLayout& layout,
-                       const versions::PackageDatabase* packages, const probes::DirectoryCache* dirs);
+void complete_versions(const probes::ComponentSpec& spec, std::vector<Candidate>& candidates,
+                       const SystemLayout& layout, const versions::PackageDatabase* packages,
+                       const probes::DirectoryCache* dirs);
 
 // The version of a candidate, read without loading it: the real file name when it extends the
 // SONAME's number, header macros, wheel metadata, a toolkit's version.json or dist-info folder,
 // conda-meta, the system package database (dpkg, RPM) when `packages` is given, and last any other
 // number in the real file name, in that order.
-std::optional<versions::FoundVersion> find_version(const probes::ComponentSpec& spec, const Sighting& sighting,
+std::optional<versions::FoundVersion> find_version(const probes::ComponentSpec& spec,
+                                                   const Sighting& sighting,
                                                    const std::optional<std::string>& realpath,
                                                    const SystemLayout& layout,
                                                    const versions::PackageDatabase* packages = nullptr,

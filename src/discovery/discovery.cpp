@@ -50,10 +50,11 @@ struct Searcher {
         strategy->search(spec, inputs, out);
       } else {
         if (spec.packaging == probes::Packaging::driver) {
-          out.trace.push_back(concat(strategy->name(), ": not searched: a driver library is found only through the loader"));
-        } else {
           out.trace.push_back(
-              concat(strategy->name(), ": not searched: this step does not apply to a ", probes::to_string(spec.kind)));
+              concat(strategy->name(), ": not searched: a driver library is found only through the loader"));
+        } else {
+          out.trace.push_back(concat(strategy->name(), ": not searched: this step does not apply to a ",
+                                     probes::to_string(spec.kind)));
         }
       }
     }
@@ -82,7 +83,8 @@ struct Searcher {
       const timeline::Span span("candidates", spec.name);
       // The package database, read beside the searches, is asked once they are all done
       // (resolve_components): a file it may know is marked, and no search waits for the read.
-      result.candidates = build_candidates(spec, out.sightings, inputs.layout, inputs.packages, inputs.dirs, true);
+      result.candidates =
+          build_candidates(spec, out.sightings, inputs.layout, inputs.packages, inputs.dirs, true);
     }
     result.trace = std::move(out.trace);
     select(result);
@@ -142,8 +144,11 @@ LdCacheStatus load_ld_cache(const SystemLayout& layout, std::shared_ptr<const lo
 
 DiscoveryContext prepare_discovery(const Environment& env, const DiscoveryOptions& options,
                                    const std::vector<const ComponentSpec*>& specs) {
-  DiscoveryContext context{env, options, {}, {}, {}, {}, {}, {}, std::make_shared<probes::DirectoryCache>(),
-                           {},  {},      {}, {}, {}, std::make_shared<linkage::ObjectStore>()};
+  DiscoveryContext context{env, options, {},
+                           {},  {},      {},
+                           {},  {},      std::make_shared<probes::DirectoryCache>(),
+                           {},  {},      {},
+                           {},  {},      std::make_shared<linkage::ObjectStore>()};
   // The caller's pool, taken here: inside the parallel section below, the active pool may be one
   // made for that section alone (when the caller has none), gone once the section ends.
   WorkerPool* const callers_pool = WorkerPool::active();
@@ -159,17 +164,19 @@ DiscoveryContext prepare_discovery(const Environment& env, const DiscoveryOption
     return spec->kind == probes::ComponentKind::dynamic_lib;
   });
   if (finds_libraries) {
-    context.default_dirs_read_ahead = start_beside([dirs = context.dirs, lib_dirs = options.layout.default_lib_dirs] {
-      const timeline::Span span("default_dirs_read_ahead");
-      for (const auto& dir : lib_dirs) {
-        static_cast<void>(dirs->listing(dir));
-      }
-    });
+    context.default_dirs_read_ahead =
+        start_beside([dirs = context.dirs, lib_dirs = options.layout.default_lib_dirs] {
+          const timeline::Span span("default_dirs_read_ahead");
+          for (const auto& dir : lib_dirs) {
+            static_cast<void>(dirs->listing(dir));
+          }
+        });
   }
   const bool finds_binaries = std::any_of(specs.begin(), specs.end(), [](const ComponentSpec* spec) {
     return spec->kind == probes::ComponentKind::binary;
   });
-  for (const auto& [variable, wanted] : {std::pair{"LD_LIBRARY_PATH", finds_libraries}, std::pair{"PATH", finds_binaries}}) {
+  for (const auto& [variable, wanted] :
+       {std::pair{"LD_LIBRARY_PATH", finds_libraries}, std::pair{"PATH", finds_binaries}}) {
     if (!wanted) {
       continue;
     }
@@ -184,7 +191,8 @@ DiscoveryContext prepare_discovery(const Environment& env, const DiscoveryOption
   // and its configuration are independent reads: side by side.
   const auto read_python = [&] {
     if (options.python_exe) {
-      auto explicit_discovery = python::discover_python_environments_with(env, *options.python_exe, std::chrono::seconds{5}, options.python_search);
+      auto explicit_discovery = python::discover_python_environments_with(
+          env, *options.python_exe, std::chrono::seconds{5}, options.python_search);
       if (explicit_discovery) {
         context.python = std::move(*explicit_discovery);
       } else {
@@ -235,30 +243,31 @@ DiscoveryContext prepare_discovery(const Environment& env, const DiscoveryOption
     if (options.frameworks && primary != context.python.environments.end()) {
       // On the caller's pool when it has one (a run's): it outlives this work, which the context's
       // last copy of the future waits for.
-      context.frameworks = std::async(std::launch::async, [environment = *primary, env, pool = callers_pool] {
-        std::optional<WorkerPool::Use> use_pool;
-        if (pool != nullptr) {
-          use_pool.emplace(*pool);
-        }
-        const timeline::Span span("frameworks");
-        const auto installed = [&] {
-          const timeline::Span installed_span("installed_distributions");
-          return python::installed_distributions(environment.site_dirs, python::is_framework);
-        }();
-        // The builds (which the frameworks' closures wait for) beside the pins.
-        DiscoveryContext::Frameworks frameworks;
-        parallel_for_each_index(2, 2, [&](std::size_t part) {
-          if (part == 0) {
-            const timeline::Span builds_span("framework_builds");
-            frameworks.builds = python::framework_builds(environment.site_dirs, installed, env);
-          } else {
-            const timeline::Span requirements_span("framework_requirements");
-            frameworks.requirements =
-                python::checked_framework_requirements(installed, python::marker_environment(environment));
-          }
-        });
-        return frameworks;
-      }).share();
+      context.frameworks =
+          std::async(std::launch::async, [environment = *primary, env, pool = callers_pool] {
+            std::optional<WorkerPool::Use> use_pool;
+            if (pool != nullptr) {
+              use_pool.emplace(*pool);
+            }
+            const timeline::Span span("frameworks");
+            const auto installed = [&] {
+              const timeline::Span installed_span("installed_distributions");
+              return python::installed_distributions(environment.site_dirs, python::is_framework);
+            }();
+            // The builds (which the frameworks' closures wait for) beside the pins.
+            DiscoveryContext::Frameworks frameworks;
+            parallel_for_each_index(2, 2, [&](std::size_t part) {
+              if (part == 0) {
+                const timeline::Span builds_span("framework_builds");
+                frameworks.builds = python::framework_builds(environment.site_dirs, installed, env);
+              } else {
+                const timeline::Span requirements_span("framework_requirements");
+                frameworks.requirements = python::checked_framework_requirements(
+                    installed, python::marker_environment(environment));
+              }
+            });
+            return frameworks;
+          }).share();
     }
   };
   parallel_for_each_index(3, parallel_threads(3), [&](std::size_t part) {
@@ -278,9 +287,9 @@ DiscoveryContext prepare_discovery(const Environment& env, const DiscoveryOption
 std::vector<ComponentResult> resolve_components(const DiscoveryContext& context,
                                                 const std::vector<const ComponentSpec*>& specs,
                                                 const std::vector<ComponentResult>& resolved) {
-  const probes::SearchInputs inputs{context.env, context.options.layout, context.python,
-                                    context.cache ? &*context.cache : nullptr, &context.packages,
-                                    context.dirs.get()};
+  const probes::SearchInputs inputs{context.env,       context.options.layout,
+                                    context.python,    context.cache ? &*context.cache : nullptr,
+                                    &context.packages, context.dirs.get()};
   const auto strategies = probes::all_strategies();
   const Searcher searcher{inputs, strategies};
 
@@ -316,7 +325,8 @@ std::vector<ComponentResult> resolve_components(const DiscoveryContext& context,
   std::vector<std::optional<std::size_t>> tasks; // indices into specs; nullopt: cudart alone, not asked for
   if (cudart_task) {
     const auto at = std::find(specs.begin(), specs.end(), cudart_spec);
-    tasks.push_back(at != specs.end() ? std::optional(static_cast<std::size_t>(at - specs.begin())) : std::nullopt);
+    tasks.push_back(at != specs.end() ? std::optional(static_cast<std::size_t>(at - specs.begin()))
+                                      : std::nullopt);
   }
   for (const bool canary_users : {false, true}) {
     for (std::size_t i = 0; i < specs.size(); ++i) {
@@ -390,7 +400,8 @@ DiscoveryResult finish_discovery(DiscoveryContext&& context, std::vector<Compone
       }
     }
   }
-  auto extra = missing.empty() ? std::vector<ComponentResult>{} : resolve_components(context, missing, components);
+  auto extra =
+      missing.empty() ? std::vector<ComponentResult>{} : resolve_components(context, missing, components);
   std::vector<const ComponentResult*> resolved;
   for (const auto* list : {&components, &extra}) {
     for (const auto& component : *list) {
@@ -419,7 +430,8 @@ DiscoveryResult finish_discovery(DiscoveryContext&& context, std::vector<Compone
   result.dependencies = std::move(extra);
   // What only the searches used (every directory listing, the package lists and their indexes:
   // tens of thousands of strings and a few mappings) is freed beside the rest of the run.
-  static_cast<void>(start_beside([dirs = std::move(context.dirs), packages = std::move(context.packages)] {}));
+  static_cast<void>(
+      start_beside([dirs = std::move(context.dirs), packages = std::move(context.packages)] {}));
   return result;
 }
 

@@ -29,9 +29,9 @@ std::string_view to_string(ComponentStatus status); // "found", "not_found", "er
 struct ComponentResult {
   const probes::ComponentSpec* spec = nullptr;
   ComponentStatus status = ComponentStatus::not_found;
-  std::vector<Candidate> candidates;   // first sighting order
-  std::optional<Choice> selected;      // cuda-pathfinder's priority; `fails` set when it cannot load
-  std::optional<Choice> loader;        // dlopen(SONAME) for libraries; PATH lookup for binaries
+  std::vector<Candidate> candidates; // first sighting order
+  std::optional<Choice> selected;    // cuda-pathfinder's priority; `fails` set when it cannot load
+  std::optional<Choice> loader;      // dlopen(SONAME) for libraries; PATH lookup for binaries
   // The first file at which dlopen of a declared SONAME stops with an error (whether or not an
   // older SONAME then resolves).
   std::optional<std::size_t> loader_blocked_by;
@@ -88,8 +88,8 @@ struct DiscoveryContext {
   std::optional<std::string> python_error; // options.python_exe failed; the no-run discovery is used
   LdCacheStatus ld_cache;
   std::shared_ptr<const loader::LdSoCache> cache; // null when ld_cache.error is set
-  loader::LdConf ld_so_conf;              // options.layout.ld_so_conf and its includes
-  versions::PackageDatabase packages;     // options.layout's dpkg and RPM databases, read on first use
+  loader::LdConf ld_so_conf;                      // options.layout.ld_so_conf and its includes
+  versions::PackageDatabase packages; // options.layout's dpkg and RPM databases, read on first use
   // Every directory the searches look in, listed once and shared by all components.
   std::shared_ptr<const probes::DirectoryCache> dirs = std::make_shared<probes::DirectoryCache>();
   // The read-aheads below run beside the rest (start_beside): on a helper of the run's WorkerPool,

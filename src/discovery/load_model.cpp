@@ -75,15 +75,16 @@ private:
   };
 
   Outcome load(const Choice& choice, linkage::Route route, const std::vector<std::string>& preloads) const {
-    const auto closure =
-        linkage::build_closure(choice.via.path, route, route == linkage::Route::root ? fs::parent(choice.via.path)
-                                                                                      : choice.via.search_dir,
-                               preloads, m_setting, m_store);
+    const auto closure = linkage::build_closure(choice.via.path, route,
+                                                route == linkage::Route::root ? fs::parent(choice.via.path)
+                                                                              : choice.via.search_dir,
+                                                preloads, m_setting, m_store);
     return {closure.outcome(), closure.failure()};
   }
 
   // The depth of `library` in cuda-pathfinder's dependency table (0: no dependency among the known).
-  int level_of(const ComponentResult& library, std::map<const ComponentResult*, int>& levels, int depth) const {
+  int level_of(const ComponentResult& library, std::map<const ComponentResult*, int>& levels,
+               int depth) const {
     if (const auto known = levels.find(&library); known != levels.end()) {
       return known->second;
     }
@@ -91,7 +92,8 @@ private:
     if (depth < 16) { // a cycle in the table ends here, as cuda-pathfinder's cache ends it
       for (const auto& list : {library.spec->dependencies, library.spec->optional_dependencies}) {
         for (const auto name : list) {
-          if (const auto found = m_by_name.find(name); found != m_by_name.end() && found->second != &library) {
+          if (const auto found = m_by_name.find(name);
+              found != m_by_name.end() && found->second != &library) {
             level = std::max(level, 1 + level_of(*found->second, levels, depth + 1));
           }
         }
@@ -115,10 +117,11 @@ private:
         const auto outcome = load(*attempt, route_of(attempt->via), {});
         if (outcome.outcome != LoadOutcome::loads) {
           attempt->set_outcome(outcome.outcome, outcome.why);
-          attempt->reason = "dlopen(\"" + soname + "\") finds it through " + attempt->via.found_via + " and " +
+          attempt->reason = "dlopen(\"" + soname + "\") finds it through " + attempt->via.found_via +
+                            " and " +
                             (outcome.outcome == LoadOutcome::crashes ? "the process dies" : "the load fails");
-          result.trace.push_back("load: dlopen(\"" + soname + "\") " + std::string(probes::to_string(outcome.outcome)) +
-                                 ": " + outcome.why);
+          result.trace.push_back("load: dlopen(\"" + soname + "\") " +
+                                 std::string(probes::to_string(outcome.outcome)) + ": " + outcome.why);
         }
       }
       if (attempt->loads() || attempt->outcome == LoadOutcome::crashes) {
@@ -148,9 +151,11 @@ private:
           continue;
         }
         Choice choice{i, *sighting,
-                      "first file in cuda-pathfinder's order: " + sighting->found_via + " (" + sighting->search_dir + ")"};
+                      "first file in cuda-pathfinder's order: " + sighting->found_via + " (" +
+                          sighting->search_dir + ")"};
         if (!candidate.usable()) {
-          choice.set_outcome(candidate.crashes ? LoadOutcome::crashes : LoadOutcome::fails, *candidate.rejected);
+          choice.set_outcome(candidate.crashes ? LoadOutcome::crashes : LoadOutcome::fails,
+                             *candidate.rejected);
         }
         return choice;
       }
@@ -207,8 +212,9 @@ private:
         if ((!answer && required) || (answer && !answer->loads())) {
           auto failing = early ? early : file_level;
           const std::string why =
-              answer ? "cuda-pathfinder loads its dependency " + std::string(name) + " first (" + answer->via.path +
-                           "), which " + (answer->outcome == LoadOutcome::crashes ? "crashes: " : "fails: ") +
+              answer ? "cuda-pathfinder loads its dependency " + std::string(name) + " first (" +
+                           answer->via.path + "), which " +
+                           (answer->outcome == LoadOutcome::crashes ? "crashes: " : "fails: ") +
                            answer->fails.value_or("")
                      : "cuda-pathfinder loads its dependency " + std::string(name) +
                            " first and does not find it (DynamicLibNotFoundError)";
@@ -240,8 +246,9 @@ private:
       }
     }
     if (already) {
-      already->reason = "already in the process: " + already->via.found_via + " preloads it into every process (" +
-                        already->via.path + "), so cuda-pathfinder's dlopen(SONAME, RTLD_NOLOAD) returns it";
+      already->reason = "already in the process: " + already->via.found_via +
+                        " preloads it into every process (" + already->via.path +
+                        "), so cuda-pathfinder's dlopen(SONAME, RTLD_NOLOAD) returns it";
       result.selected = std::move(already);
       return;
     }
@@ -269,7 +276,8 @@ private:
         result.selected = std::move(attempt);
         return;
       }
-      const auto line = "dlopen(\"" + soname + "\") fails at " + attempt->via.path + ": " + attempt->fails.value_or("");
+      const auto line =
+          "dlopen(\"" + soname + "\") fails at " + attempt->via.path + ": " + attempt->fails.value_or("");
       result.trace.push_back("load: cuda-pathfinder's system search: " + line + "; it goes on");
       system_search_failed += (system_search_failed.empty() ? "" : "; ") + line;
     }

@@ -42,11 +42,14 @@ NameOutcome resolve_name(const ComponentResult& result, const std::string& sonam
         return false;
       }
       if (!candidate.usable()) {
-        outcome.blocked = Choice{index, sighting,
-                                 "dlopen(\"" + soname + "\") stops at it (" + sighting.found_via + ") with an error"};
-        outcome.blocked->set_outcome(candidate.crashes ? LoadOutcome::crashes : LoadOutcome::fails, *candidate.rejected);
+        outcome.blocked =
+            Choice{index, sighting,
+                   "dlopen(\"" + soname + "\") stops at it (" + sighting.found_via + ") with an error"};
+        outcome.blocked->set_outcome(candidate.crashes ? LoadOutcome::crashes : LoadOutcome::fails,
+                                     *candidate.rejected);
       } else {
-        outcome.found = Choice{index, sighting, "dlopen(\"" + soname + "\") resolves it through " + sighting.found_via};
+        outcome.found =
+            Choice{index, sighting, "dlopen(\"" + soname + "\") resolves it through " + sighting.found_via};
       }
       return true;
     });
@@ -86,18 +89,19 @@ std::optional<Choice> first_executable_on_path(const ComponentResult& result) {
     if (sighting.found_via != "PATH" || !result.candidates[index].usable()) {
       return false;
     }
-    found = Choice{index, sighting, "first executable named " + std::string(result.spec->file_names.front()) +
-                                        " on PATH (what a shell runs)"};
+    found = Choice{index, sighting,
+                   "first executable named " + std::string(result.spec->file_names.front()) +
+                       " on PATH (what a shell runs)"};
     return true;
   });
   return found;
 }
 
 std::optional<Choice> first_in_pathfinder_order(const ComponentResult& result) {
-  constexpr std::array k_order = {PathfinderStep::already_loaded, PathfinderStep::site_packages, PathfinderStep::conda,
-                                  PathfinderStep::system_search, PathfinderStep::product_root,
-                                  PathfinderStep::cuda_path,     PathfinderStep::ctk_root,
-                                  PathfinderStep::system_install_dir};
+  constexpr std::array k_order = {PathfinderStep::already_loaded, PathfinderStep::site_packages,
+                                  PathfinderStep::conda,          PathfinderStep::system_search,
+                                  PathfinderStep::product_root,   PathfinderStep::cuda_path,
+                                  PathfinderStep::ctk_root,       PathfinderStep::system_install_dir};
   const bool library = result.spec->kind == ComponentKind::dynamic_lib;
   // Libraries, static and bitcode libraries: cuda-pathfinder takes the first file that exists and
   // does not look inside; a broken one is the answer, and using it fails.
@@ -123,10 +127,12 @@ std::optional<Choice> first_in_pathfinder_order(const ComponentResult& result) {
       if (!candidate.usable() && !takes_broken) {
         return false;
       }
-      found = Choice{index, sighting, "first file in cuda-pathfinder's order: " + sighting.found_via + " (" +
-                                          sighting.search_dir + ")"};
+      found = Choice{index, sighting,
+                     "first file in cuda-pathfinder's order: " + sighting.found_via + " (" +
+                         sighting.search_dir + ")"};
       if (!candidate.usable()) {
-        found->set_outcome(candidate.crashes ? LoadOutcome::crashes : LoadOutcome::fails, *candidate.rejected);
+        found->set_outcome(candidate.crashes ? LoadOutcome::crashes : LoadOutcome::fails,
+                           *candidate.rejected);
         found->reason += library ? "; cuda-pathfinder takes it and does not fall back, so loading fails"
                                  : "; cuda-pathfinder returns it without looking inside, so linking it fails";
       }

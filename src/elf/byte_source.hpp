@@ -8,21 +8,21 @@
 #include "core/unique_fd.hpp"
 
 #include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <bit>
 #include <cerrno>
-#include <cstring>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <optional>
 #include <span>
 #include <string>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <utility>
 #include <vector>
 
@@ -31,9 +31,7 @@ namespace cudadiag::elf::detail {
 // An allocator whose elements start uninitialized: a buffer that a read fills at once is not
 // zero-filled first (that cost as much as the read, and touched the pages twice).
 template <class T> struct UninitializedAllocator : std::allocator<T> {
-  template <class U> struct rebind {
-    using other = UninitializedAllocator<U>;
-  };
+  template <class U> struct rebind { using other = UninitializedAllocator<U>; };
   UninitializedAllocator() = default;
   template <class U> UninitializedAllocator(const UninitializedAllocator<U>& /*other*/) noexcept {} // NOLINT
   template <class U> void construct(U* at) noexcept { ::new (static_cast<void*>(at)) U; }
@@ -135,7 +133,8 @@ public:
     if (!window_holds(offset, out.size()) && !fill_window(offset)) {
       return false;
     }
-    std::copy_n(m_window.begin() + static_cast<std::ptrdiff_t>(offset - m_window_offset), out.size(), out.begin());
+    std::copy_n(m_window.begin() + static_cast<std::ptrdiff_t>(offset - m_window_offset), out.size(),
+                out.begin());
     return true;
   }
 
@@ -149,16 +148,19 @@ protected:
   [[nodiscard]] std::optional<Bytes> map(std::uint64_t offset, std::uint64_t length) const override {
     constexpr std::uint64_t k_map_min_bytes = 64 * 1024;
     static const auto page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
-    if (length < k_map_min_bytes || page == 0 || offset > static_cast<std::uint64_t>(std::numeric_limits<off_t>::max())) {
+    if (length < k_map_min_bytes || page == 0 ||
+        offset > static_cast<std::uint64_t>(std::numeric_limits<off_t>::max())) {
       return std::nullopt;
     }
     const std::uint64_t start = offset - offset % page;
     const auto span = static_cast<std::size_t>(offset - start + length);
-    void* address = ::mmap(nullptr, span, PROT_READ, MAP_PRIVATE | MAP_POPULATE, m_fd, static_cast<off_t>(start));
+    void* address =
+        ::mmap(nullptr, span, PROT_READ, MAP_PRIVATE | MAP_POPULATE, m_fd, static_cast<off_t>(start));
     if (address == MAP_FAILED) {
       return std::nullopt; // read it instead
     }
-    std::shared_ptr<const void> mapping(address, [span](const void* at) { ::munmap(const_cast<void*>(at), span); });
+    std::shared_ptr<const void> mapping(address,
+                                        [span](const void* at) { ::munmap(const_cast<void*>(at), span); });
     const auto* bytes = static_cast<const std::byte*>(address) + (offset - start);
     return Bytes{std::span<const std::byte>(bytes, static_cast<std::size_t>(length)), std::move(mapping)};
   }
@@ -198,7 +200,8 @@ private:
 // when it cannot be opened or is not a regular file ("cannot open: No such file or directory",
 // "not a regular file").
 template <class Read>
-auto with_file_source(const std::string& path, Read read) -> decltype(read(std::declval<const FileSource&>())) {
+auto with_file_source(const std::string& path, Read read)
+    -> decltype(read(std::declval<const FileSource&>())) {
   const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
   if (fd.get() < 0) {
     return Error{std::string("cannot open: ") + std::strerror(errno)};
@@ -215,7 +218,8 @@ auto with_file_source(const std::string& path, Read read) -> decltype(read(std::
 }
 
 // An unsigned field of `width` bytes at `at`, in the file's byte order; 0 if out of bounds.
-inline std::uint64_t load(std::span<const std::byte> bytes, std::size_t at, std::size_t width, bool little_endian) {
+inline std::uint64_t load(std::span<const std::byte> bytes, std::size_t at, std::size_t width,
+                          bool little_endian) {
   if (at > bytes.size() || width > bytes.size() - at) {
     return 0;
   }

@@ -1,10 +1,10 @@
 #include "elf/elf_file.hpp"
+
 #include "core/text.hpp"
 #include "elf/byte_source.hpp"
 #include "elf/elf_sections.hpp"
 
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,6 +14,7 @@
 #include <cstring>
 #include <limits>
 #include <string_view>
+#include <sys/stat.h>
 
 namespace cudadiag::elf {
 namespace {
@@ -126,7 +127,8 @@ struct DynamicEntries {
 };
 
 std::string type_name(std::uint16_t type) {
-  static constexpr std::array<std::string_view, 5> k_names{"ET_NONE", "ET_REL", "ET_EXEC", "ET_DYN", "ET_CORE"};
+  static constexpr std::array<std::string_view, 5> k_names{"ET_NONE", "ET_REL", "ET_EXEC", "ET_DYN",
+                                                           "ET_CORE"};
   if (type < k_names.size()) {
     return std::string(k_names[type]);
   }
@@ -196,7 +198,8 @@ private:
     if (!m_source.read(0, std::span(header).first(available))) {
       return Error{"cannot read the ELF header"};
     }
-    if (!std::equal(header.begin(), header.begin() + static_cast<std::ptrdiff_t>(std::min(available, k_magic.size())),
+    if (!std::equal(header.begin(),
+                    header.begin() + static_cast<std::ptrdiff_t>(std::min(available, k_magic.size())),
                     k_magic.begin())) {
       return Error{"not an ELF file (bad magic)"};
     }
@@ -283,7 +286,8 @@ private:
     if (!m_source.read(m_shoff, bytes)) {
       return std::nullopt;
     }
-    return SectionZero{word(bytes, m_layout->sh_size), load(bytes, m_layout->sh_link, 4, m_info.little_endian),
+    return SectionZero{word(bytes, m_layout->sh_size),
+                       load(bytes, m_layout->sh_link, 4, m_info.little_endian),
                        load(bytes, m_layout->sh_link + 4, 4, m_info.little_endian)};
   }
 
@@ -311,7 +315,9 @@ private:
       return Error{"truncated section headers"};
     }
     const std::span<const std::byte> bytes(*table);
-    const auto section_at = [&](std::uint64_t index) { return static_cast<std::size_t>(index) * m_layout->shdr_size; };
+    const auto section_at = [&](std::uint64_t index) {
+      return static_cast<std::size_t>(index) * m_layout->shdr_size;
+    };
     for (std::uint64_t index = 0; index < count; ++index) {
       const std::size_t at = section_at(index);
       if (load(bytes, at + 4, 4, m_info.little_endian) != k_sht_dynamic) {
@@ -376,12 +382,14 @@ public:
         continue;
       }
       if (std::equal(name.begin(), name.end(), wanted.begin(),
-                     [](char c, std::byte b) { return static_cast<unsigned char>(c) == std::to_integer<unsigned>(b); }) &&
+                     [](char c, std::byte b) {
+                       return static_cast<unsigned char>(c) == std::to_integer<unsigned>(b);
+                     }) &&
           wanted.back() == std::byte{0}) {
         return std::optional<SectionRange>{
             SectionRange{word(bytes, at + m_layout->sh_offset), word(bytes, at + m_layout->sh_size),
-                         static_cast<std::uint32_t>(load(bytes, at + 4, 4, m_info.little_endian)), m_info.little_endian,
-                         m_info.elf_class}};
+                         static_cast<std::uint32_t>(load(bytes, at + 4, 4, m_info.little_endian)),
+                         m_info.little_endian, m_info.elf_class}};
       }
     }
     return std::optional<SectionRange>{};
@@ -390,7 +398,7 @@ public:
 private:
   // `count` entries of `entry_size` bytes at `offset`, or nullopt unless all lie inside the file.
   std::optional<detail::ByteBuffer> read_table(std::uint64_t offset, std::uint64_t count,
-                                                   std::size_t entry_size) const {
+                                               std::size_t entry_size) const {
     return m_source.bytes(offset, count * entry_size); // count is capped, so this cannot overflow
   }
 
@@ -410,29 +418,18 @@ private:
       const auto tag = word(bytes, at);
       const auto value = word(bytes, at + m_layout->word);
       switch (tag) {
-      case k_dt_null:
-        return entries;
+      case k_dt_null: return entries;
       case k_dt_needed:
         if (entries.needed.size() == k_max_needed) {
           return Error{"more than " + std::to_string(k_max_needed) + " DT_NEEDED entries"};
         }
         entries.needed.push_back(value);
         break;
-      case k_dt_strtab:
-        entries.strtab_address = value;
-        break;
-      case k_dt_strsz:
-        entries.strtab_size = value;
-        break;
-      case k_dt_soname:
-        entries.soname = value;
-        break;
-      case k_dt_rpath:
-        entries.rpath = value;
-        break;
-      case k_dt_runpath:
-        entries.runpath = value;
-        break;
+      case k_dt_strtab: entries.strtab_address = value; break;
+      case k_dt_strsz: entries.strtab_size = value; break;
+      case k_dt_soname: entries.soname = value; break;
+      case k_dt_rpath: entries.rpath = value; break;
+      case k_dt_runpath: entries.runpath = value; break;
       case k_dt_symtab: entries.symtab = value; break;
       case k_dt_syment: entries.syment = value; break;
       case k_dt_gnu_hash: entries.gnu_hash = value; break;
@@ -448,15 +445,15 @@ private:
         entries.bind_now = entries.bind_now || (value & k_df_1_now) != 0;
         entries.no_default_lib = (value & k_df_1_nodeflib) != 0;
         break;
-      default:
-        break;
+      default: break;
       }
     }
     return entries;
   }
 
   // The file range holding the string table at virtual `address`, through the PT_LOAD segments.
-  static std::optional<Range> map_address(std::optional<std::uint64_t> address, std::optional<std::uint64_t> size,
+  static std::optional<Range> map_address(std::optional<std::uint64_t> address,
+                                          std::optional<std::uint64_t> size,
                                           const std::vector<Segment>& loads) {
     if (!address) {
       return std::nullopt;
@@ -509,7 +506,8 @@ private:
     }
     if (!strings) {
       if (dynamic.strtab_address) {
-        return Error{"DT_STRTAB address " + hex_number(*dynamic.strtab_address) + " is not in any loadable segment"};
+        return Error{"DT_STRTAB address " + hex_number(*dynamic.strtab_address) +
+                     " is not in any loadable segment"};
       }
       return Error{"dynamic section has no DT_STRTAB"};
     }
@@ -554,8 +552,8 @@ private:
       return Error{name + " string lies outside the file"};
     }
     const std::uint64_t position = table.offset + offset;
-    const auto length =
-        static_cast<std::size_t>(std::min({k_max_string_length + 1, table.size - offset, m_source.size() - position}));
+    const auto length = static_cast<std::size_t>(
+        std::min({k_max_string_length + 1, table.size - offset, m_source.size() - position}));
     std::string text(length, '\0');
     if (!m_source.read(position, std::as_writable_bytes(std::span(text)))) {
       return Error{"cannot read the " + name + " string"};
@@ -604,7 +602,9 @@ constexpr std::array k_machine_names{
 
 } // namespace
 
-std::string ElfInfo::class_name() const { return elf_class == ElfClass::elf32 ? "ELF32" : "ELF64"; }
+std::string ElfInfo::class_name() const {
+  return elf_class == ElfClass::elf32 ? "ELF32" : "ELF64";
+}
 
 std::string ElfInfo::machine_name() const {
   if (machine == k_machine_ppc64) {
@@ -649,9 +649,13 @@ std::uint16_t host_machine() {
 #endif
 }
 
-ElfClass host_class() { return sizeof(void*) == 8 ? ElfClass::elf64 : ElfClass::elf32; }
+ElfClass host_class() {
+  return sizeof(void*) == 8 ? ElfClass::elf64 : ElfClass::elf32;
+}
 
-bool host_little_endian() { return std::endian::native == std::endian::little; }
+bool host_little_endian() {
+  return std::endian::native == std::endian::little;
+}
 
 std::optional<std::string> incompatibility_with_host(const ElfInfo& info) {
   ElfInfo host;
@@ -678,15 +682,17 @@ std::optional<std::string> incompatibility_with_host(const ElfInfo& info) {
 
 std::optional<FileRange> section_in_file(const std::string& path, std::string_view name) {
   constexpr std::uint32_t k_sht_nobits = 8;
-  const auto found = detail::with_file_source(path, [&](const ByteSource& source) -> Expected<std::optional<FileRange>> {
-    const auto section = detail::find_section(source, name);
-    if (!section || !section.value() || section.value()->type == k_sht_nobits ||
-        section.value()->offset >= source.size()) {
-      return std::optional<FileRange>{};
-    }
-    const auto& range = *section.value();
-    return std::optional<FileRange>{FileRange{range.offset, std::min(range.size, source.size() - range.offset)}};
-  });
+  const auto found =
+      detail::with_file_source(path, [&](const ByteSource& source) -> Expected<std::optional<FileRange>> {
+        const auto section = detail::find_section(source, name);
+        if (!section || !section.value() || section.value()->type == k_sht_nobits ||
+            section.value()->offset >= source.size()) {
+          return std::optional<FileRange>{};
+        }
+        const auto& range = *section.value();
+        return std::optional<FileRange>{
+            FileRange{range.offset, std::min(range.size, source.size() - range.offset)}};
+      });
   return found ? found.value() : std::nullopt;
 }
 
@@ -713,8 +719,13 @@ std::optional<TruncatedLoad> truncated_load(const std::string& path) {
   };
   if (got >= 0 && static_cast<std::size_t>(got) < ehdr_size) {
     result = TruncatedLoad{false, "file too short"};
-  } else if (got >= 0 && std::memcmp(header.data(), "\x7f" "ELF", 4) == 0 &&
-             header[k_ident_class] == (is64 ? 2 : 1) && header[k_ident_data] == (host_little_endian() ? 1 : 2)) {
+  } else if (got >= 0 &&
+             std::memcmp(header.data(),
+                         "\x7f"
+                         "ELF",
+                         4) == 0 &&
+             header[k_ident_class] == (is64 ? 2 : 1) &&
+             header[k_ident_data] == (host_little_endian() ? 1 : 2)) {
     const std::uint64_t phoff = field(header.data() + (is64 ? 32 : 28), is64 ? 8 : 4);
     const std::uint64_t phentsize = field(header.data() + (is64 ? 54 : 42), 2);
     const std::uint64_t phnum = field(header.data() + (is64 ? 56 : 44), 2);
@@ -723,7 +734,8 @@ std::optional<TruncatedLoad> truncated_load(const std::string& path) {
       result = TruncatedLoad{false, "cannot read file data"};
     } else if (phnum != 0 && phnum < 0xffff && phentsize == (is64 ? 56U : 32U)) {
       std::vector<unsigned char> headers(table);
-      if (::pread(fd, headers.data(), headers.size(), static_cast<off_t>(phoff)) == static_cast<ssize_t>(table)) {
+      if (::pread(fd, headers.data(), headers.size(), static_cast<off_t>(phoff)) ==
+          static_cast<ssize_t>(table)) {
         const auto page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
         const std::uint64_t mapped_end = (size + page - 1) / page * page; // the last page is zero-filled
         for (std::uint64_t at = 0; at < table; at += phentsize) {
@@ -734,8 +746,9 @@ std::optional<TruncatedLoad> truncated_load(const std::string& path) {
           const std::uint64_t offset = field(entry + (is64 ? 8 : 4), is64 ? 8 : 4);
           const std::uint64_t filesz = field(entry + (is64 ? 32 : 16), is64 ? 8 : 4);
           if (filesz != 0 && offset + filesz > mapped_end) {
-            result = TruncatedLoad{true, "crashes (SIGBUS): a segment reaches byte " + std::to_string(offset + filesz) +
-                                             " of a file of " + std::to_string(size) +
+            result = TruncatedLoad{true, "crashes (SIGBUS): a segment reaches byte " +
+                                             std::to_string(offset + filesz) + " of a file of " +
+                                             std::to_string(size) +
                                              " bytes (truncated); dlopen maps it and dies touching it"};
             break;
           }

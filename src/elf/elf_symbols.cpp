@@ -2,12 +2,11 @@
 
 #include "elf/byte_source.hpp"
 
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <bit>
 #include <cstring>
 #include <optional>
+#include <sys/stat.h>
 
 namespace cudadiag::elf {
 namespace {
@@ -22,7 +21,8 @@ constexpr unsigned k_stb_local = 0;
 constexpr unsigned k_stb_weak = 2;
 constexpr unsigned k_stt_tls = 6;
 // STT_NOTYPE, OBJECT, FUNC, COMMON, TLS, GNU_IFUNC: the types glibc's lookup accepts (ALLOWED_STT).
-constexpr unsigned k_allowed_types = (1U << 0U) | (1U << 1U) | (1U << 2U) | (1U << 5U) | (1U << 6U) | (1U << 10U);
+constexpr unsigned k_allowed_types =
+    (1U << 0U) | (1U << 1U) | (1U << 2U) | (1U << 5U) | (1U << 6U) | (1U << 10U);
 constexpr std::uint16_t k_versym_hidden = 0x8000;
 constexpr std::uint16_t k_versym_index = 0x7fff;
 constexpr std::uint16_t k_ver_flg_weak = 0x2;
@@ -44,7 +44,8 @@ protected:
   [[nodiscard]] std::optional<detail::Bytes> table_at(std::uint64_t offset, std::uint64_t length) const {
     return m_source.range(offset, length);
   }
-  [[nodiscard]] std::uint64_t field(std::span<const std::byte> bytes, std::size_t at, std::size_t width) const {
+  [[nodiscard]] std::uint64_t field(std::span<const std::byte> bytes, std::size_t at,
+                                    std::size_t width) const {
     return detail::load(bytes, at, width, m_info.little_endian);
   }
 
@@ -84,7 +85,8 @@ public:
       return Error{"string table lies outside the file"};
     }
     m_result.m_strings = std::move(strings->keep);
-    m_result.m_string_view = std::string_view(reinterpret_cast<const char*>(strings->view.data()), strings->view.size());
+    m_result.m_string_view =
+        std::string_view(reinterpret_cast<const char*>(strings->view.data()), strings->view.size());
 
     read_gnu_hash(is64);
     auto count = symbol_count();
@@ -127,8 +129,8 @@ private:
     gnu.shift = static_cast<std::uint32_t>(field(*header, 12, 4));
     gnu.word_bits = is64 ? 64 : 32;
     const bool power_of_two = bloom_words != 0 && (bloom_words & (bloom_words - 1)) == 0;
-    if (nbuckets == 0 || nbuckets > k_max_dynamic_symbols || !power_of_two || bloom_words > k_max_dynamic_symbols ||
-        gnu.symoffset > k_max_dynamic_symbols) {
+    if (nbuckets == 0 || nbuckets > k_max_dynamic_symbols || !power_of_two ||
+        bloom_words > k_max_dynamic_symbols || gnu.symoffset > k_max_dynamic_symbols) {
       return;
     }
     const std::uint64_t word = is64 ? 8 : 4;
@@ -271,7 +273,8 @@ private:
   // False, having read nothing, when the entries are not laid out as assumed (the general loop reads them).
   bool read_symbols_elf64_native(std::span<const std::byte> table, const std::byte* versions,
                                  std::uint64_t symbol_size) {
-    constexpr std::size_t k_elf64_sym_bytes = 24; // st_name 4, st_info 1, st_other 1, st_shndx 2, st_value 8, st_size 8
+    constexpr std::size_t k_elf64_sym_bytes =
+        24; // st_name 4, st_info 1, st_other 1, st_shndx 2, st_value 8, st_size 8
     auto& symbols = m_result.m_symbols;
     if (symbol_size < k_elf64_sym_bytes || table.size() / symbol_size < symbols.size()) {
       return false;
@@ -358,7 +361,8 @@ private:
         const auto other = static_cast<std::uint16_t>(field(*vernaux, 6, 2) & k_versym_index);
         const auto name = string_at(field(*vernaux, 8, 4)).value_or(std::string_view{});
         m_needed_by_index.emplace(other, NeededVersion{file, name});
-        m_result.m_version_needs.push_back(VersionNeed{std::string(file), std::string(name), (flags & k_ver_flg_weak) != 0});
+        m_result.m_version_needs.push_back(
+            VersionNeed{std::string(file), std::string(name), (flags & k_ver_flg_weak) != 0});
         const auto next = field(*vernaux, 12, 4);
         if (next == 0) {
           break;
@@ -379,7 +383,8 @@ private:
     // a bound to reserve, which spares the copies of a vector that doubles (thousands of
     // references in a large library).
     if (m_result.m_gnu.usable) {
-      m_result.m_references.reserve(std::min<std::size_t>(m_result.m_gnu.symoffset, m_result.m_symbols.size()));
+      m_result.m_references.reserve(
+          std::min<std::size_t>(m_result.m_gnu.symoffset, m_result.m_symbols.size()));
     }
     for (std::size_t i = 1; i < m_result.m_symbols.size(); ++i) {
       const auto& symbol = m_result.m_symbols[i];
@@ -393,7 +398,8 @@ private:
         continue;
       }
       reference.weak = bind == k_stb_weak;
-      if (const auto found = m_needed_by_index.find(static_cast<std::uint16_t>(symbol.version & k_versym_index));
+      if (const auto found =
+              m_needed_by_index.find(static_cast<std::uint16_t>(symbol.version & k_versym_index));
           found != m_needed_by_index.end() && (symbol.version & k_versym_index) >= 2) {
         reference.version = found->second.version;
         reference.version_file = found->second.file;
@@ -444,7 +450,8 @@ bool DynamicSymbols::defines_version(std::string_view version) const {
 
 // glibc's check_match (elf/dl-lookup.c) for symbol `index`: a definition of an allowed type with
 // a value, then the version rules. `versions_seen` counts the unversioned-reference fallbacks.
-bool DynamicSymbols::matches(std::uint32_t index, const SymbolReference& reference, int& versions_seen) const {
+bool DynamicSymbols::matches(std::uint32_t index, const SymbolReference& reference,
+                             int& versions_seen) const {
   const auto& symbol = m_symbols[index];
   const unsigned type = symbol.info & 0xfU;
   const unsigned bind = symbol.info >> 4U;

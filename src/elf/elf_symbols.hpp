@@ -70,7 +70,7 @@ private:
     std::uint32_t name = 0; // offset in m_strings
     std::uint16_t section = 0;
     std::uint8_t info = 0;
-    std::uint16_t version = 0; // .gnu.version entry; 0 when the object has none
+    std::uint16_t version = 0;  // .gnu.version entry; 0 when the object has none
     bool defined_value = false; // st_value != 0 or SHN_ABS or TLS
   };
   struct GnuHash {
@@ -99,7 +99,7 @@ private:
   // When the GNU hash is not usable. Owning keys: a view into m_strings would dangle once this
   // object is moved (a short string's bytes live inside the object; found by the elf fuzz target).
   std::unordered_multimap<std::string, std::uint32_t> m_by_name;
-  std::unordered_map<std::uint16_t, std::string> m_version_names;     // vd_ndx -> name
+  std::unordered_map<std::uint16_t, std::string> m_version_names; // vd_ndx -> name
   std::vector<SymbolReference> m_references;
   std::vector<VersionNeed> m_version_needs;
 };

@@ -92,7 +92,8 @@ public:
       }
       if (load(header, 0, 4, true) != k_fatbin_magic) {
         if (++padding_steps > k_max_padding_steps) {
-          m_result.problem = "no fatbinary at section offset " + std::to_string(at - m_begin - 8 * (padding_steps - 1));
+          m_result.problem =
+              "no fatbinary at section offset " + std::to_string(at - m_begin - 8 * (padding_steps - 1));
           break;
         }
         at += 8;
@@ -137,14 +138,18 @@ private:
         return;
       }
       const auto arch = load(entry, 28, 4, true);
-      if ((kind == k_kind_ptx || kind == k_kind_sass || kind == k_kind_sass_alternate) && arch >= 10 && arch < 1000) {
+      if ((kind == k_kind_ptx || kind == k_kind_sass || kind == k_kind_sass_alternate) && arch >= 10 &&
+          arch < 1000) {
         if (++m_result.entries > k_max_entries) {
           m_result.problem = "more than " + std::to_string(k_max_entries) + " fatbinary entries";
           return;
         }
         const auto flags = load(entry, 40, 8, true);
-        const char variant = (flags & k_flag_arch_specific) != 0 ? 'a' : (flags & k_flag_family) != 0 ? 'f' : '\0';
-        const CodeKey key{kind == k_kind_ptx ? GpuCodeKind::ptx : GpuCodeKind::sass, static_cast<int>(arch), variant};
+        const char variant = (flags & k_flag_arch_specific) != 0 ? 'a'
+                             : (flags & k_flag_family) != 0      ? 'f'
+                                                                 : '\0';
+        const CodeKey key{kind == k_kind_ptx ? GpuCodeKind::ptx : GpuCodeKind::sass, static_cast<int>(arch),
+                          variant};
         const int isa = kind == k_kind_ptx
                             ? static_cast<int>(std::min<std::uint64_t>(load(entry, 26, 2, true), 99) * 10 +
                                                std::min<std::uint64_t>(load(entry, 24, 2, true), 9))

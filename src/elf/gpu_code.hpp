@@ -28,9 +28,9 @@ enum class GpuCodeKind { sass, ptx };
 // One kind of GPU code (all kernels compiled for it count once).
 struct GpuCode {
   GpuCodeKind kind = GpuCodeKind::sass;
-  int arch = 0;       // 90 for sm_90 and compute_90, 121 for sm_121
-  char variant = 0;   // 0, 'a' (arch-specific: that GPU only) or 'f' (family: that major, this minor or newer)
-  int ptx_isa = 0;    // PTX only: the newest PTX ISA among its entries, major * 10 + minor (90 = ISA 9.0)
+  int arch = 0;     // 90 for sm_90 and compute_90, 121 for sm_121
+  char variant = 0; // 0, 'a' (arch-specific: that GPU only) or 'f' (family: that major, this minor or newer)
+  int ptx_isa = 0;  // PTX only: the newest PTX ISA among its entries, major * 10 + minor (90 = ISA 9.0)
 
   // "sm_90a", "compute_90", "sm_100f".
   [[nodiscard]] std::string name() const;
@@ -43,7 +43,7 @@ struct GpuCode {
 };
 
 struct GpuCodeList {
-  std::vector<GpuCode> codes;   // distinct kinds, SASS first, then by architecture and variant
+  std::vector<GpuCode> codes;    // distinct kinds, SASS first, then by architecture and variant
   std::uint64_t fatbinaries = 0; // how many were read
   std::uint64_t entries = 0;     // SASS and PTX entries (other kinds are not counted)
   // Set when the section ends in a truncated or unrecognisable fatbinary: what came before it is

@@ -240,20 +240,23 @@ std::string remedy_for_route(const discovery::Sighting& via, const discovery::Di
                              const Environment& env) {
   const auto& how = via.found_via;
   if (how == "LD_LIBRARY_PATH") {
-    return "remove " + via.search_dir + " from LD_LIBRARY_PATH (set by your shell profile, job script or container "
-                                        "environment)";
+    return "remove " + via.search_dir +
+           " from LD_LIBRARY_PATH (set by your shell profile, job script or container "
+           "environment)";
   }
   if (how == "ld.so.cache") {
     if (const auto* listed = discovery.ld_so_conf.listing(via.search_dir)) {
       return "delete the line " + listed->directory + " from " + listed->file + " (line " +
-             std::to_string(listed->line) + ") and run `ldconfig` as root to rebuild " + discovery.ld_cache.path;
+             std::to_string(listed->line) + ") and run `ldconfig` as root to rebuild " +
+             discovery.ld_cache.path;
     }
     return "the loader cache " + discovery.ld_cache.path + " points into " + via.search_dir +
-           ", which no file under /etc/ld.so.conf lists any more: run `ldconfig` as root to rebuild the cache";
+           ", which no file under /etc/ld.so.conf lists any more: run `ldconfig` as root to rebuild the "
+           "cache";
   }
   if (how == "default-dirs") {
-    return "it is in the system library directory " + via.search_dir + ": remove the package that installed " + via.path +
-           " (dpkg -S or rpm -qf names it)";
+    return "it is in the system library directory " + via.search_dir +
+           ": remove the package that installed " + via.path + " (dpkg -S or rpm -qf names it)";
   }
   if (how == "site-packages") {
     if (auto distribution = owning_wheel_distribution(via.path)) {
@@ -276,9 +279,10 @@ std::string remedy_for_route(const discovery::Sighting& via, const discovery::Di
     return "remove " + via.search_dir + " from PATH";
   }
   if (via.loader_step == discovery::LoaderStep::preloaded) {
-    return how == "LD_PRELOAD" ? "remove " + via.path + " from LD_PRELOAD (now " + env.get("LD_PRELOAD").value_or("") +
-                                     ": set by your shell profile, job script or container environment)"
-                               : "delete the line naming " + via.path + " from " + how + " (as root)";
+    return how == "LD_PRELOAD"
+               ? "remove " + via.path + " from LD_PRELOAD (now " + env.get("LD_PRELOAD").value_or("") +
+                     ": set by your shell profile, job script or container environment)"
+               : "delete the line naming " + via.path + " from " + how + " (as root)";
   }
   return "remove " + via.path;
 }
@@ -302,17 +306,20 @@ std::string component_label(const ComponentResult& result) {
   return label;
 }
 
-std::string shown_path(const Candidate& candidate) { return candidate.realpath.value_or(candidate.first.path); }
+std::string shown_path(const Candidate& candidate) {
+  return candidate.realpath.value_or(candidate.first.path);
+}
 
-void check_driver(const ComponentResult& result, const discovery::DiscoveryResult& discovery, const Environment& env,
-                  std::vector<Finding>& out) {
+void check_driver(const ComponentResult& result, const discovery::DiscoveryResult& discovery,
+                  const Environment& env, std::vector<Finding>& out) {
   if (result.spec->name != "cuda") {
     return;
   }
   const auto* chosen = result.loader_candidate();
   if (chosen == nullptr) {
     Evidence evidence = {{"candidates", result.candidates.size()}};
-    std::string message = "libcuda.so.1 is not reachable through LD_LIBRARY_PATH, ld.so.cache or the default directories";
+    std::string message =
+        "libcuda.so.1 is not reachable through LD_LIBRARY_PATH, ld.so.cache or the default directories";
     for (const auto& candidate : result.candidates) {
       if (candidate.is_stub) {
         message += "; only the toolkit stub " + candidate.first.path + " exists";
@@ -326,41 +333,49 @@ void check_driver(const ComponentResult& result, const discovery::DiscoveryResul
   if (chosen->is_stub) {
     const auto& via = result.loader->via;
     const bool preloaded = via.loader_step == discovery::LoaderStep::preloaded;
-    auto finding = make("driver.stub",
-                        preloaded ? via.found_via + " preloads the toolkit stub " + via.path +
-                                        " into every process, so every dlopen(\"libcuda.so.1\") gets it instead of "
-                                        "the driver's libcuda.so.1, whatever the search path holds"
-                                  : "the loader would load the toolkit stub " + via.path + " (via " + via.found_via +
-                                        ") instead of the driver's libcuda.so.1",
-                        {"cuda"}, {{"path", via.path}, {"found_via", via.found_via}, {"search_dir", via.search_dir}});
-    finding.remedy = "Stop the loader from reaching the stub (it is only for linking): " +
-                     remedy_for_route(via, discovery, env) +
-                     ". Then make sure the NVIDIA driver's libcuda.so.1 is installed (in a container: run it with the "
-                     "NVIDIA container runtime, which mounts the driver).";
+    auto finding =
+        make("driver.stub",
+             preloaded ? via.found_via + " preloads the toolkit stub " + via.path +
+                             " into every process, so every dlopen(\"libcuda.so.1\") gets it instead of "
+                             "the driver's libcuda.so.1, whatever the search path holds"
+                       : "the loader would load the toolkit stub " + via.path + " (via " + via.found_via +
+                             ") instead of the driver's libcuda.so.1",
+             {"cuda"}, {{"path", via.path}, {"found_via", via.found_via}, {"search_dir", via.search_dir}});
+    finding.remedy =
+        "Stop the loader from reaching the stub (it is only for linking): " +
+        remedy_for_route(via, discovery, env) +
+        ". Then make sure the NVIDIA driver's libcuda.so.1 is installed (in a container: run it with the "
+        "NVIDIA container runtime, which mounts the driver).";
     out.push_back(std::move(finding));
   }
 }
 
-bool loads(const std::optional<discovery::Choice>& choice) { return choice && !choice->fails; }
+bool loads(const std::optional<discovery::Choice>& choice) {
+  return choice && !choice->fails;
+}
 
 void check_python_native_differ(const ComponentResult& result, std::vector<Finding>& out) {
   const auto* python = result.selected_candidate();
   const auto* native = result.loader_candidate();
   // Only two answers that both load can differ in what they load; a failing one has its own finding.
-  if (python == nullptr || native == nullptr || python == native || !loads(result.selected) || !loads(result.loader) ||
-      result.spec->kind != probes::ComponentKind::dynamic_lib) {
+  if (python == nullptr || native == nullptr || python == native || !loads(result.selected) ||
+      !loads(result.loader) || result.spec->kind != probes::ComponentKind::dynamic_lib) {
     return;
   }
   // Two copies of the same version differ only in where they live: worth knowing, not a risk.
-  const bool same_version = python->version && native->version && python->version->version == native->version->version;
-  out.push_back(make("lib.python_native_differ",
-                     component_label(result) + ": CUDA Python would load " + shown_path(*python) + " (" +
-                         result.selected->via.found_via + ") but a native program would load " + shown_path(*native) +
-                         " (" + result.loader->via.found_via + ")",
-                     {std::string(result.spec->name)},
-                     {{"python", {{"path", python->first.path}, {"version", python->version ? python->version->version : ""}}},
-                      {"native", {{"path", native->first.path}, {"version", native->version ? native->version->version : ""}}}},
-                     same_version ? std::optional(Severity::info) : std::nullopt));
+  const bool same_version =
+      python->version && native->version && python->version->version == native->version->version;
+  out.push_back(
+      make("lib.python_native_differ",
+           component_label(result) + ": CUDA Python would load " + shown_path(*python) + " (" +
+               result.selected->via.found_via + ") but a native program would load " + shown_path(*native) +
+               " (" + result.loader->via.found_via + ")",
+           {std::string(result.spec->name)},
+           {{"python",
+             {{"path", python->first.path}, {"version", python->version ? python->version->version : ""}}},
+            {"native",
+             {{"path", native->first.path}, {"version", native->version ? native->version->version : ""}}}},
+           same_version ? std::optional(Severity::info) : std::nullopt));
 }
 
 // A version read from a file-name suffix that does not extend the SONAME's number
@@ -424,7 +439,8 @@ void check_multiple_versions(const ComponentResult& result, std::vector<Finding>
       continue;
     }
     versions_by_soname[searched_name(*route.via)].insert(candidate.version->version);
-    copies.push_back({{"route", route.name}, {"path", route.via->path}, {"version", candidate.version->version}});
+    copies.push_back(
+        {{"route", route.name}, {"path", route.via->path}, {"version", candidate.version->version}});
   }
   for (const auto& [soname, versions] : versions_by_soname) {
     if (versions.size() < 2) {
@@ -475,12 +491,14 @@ void check_preloaded(const discovery::DiscoveryResult& all, std::vector<Finding>
         if (sighting->loader_step != discovery::LoaderStep::preloaded) {
           continue;
         }
-        auto at = std::find_if(found.begin(), found.end(), [&](const Preloaded& p) { return p.via.path == sighting->path; });
+        auto at = std::find_if(found.begin(), found.end(),
+                               [&](const Preloaded& p) { return p.via.path == sighting->path; });
         if (at == found.end()) {
           found.push_back({*sighting, {}, candidate.is_stub});
           at = std::prev(found.end());
         }
-        if (std::find(at->components.begin(), at->components.end(), result.spec->name) == at->components.end()) {
+        if (std::find(at->components.begin(), at->components.end(), result.spec->name) ==
+            at->components.end()) {
           at->components.emplace_back(result.spec->name);
         }
       }
@@ -494,12 +512,15 @@ void check_preloaded(const discovery::DiscoveryResult& all, std::vector<Finding>
     for (const auto& name : preloaded.components) {
       names += (names.empty() ? "" : ", ") + name;
     }
-    out.push_back(make("lib.preloaded",
-                       preloaded.via.found_via + " preloads " + preloaded.via.path + " (" + preloaded.via.file_name +
-                           ") into every process: it answers every load of " + names +
-                           ", CUDA Python's included (was-already-loaded-from-elsewhere), whatever the search paths hold",
-                       preloaded.components,
-                       {{"path", preloaded.via.path}, {"source", preloaded.via.found_via}, {"soname", preloaded.via.file_name}}));
+    out.push_back(make(
+        "lib.preloaded",
+        preloaded.via.found_via + " preloads " + preloaded.via.path + " (" + preloaded.via.file_name +
+            ") into every process: it answers every load of " + names +
+            ", CUDA Python's included (was-already-loaded-from-elsewhere), whatever the search paths hold",
+        preloaded.components,
+        {{"path", preloaded.via.path},
+         {"source", preloaded.via.found_via},
+         {"soname", preloaded.via.file_name}}));
   }
 }
 
@@ -553,7 +574,8 @@ void check_unusable(const discovery::DiscoveryResult& all, std::vector<Finding>&
     if (!cause) {
       continue;
     }
-    auto group = std::find_if(groups.begin(), groups.end(), [&](const Group& g) { return g.cause.owner == cause->owner; });
+    auto group = std::find_if(groups.begin(), groups.end(),
+                              [&](const Group& g) { return g.cause.owner == cause->owner; });
     if (group == groups.end()) {
       groups.push_back({*cause, {}});
       group = std::prev(groups.end());
@@ -579,24 +601,29 @@ void check_unusable(const discovery::DiscoveryResult& all, std::vector<Finding>&
     const auto breaks = others.empty() ? std::string()
                                        : "; it breaks " + others + " too (cuda-pathfinder loads " +
                                              std::string(owner.spec->name) + " first)";
-    const auto verb = owner.selected->outcome == probes::LoadOutcome::crashes ? "the process dies loading it: "
-                                                                       : "loading it fails: ";
-    Evidence evidence = {{"path", via.path}, {"found_via", via.found_via}, {"outcome", std::string(probes::to_string(owner.selected->outcome))},
-                         {"fails", owner.selected->fails.value_or("")}, {"rejected", candidate.rejected.value_or("")},
+    const auto verb = owner.selected->outcome == probes::LoadOutcome::crashes
+                          ? "the process dies loading it: "
+                          : "loading it fails: ";
+    Evidence evidence = {{"path", via.path},
+                         {"found_via", via.found_via},
+                         {"outcome", std::string(probes::to_string(owner.selected->outcome))},
+                         {"fails", owner.selected->fails.value_or("")},
+                         {"rejected", candidate.rejected.value_or("")},
                          {"breaks", group.broken}};
     if (candidate.elf && candidate.rejected) {
       wrong_arch_done.insert(candidate.first.path);
       evidence.set("class", candidate.elf->class_name());
       evidence.set("machine", candidate.elf->machine_name());
       out.push_back(make("lib.wrong_arch",
-                         component_label(owner) + ": cuda-pathfinder takes " + via.path + " (" + via.found_via + ") — " +
-                             *candidate.rejected + ", so " + verb + owner.selected->fails.value_or("") + breaks,
+                         component_label(owner) + ": cuda-pathfinder takes " + via.path + " (" +
+                             via.found_via + ") — " + *candidate.rejected + ", so " + verb +
+                             owner.selected->fails.value_or("") + breaks,
                          group.broken, std::move(evidence), Severity::error));
       continue;
     }
     out.push_back(make("lib.unusable_candidate",
-                       component_label(owner) + ": cuda-pathfinder takes " + via.path + " (" + via.found_via + ") and " +
-                           verb + owner.selected->fails.value_or("") + breaks,
+                       component_label(owner) + ": cuda-pathfinder takes " + via.path + " (" + via.found_via +
+                           ") and " + verb + owner.selected->fails.value_or("") + breaks,
                        group.broken, std::move(evidence)));
   }
   std::set<std::string> cause_files; // a file already named as a cause is not named again for the loader
@@ -612,18 +639,22 @@ void check_unusable(const discovery::DiscoveryResult& all, std::vector<Finding>&
       const auto& candidate = result.candidates[*result.loader_blocked_by];
       std::string soname = searched_name(candidate.first);
       out.push_back(make("lib.loader_blocked",
-                         component_label(result) + ": dlopen(\"" + soname + "\") would stop at " + candidate.first.path +
-                             " (" + candidate.first.found_via + ") and " +
-                             (candidate.crashes ? "kill the process: " : "fail: ") + candidate.rejected.value_or(""),
+                         component_label(result) + ": dlopen(\"" + soname + "\") would stop at " +
+                             candidate.first.path + " (" + candidate.first.found_via + ") and " +
+                             (candidate.crashes ? "kill the process: " : "fail: ") +
+                             candidate.rejected.value_or(""),
                          {std::string(result.spec->name)},
                          {{"path", candidate.first.path}, {"rejected", candidate.rejected.value_or("")}}));
     }
     for (const auto& candidate : result.candidates) {
       if (candidate.elf && candidate.rejected && wrong_arch_done.count(candidate.first.path) == 0) {
-        out.push_back(make("lib.wrong_arch", component_label(result) + ": " + candidate.first.path + " — " + *candidate.rejected,
-                           {std::string(result.spec->name)},
-                           {{"path", candidate.first.path}, {"class", candidate.elf->class_name()},
-                            {"machine", candidate.elf->machine_name()}}));
+        out.push_back(
+            make("lib.wrong_arch",
+                 component_label(result) + ": " + candidate.first.path + " — " + *candidate.rejected,
+                 {std::string(result.spec->name)},
+                 {{"path", candidate.first.path},
+                  {"class", candidate.elf->class_name()},
+                  {"machine", candidate.elf->machine_name()}}));
       }
     }
   }
@@ -660,22 +691,26 @@ void check_cuda_path_home(const Environment& env, std::vector<Finding>& out) {
   }
   const auto a = fs::file_id(*cuda_path);
   const auto b = fs::file_id(*cuda_home);
-  const bool same = (a && b) ? *a == *b : fs::lexically_normal(*cuda_path) == fs::lexically_normal(*cuda_home);
+  const bool same =
+      (a && b) ? *a == *b : fs::lexically_normal(*cuda_path) == fs::lexically_normal(*cuda_home);
   if (!same) {
-    out.push_back(make("env.cuda_path_home_differ",
-                       "CUDA_PATH=" + *cuda_path + " and CUDA_HOME=" + *cuda_home + " name different directories", {},
-                       {{"CUDA_PATH", *cuda_path}, {"CUDA_HOME", *cuda_home}}));
+    out.push_back(
+        make("env.cuda_path_home_differ",
+             "CUDA_PATH=" + *cuda_path + " and CUDA_HOME=" + *cuda_home + " name different directories", {},
+             {{"CUDA_PATH", *cuda_path}, {"CUDA_HOME", *cuda_home}}));
   }
 }
 
 // The remedy for a variable that names a missing, relative or non-directory root.
 std::string variable_remedy(std::string_view variable) {
   if (variable == "CUDA_PATH" || variable == "CUDA_HOME") {
-    return "Unset " + std::string(variable) + " or point it at an installed toolkit root (the directory holding bin/, "
+    return "Unset " + std::string(variable) +
+           " or point it at an installed toolkit root (the directory holding bin/, "
            "include/ and lib64/); look for the export in your shell profile, module file or job script.";
   }
   if (variable == "CONDA_PREFIX") {
-    return "Activate an existing environment with `conda activate` (it sets CONDA_PREFIX), or unset CONDA_PREFIX.";
+    return "Activate an existing environment with `conda activate` (it sets CONDA_PREFIX), or unset "
+           "CONDA_PREFIX.";
   }
   if (variable == "VIRTUAL_ENV") {
     return "Activate an existing venv (`source <venv>/bin/activate`), or unset VIRTUAL_ENV.";
@@ -719,14 +754,18 @@ void check_search_path_entries(const Environment& env, std::vector<Finding>& out
     }
   }
   if (const auto conda = env.get("CONDA_PREFIX"); conda && conda->empty()) {
-    auto finding = make("env.bad_search_path",
-                        "CONDA_PREFIX is set but empty: cuda-pathfinder's binary search then looks in the relative "
-                        "directory bin/ of the working directory (" + fs::join(env.cwd, "bin") + ")",
-                        {}, {{"variable", "CONDA_PREFIX"}, {"value", ""}, {"problem", "empty"}});
-    finding.remedy = "Unset CONDA_PREFIX (`conda deactivate`, or `unset CONDA_PREFIX`), or activate an environment.";
+    auto finding =
+        make("env.bad_search_path",
+             "CONDA_PREFIX is set but empty: cuda-pathfinder's binary search then looks in the relative "
+             "directory bin/ of the working directory (" +
+                 fs::join(env.cwd, "bin") + ")",
+             {}, {{"variable", "CONDA_PREFIX"}, {"value", ""}, {"problem", "empty"}});
+    finding.remedy =
+        "Unset CONDA_PREFIX (`conda deactivate`, or `unset CONDA_PREFIX`), or activate an environment.";
     out.push_back(std::move(finding));
   }
-  for (const auto* variable : {"CUDA_PATH", "CUDA_HOME", "CONDA_PREFIX", "VIRTUAL_ENV", "CUDNN_PATH", "NCCL_HOME"}) {
+  for (const auto* variable :
+       {"CUDA_PATH", "CUDA_HOME", "CONDA_PREFIX", "VIRTUAL_ENV", "CUDNN_PATH", "NCCL_HOME"}) {
     const auto value = env.get(variable);
     if (!value || value->empty()) {
       continue;
@@ -756,7 +795,8 @@ void check_world_writable(const discovery::DiscoveryResult& result, std::vector<
       const auto& dir = (*choice)->via.search_dir;
       if (checked.insert(dir).second && fs::is_world_writable(dir)) {
         out.push_back(make("path.world_writable",
-                           dir + " (where " + std::string(component.spec->name) + " is loaded from) is writable by every user",
+                           dir + " (where " + std::string(component.spec->name) +
+                               " is loaded from) is writable by every user",
                            {std::string(component.spec->name)}, {{"directory", dir}}));
       }
     }
@@ -769,8 +809,9 @@ void check_virtual_env(const discovery::DiscoveryResult& result, std::vector<Fin
     return;
   }
   out.push_back(make("python.virtual_env_inactive",
-                     "VIRTUAL_ENV=" + inactive->virtual_env + ", but python3 on PATH runs " + inactive->interpreter +
-                         " (sys.prefix " + inactive->prefix + "); the venv's packages are not what CUDA Python loads",
+                     "VIRTUAL_ENV=" + inactive->virtual_env + ", but python3 on PATH runs " +
+                         inactive->interpreter + " (sys.prefix " + inactive->prefix +
+                         "); the venv's packages are not what CUDA Python loads",
                      {},
                      {{"virtual_env", inactive->virtual_env},
                       {"python3", inactive->interpreter},
@@ -785,8 +826,9 @@ void check_framework_requirements(const discovery::DiscoveryResult& result, std:
   std::string interpreter = "python3";
   for (const auto& environment : result.python.environments) {
     if (environment.primary) {
-      interpreter = environment.is_venv ? fs::join(environment.prefix, "bin/python")
-                                        : (environment.interpreter.empty() ? interpreter : environment.interpreter);
+      interpreter = environment.is_venv
+                        ? fs::join(environment.prefix, "bin/python")
+                        : (environment.interpreter.empty() ? interpreter : environment.interpreter);
     }
   }
   for (const auto& unmet : result.framework_requirements) {
@@ -794,10 +836,12 @@ void check_framework_requirements(const discovery::DiscoveryResult& result, std:
       continue;
     }
     const std::string wanted = unmet.dependency + unmet.specifier;
-    const std::string asked = unmet.framework + " " + unmet.framework_version + " requires " + wanted +
-                              (unmet.through_extra ? " (through its extra [" + *unmet.through_extra + "])" : "");
-    const std::string seen = unmet.installed ? "; " + *unmet.installed + " is installed (" + unmet.installed_at + ")"
-                                             : "; it is not installed";
+    const std::string asked =
+        unmet.framework + " " + unmet.framework_version + " requires " + wanted +
+        (unmet.through_extra ? " (through its extra [" + *unmet.through_extra + "])" : "");
+    const std::string seen = unmet.installed
+                                 ? "; " + *unmet.installed + " is installed (" + unmet.installed_at + ")"
+                                 : "; it is not installed";
     // A requirement only an extra asks for is optional: a warning when it is missing.
     const bool optional = unmet.through_extra.has_value() && !unmet.installed;
     auto finding = make("python.requirement_unmet", asked + seen, {},
@@ -830,11 +874,13 @@ void merge_shared_causes(std::vector<Finding>& found) {
   };
   std::vector<Finding> kept;
   for (auto& finding : found) {
-    const bool broken_dependency = finding.id == "lib.missing_dependency" && finding.evidence.contains("error");
+    const bool broken_dependency =
+        finding.id == "lib.missing_dependency" && finding.evidence.contains("error");
     const auto cause = broken_dependency ? path_of(finding) : std::string();
     auto owner = std::find_if(kept.begin(), kept.end(), [&](const Finding& other) {
       return !cause.empty() &&
-             (other.id == "lib.unusable_candidate" || other.id == "lib.wrong_arch" || other.id == "lib.loader_blocked") &&
+             (other.id == "lib.unusable_candidate" || other.id == "lib.wrong_arch" ||
+              other.id == "lib.loader_blocked") &&
              path_of(other) == cause;
     });
     if (owner == kept.end()) {
@@ -842,7 +888,8 @@ void merge_shared_causes(std::vector<Finding>& found) {
       continue;
     }
     for (const auto& component : finding.components) {
-      if (std::find(owner->components.begin(), owner->components.end(), component) == owner->components.end()) {
+      if (std::find(owner->components.begin(), owner->components.end(), component) ==
+          owner->components.end()) {
         owner->components.push_back(component);
         owner->message += "; " + component + "'s closure reaches it too";
       }

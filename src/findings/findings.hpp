@@ -38,8 +38,7 @@ const FindingDefinition* find_definition(std::string_view id);
 
 // A finding of a defined id with that id's severity and remedy (unless `severity` overrides it).
 Finding make_finding(std::string_view id, std::string message, std::vector<std::string> components,
-                     Evidence evidence = {},
-                     std::optional<Severity> severity = std::nullopt);
+                     Evidence evidence = {}, std::optional<Severity> severity = std::nullopt);
 
 // What to do so that a file reached through `via` is no longer reached, from how it was reached:
 // the LD_LIBRARY_PATH entry, the ld.so.conf(.d) file that lists the directory (and ldconfig), the
@@ -59,7 +58,8 @@ struct LoadCause {
   const discovery::ComponentResult* owner = nullptr; // the component whose own file or closure fails
   bool closure = false; // its file opens and its closure fails (a linkage finding says where)
 };
-std::optional<LoadCause> load_cause(const discovery::DiscoveryResult& all, const discovery::ComponentResult& result);
+std::optional<LoadCause> load_cause(const discovery::DiscoveryResult& all,
+                                    const discovery::ComponentResult& result);
 
 // One cause, one finding, across the rule sets: a closure's broken dependency (lib.missing_dependency
 // with an `error`) whose file is already the cause of a lib.unusable_candidate, lib.wrong_arch or

@@ -1,6 +1,5 @@
 #include "findings/findings_reference.hpp"
 
-
 namespace cudadiag::findings {
 namespace {
 

@@ -24,10 +24,11 @@ std::string_view library_stem(std::string_view name) {
 // for libcudart.so.12): the cause pytorch/pytorch#147001 describes. Once loaded, that file stands
 // in for nothing: its SONAME is not the one needed.
 const linkage::FrameworkPreload* glob_that_picked_wrong(const linkage::FrameworkImport& import_model,
-                                                    std::string_view missing_name) {
+                                                        std::string_view missing_name) {
   for (const auto& preload : import_model.preloads) {
     const auto picked = fs::basename(preload.path);
-    if (!preload.path.empty() && library_stem(picked) == library_stem(missing_name) && picked != missing_name) {
+    if (!preload.path.empty() && library_stem(picked) == library_stem(missing_name) &&
+        picked != missing_name) {
       return &preload;
     }
   }
@@ -50,20 +51,20 @@ std::vector<Finding> evaluate_framework_loads(const linkage::Linkage& linkage) {
       continue;
     }
     const auto& closure = framework.closure.closure;
-    const bool driver_only = closure.broken.empty() && closure.missing_versions.empty() && closure.unresolved.empty() &&
-                             !closure.root_error && !closure.missing.empty() &&
-                             std::all_of(closure.missing.begin(), closure.missing.end(),
-                                         [](const auto& missing) { return is_driver_library(missing.name); }) &&
-                             !(framework.import_model && framework.import_model->import_error);
+    const bool driver_only =
+        closure.broken.empty() && closure.missing_versions.empty() && closure.unresolved.empty() &&
+        !closure.root_error && !closure.missing.empty() &&
+        std::all_of(closure.missing.begin(), closure.missing.end(),
+                    [](const auto& missing) { return is_driver_library(missing.name); }) &&
+        !(framework.import_model && framework.import_model->import_error);
     if (driver_only) {
       continue;
     }
     const std::string who = framework.framework + " " + framework.version;
     std::string message;
     std::string error;
-    Evidence evidence = {{"framework", framework.framework},
-                               {"version", framework.version},
-                               {"library", framework.library}};
+    Evidence evidence = {
+        {"framework", framework.framework}, {"version", framework.version}, {"library", framework.library}};
     if (framework.import_model && framework.import_model->import_error) {
       error = *framework.import_model->import_error;
       message = "`" + framework.import_model->statement + "` (" + who + ") fails before it loads " +
@@ -73,7 +74,8 @@ std::vector<Finding> evaluate_framework_loads(const linkage::Linkage& linkage) {
     } else {
       error = linkage::dlerror_text(closure);
       message = who + "'s " + fs::basename(framework.library) + " does not load: \"" + error + "\"" +
-                (framework.framework == "torch" ? ": `import torch` fails." : ": the framework cannot use the GPU.");
+                (framework.framework == "torch" ? ": `import torch` fails."
+                                                : ": the framework cannot use the GPU.");
     }
     evidence["error"] = error;
     std::string remedy;
@@ -85,19 +87,21 @@ std::vector<Finding> evaluate_framework_loads(const linkage::Linkage& linkage) {
                             ? glob_that_picked_wrong(*framework.import_model, missing_name)
                             : nullptr;
     if (wrong != nullptr) {
-      message += " torch's preload glob " + wrong->pattern + " picked " + wrong->path +
-                 (wrong->passed_over.empty()
-                      ? std::string(" (the first sys.path entry with a match)")
-                      : " first (the order the directory lists its files), passing over " + join(wrong->passed_over, ", ")) +
-                 ": pytorch/pytorch#147001.";
+      message +=
+          " torch's preload glob " + wrong->pattern + " picked " + wrong->path +
+          (wrong->passed_over.empty() ? std::string(" (the first sys.path entry with a match)")
+                                      : " first (the order the directory lists its files), passing over " +
+                                            join(wrong->passed_over, ", ")) +
+          ": pytorch/pytorch#147001.";
       evidence["picked"] = wrong->path;
       evidence["passed_over"] = wrong->passed_over;
       remedy = uninstall_clause(wrong->path) + ": the copy torch needs, " + missing_name +
                ", is then the only match";
     } else if (!missing_name.empty()) {
-      remedy = "install the CUDA wheels " + framework.framework + " " + framework.version + " pins (`pip install --force-reinstall '" +
-               framework.framework + "==" + framework.version + "'`) in the environment it runs in, or make " +
-               missing_name + " reachable where its loader looks (its RUNPATH, LD_LIBRARY_PATH, ld.so.cache)";
+      remedy = "install the CUDA wheels " + framework.framework + " " + framework.version +
+               " pins (`pip install --force-reinstall '" + framework.framework + "==" + framework.version +
+               "'`) in the environment it runs in, or make " + missing_name +
+               " reachable where its loader looks (its RUNPATH, LD_LIBRARY_PATH, ld.so.cache)";
     } else {
       remedy = "reinstall the CUDA wheels " + framework.framework + " " + framework.version +
                " pins (`pip install --force-reinstall '" + framework.framework + "==" + framework.version +

@@ -55,7 +55,6 @@ const python::FrameworkBuild* triton_ptxas_for(const discovery::DiscoveryResult&
   return arch >= 100 && blackwell != nullptr ? blackwell : plain;
 }
 
-
 // "GPU 0 (NVIDIA H200), compute capability 9.0".
 std::string describe_gpu(const verify::DriverDevice& gpu) {
   return "GPU " + std::to_string(gpu.ordinal) + (gpu.name ? " (" + *gpu.name + ")" : std::string()) +
@@ -85,8 +84,9 @@ std::optional<Finding> framework_without_code_for(const python::FrameworkBuild& 
   return make_finding(
       "framework.arch_unsupported",
       build.framework + " " + build.version + " has no GPU code for " + describe_gpu(gpu) + ": " +
-          build.gpu_code_source + " carries " + code_names(*build.gpu_code) + ", and none of it runs on " + sm +
-          " (SASS runs only on its own major, PTX only on its architecture or newer): every " + build.framework +
+          build.gpu_code_source + " carries " + code_names(*build.gpu_code) + ", and none of it runs on " +
+          sm + " (SASS runs only on its own major, PTX only on its architecture or newer): every " +
+          build.framework +
           " CUDA kernel fails with \"no kernel image is available for execution on the device\"",
       {},
       {{"framework", build.framework},
@@ -98,7 +98,6 @@ std::optional<Finding> framework_without_code_for(const python::FrameworkBuild& 
        {"compute_capability", *gpu.compute_capability}},
       Severity::error);
 }
-
 
 // Triton's ptxas for this GPU, when it comes from a CUDA release older than the architecture.
 std::optional<Finding> triton_without_arch(const discovery::DiscoveryResult& discovery,
@@ -116,8 +115,9 @@ std::optional<Finding> triton_without_arch(const discovery::DiscoveryResult& dis
   const std::string sm = "sm_" + std::to_string(arch);
   return make_finding(
       "framework.arch_unsupported",
-      "triton " + ptxas->version + " compiles for " + describe_gpu(gpu) + ", with " + ptxas->tool + " from CUDA " +
-          ptxas->cuda + " (" + ptxas->source + "), which does not know " + sm + " (CUDA " + text(*needed) +
+      "triton " + ptxas->version + " compiles for " + describe_gpu(gpu) + ", with " + ptxas->tool +
+          " from CUDA " + ptxas->cuda + " (" + ptxas->source + "), which does not know " + sm + " (CUDA " +
+          text(*needed) +
           " added it): every Triton kernel (torch.compile, vLLM) fails with \"ptxas fatal: Value '" + sm +
           "a' is not defined for option 'gpu-name'\"",
       {},
@@ -129,7 +129,8 @@ std::optional<Finding> triton_without_arch(const discovery::DiscoveryResult& dis
        {"device", gpu.ordinal},
        {"compute_capability", *gpu.compute_capability},
        {"first_cuda_for_arch", text(*needed)},
-       {"override_variable", ptxas->tool == "ptxas-blackwell" ? "TRITON_PTXAS_BLACKWELL_PATH" : "TRITON_PTXAS_PATH"}});
+       {"override_variable",
+        ptxas->tool == "ptxas-blackwell" ? "TRITON_PTXAS_BLACKWELL_PATH" : "TRITON_PTXAS_PATH"}});
 }
 
 } // namespace

@@ -17,7 +17,9 @@ struct Loaded {
   std::string version;
 
   // versions::compare_versions against `other`: <0 older, 0 equal, >0 newer.
-  [[nodiscard]] int compare(std::string_view other) const { return versions::compare_versions(version, other); }
+  [[nodiscard]] int compare(std::string_view other) const {
+    return versions::compare_versions(version, other);
+  }
 };
 std::optional<Loaded> jax_loads(const discovery::DiscoveryResult& discovery, std::string_view component) {
   for (const auto& result : discovery.components) {
@@ -25,9 +27,10 @@ std::optional<Loaded> jax_loads(const discovery::DiscoveryResult& discovery, std
         result.spec->name != component) {
       continue;
     }
-    const auto& choice = result.selected && result.selected->via.pathfinder_step == probes::PathfinderStep::site_packages
-                             ? result.selected
-                             : result.loader;
+    const auto& choice =
+        result.selected && result.selected->via.pathfinder_step == probes::PathfinderStep::site_packages
+            ? result.selected
+            : result.loader;
     if (!choice || choice->candidate >= result.candidates.size()) {
       return std::nullopt;
     }
@@ -45,10 +48,11 @@ std::optional<Loaded> jax_loads(const discovery::DiscoveryResult& discovery, std
 std::vector<Finding> evaluate_jax_checks(const discovery::DiscoveryResult& discovery,
                                          const verify::Verification& verification, const Environment& env) {
   std::vector<Finding> out;
-  const auto plugin = std::find_if(discovery.frameworks.begin(), discovery.frameworks.end(), [](const auto& build) {
-    const auto name = python::canonical_name(build.framework);
-    return name.starts_with("jax-cuda") && name.ends_with("-pjrt");
-  });
+  const auto plugin =
+      std::find_if(discovery.frameworks.begin(), discovery.frameworks.end(), [](const auto& build) {
+        const auto name = python::canonical_name(build.framework);
+        return name.starts_with("jax-cuda") && name.ends_with("-pjrt");
+      });
   if (plugin == discovery.frameworks.end() || env.non_empty("JAX_SKIP_CUDA_CONSTRAINTS_CHECK")) {
     return out;
   }
@@ -76,38 +80,43 @@ std::vector<Finding> evaluate_jax_checks(const discovery::DiscoveryResult& disco
   };
   for (const auto& floor : {Floor{"cudart", "CUDA runtime", "12.1"}, Floor{"cublas", "cuBLAS", "12.1"},
                             Floor{"cusparse", "cuSPARSE", "12.1"}}) {
-    if (const auto loaded = jax_loads(discovery, floor.component); loaded && loaded->compare(floor.minimum) < 0) {
+    if (const auto loaded = jax_loads(discovery, floor.component);
+        loaded && loaded->compare(floor.minimum) < 0) {
       raise(*loaded, floor.component,
-            "JAX needs " + std::string(floor.name) + " " + std::string(floor.minimum) + " or newer (\"Outdated " +
-                std::string(floor.name) + " installation found\")",
+            "JAX needs " + std::string(floor.name) + " " + std::string(floor.minimum) +
+                " or newer (\"Outdated " + std::string(floor.name) + " installation found\")",
             Severity::error);
     }
   }
   const auto cudnn = jax_loads(discovery, "cudnn");
   const auto cublas = jax_loads(discovery, "cublas");
   if (cudnn && cudnn->compare("9.10.0") >= 0 && cudnn->compare("9.10.1") < 0) {
-    raise(*cudnn, "cudnn",
-          "cuDNN 9.10.0 broke binary backward compatibility (reordered enum values of block-scale data types); "
-          "JAX asks for 9.10.1 or newer",
-          Severity::error);
+    raise(
+        *cudnn, "cudnn",
+        "cuDNN 9.10.0 broke binary backward compatibility (reordered enum values of block-scale data types); "
+        "JAX asks for 9.10.1 or newer",
+        Severity::error);
   }
   const auto gpus = verification.devices.size();
   if (cudnn && cublas && cudnn->compare("9.10.1") < 0 && cublas->compare("12.9") >= 0 && gpus > 1) {
     raise(*cudnn, "cudnn",
-          "cuDNN older than 9.10.1 with cuBLAS " + cublas->version + " (12.9 or newer) on " + std::to_string(gpus) +
+          "cuDNN older than 9.10.1 with cuBLAS " + cublas->version + " (12.9 or newer) on " +
+              std::to_string(gpus) +
               " GPUs computes some multi-GPU matmuls wrongly; JAX asks for cuDNN 9.10.1 or newer",
           Severity::error);
   }
-  const bool tmem_gpu = std::any_of(verification.devices.begin(), verification.devices.end(), [](const auto& device) {
-    if (!device.driver || !device.driver->compute_capability) {
-      return false;
-    }
-    const auto cc = versions::major_minor(*device.driver->compute_capability);
-    return cc && (cc->first == 10 || cc->first == 11);
-  });
+  const bool tmem_gpu =
+      std::any_of(verification.devices.begin(), verification.devices.end(), [](const auto& device) {
+        if (!device.driver || !device.driver->compute_capability) {
+          return false;
+        }
+        const auto cc = versions::major_minor(*device.driver->compute_capability);
+        return cc && (cc->first == 10 || cc->first == 11);
+      });
   if (cublas && tmem_gpu && cublas->compare("12.8") >= 0 && cublas->compare("13.2") < 0) {
     raise(*cublas, "cublas",
-          "cuBLAS 12.8 up to 13.2 frees Tensor Memory twice in many kernels on compute capability 10.x and 11.x GPUs: "
+          "cuBLAS 12.8 up to 13.2 frees Tensor Memory twice in many kernels on compute capability 10.x and "
+          "11.x GPUs: "
           "a cuBLAS kernel running concurrently with another one (another stream) can silently corrupt data",
           Severity::warning);
   }

@@ -41,8 +41,8 @@ std::string describe(const AnswerClosure& answer, std::size_t index) {
 }
 
 // How to stop the loader from reaching `object` the way it did.
-std::string route_remedy(const AnswerClosure& answer, std::size_t index, const discovery::DiscoveryResult& discovery,
-                         const Environment& env) {
+std::string route_remedy(const AnswerClosure& answer, std::size_t index,
+                         const discovery::DiscoveryResult& discovery, const Environment& env) {
   const auto& object = answer.closure.objects[index];
   discovery::Sighting via;
   via.path = object.path;
@@ -88,7 +88,8 @@ struct Problem {
 
 class Collector {
 public:
-  Collector(const discovery::DiscoveryResult& discovery, const Environment& env) : m_discovery(discovery), m_env(env) {}
+  Collector(const discovery::DiscoveryResult& discovery, const Environment& env)
+      : m_discovery(discovery), m_env(env) {}
 
   void add(const std::string& key, const std::string& component, const AnswerClosure& answer,
            const std::function<Finding()>& make_one) {
@@ -103,7 +104,8 @@ public:
       components.push_back(component);
     }
     for (const auto& name : answer.answers) {
-      if (std::find(problem.answers.begin(), problem.answers.end(), component + ":" + name) == problem.answers.end()) {
+      if (std::find(problem.answers.begin(), problem.answers.end(), component + ":" + name) ==
+          problem.answers.end()) {
         problem.answers.push_back(component + ":" + name);
       }
     }
@@ -159,11 +161,12 @@ void unresolved_symbols(Collector& out, const std::string& component, const Answ
       for (const auto index : members) {
         names.push_back(closure.unresolved[index].symbol);
       }
-      std::string message = describe(answer, first.needed_by) + " needs " +
-                            (members.size() == 1 ? "the symbol " + spelled(first)
-                                                 : std::to_string(members.size()) + " symbols (" + join(names, ", ") +
-                                                       (first.version.empty() ? "" : ", version " + first.version) + ")") +
-                            ", which ";
+      std::string message =
+          describe(answer, first.needed_by) + " needs " +
+          (members.size() == 1 ? "the symbol " + spelled(first)
+                               : std::to_string(members.size()) + " symbols (" + join(names, ", ") +
+                                     (first.version.empty() ? "" : ", version " + first.version) + ")") +
+          ", which ";
       if (first.bound) {
         message += "the copy the loader binds, " + describe(answer, *first.bound) + ", does not define";
       } else {
@@ -176,8 +179,9 @@ void unresolved_symbols(Collector& out, const std::string& component, const Answ
           {"version", first.version},
           {"needed_by", needing.path},
           {"bound", first.bound ? EvidenceValue(closure.objects[*first.bound].path) : EvidenceValue()},
-          {"bound_via", first.bound ? EvidenceValue(std::string(linkage::to_string(closure.objects[*first.bound].route)))
-                                    : EvidenceValue()}};
+          {"bound_via",
+           first.bound ? EvidenceValue(std::string(linkage::to_string(closure.objects[*first.bound].route)))
+                       : EvidenceValue()}};
       std::string remedy;
       if (first.bound) {
         remedy = route_remedy(answer, *first.bound, out.m_discovery, out.m_env);
@@ -185,15 +189,17 @@ void unresolved_symbols(Collector& out, const std::string& component, const Answ
       const auto& providers = answer.providers[members.front()];
       Evidence::List provider_list;
       for (const auto& provider : providers) {
-        provider_list.push_back({{"path", provider.path}, {"found_via", provider.found_via}, {"version", provider.version}});
+        provider_list.push_back(
+            {{"path", provider.path}, {"found_via", provider.found_via}, {"version", provider.version}});
       }
       evidence["providers"] = std::move(provider_list);
       if (!providers.empty()) {
         const auto& best = providers.front();
-        message += " " + best.path + (best.version.empty() ? "" : " (" + best.version + ")") + ", found through " +
-                   best.found_via + ", defines " + (members.size() == 1 ? "it." : "them.");
-        remedy += std::string(remedy.empty() ? "" : "; ") + "then " + best.path + " is bound, which defines " +
-                  (members.size() == 1 ? "it" : "them");
+        message += " " + best.path + (best.version.empty() ? "" : " (" + best.version + ")") +
+                   ", found through " + best.found_via + ", defines " +
+                   (members.size() == 1 ? "it." : "them.");
+        remedy += std::string(remedy.empty() ? "" : "; ") + "then " + best.path +
+                  " is bound, which defines " + (members.size() == 1 ? "it" : "them");
       } else if (remedy.empty()) {
         remedy = "install a release of the dependency that defines " + first.symbol;
       } else {
@@ -201,7 +207,8 @@ void unresolved_symbols(Collector& out, const std::string& component, const Answ
                   (first.version_file.empty() ? std::string("the dependency") : first.version_file) +
                   " at least as new as the one " + fs::basename(needing.path) + " was built against";
       }
-      return with_remedy(make_finding("lib.undefined_symbol", std::move(message), {}, std::move(evidence)), remedy);
+      return with_remedy(make_finding("lib.undefined_symbol", std::move(message), {}, std::move(evidence)),
+                         remedy);
     });
   }
 }
@@ -213,14 +220,19 @@ void missing_versions(Collector& out, const std::string& component, const Answer
     const auto& bound = closure.objects[missing.bound];
     const auto key = "ver|" + missing.version + "|" + needing.file->realpath + "|" + bound.file->realpath;
     out.add(key, component, answer, [&] {
-      std::string message = describe(answer, missing.needed_by) + " requires version " + missing.version + " of " +
-                            missing.file + ", and the copy the loader binds, " + describe(answer, missing.bound) +
+      std::string message = describe(answer, missing.needed_by) + " requires version " + missing.version +
+                            " of " + missing.file + ", and the copy the loader binds, " +
+                            describe(answer, missing.bound) +
                             ", does not define it: dlopen fails with \"version `" + missing.version +
                             "' not found (required by " + needing.path + ")\".";
-      Evidence evidence = {
-          {"version", missing.version}, {"file", missing.file}, {"needed_by", needing.path}, {"bound", bound.path}};
-      return with_remedy(make_finding("lib.missing_symbol_version", std::move(message), {}, std::move(evidence)), route_remedy(answer, missing.bound, out.m_discovery, out.m_env) +
-                       "; the loader must bind a " + missing.file + " that defines " + missing.version);
+      Evidence evidence = {{"version", missing.version},
+                           {"file", missing.file},
+                           {"needed_by", needing.path},
+                           {"bound", bound.path}};
+      return with_remedy(
+          make_finding("lib.missing_symbol_version", std::move(message), {}, std::move(evidence)),
+          route_remedy(answer, missing.bound, out.m_discovery, out.m_env) + "; the loader must bind a " +
+              missing.file + " that defines " + missing.version);
     });
   }
 }
@@ -230,22 +242,26 @@ void missing_dependencies(Collector& out, const std::string& component, const An
   for (const auto& missing : closure.missing) {
     const auto& needing = closure.objects[missing.needed_by];
     out.add("dep|" + missing.name + "|" + needing.file->realpath, component, answer, [&] {
-      std::string message = describe(answer, missing.needed_by) + " needs " + missing.name +
-                            ", which no directory the loader searches holds (searched: " +
-                            (missing.searched.empty() ? std::string("nothing") : join(missing.searched, ", ")) +
-                            "): dlopen fails with \"" + missing.name +
-                            ": cannot open shared object file: No such file or directory\".";
+      std::string message =
+          describe(answer, missing.needed_by) + " needs " + missing.name +
+          ", which no directory the loader searches holds (searched: " +
+          (missing.searched.empty() ? std::string("nothing") : join(missing.searched, ", ")) +
+          "): dlopen fails with \"" + missing.name +
+          ": cannot open shared object file: No such file or directory\".";
       std::string remedy = "install the package that provides " + missing.name;
       for (const auto& other : out.m_discovery.components) {
         const auto& names = other.spec->file_names;
         if (std::find(names.begin(), names.end(), missing.name) != names.end() && !other.candidates.empty()) {
           remedy = "a copy exists at " + other.candidates.front().first.path + " (" +
-                   other.candidates.front().first.found_via + "): add its directory to LD_LIBRARY_PATH or install " +
-                   missing.name + " where the loader looks";
+                   other.candidates.front().first.found_via +
+                   "): add its directory to LD_LIBRARY_PATH or install " + missing.name +
+                   " where the loader looks";
         }
       }
-      Evidence evidence = {{"name", missing.name}, {"needed_by", needing.path}, {"searched", missing.searched}};
-      return with_remedy(make_finding("lib.missing_dependency", std::move(message), {}, std::move(evidence)), remedy);
+      Evidence evidence = {
+          {"name", missing.name}, {"needed_by", needing.path}, {"searched", missing.searched}};
+      return with_remedy(make_finding("lib.missing_dependency", std::move(message), {}, std::move(evidence)),
+                         remedy);
     });
   }
   for (const auto& broken : closure.broken) {
@@ -253,11 +269,13 @@ void missing_dependencies(Collector& out, const std::string& component, const An
     // One finding per broken file (the cause), listing every component whose closure reaches it.
     out.add("broken|" + broken.path, component, answer, [&] {
       const bool crashes = broken.error.rfind("crashes (SIGBUS)", 0) == 0;
-      std::string message = describe(answer, broken.needed_by) + " needs " + broken.name + ", and the loader stops at " +
-                            broken.path + ": " + broken.error + (crashes ? "; the process dies." : "; dlopen fails.");
+      std::string message = describe(answer, broken.needed_by) + " needs " + broken.name +
+                            ", and the loader stops at " + broken.path + ": " + broken.error +
+                            (crashes ? "; the process dies." : "; dlopen fails.");
       Evidence evidence = {
           {"name", broken.name}, {"needed_by", needing.path}, {"path", broken.path}, {"error", broken.error}};
-      return with_remedy(make_finding("lib.missing_dependency", std::move(message), {}, std::move(evidence)), "remove or replace " + broken.path + " (" + broken.error + ")");
+      return with_remedy(make_finding("lib.missing_dependency", std::move(message), {}, std::move(evidence)),
+                         "remove or replace " + broken.path + " (" + broken.error + ")");
     });
   }
 }
@@ -296,8 +314,8 @@ void duplicates(Collector& out, const std::string& component, const AnswerClosur
       Evidence evidence = {{"component", name}, {"paths", paths}, {"sonames", sonames}};
       // Different SONAMEs (two majors) bind separately and work, but their state is not shared: a warning.
       return make_finding("process.duplicate_lib",
-                          "Loading it maps " + std::to_string(objects.size()) + " files of " + name + " into one process: " +
-                              join(described, " and ") + ".",
+                          "Loading it maps " + std::to_string(objects.size()) + " files of " + name +
+                              " into one process: " + join(described, " and ") + ".",
                           {}, std::move(evidence));
     });
   }
@@ -313,30 +331,31 @@ void load_check(Collector& out, const std::string& component, const AnswerClosur
   const auto& check = *answer.check;
   const auto& closure = answer.closure;
   const std::string root = closure.objects.empty() ? answer.load_name : closure.objects[closure.root].path;
-  Evidence evidence = {{"load_name", answer.load_name},
-                             {"status", check.status},
-                             {"detail", check.detail},
-                             {"error", check.error},
-                             {"failed_at", check.failed_at},
-                             {"predicted_loads", closure.loads()},
-                             {"differences", check.differences}};
+  Evidence evidence = {{"load_name", answer.load_name},   {"status", check.status},
+                       {"detail", check.detail},          {"error", check.error},
+                       {"failed_at", check.failed_at},    {"predicted_loads", closure.loads()},
+                       {"differences", check.differences}};
   if (check.status != "ok" || (check.error && closure.loads())) {
     out.add("load|" + root + "|" + answer.load_name, component, answer, [&] {
       const bool ended = check.status != "ok";
-      std::string message = root + (ended ? " could not be loaded in its worker: " + check.detail
-                                          : " does not load: dlopen(\"" + check.failed_at.value_or(answer.load_name) +
-                                                "\") fails with \"" + *check.error + "\"") +
-                            (closure.loads() ? "; the closure cudadiag predicted loads." : ".");
+      std::string message =
+          root +
+          (ended ? " could not be loaded in its worker: " + check.detail
+                 : " does not load: dlopen(\"" + check.failed_at.value_or(answer.load_name) +
+                       "\") fails with \"" + *check.error + "\"") +
+          (closure.loads() ? "; the closure cudadiag predicted loads." : ".");
       std::string remedy;
       if (check.status == "crashed" || check.status == "timeout") {
-        remedy = "a library's initialisation " + std::string(check.status == "timeout" ? "hangs" : "crashes") +
-                 " the process that loads it (the worker's last phase names the file): reinstall the package that "
-                 "provides it and report it to its vendor with the support bundle (`cudadiag bundle`)";
+        remedy =
+            "a library's initialisation " + std::string(check.status == "timeout" ? "hangs" : "crashes") +
+            " the process that loads it (the worker's last phase names the file): reinstall the package that "
+            "provides it and report it to its vendor with the support bundle (`cudadiag bundle`)";
       } else if (ended) {
         remedy = "cudadiag's worker could not do the load (" + check.detail +
                  "): run `cudadiag --json -vv` and report it with the support bundle (`cudadiag bundle`)";
       } else {
-        remedy = "the loader's message names the cause (the file, symbol or version it stops at); `cudadiag --json` "
+        remedy = "the loader's message names the cause (the file, symbol or version it stops at); `cudadiag "
+                 "--json` "
                  "shows which file each dependency bound (linkage); cudadiag did not predict this failure: "
                  "please report it with the support bundle (`cudadiag bundle`)";
       }
@@ -354,8 +373,8 @@ void load_check(Collector& out, const std::string& component, const AnswerClosur
 
 } // namespace
 
-std::vector<Finding> evaluate_linkage(const discovery::DiscoveryResult& discovery, const linkage::Linkage& linkage,
-                                      const Environment& env) {
+std::vector<Finding> evaluate_linkage(const discovery::DiscoveryResult& discovery,
+                                      const linkage::Linkage& linkage, const Environment& env) {
   Collector out(discovery, env);
   for (const auto& component : linkage.components) {
     const std::string name(component.spec->name);
@@ -379,7 +398,8 @@ std::vector<Finding> evaluate_linkage(const discovery::DiscoveryResult& discover
     const std::string name(component.spec->name);
     for (auto& finding : found) {
       auto& components = finding.components;
-      if (finding.severity != Severity::error || std::find(components.begin(), components.end(), owner) == components.end() ||
+      if (finding.severity != Severity::error ||
+          std::find(components.begin(), components.end(), owner) == components.end() ||
           std::find(components.begin(), components.end(), name) != components.end()) {
         continue;
       }

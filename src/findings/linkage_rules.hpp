@@ -16,7 +16,7 @@
 
 namespace cudadiag::findings {
 
-std::vector<Finding> evaluate_linkage(const discovery::DiscoveryResult& discovery, const linkage::Linkage& linkage,
-                                      const Environment& env);
+std::vector<Finding> evaluate_linkage(const discovery::DiscoveryResult& discovery,
+                                      const linkage::Linkage& linkage, const Environment& env);
 
 } // namespace cudadiag::findings

@@ -93,7 +93,8 @@ void throttle_rule(const selftest::SelfTestRun& run, const selftest::ScoreCompon
   }
   std::string context;
   if (clocks.sm_mhz) {
-    context += "SM clock " + std::to_string(clocks.sm_mhz->min) + "-" + std::to_string(clocks.sm_mhz->max) + " MHz";
+    context +=
+        "SM clock " + std::to_string(clocks.sm_mhz->min) + "-" + std::to_string(clocks.sm_mhz->max) + " MHz";
   }
   if (clocks.power_w_max) {
     char text[32];
@@ -101,7 +102,8 @@ void throttle_rule(const selftest::SelfTestRun& run, const selftest::ScoreCompon
     context += (context.empty() ? "" : ", ") + std::string("power up to ") + text;
   }
   if (clocks.temperature_c_max) {
-    context += (context.empty() ? "" : ", ") + std::string("up to ") + std::to_string(*clocks.temperature_c_max) + " C";
+    context += (context.empty() ? "" : ", ") + std::string("up to ") +
+               std::to_string(*clocks.temperature_c_max) + " C";
   }
   char figures[96];
   std::snprintf(figures, sizeof figures, "%.0f%% of expected (%.1f of %.1f)", 100.0 * component.ratio,
@@ -109,7 +111,8 @@ void throttle_rule(const selftest::SelfTestRun& run, const selftest::ScoreCompon
   out.push_back(make_finding("gpu.throttled",
                              "self-test benchmark " + component.benchmark + " on GPU " +
                                  std::to_string(component.device) + " reached " + figures +
-                                 " while the GPU reported " + names + (context.empty() ? "" : " (" + context + ")"),
+                                 " while the GPU reported " + names +
+                                 (context.empty() ? "" : " (" + context + ")"),
                              {},
                              {{"device", component.device},
                               {"benchmark", component.benchmark},
@@ -136,7 +139,8 @@ void busy_rule(const selftest::SelfTestRun& run, std::vector<Finding>& out) {
     selftest::merge_busy(per_device[*test.device], *test.busy);
     tests[*test.device].push_back(test.key);
     if (test.clocks && test.clocks->slowdown_reasons) {
-      reasons[*test.device].insert(test.clocks->slowdown_reasons->begin(), test.clocks->slowdown_reasons->end());
+      reasons[*test.device].insert(test.clocks->slowdown_reasons->begin(),
+                                   test.clocks->slowdown_reasons->end());
     }
   }
   for (const auto& [device, busy] : per_device) {
@@ -173,7 +177,8 @@ void busy_rule(const selftest::SelfTestRun& run, std::vector<Finding>& out) {
                           std::to_string(busy.others.size()) + " other process" +
                           (busy.others.size() == 1 ? "" : "es") + " while the self-test ran: " + names;
     if (!spoiled.empty()) {
-      message += "; figures taken meanwhile are not held against the GPU (" + spoiled.substr(1) + " of expected)";
+      message +=
+          "; figures taken meanwhile are not held against the GPU (" + spoiled.substr(1) + " of expected)";
     }
     if (!reason_text.empty()) {
       message += "; the clock slowdown NVML reported then (" + reason_text + ") came under that shared load";

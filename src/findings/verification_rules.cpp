@@ -1,14 +1,14 @@
 #include "findings/verification_rules.hpp"
+
 #include "core/filesystem.hpp"
 #include "verify/facts_codec.hpp"
 #include "verify/nvrtc_builtins_preload.hpp"
-
 #include "versions/version_sources.hpp"
 
 #include <array>
 #include <charconv>
-#include <tuple>
 #include <string>
+#include <tuple>
 
 namespace cudadiag::findings {
 namespace {
@@ -22,8 +22,18 @@ struct PtxIsaRow {
 
 // PTX ISA per CUDA release. A driver JITs PTX up to its own release's ISA.
 constexpr std::array<PtxIsaRow, 12> k_ptx_isa = {{
-    {{12, 0}, {8, 0}}, {{12, 1}, {8, 1}}, {{12, 2}, {8, 2}}, {{12, 3}, {8, 3}}, {{12, 4}, {8, 4}}, {{12, 5}, {8, 5}},
-    {{12, 6}, {8, 5}}, {{12, 8}, {8, 7}}, {{12, 9}, {8, 8}}, {{13, 0}, {9, 0}}, {{13, 1}, {9, 1}}, {{13, 2}, {9, 2}},
+    {{12, 0}, {8, 0}},
+    {{12, 1}, {8, 1}},
+    {{12, 2}, {8, 2}},
+    {{12, 3}, {8, 3}},
+    {{12, 4}, {8, 4}},
+    {{12, 5}, {8, 5}},
+    {{12, 6}, {8, 5}},
+    {{12, 8}, {8, 7}},
+    {{12, 9}, {8, 8}},
+    {{13, 0}, {9, 0}},
+    {{13, 1}, {9, 1}},
+    {{13, 2}, {9, 2}},
 }};
 
 // The minimum driver branch per CUDA major (minor-version compatibility within a major).
@@ -39,29 +49,40 @@ struct InitRemedy {
   const char* remedy;
 };
 constexpr std::array<InitRemedy, 7> k_init_remedies = {{
-    {35, "The driver is older than this CUDA runtime: upgrade the driver or use libraries built for an older CUDA."},
-    {100, "No CUDA-capable device is visible: check CUDA_VISIBLE_DEVICES / NVIDIA_VISIBLE_DEVICES, the container's GPU "
+    {35, "The driver is older than this CUDA runtime: upgrade the driver or use libraries built for an older "
+         "CUDA."},
+    {100, "No CUDA-capable device is visible: check CUDA_VISIBLE_DEVICES / NVIDIA_VISIBLE_DEVICES, the "
+          "container's GPU "
           "access (--gpus), and that nvidia-smi lists the GPU."},
     {101, "CUDA_VISIBLE_DEVICES names a device that does not exist; fix or unset it."},
-    {803, "The user-mode driver (libcuda) and the kernel module are different versions: reboot after a driver upgrade, "
+    {803, "The user-mode driver (libcuda) and the kernel module are different versions: reboot after a "
+          "driver upgrade, "
           "or remove the stale libcuda copy (often a container image shipping its own driver libraries)."},
-    {804, "A forward-compatibility libcuda (cuda-compat) is loaded on hardware or a kernel driver it does not support: "
+    {804, "A forward-compatibility libcuda (cuda-compat) is loaded on hardware or a kernel driver it does "
+          "not support: "
           "remove the compat directory from LD_LIBRARY_PATH."},
-    {999, "Unknown error: usually a driver or GPU fault. Check dmesg for Xid errors and nvidia-smi; a driver reload or "
+    {999, "Unknown error: usually a driver or GPU fault. Check dmesg for Xid errors and nvidia-smi; a driver "
+          "reload or "
           "reboot often clears it."},
-    {3, "The driver did not initialise (no /dev/nvidia* access?): check device node permissions and the container's GPU access."},
+    {3, "The driver did not initialise (no /dev/nvidia* access?): check device node permissions and the "
+        "container's GPU access."},
 }};
 
-std::optional<MajorMinor> parse_major_minor(const std::string& text) { return versions::major_minor(text); }
+std::optional<MajorMinor> parse_major_minor(const std::string& text) {
+  return versions::major_minor(text);
+}
 
 // 13000 -> (13, 0)
 MajorMinor from_cuda_int(std::int64_t version) {
   return {static_cast<int>(version / 1000), static_cast<int>((version % 1000) / 10)};
 }
 
-std::string to_text(MajorMinor version) { return std::to_string(version.first) + "." + std::to_string(version.second); }
+std::string to_text(MajorMinor version) {
+  return std::to_string(version.first) + "." + std::to_string(version.second);
+}
 
-const discovery::ComponentResult* library(const discovery::DiscoveryResult& discovery, std::string_view name) {
+const discovery::ComponentResult* library(const discovery::DiscoveryResult& discovery,
+                                          std::string_view name) {
   for (const auto& component : discovery.components) {
     if (component.spec->name == name && component.spec->kind == probes::ComponentKind::dynamic_lib) {
       return &component;
@@ -70,7 +91,8 @@ const discovery::ComponentResult* library(const discovery::DiscoveryResult& disc
   return nullptr;
 }
 
-const discovery::ComponentResult* headers(const discovery::DiscoveryResult& discovery, std::string_view name) {
+const discovery::ComponentResult* headers(const discovery::DiscoveryResult& discovery,
+                                          std::string_view name) {
   for (const auto& component : discovery.components) {
     if (component.spec->name == name && component.spec->kind == probes::ComponentKind::headers) {
       return &component;
@@ -80,7 +102,8 @@ const discovery::ComponentResult* headers(const discovery::DiscoveryResult& disc
 }
 
 // The version discovery read from the files of the copy the worker loaded.
-std::optional<std::string> file_version(const discovery::DiscoveryResult& discovery, const verify::LibraryStep& step) {
+std::optional<std::string> file_version(const discovery::DiscoveryResult& discovery,
+                                        const verify::LibraryStep& step) {
   const auto* component = library(discovery, step.id);
   if (component == nullptr) {
     return std::nullopt;
@@ -138,7 +161,7 @@ std::optional<MajorMinor> effective_version(const discovery::DiscoveryResult& di
   // Not loaded (--no-load or not planned): what discovery read for the selection.
   if (const auto* component = library(discovery, name)) {
     const auto* candidate = component->selected_candidate() != nullptr ? component->selected_candidate()
-                                                                         : component->loader_candidate();
+                                                                       : component->loader_candidate();
     if (candidate != nullptr && candidate->version) {
       return parse_major_minor(candidate->version->version);
     }
@@ -149,26 +172,30 @@ std::optional<MajorMinor> effective_version(const discovery::DiscoveryResult& di
 // The remedies when the driver itself crashes or hangs, and when another library's worker dies the
 // same way while the driver does: NVRTC (13) and nvJitLink load libcuda themselves, so the driver
 // is the cause and reinstalling them would not help.
-constexpr const char* k_driver_crash_remedy =
-    "The driver library (libcuda) crashed: check dmesg for Xid errors and nvidia-smi, make sure the user-mode driver "
-    "matches the kernel module (reboot after a driver upgrade), and reinstall the NVIDIA driver if it persists.";
-constexpr const char* k_driver_hang_remedy =
-    "The driver library (libcuda) hung: check the GPU and driver health (nvidia-smi, dmesg: Xid errors); a hung cuInit "
-    "usually needs a driver reload or a reboot.";
+constexpr const char* k_driver_crash_remedy = "The driver library (libcuda) crashed: check dmesg for Xid "
+                                              "errors and nvidia-smi, make sure the user-mode driver "
+                                              "matches the kernel module (reboot after a driver upgrade), "
+                                              "and reinstall the NVIDIA driver if it persists.";
+constexpr const char* k_driver_hang_remedy = "The driver library (libcuda) hung: check the GPU and driver "
+                                             "health (nvidia-smi, dmesg: Xid errors); a hung cuInit "
+                                             "usually needs a driver reload or a reboot.";
 
 void check_steps(const discovery::DiscoveryResult& discovery, const verify::Verification& verification,
                  std::vector<Finding>& out) {
   const auto* driver_step = verification.step("cuda");
-  const bool driver_crashed = driver_step != nullptr && (driver_step->status == "crashed" || driver_step->status == "error");
+  const bool driver_crashed =
+      driver_step != nullptr && (driver_step->status == "crashed" || driver_step->status == "error");
   const bool driver_hung = driver_step != nullptr && driver_step->status == "timeout";
   // One cause, one finding: a driver that crashes (hangs) is one verify.crashed (verify.timeout) on
   // `cuda` whose message lists the other workers that died the same way (they load libcuda), and
   // whose components and evidence keep every one of them.
   std::optional<std::size_t> driver_finding;
   for (const auto& step : verification.steps) {
-    const Evidence evidence = {{"path", step.path}, {"status", step.status}, {"phase", step.last_phase},
-                                     {"signal", step.signal},
-                                     {"stderr_tail", step.stderr_tail}};
+    const Evidence evidence = {{"path", step.path},
+                               {"status", step.status},
+                               {"phase", step.last_phase},
+                               {"signal", step.signal},
+                               {"stderr_tail", step.stderr_tail}};
     const bool is_driver = step.id == "cuda";
     const bool crashed = step.status == "crashed" || step.status == "error";
     if (crashed || step.status == "timeout") {
@@ -178,7 +205,8 @@ void check_steps(const discovery::DiscoveryResult& discovery, const verify::Veri
       auto finding = make_finding(crashed ? "verify.crashed" : "verify.timeout", step.id + ": " + step.detail,
                                   {step.id}, evidence);
       if (is_driver) {
-        finding.message = std::string("the driver library libcuda ") + (crashed ? "crashed: " : "hung: ") + step.detail;
+        finding.message =
+            std::string("the driver library libcuda ") + (crashed ? "crashed: " : "hung: ") + step.detail;
         finding.remedy = crashed ? k_driver_crash_remedy : k_driver_hang_remedy;
         driver_finding = out.size();
       }
@@ -188,14 +216,16 @@ void check_steps(const discovery::DiscoveryResult& discovery, const verify::Veri
     const auto* facts = verify::load_facts(step.facts);
     if (facts == nullptr || !facts->loaded) {
       const auto error = facts != nullptr ? facts->dlopen_error : std::nullopt;
-      out.push_back(make_finding("verify.load_failed",
-                                 step.id + ": dlopen(\"" + step.path + "\") failed: " + error.value_or("unknown error"),
-                                 {step.id}, {{"path", step.path}, {"dlopen_error", error.value_or("")}}));
+      out.push_back(
+          make_finding("verify.load_failed",
+                       step.id + ": dlopen(\"" + step.path + "\") failed: " + error.value_or("unknown error"),
+                       {step.id}, {{"path", step.path}, {"dlopen_error", error.value_or("")}}));
       continue;
     }
     if (!facts->missing_symbols.empty()) {
       out.push_back(make_finding("verify.missing_symbols",
-                                 step.id + ": " + step.path + " lacks " + symbol_list(facts->missing_symbols), {step.id},
+                                 step.id + ": " + step.path + " lacks " + symbol_list(facts->missing_symbols),
+                                 {step.id},
                                  {{"path", step.path}, {"missing_symbols", facts->missing_symbols}}));
     }
     // What the API says against what the files say (major.minor).
@@ -204,9 +234,10 @@ void check_steps(const discovery::DiscoveryResult& discovery, const verify::Veri
       const auto files = file_version(discovery, step);
       const auto files_mm = files ? parse_major_minor(*files) : std::nullopt;
       if (api && files_mm && *api != *files_mm) {
-        out.push_back(make_finding("lib.version_disagrees",
-                                   step.id + ": the library reports " + to_text(*api) + " but its files say " + *files,
-                                   {step.id}, {{"path", step.path}, {"api", to_text(*api)}, {"files", *files}}));
+        out.push_back(
+            make_finding("lib.version_disagrees",
+                         step.id + ": the library reports " + to_text(*api) + " but its files say " + *files,
+                         {step.id}, {{"path", step.path}, {"api", to_text(*api)}, {"files", *files}}));
       }
     }
   }
@@ -216,17 +247,19 @@ void check_steps(const discovery::DiscoveryResult& discovery, const verify::Veri
     Evidence::List broke = Evidence::List();
     std::string names;
     for (const auto& step : verification.steps) {
-      const bool same = crashed ? (step.status == "crashed" || step.status == "error") : step.status == "timeout";
+      const bool same =
+          crashed ? (step.status == "crashed" || step.status == "error") : step.status == "timeout";
       if (step.id == "cuda" || !same) {
         continue;
       }
       finding.components.push_back(step.id);
       names += (names.empty() ? "" : ", ") + step.id;
-      broke.push_back({{"component", step.id}, {"path", step.path}, {"phase", step.last_phase}, {"detail", step.detail}});
+      broke.push_back(
+          {{"component", step.id}, {"path", step.path}, {"phase", step.last_phase}, {"detail", step.detail}});
     }
     if (!names.empty()) {
-      finding.message += std::string("; it also ") + (crashed ? "crashed" : "hung") + " the workers of " + names +
-                         " (they load libcuda)";
+      finding.message += std::string("; it also ") + (crashed ? "crashed" : "hung") + " the workers of " +
+                         names + " (they load libcuda)";
       finding.evidence.set("also_broke", broke);
     }
   }
@@ -240,7 +273,8 @@ void check_driver(const discovery::DiscoveryResult& discovery, const verify::Ver
     return;
   }
   if (step->path.find("/compat/") != std::string::npos) {
-    out.push_back(make_finding("driver.forward_compat", "the loaded libcuda " + step->path + " is a forward-compatibility copy",
+    out.push_back(make_finding("driver.forward_compat",
+                               "the loaded libcuda " + step->path + " is a forward-compatibility copy",
                                {"cuda"}, {{"path", step->path}}));
   }
   if (!driver->init) {
@@ -252,23 +286,26 @@ void check_driver(const discovery::DiscoveryResult& discovery, const verify::Ver
   }
   const auto name = driver->init->name.value_or("CUresult " + std::to_string(code));
   const auto description = driver->init->description.value_or("");
-  const Evidence evidence = {{"path", step->path}, {"code", code}, {"name", name}, {"description", description}};
+  const Evidence evidence = {
+      {"path", step->path}, {"code", code}, {"name", name}, {"description", description}};
   if (code == 34) {
     bool already = false;
     for (const auto& finding : out) {
       already = already || finding.id == "driver.stub";
     }
     if (!already) {
-      out.push_back(make_finding("driver.stub", "cuInit returned CUDA_ERROR_STUB_LIBRARY (34): " + step->path +
-                                                    " is the toolkit's stub, not the driver",
+      out.push_back(make_finding("driver.stub",
+                                 "cuInit returned CUDA_ERROR_STUB_LIBRARY (34): " + step->path +
+                                     " is the toolkit's stub, not the driver",
                                  {"cuda"}, evidence));
     }
     return;
   }
-  auto finding = make_finding("driver.init_failed",
-                              "cuInit(0) failed with " + name + " (" + std::to_string(code) + ")" +
-                                  (description.empty() ? "" : ": " + description) + " — libcuda " + step->path,
-                              {"cuda"}, evidence);
+  auto finding =
+      make_finding("driver.init_failed",
+                   "cuInit(0) failed with " + name + " (" + std::to_string(code) + ")" +
+                       (description.empty() ? "" : ": " + description) + " — libcuda " + step->path,
+                   {"cuda"}, evidence);
   for (const auto& row : k_init_remedies) {
     if (row.code == code) {
       finding.remedy = row.remedy;
@@ -286,7 +323,8 @@ struct DriverVersions {
   std::string evidence_path;
 };
 
-DriverVersions driver_versions(const discovery::DiscoveryResult& discovery, const verify::Verification& verification) {
+DriverVersions driver_versions(const discovery::DiscoveryResult& discovery,
+                               const verify::Verification& verification) {
   DriverVersions facts;
   const auto* driver = verification.driver();
   const auto* nvml = verification.nvml();
@@ -297,8 +335,9 @@ DriverVersions driver_versions(const discovery::DiscoveryResult& discovery, cons
   }
   std::optional<std::string> branch_text = nvml != nullptr ? nvml->driver_version : std::nullopt;
   if (!branch_text) {
-    if (const auto* cuda = library(discovery, "cuda"); cuda != nullptr && cuda->loader_candidate() != nullptr &&
-                                                        cuda->loader_candidate()->version && !cuda->loader_candidate()->is_stub) {
+    if (const auto* cuda = library(discovery, "cuda");
+        cuda != nullptr && cuda->loader_candidate() != nullptr && cuda->loader_candidate()->version &&
+        !cuda->loader_candidate()->is_stub) {
       branch_text = cuda->loader_candidate()->version->version;
       facts.evidence_path = cuda->loader->via.path;
     }
@@ -313,13 +352,16 @@ DriverVersions driver_versions(const discovery::DiscoveryResult& discovery, cons
 
 // The version of the file a route loads: what the library said when the worker loaded that very
 // path, else what its files and packaging say.
-std::optional<MajorMinor> version_of_choice(const discovery::ComponentResult& component, const discovery::Choice& choice,
+std::optional<MajorMinor> version_of_choice(const discovery::ComponentResult& component,
+                                            const discovery::Choice& choice,
                                             const verify::Verification& verification) {
   const auto& candidate = component.candidates[choice.candidate];
   const auto* step = verification.step(component.spec->name);
-  const auto loaded_real = step != nullptr ? fs::real_path(step->path) : Expected<std::string>(Error{"not loaded"});
-  const bool same_file = step != nullptr && (step->path == choice.via.path ||
-                                             (loaded_real && candidate.realpath && *loaded_real == *candidate.realpath));
+  const auto loaded_real =
+      step != nullptr ? fs::real_path(step->path) : Expected<std::string>(Error{"not loaded"});
+  const bool same_file =
+      step != nullptr && (step->path == choice.via.path ||
+                          (loaded_real && candidate.realpath && *loaded_real == *candidate.realpath));
   if (same_file) {
     if (auto reported = reported_version(step->facts)) {
       return reported;
@@ -328,8 +370,8 @@ std::optional<MajorMinor> version_of_choice(const discovery::ComponentResult& co
   return candidate.version ? parse_major_minor(candidate.version->version) : std::nullopt;
 }
 
-void check_nvjitlink_pairs(const discovery::DiscoveryResult& discovery, const verify::Verification& verification,
-                           std::vector<Finding>& out) {
+void check_nvjitlink_pairs(const discovery::DiscoveryResult& discovery,
+                           const verify::Verification& verification, std::vector<Finding>& out) {
   const auto* nvrtc = library(discovery, "nvrtc");
   const auto* nvjitlink = library(discovery, "nvJitLink");
   if (nvrtc == nullptr || nvjitlink == nullptr) {
@@ -343,15 +385,17 @@ void check_nvjitlink_pairs(const discovery::DiscoveryResult& discovery, const ve
     MajorMinor nvjitlink_version;
   };
   std::vector<Pair> mismatched;
-  for (const auto& [route, a, b] : {std::tuple{std::string("CUDA Python"), &nvrtc->selected, &nvjitlink->selected},
-                                    std::tuple{std::string("native programs"), &nvrtc->loader, &nvjitlink->loader}}) {
+  for (const auto& [route, a, b] :
+       {std::tuple{std::string("CUDA Python"), &nvrtc->selected, &nvjitlink->selected},
+        std::tuple{std::string("native programs"), &nvrtc->loader, &nvjitlink->loader}}) {
     if (!*a || !*b || (*a)->fails || (*b)->fails) {
       continue;
     }
     const auto nvrtc_version = version_of_choice(*nvrtc, **a, verification);
     const auto nvjitlink_version = version_of_choice(*nvjitlink, **b, verification);
     if (!nvrtc_version || !nvjitlink_version ||
-        (nvjitlink_version->first == nvrtc_version->first && nvjitlink_version->second >= nvrtc_version->second)) {
+        (nvjitlink_version->first == nvrtc_version->first &&
+         nvjitlink_version->second >= nvrtc_version->second)) {
       continue;
     }
     if (!mismatched.empty() && mismatched.back().nvjitlink->via.path == (*b)->via.path &&
@@ -363,25 +407,32 @@ void check_nvjitlink_pairs(const discovery::DiscoveryResult& discovery, const ve
   }
   for (const auto& pair : mismatched) {
     const bool other_major = pair.nvjitlink_version.first != pair.nvrtc_version.first;
-    auto finding = make_finding(
-        "nvjitlink.version_mismatch",
-        pair.route + " would pair nvJitLink " + to_text(pair.nvjitlink_version) + " (" + pair.nvjitlink->via.path +
-            ", " + pair.nvjitlink->via.found_via + ") with NVRTC " + to_text(pair.nvrtc_version) + " (" +
-            pair.nvrtc->via.path + "): it cannot link NVRTC's LTO-IR (" + (other_major ? "another major" : "older") + ")",
-        {"nvJitLink", "nvrtc"},
-        {{"route", pair.route}, {"nvjitlink", to_text(pair.nvjitlink_version)}, {"nvrtc", to_text(pair.nvrtc_version)},
-         {"nvjitlink_path", pair.nvjitlink->via.path}, {"nvrtc_path", pair.nvrtc->via.path},
-         {"nvjitlink_found_via", pair.nvjitlink->via.found_via}});
-    const auto wanted = pair.nvrtc_version.first >= 13 ? std::string("nvidia-nvjitlink")
-                                                        : "nvidia-nvjitlink-cu" + std::to_string(pair.nvrtc_version.first);
+    auto finding = make_finding("nvjitlink.version_mismatch",
+                                pair.route + " would pair nvJitLink " + to_text(pair.nvjitlink_version) +
+                                    " (" + pair.nvjitlink->via.path + ", " + pair.nvjitlink->via.found_via +
+                                    ") with NVRTC " + to_text(pair.nvrtc_version) + " (" +
+                                    pair.nvrtc->via.path + "): it cannot link NVRTC's LTO-IR (" +
+                                    (other_major ? "another major" : "older") + ")",
+                                {"nvJitLink", "nvrtc"},
+                                {{"route", pair.route},
+                                 {"nvjitlink", to_text(pair.nvjitlink_version)},
+                                 {"nvrtc", to_text(pair.nvrtc_version)},
+                                 {"nvjitlink_path", pair.nvjitlink->via.path},
+                                 {"nvrtc_path", pair.nvrtc->via.path},
+                                 {"nvjitlink_found_via", pair.nvjitlink->via.found_via}});
+    const auto wanted = pair.nvrtc_version.first >= 13
+                            ? std::string("nvidia-nvjitlink")
+                            : "nvidia-nvjitlink-cu" + std::to_string(pair.nvrtc_version.first);
     if (pair.nvjitlink->via.found_via == "site-packages") {
       const auto owner = owning_wheel_distribution(pair.nvjitlink->via.path);
-      finding.remedy = "Replace the wheel: `pip uninstall " + owner.value_or("<the nvJitLink wheel>") + " && pip install \"" +
-                       wanted + ">=" + to_text(pair.nvrtc_version) + "\"` (nvJitLink of NVRTC's major, not older).";
+      finding.remedy = "Replace the wheel: `pip uninstall " + owner.value_or("<the nvJitLink wheel>") +
+                       " && pip install \"" + wanted + ">=" + to_text(pair.nvrtc_version) +
+                       "\"` (nvJitLink of NVRTC's major, not older).";
     } else {
       finding.remedy = "Make nvJitLink come from NVRTC's toolkit: " +
                        remedy_for_route(pair.nvjitlink->via, discovery, Environment{}) +
-                       ", so that an nvJitLink " + std::to_string(pair.nvrtc_version.first) + ".x not older than NVRTC is found.";
+                       ", so that an nvJitLink " + std::to_string(pair.nvrtc_version.first) +
+                       ".x not older than NVRTC is found.";
     }
     out.push_back(std::move(finding));
   }
@@ -410,11 +461,13 @@ void check_versions(const discovery::DiscoveryResult& discovery, const verify::V
       out.push_back(make_finding(
           "driver.too_old",
           std::string(name) + " " + to_text(*version) + " needs a CUDA " + std::to_string(version->first) +
-              " driver" + (needed_branch ? " (>= " + std::to_string(*needed_branch) + ")" : "") + "; the driver is " +
+              " driver" + (needed_branch ? " (>= " + std::to_string(*needed_branch) + ")" : "") +
+              "; the driver is " +
               (driver.cuda ? "CUDA " + to_text(*driver.cuda) : std::string("unknown CUDA")) +
               (driver.branch ? ", branch " + std::to_string(*driver.branch) : ""),
           {"cuda", name},
-          {{"component", name}, {"component_version", to_text(*version)},
+          {{"component", name},
+           {"component_version", to_text(*version)},
            {"driver_cuda", driver.cuda ? EvidenceValue(to_text(*driver.cuda)) : EvidenceValue()},
            {"driver_branch", driver.branch}}));
       break;
@@ -445,13 +498,16 @@ void check_versions(const discovery::DiscoveryResult& discovery, const verify::V
         "framework.driver_too_old",
         build.framework + " " + build.version + " is built for CUDA " + build.cuda + " (" + build.source +
             "), which needs a CUDA " + std::to_string(major) + " driver" +
-            (needed_branch ? " (branch >= " + std::to_string(*needed_branch) + ")" : "") + "; the driver is " +
+            (needed_branch ? " (branch >= " + std::to_string(*needed_branch) + ")" : "") +
+            "; the driver is " +
             (driver.cuda ? "CUDA " + to_text(*driver.cuda) : std::string("of an unknown CUDA version")) +
             (driver.branch ? ", branch " + std::to_string(*driver.branch) : "") +
             (build.framework == "triton" ? ": every kernel Triton compiles with that ptxas fails to load"
                                          : ": it fails at its first CUDA call"),
         {"cuda"},
-        {{"framework", build.framework}, {"framework_version", build.version}, {"framework_cuda", build.cuda},
+        {{"framework", build.framework},
+         {"framework_version", build.version},
+         {"framework_cuda", build.cuda},
          {"source", build.source},
          {"driver_cuda", driver.cuda ? EvidenceValue(to_text(*driver.cuda)) : EvidenceValue()},
          {"driver_branch", driver.branch}}));
@@ -469,7 +525,8 @@ void check_versions(const discovery::DiscoveryResult& discovery, const verify::V
               " but the driver (CUDA " + to_text(*driver.cuda) + ") JITs PTX up to ISA " +
               (driver_isa ? to_text(*driver_isa) : "older") + "; loading it fails with error 222",
           {"nvrtc", "cuda"},
-          {{"nvrtc", to_text(*nvrtc)}, {"driver_cuda", to_text(*driver.cuda)},
+          {{"nvrtc", to_text(*nvrtc)},
+           {"driver_cuda", to_text(*driver.cuda)},
            {"nvrtc_ptx_isa", nvrtc_isa ? EvidenceValue(to_text(*nvrtc_isa)) : EvidenceValue()},
            {"driver_ptx_isa", driver_isa ? EvidenceValue(to_text(*driver_isa)) : EvidenceValue()}}));
     }
@@ -487,11 +544,13 @@ void check_versions(const discovery::DiscoveryResult& discovery, const verify::V
       if (auto cccl_version = versions::major_minor(candidate->version->version);
           cccl_version && cccl_version->first + 10 != nvrtc->first) {
         out.push_back(make_finding("cccl.version_mismatch",
-                                   "CCCL " + candidate->version->version + " headers (" + cccl->selected->via.path +
-                                       ") belong to CUDA " + std::to_string(cccl_version->first + 10) +
-                                       ", but NVRTC is " + to_text(*nvrtc),
+                                   "CCCL " + candidate->version->version + " headers (" +
+                                       cccl->selected->via.path + ") belong to CUDA " +
+                                       std::to_string(cccl_version->first + 10) + ", but NVRTC is " +
+                                       to_text(*nvrtc),
                                    {"cccl", "nvrtc"},
-                                   {{"cccl", candidate->version->version}, {"cccl_path", cccl->selected->via.path},
+                                   {{"cccl", candidate->version->version},
+                                    {"cccl_path", cccl->selected->via.path},
                                     {"nvrtc", to_text(*nvrtc)}}));
       }
     }
@@ -519,24 +578,30 @@ void check_builtins_search(const discovery::DiscoveryResult& discovery, const ve
   const bool cuda_python_works = preload == builtins.path;
   out.push_back(make_finding(
       "nvrtc.builtins_not_on_search_path",
-      "NVRTC (" + nvrtc.library + ") cannot open " + builtins.expected + " by name: the loader's search does not reach " +
-          directory + ", where it is (it loads by its path): " +
+      "NVRTC (" + nvrtc.library + ") cannot open " + builtins.expected +
+          " by name: the loader's search does not reach " + directory +
+          ", where it is (it loads by its path): " +
           (cuda_python_works ? "NVRTC loaded by its path alone fails every compilation with "
                              : "every compilation fails with ") +
           std::string(k_builtin_operation_failure) +
           (cuda_python_works ? "; CUDA Python preloads it (cuda-pathfinder 1.9 and later) and works"
                              : ", CUDA Python's too (cuda-pathfinder preloads no builtins for this NVRTC)"),
       {"nvrtc"},
-      {{"builtins", {{"expected", builtins.expected}, {"path", builtins.path}, {"loadable", builtins.loadable}}},
+      {{"builtins",
+        {{"expected", builtins.expected}, {"path", builtins.path}, {"loadable", builtins.loadable}}},
        {"directory", directory},
        {"cuda_python_preload", preload},
-       {"compile_check", {{"step", check->step}, {"code", check->code}, {"name", check->name}, {"log", check->log}}}},
+       {"compile_check",
+        {{"step", check->step}, {"code", check->code}, {"name", check->name}, {"log", check->log}}}},
       cuda_python_works ? std::nullopt : std::optional(Severity::error)));
-  out.back().remedy = "Tell the loader about " + directory + " (a file in /etc/ld.so.conf.d/ naming it, then `ldconfig`; "
-                      "or LD_LIBRARY_PATH), or have the program dlopen " + *builtins.path +
-                      " before its first compilation" +
-                      (cuda_python_works ? "." : " (cuda-pathfinder derives the builtins' name from NVRTC's real file "
-                                                 "name, libnvrtc.so.MAJOR.MINOR.PATCH, and this one has none).");
+  out.back().remedy =
+      "Tell the loader about " + directory +
+      " (a file in /etc/ld.so.conf.d/ naming it, then `ldconfig`; "
+      "or LD_LIBRARY_PATH), or have the program dlopen " +
+      *builtins.path + " before its first compilation" +
+      (cuda_python_works ? "."
+                         : " (cuda-pathfinder derives the builtins' name from NVRTC's real file "
+                           "name, libnvrtc.so.MAJOR.MINOR.PATCH, and this one has none).");
 }
 
 // nvrtc.builtins_missing: the builtins matching NVRTC's version do not load from its directory.
@@ -550,7 +615,8 @@ void check_builtins_missing(const verify::NvrtcFacts& nvrtc, std::vector<Finding
   out.push_back(make_finding("nvrtc.builtins_missing",
                              builtins.expected + " is not loadable next to " + nvrtc.library + ": " +
                                  builtins.error.value_or("not found"),
-                             {"nvrtc"}, {{"builtins",
+                             {"nvrtc"},
+                             {{"builtins",
                                {{"expected", builtins.expected},
                                 {"path", builtins.path},
                                 {"loadable", builtins.loadable},
@@ -559,12 +625,14 @@ void check_builtins_missing(const verify::NvrtcFacts& nvrtc, std::vector<Finding
                               {"compile_check_ok", compiled}},
                              compiled ? std::optional(Severity::warning) : std::nullopt));
   if (compiled) {
-    out.back().message += "; the compile check still succeeded" +
-                          (used.empty() ? std::string(" (NVRTC found a builtins library elsewhere)") : " through " + used);
-    out.back().remedy = "NVRTC works here only through another copy of its builtins" +
-                        (used.empty() ? std::string() : " (" + used + ")") +
-                        ", which breaks when that copy changes: reinstall the NVRTC package so that the builtins sit "
-                        "next to libnvrtc.so, or load NVRTC from the directory that has both.";
+    out.back().message +=
+        "; the compile check still succeeded" +
+        (used.empty() ? std::string(" (NVRTC found a builtins library elsewhere)") : " through " + used);
+    out.back().remedy =
+        "NVRTC works here only through another copy of its builtins" +
+        (used.empty() ? std::string() : " (" + used + ")") +
+        ", which breaks when that copy changes: reinstall the NVRTC package so that the builtins sit "
+        "next to libnvrtc.so, or load NVRTC from the directory that has both.";
   }
 }
 
@@ -575,10 +643,11 @@ void check_compile_failed(const verify::NvrtcFacts& nvrtc, std::vector<Finding>&
   const auto first_line = check.log.substr(0, check.log.find('\n'));
   out.push_back(make_finding(
       "nvrtc.compile_failed",
-      "NVRTC (" + nvrtc.library + ") failed to compile an empty kernel: " + check.step + " returned " + name + " (" +
-          std::to_string(check.code) + ")" + (first_line.empty() ? std::string() : ": " + first_line),
+      "NVRTC (" + nvrtc.library + ") failed to compile an empty kernel: " + check.step + " returned " + name +
+          " (" + std::to_string(check.code) + ")" + (first_line.empty() ? std::string() : ": " + first_line),
       {"nvrtc"},
-      {{"compile_check", {{"step", check.step}, {"code", check.code}, {"name", check.name}, {"log", check.log}}}}));
+      {{"compile_check",
+        {{"step", check.step}, {"code", check.code}, {"name", check.name}, {"log", check.log}}}}));
 }
 
 // NVRTC's builtins and its compile check: a failed compile is explained by one finding, the

@@ -7,8 +7,6 @@
 #include "fleet/report_reader.hpp"
 #include "report/json_report.hpp"
 
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -16,6 +14,7 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <sys/stat.h>
 #include <thread>
 #include <utility>
 
@@ -26,7 +25,7 @@ constexpr std::size_t k_chunk_bytes = std::size_t{1} << 20U;
 // What read_stream gathers before it splits: large enough for StreamSplitter::add_lines_parallel to
 // spread over the cores, small enough to keep a stream's memory bounded.
 constexpr std::size_t k_split_block_bytes = std::size_t{16} << 20U;
-constexpr std::array<std::string_view, 7> k_report_suffixes = {".json", ".jsonl", ".ndjson", ".log",
+constexpr std::array<std::string_view, 7> k_report_suffixes = {".json", ".jsonl",  ".ndjson", ".log",
                                                                ".txt",  ".tar.gz", ".tgz"};
 
 struct Pending {
@@ -51,7 +50,8 @@ double modified_time(const std::string& path) {
 class BatchParser {
 public:
   BatchParser(FleetBuilder& builder, const InputOptions& options) : m_builder(builder), m_options(options) {
-    m_threads = options.threads != 0 ? options.threads : std::clamp(std::thread::hardware_concurrency(), 1U, 16U);
+    m_threads =
+        options.threads != 0 ? options.threads : std::clamp(std::thread::hardware_concurrency(), 1U, 16U);
   }
   BatchParser(const BatchParser&) = delete;
   BatchParser& operator=(const BatchParser&) = delete;
@@ -144,7 +144,8 @@ private:
 
 void add_stray(FleetBuilder& builder, std::vector<StrayText>& stray) {
   for (auto& text : stray) {
-    builder.add_problem({std::move(text.source), text.line, "not a report: \"" + report::to_valid_utf8(text.text) + "\""});
+    builder.add_problem(
+        {std::move(text.source), text.line, "not a report: \"" + report::to_valid_utf8(text.text) + "\""});
   }
   stray.clear();
 }
@@ -179,8 +180,8 @@ private:
 
 // Feeds `stream` to a splitter chunk by chunk, every whole line of a chunk at once; documents go to
 // the parser as they complete.
-void read_stream(std::FILE* stream, const std::string& name, std::string_view already_read, BatchParser& parser,
-                 FleetBuilder& builder, double modified = 0) {
+void read_stream(std::FILE* stream, const std::string& name, std::string_view already_read,
+                 BatchParser& parser, FleetBuilder& builder, double modified = 0) {
   StreamSplitter splitter(name);
   std::vector<StreamDocument> done;
   std::vector<StrayText> stray;
@@ -256,7 +257,8 @@ void read_file(const std::string& path, BatchParser& parser, FleetBuilder& build
 bool looks_like_report_file(const std::filesystem::path& path) {
   const auto name = path.filename().string();
   return std::any_of(k_report_suffixes.begin(), k_report_suffixes.end(), [&name](std::string_view suffix) {
-    return name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+    return name.size() > suffix.size() &&
+           name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
   });
 }
 
@@ -382,8 +384,8 @@ std::optional<Error> read_directory(const std::string& path, BatchParser& parser
                                     unsigned threads) {
   std::vector<std::string> files;
   std::error_code error;
-  std::filesystem::recursive_directory_iterator it(path, std::filesystem::directory_options::skip_permission_denied,
-                                                   error);
+  std::filesystem::recursive_directory_iterator it(
+      path, std::filesystem::directory_options::skip_permission_denied, error);
   if (error) {
     return Error{"cannot read the directory " + path + ": " + error.message()};
   }

@@ -5,8 +5,8 @@
 // order) and "-" for standard input (srun, kubectl logs; see json_stream.hpp). Streams are read in
 // chunks and documents parsed in batches across threads, so memory stays bounded by the batch, not
 // by the input; a directory's files (up to 64 MiB each) are read, split and parsed a window at a
-// time on those threads, each file whole. A file that cannot be read or parsed, stray text and documents that are not
-// reports become InputProblems; only a path that does not exist is an Error (a usage error).
+// time on those threads, each file whole. A file that cannot be read or parsed, stray text and documents that
+// are not reports become InputProblems; only a path that does not exist is an Error (a usage error).
 
 #include "core/expected.hpp"
 #include "fleet/fleet_summary.hpp"
@@ -19,7 +19,7 @@
 namespace cudadiag::fleet {
 
 struct InputOptions {
-  unsigned threads = 0;                       // parser threads; 0 = one per CPU (at most 16)
+  unsigned threads = 0;                             // parser threads; 0 = one per CPU (at most 16)
   std::size_t batch_bytes = std::size_t{64} << 20U; // documents parsed together, at most this much text
 };
 

@@ -18,9 +18,9 @@ using report::paint;
 using report::TextStyle;
 using report::to_valid_utf8;
 
-constexpr std::size_t k_text_node_list = 200;  // characters of a node list shown in text
-constexpr std::size_t k_text_nodes = 50;        // nodes with errors listed in text
-constexpr std::size_t k_text_details = 12;      // diff lines per group in text
+constexpr std::size_t k_text_node_list = 200; // characters of a node list shown in text
+constexpr std::size_t k_text_nodes = 50;      // nodes with errors listed in text
+constexpr std::size_t k_text_details = 12;    // diff lines per group in text
 
 std::string counted(std::size_t count, std::string_view one, std::string_view many) {
   return std::to_string(count) + " " + std::string(count == 1 ? one : many);
@@ -75,12 +75,19 @@ std::string verdict(const FleetSummary& summary) {
   return summary.uniform ? "UNIFORM" : "OK (not uniform)";
 }
 
-std::string device_label(int device) { return device < 0 ? "node" : "GPU " + std::to_string(device); }
+std::string device_label(int device) {
+  return device < 0 ? "node" : "GPU " + std::to_string(device);
+}
 
-std::string shown(const std::optional<std::string>& value) { return value ? *value : "(absent)"; }
+std::string shown(const std::optional<std::string>& value) {
+  return value ? *value : "(absent)";
+}
 
 json difference_json(const FieldDifference& d) {
-  return {{"field", d.field}, {"majority", to_valid_utf8(d.majority)}, {"value", to_valid_utf8(d.value)}, {"core", d.core}};
+  return {{"field", d.field},
+          {"majority", to_valid_utf8(d.majority)},
+          {"value", to_valid_utf8(d.value)},
+          {"core", d.core}};
 }
 
 } // namespace
@@ -144,7 +151,8 @@ std::string compress_names(const std::vector<std::string>& names) {
       while (j + 1 < run.numbers.size() && run.numbers[j + 1] == run.numbers[j] + 1) {
         ++j;
       }
-      ranges += (ranges.empty() ? "" : ",") + number(run.numbers[i]) + (j > i ? "-" + number(run.numbers[j]) : "");
+      ranges +=
+          (ranges.empty() ? "" : ",") + number(run.numbers[i]) + (j > i ? "-" + number(run.numbers[j]) : "");
       i = j + 1;
     }
     out += run.prefix + "[" + ranges + "]" + suffix;
@@ -155,8 +163,11 @@ std::string compress_names(const std::vector<std::string>& names) {
 std::string render_fleet_text(const FleetSummary& summary, TextStyle style) {
   std::string out;
   const auto word = verdict(summary);
-  const auto tone = summary.exit_code != 0 ? report::k_red : summary.uniform ? report::k_green : report::k_yellow;
-  out += paint(style, report::k_bold, "cudadiag fleet") + ": " + paint(style, tone, word) + " — " + headline(summary) + "\n";
+  const auto tone = summary.exit_code != 0 ? report::k_red
+                    : summary.uniform      ? report::k_green
+                                           : report::k_yellow;
+  out += paint(style, report::k_bold, "cudadiag fleet") + ": " + paint(style, tone, word) + " — " +
+         headline(summary) + "\n";
   for (const auto& reason : summary.reasons) {
     out += "  " + reason + "\n";
   }
@@ -197,13 +208,15 @@ std::string render_fleet_text(const FleetSummary& summary, TextStyle style) {
 
   for (std::size_t g = 0; g < summary.groups.size(); ++g) {
     const auto& group = summary.groups[g];
-    const auto names = shortened(to_valid_utf8(compress_names(member_names(summary, group))), k_text_node_list);
+    const auto names =
+        shortened(to_valid_utf8(compress_names(member_names(summary, group))), k_text_node_list);
     if (group.majority) {
       const std::string title = summary.groups.size() == 1 ? "All nodes"
-                                : has_majority(summary)    ? "Majority"
-                                                           : "Group 1 (the reference the others are compared with)";
-      out += "\n" + paint(style, report::k_bold, title) + " (" + counted(group.members.size(), "node", "nodes") +
-             "): " + names + "\n";
+                                : has_majority(summary)
+                                    ? "Majority"
+                                    : "Group 1 (the reference the others are compared with)";
+      out += "\n" + paint(style, report::k_bold, title) + " (" +
+             counted(group.members.size(), "node", "nodes") + "): " + names + "\n";
       for (const auto& field : group.fingerprint) {
         out += "  " + report::pad(field.name, 26) + to_valid_utf8(field.value) + "\n";
       }
@@ -216,16 +229,20 @@ std::string render_fleet_text(const FleetSummary& summary, TextStyle style) {
              paint(style, d.core ? report::k_red : report::k_yellow, to_valid_utf8(d.value)) + "\n";
     }
     if (group.detailed && !group.details.empty()) {
-      out += "  " + paint(style, report::k_dim, has_majority(summary) ? "cudadiag diff (majority -> this group):"
-                                                                       : "cudadiag diff (group 1 -> this group):") +
+      out += "  " +
+             paint(style, report::k_dim,
+                   has_majority(summary) ? "cudadiag diff (majority -> this group):"
+                                         : "cudadiag diff (group 1 -> this group):") +
              "\n";
       for (std::size_t i = 0; i < group.details.size() && i < k_text_details; ++i) {
         const auto& d = group.details[i];
         out += "    " + std::string(diff::to_string(d.area)) + ": " + to_valid_utf8(d.subject) + " " +
-               to_valid_utf8(d.aspect) + ": " + to_valid_utf8(shown(d.a)) + " -> " + to_valid_utf8(shown(d.b)) + "\n";
+               to_valid_utf8(d.aspect) + ": " + to_valid_utf8(shown(d.a)) + " -> " +
+               to_valid_utf8(shown(d.b)) + "\n";
       }
       if (group.details.size() > k_text_details) {
-        out += "    ... and " + std::to_string(group.details.size() - k_text_details) + " more (see --json)\n";
+        out +=
+            "    ... and " + std::to_string(group.details.size() - k_text_details) + " more (see --json)\n";
       }
     }
   }
@@ -234,9 +251,10 @@ std::string render_fleet_text(const FleetSummary& summary, TextStyle style) {
     out += "\nSelf-test per GPU model (flagged: more than " + format_number(summary.tolerance_percent) +
            "% worse than the fleet median)\n";
     for (const auto& spread : summary.figures) {
-      out += "  " + report::pad(to_valid_utf8(spread.gpu_model), 16) + report::pad(spread.metric, 26) + "n=" +
-             report::pad(std::to_string(spread.count), 6) + "median " + format_number(spread.median) + " " +
-             spread.unit + "  min " + format_number(spread.min) + "  max " + format_number(spread.max) + "\n";
+      out += "  " + report::pad(to_valid_utf8(spread.gpu_model), 16) + report::pad(spread.metric, 26) +
+             "n=" + report::pad(std::to_string(spread.count), 6) + "median " + format_number(spread.median) +
+             " " + spread.unit + "  min " + format_number(spread.min) + "  max " + format_number(spread.max) +
+             "\n";
       for (std::size_t i = 0; i < spread.outliers.size() && i < k_text_nodes; ++i) {
         const auto& low = spread.outliers[i];
         out += "    " + paint(style, report::k_yellow, to_valid_utf8(summary.nodes[low.node].name)) + " " +
@@ -253,8 +271,9 @@ std::string render_fleet_text(const FleetSummary& summary, TextStyle style) {
     out += "\nInputs that are not node reports\n";
     for (std::size_t i = 0; i < summary.problems.size() && i < k_text_nodes; ++i) {
       const auto& problem = summary.problems[i];
-      out += "  " + to_valid_utf8(problem.source) + (problem.line > 0 ? " line " + std::to_string(problem.line) : "") +
-             ": " + to_valid_utf8(problem.message) + "\n";
+      out += "  " + to_valid_utf8(problem.source) +
+             (problem.line > 0 ? " line " + std::to_string(problem.line) : "") + ": " +
+             to_valid_utf8(problem.message) + "\n";
     }
     if (summary.problems.size() > k_text_nodes) {
       out += "  ... and " + std::to_string(summary.problems.size() - k_text_nodes) + " more (see --json)\n";
@@ -275,8 +294,10 @@ json fleet_to_json(const FleetSummary& summary) {
     const auto& node = summary.nodes[index];
     json figures = json::array();
     for (const auto& figure : node.figures) {
-      figures.push_back({{"gpu_model", to_valid_utf8(figure.gpu_model)}, {"metric", figure.metric},
-                         {"unit", figure.unit}, {"device", figure.device < 0 ? json(nullptr) : json(figure.device)},
+      figures.push_back({{"gpu_model", to_valid_utf8(figure.gpu_model)},
+                         {"metric", figure.metric},
+                         {"unit", figure.unit},
+                         {"device", figure.device < 0 ? json(nullptr) : json(figure.device)},
                          {"value", figure.value}});
     }
     nodes.push_back({{"name", to_valid_utf8(node.name)},
@@ -293,7 +314,8 @@ json fleet_to_json(const FleetSummary& summary) {
     const auto& group = summary.groups[g];
     json fingerprint = json::array();
     for (const auto& field : group.fingerprint) {
-      fingerprint.push_back({{"field", field.name}, {"value", to_valid_utf8(field.value)}, {"core", field.core}});
+      fingerprint.push_back(
+          {{"field", field.name}, {"value", to_valid_utf8(field.value)}, {"core", field.core}});
     }
     json differs = json::array();
     for (const auto& d : group.differs) {
@@ -367,7 +389,9 @@ json fleet_to_json(const FleetSummary& summary) {
           {"input_problems", problems},
           {"older_reports", older},
           {"summary",
-           {{"status", summary.exit_code != 0 ? "problem" : summary.uniform ? "uniform" : "ok"},
+           {{"status", summary.exit_code != 0 ? "problem"
+                       : summary.uniform      ? "uniform"
+                                              : "ok"},
             {"uniform", summary.uniform},
             {"reasons", summary.reasons},
             {"exit_code", summary.exit_code}}}};
@@ -375,16 +399,21 @@ json fleet_to_json(const FleetSummary& summary) {
 
 std::string render_fleet_html(const FleetSummary& summary) {
   using report::html_escape;
-  std::string out = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>cudadiag fleet: " +
-                    html_escape(headline(summary)) + "</title>\n<style>"
-                    "body{font-family:system-ui,sans-serif;margin:2em;max-width:80em}"
-                    "table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:.2em .6em;text-align:left}"
-                    ".banner{padding:.8em;border-radius:.4em}.problem{background:#fdd}.uniform{background:#dfd}.ok{background:#ffd}"
-                    ".core{color:#b00;font-weight:bold}code{font-size:90%}"
-                    "</style>\n</head>\n<body>\n";
+  std::string out =
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>cudadiag fleet: " +
+      html_escape(headline(summary)) +
+      "</title>\n<style>"
+      "body{font-family:system-ui,sans-serif;margin:2em;max-width:80em}"
+      "table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:.2em "
+      ".6em;text-align:left}"
+      ".banner{padding:.8em;border-radius:.4em}.problem{background:#fdd}.uniform{background:#dfd}.ok{"
+      "background:#ffd}"
+      ".core{color:#b00;font-weight:bold}code{font-size:90%}"
+      "</style>\n</head>\n<body>\n";
   const auto status = summary.exit_code != 0 ? "problem" : summary.uniform ? "uniform" : "ok";
-  out += "<div class=\"banner " + std::string(status) + "\"><h1>cudadiag fleet: " + html_escape(verdict(summary)) +
-         "</h1><p>" + html_escape(headline(summary)) + "</p>";
+  out += "<div class=\"banner " + std::string(status) +
+         "\"><h1>cudadiag fleet: " + html_escape(verdict(summary)) + "</h1><p>" +
+         html_escape(headline(summary)) + "</p>";
   for (const auto& reason : summary.reasons) {
     out += "<p>" + html_escape(reason) + "</p>";
   }
@@ -399,16 +428,21 @@ std::string render_fleet_html(const FleetSummary& summary) {
     for (const auto& id : node.errors) {
       ids += (ids.empty() ? "" : " ") + std::string("<code>") + html_escape(id) + "</code>";
     }
-    errors += "<tr><td>" + html_escape(node.name) + "</td><td>" + ids + "</td><td>" + html_escape(node.source) + "</td></tr>\n";
+    errors += "<tr><td>" + html_escape(node.name) + "</td><td>" + ids + "</td><td>" +
+              html_escape(node.source) + "</td></tr>\n";
   }
   if (!errors.empty()) {
-    out += "<h2>Nodes with errors</h2>\n<table><tr><th>Node</th><th>Errors</th><th>Source</th></tr>\n" + errors + "</table>\n";
+    out += "<h2>Nodes with errors</h2>\n<table><tr><th>Node</th><th>Errors</th><th>Source</th></tr>\n" +
+           errors + "</table>\n";
   }
   for (std::size_t g = 0; g < summary.groups.size(); ++g) {
     const auto& group = summary.groups[g];
     const auto names = shortened(compress_names(member_names(summary, group)), 2000);
-    out += "<h2>" + std::string(group.majority && has_majority(summary) ? "Majority" : "Group " + std::to_string(g + 1)) + " (" +
-           counted(group.members.size(), "node", "nodes") + ")</h2>\n<p><code>" + html_escape(names) + "</code></p>\n";
+    out +=
+        "<h2>" +
+        std::string(group.majority && has_majority(summary) ? "Majority" : "Group " + std::to_string(g + 1)) +
+        " (" + counted(group.members.size(), "node", "nodes") + ")</h2>\n<p><code>" + html_escape(names) +
+        "</code></p>\n";
     out += "<table><tr><th>Field</th><th>" + std::string(group.majority ? "Value" : "Majority") + "</th>" +
            (group.majority ? "" : "<th>This group</th>") + "</tr>\n";
     if (group.majority) {
@@ -417,38 +451,44 @@ std::string render_fleet_html(const FleetSummary& summary) {
       }
     } else {
       for (const auto& d : group.differs) {
-        out += "<tr><td" + std::string(d.core ? " class=\"core\"" : "") + ">" + html_escape(d.field) + "</td><td>" +
-               html_escape(d.majority) + "</td><td>" + html_escape(d.value) + "</td></tr>\n";
+        out += "<tr><td" + std::string(d.core ? " class=\"core\"" : "") + ">" + html_escape(d.field) +
+               "</td><td>" + html_escape(d.majority) + "</td><td>" + html_escape(d.value) + "</td></tr>\n";
       }
       for (const auto& d : group.details) {
-        out += "<tr><td>" + html_escape(std::string(diff::to_string(d.area)) + ": " + d.subject + " " + d.aspect) +
+        out += "<tr><td>" +
+               html_escape(std::string(diff::to_string(d.area)) + ": " + d.subject + " " + d.aspect) +
                "</td><td>" + html_escape(shown(d.a)) + "</td><td>" + html_escape(shown(d.b)) + "</td></tr>\n";
       }
     }
     out += "</table>\n";
   }
   if (!summary.figures.empty()) {
-    out += "<h2>Self-test per GPU model</h2>\n<p>Flagged: more than " + html_escape(format_number(summary.tolerance_percent)) +
-           "% worse than the fleet median.</p>\n<table><tr><th>GPU model</th><th>Figure</th><th>n</th><th>Median</th>"
+    out += "<h2>Self-test per GPU model</h2>\n<p>Flagged: more than " +
+           html_escape(format_number(summary.tolerance_percent)) +
+           "% worse than the fleet median.</p>\n<table><tr><th>GPU "
+           "model</th><th>Figure</th><th>n</th><th>Median</th>"
            "<th>Min</th><th>Max</th><th>Flagged</th></tr>\n";
     for (const auto& spread : summary.figures) {
       std::string flagged;
       for (const auto& low : spread.outliers) {
-        flagged += (flagged.empty() ? "" : ", ") + summary.nodes[low.node].name + " " + device_label(low.device) + " " +
-                   format_number(low.value);
+        flagged += (flagged.empty() ? "" : ", ") + summary.nodes[low.node].name + " " +
+                   device_label(low.device) + " " + format_number(low.value);
       }
-      out += "<tr><td>" + html_escape(spread.gpu_model) + "</td><td>" + html_escape(spread.metric + " (" + spread.unit + ")") +
-             "</td><td>" + std::to_string(spread.count) + "</td><td>" + format_number(spread.median) + "</td><td>" +
-             format_number(spread.min) + "</td><td>" + format_number(spread.max) + "</td><td>" + html_escape(flagged) +
-             "</td></tr>\n";
+      out += "<tr><td>" + html_escape(spread.gpu_model) + "</td><td>" +
+             html_escape(spread.metric + " (" + spread.unit + ")") + "</td><td>" +
+             std::to_string(spread.count) + "</td><td>" + format_number(spread.median) + "</td><td>" +
+             format_number(spread.min) + "</td><td>" + format_number(spread.max) + "</td><td>" +
+             html_escape(flagged) + "</td></tr>\n";
     }
     out += "</table>\n";
   }
   if (!summary.problems.empty()) {
     out += "<h2>Inputs that are not node reports</h2>\n<ul>\n";
     for (const auto& problem : summary.problems) {
-      out += "<li>" + html_escape(problem.source + (problem.line > 0 ? " line " + std::to_string(problem.line) : "") +
-                                  ": " + problem.message) + "</li>\n";
+      out += "<li>" +
+             html_escape(problem.source + (problem.line > 0 ? " line " + std::to_string(problem.line) : "") +
+                         ": " + problem.message) +
+             "</li>\n";
     }
     out += "</ul>\n";
   }

@@ -19,7 +19,8 @@ int status_rank(std::string_view status) {
 // Gkeys/s, the score) downwards.
 bool higher_is_better(std::string_view metric, std::string_view unit) {
   const bool time = unit == "ms" || unit == "s" || unit == "us";
-  return !(time || metric.find("latency") != std::string_view::npos || metric.find("slowdown") != std::string_view::npos);
+  return !(time || metric.find("latency") != std::string_view::npos ||
+           metric.find("slowdown") != std::string_view::npos);
 }
 
 double median_of(std::vector<double> values) {
@@ -67,9 +68,10 @@ std::vector<FigureSpread> spread_figures(const std::vector<NodeFacts>& nodes, do
           spread.outliers.push_back({sample.node, sample.device, sample.value, ratio * 100});
         }
       }
-      std::stable_sort(spread.outliers.begin(), spread.outliers.end(), [&spread](const auto& x, const auto& y) {
-        return spread.higher_is_better ? x.value < y.value : x.value > y.value;
-      });
+      std::stable_sort(spread.outliers.begin(), spread.outliers.end(),
+                       [&spread](const auto& x, const auto& y) {
+                         return spread.higher_is_better ? x.value < y.value : x.value > y.value;
+                       });
     }
     out.push_back(std::move(spread));
   }
@@ -203,7 +205,8 @@ FleetSummary FleetBuilder::finish(const FleetOptions& options) && {
           auto parsed = bounded_json::parse(m_group_text[order[rank]], limits);
           if (!majority_document.is_null() && std::holds_alternative<nlohmann::json>(parsed)) {
             group.details =
-                diff::diff_reports(majority_document, std::get<nlohmann::json>(parsed), {tolerance}).differences;
+                diff::diff_reports(majority_document, std::get<nlohmann::json>(parsed), {tolerance})
+                    .differences;
             group.detailed = true;
             ++detailed;
           }
@@ -219,9 +222,10 @@ FleetSummary FleetBuilder::finish(const FleetOptions& options) && {
   summary.figures = spread_figures(summary.nodes, tolerance);
   summary.node_order.resize(summary.nodes.size());
   std::iota(summary.node_order.begin(), summary.node_order.end(), 0);
-  std::stable_sort(summary.node_order.begin(), summary.node_order.end(), [&summary](std::size_t x, std::size_t y) {
-    return status_rank(summary.nodes[x].status) < status_rank(summary.nodes[y].status);
-  });
+  std::stable_sort(summary.node_order.begin(), summary.node_order.end(),
+                   [&summary](std::size_t x, std::size_t y) {
+                     return status_rank(summary.nodes[x].status) < status_rank(summary.nodes[y].status);
+                   });
   for (const auto& node : summary.nodes) {
     summary.error_nodes += node.status == "error" ? 1U : 0U;
     summary.warning_nodes += node.status == "warning" ? 1U : 0U;

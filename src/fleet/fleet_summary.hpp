@@ -24,7 +24,7 @@ struct InputProblem {
 };
 
 struct FleetOptions {
-  double tolerance_percent = 10; // figures this far under (over, for times) the median are flagged
+  double tolerance_percent = 10;    // figures this far under (over, for times) the median are flagged
   std::size_t detailed_groups = 32; // minority groups that get a full `diff` against the majority
 };
 
@@ -41,9 +41,9 @@ struct NodeGroup {
   std::vector<std::size_t> members; // indexes into FleetSummary::nodes, in input order
   bool majority = false;
   std::size_t error_nodes = 0;
-  std::vector<FieldDifference> differs;     // against the majority (empty for the majority)
-  std::vector<diff::Difference> details;    // `cudadiag diff` majority representative -> this one's
-  bool detailed = false;                    // whether `details` was computed
+  std::vector<FieldDifference> differs;  // against the majority (empty for the majority)
+  std::vector<diff::Difference> details; // `cudadiag diff` majority representative -> this one's
+  bool detailed = false;                 // whether `details` was computed
 };
 
 struct BelowMedian {
@@ -71,7 +71,7 @@ struct OlderReport {
 };
 
 struct FleetSummary {
-  std::vector<NodeFacts> nodes;  // one per host: its newest report
+  std::vector<NodeFacts> nodes;   // one per host: its newest report
   std::vector<OlderReport> older; // the other reports of those hosts, in input order
   std::vector<InputProblem> problems;
   std::vector<NodeGroup> groups;       // the majority first, then by size (largest first)
@@ -79,9 +79,9 @@ struct FleetSummary {
   std::vector<std::size_t> node_order; // every node: errors first, then warnings, then the rest
   double tolerance_percent = 10;
   std::size_t error_nodes = 0, warning_nodes = 0;
-  bool uniform = true;             // one group only
+  bool uniform = true;              // one group only
   std::vector<std::string> reasons; // why the exit code is 1 ("2 nodes have errors", ...)
-  int exit_code = 0;               // 0 uniform and healthy; 1 errors, core drift or unreadable input
+  int exit_code = 0;                // 0 uniform and healthy; 1 errors, core drift or unreadable input
 };
 
 class FleetBuilder {
@@ -89,8 +89,9 @@ public:
   // Adds one node; `text` (its report's JSON) is kept only when the node starts a new group. One
   // report counts per host: of the reports naming the same host (host.node_name, else hostname),
   // the newest (the latest file modification time; among equals, the later in the input) replaces
-  // the others, which are listed as older. A report from a Kubernetes pod's log ("... pod/NAME/CONTAINER") replaces an earlier
-  // one of the same pod: a DaemonSet re-checks periodically, and its latest report is the node's state.
+  // the others, which are listed as older. A report from a Kubernetes pod's log ("... pod/NAME/CONTAINER")
+  // replaces an earlier one of the same pod: a DaemonSet re-checks periodically, and its latest report is the
+  // node's state.
   void add(NodeFacts facts, std::string_view text);
   void add_problem(InputProblem problem) { m_problems.push_back(std::move(problem)); }
   [[nodiscard]] std::size_t node_count() const { return m_nodes.size(); }

@@ -236,15 +236,23 @@ LineScan advance_line(State& state, std::string_view text) {
   return {npos, size};
 }
 
-bool vectorised() { return true; }
+bool vectorised() {
+  return true;
+}
 
 #else
 
-std::size_t advance(State& state, std::string_view text) { return advance_scalar(state, text); }
+std::size_t advance(State& state, std::string_view text) {
+  return advance_scalar(state, text);
+}
 
-LineScan advance_line(State& state, std::string_view text) { return advance_line_scalar(state, text); }
+LineScan advance_line(State& state, std::string_view text) {
+  return advance_line_scalar(state, text);
+}
 
-bool vectorised() { return false; }
+bool vectorised() {
+  return false;
+}
 
 #endif
 

@@ -10,13 +10,19 @@
 namespace cudadiag::fleet {
 namespace {
 
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+bool is_space(char c) {
+  return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
 
 // std::isdigit in every locale (POSIX allows no other digits), without a call per byte.
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
 
 // The offset after the line that ends at `end` (a '\n', or the end of the text).
-std::size_t after_line(std::string_view text, std::size_t end) { return end == text.size() ? end : end + 1; }
+std::size_t after_line(std::string_view text, std::size_t end) {
+  return end == text.size() ? end : end + 1;
+}
 
 // Room left after a document for the parser's padding (simdjson reads up to 64 bytes past the end).
 constexpr std::size_t k_document_slack = 4096;
@@ -62,7 +68,8 @@ PrefixedLine split_prefix(std::string_view line) {
     ++i;
   }
   if (i > digits && i < line.size() && line[i] == ':' && (i + 1 == line.size() || line[i + 1] == ' ')) {
-    return {line.substr(digits, i - digits), i + 1 == line.size() ? std::string_view() : line.substr(i + 2), true};
+    return {line.substr(digits, i - digits), i + 1 == line.size() ? std::string_view() : line.substr(i + 2),
+            true};
   }
   return {std::string_view(), line, false};
 }
@@ -83,7 +90,8 @@ StreamSplitter::Source& StreamSplitter::source_for(const PrefixedLine& prefixed)
   return it->second;
 }
 
-void StreamSplitter::add_line(std::string_view line, std::vector<StreamDocument>& done, std::vector<StrayText>& stray) {
+void StreamSplitter::add_line(std::string_view line, std::vector<StreamDocument>& done,
+                              std::vector<StrayText>& stray) {
   ++m_line;
   const auto prefixed = split_prefix(line);
   scan(source_for(prefixed), prefixed.rest, done, stray);
@@ -152,7 +160,7 @@ struct Piece {
 // What demultiplexing one part of a block found: each prefix (in order of appearance) with its lines.
 struct Part {
   std::size_t lines = 0;
-  std::vector<PrefixedLine> keys; // rest unused
+  std::vector<PrefixedLine> keys;         // rest unused
   std::vector<std::vector<Piece>> pieces; // per key
 };
 
@@ -186,8 +194,7 @@ Part demultiplex(std::string_view text) {
 }
 
 // Runs `work(i)` for i in [0, count) on up to `threads` threads.
-template <class Work>
-void run_parallel(std::size_t count, unsigned threads, const Work& work) {
+template <class Work> void run_parallel(std::size_t count, unsigned threads, const Work& work) {
   std::atomic<std::size_t> next{0};
   const auto body = [&] {
     for (auto i = next++; i < count; i = next++) {
@@ -206,8 +213,9 @@ void run_parallel(std::size_t count, unsigned threads, const Work& work) {
 
 } // namespace
 
-void StreamSplitter::add_lines_parallel(std::string_view text, unsigned threads, std::vector<StreamDocument>& done,
-                                        std::vector<StrayText>& stray, std::size_t min_bytes) {
+void StreamSplitter::add_lines_parallel(std::string_view text, unsigned threads,
+                                        std::vector<StreamDocument>& done, std::vector<StrayText>& stray,
+                                        std::size_t min_bytes) {
   if (threads <= 1 || text.size() < min_bytes || text.empty()) {
     add_lines(text, done, stray);
     return;
@@ -230,7 +238,8 @@ void StreamSplitter::add_lines_parallel(std::string_view text, unsigned threads,
   // would), and each source's lines across the parts, in order.
   struct Run {
     Source* source = nullptr;
-    std::vector<std::pair<std::size_t, const std::vector<Piece>*>> lines; // (the part's first line - 1, its pieces)
+    std::vector<std::pair<std::size_t, const std::vector<Piece>*>>
+        lines; // (the part's first line - 1, its pieces)
   };
   std::vector<Run> runs;
   std::unordered_map<Source*, std::size_t> run_of;
@@ -277,7 +286,8 @@ void StreamSplitter::add_lines_parallel(std::string_view text, unsigned threads,
   }
   std::stable_sort(documents.begin(), documents.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
-  std::stable_sort(strays.begin(), strays.end(), [](const auto& a, const auto& b) { return a.line < b.line; });
+  std::stable_sort(strays.begin(), strays.end(),
+                   [](const auto& a, const auto& b) { return a.line < b.line; });
   for (auto& [line, document] : documents) {
     done.push_back(std::move(document));
   }
@@ -303,8 +313,8 @@ void StreamSplitter::add_lines(std::string_view text, std::vector<StreamDocument
 
 // What add_line does, without finding the line's end first: the prefix is read from the line's start
 // and the end comes out of the scan of the document's text (json_scan::advance_line).
-std::size_t StreamSplitter::add_line_at(std::string_view text, std::size_t at, std::vector<StreamDocument>& done,
-                                        std::vector<StrayText>& stray) {
+std::size_t StreamSplitter::add_line_at(std::string_view text, std::size_t at,
+                                        std::vector<StreamDocument>& done, std::vector<StrayText>& stray) {
   const char* data = text.data();
   const std::size_t size = text.size();
   if (data[at] == '[') {

@@ -8,8 +8,8 @@
 // Lines are demultiplexed by prefix first, so interleaved documents come apart (srun also splits a
 // long line into pieces of about 1 KiB, each labelled on a line of its own: a source's lines are
 // joined without a separator); unprefixed lines form one source, which only works when the
-// launcher did not interleave them (srun does: use --label). Text outside a document (a node's "command not found") is
-// kept as stray text for the caller to report; nothing is dropped silently.
+// launcher did not interleave them (srun does: use --label). Text outside a document (a node's "command not
+// found") is kept as stray text for the caller to report; nothing is dropped silently.
 
 #include "fleet/json_scan.hpp"
 
@@ -89,7 +89,8 @@ private:
   };
   Source& source_for(const PrefixedLine& prefixed);
   std::string take_buffer(std::size_t capacity);
-  void scan(Source& source, std::string_view rest, std::vector<StreamDocument>& done, std::vector<StrayText>& stray);
+  void scan(Source& source, std::string_view rest, std::vector<StreamDocument>& done,
+            std::vector<StrayText>& stray);
   // scan() for line `line`, with a buffer of `capacity` for a new document; touches only `source`.
   static void scan_at(Source& source, std::string_view rest, std::size_t line, std::size_t capacity,
                       std::vector<StreamDocument>& done, std::vector<StrayText>& stray);
@@ -100,7 +101,7 @@ private:
 
   std::string m_name;
   std::size_t m_line = 0;
-  std::size_t m_last_size = 0;     // the previous document's size: the next one is reserved that large
+  std::size_t m_last_size = 0;      // the previous document's size: the next one is reserved that large
   std::vector<std::string> m_spare; // buffers handed back by recycle()
   // Lookup by string_view without building a string per line.
   struct KeyHash {
@@ -112,6 +113,5 @@ private:
   std::string m_last_key;           // the previous line's prefix and its source: lines of one task
   Source* m_last = nullptr;         // usually come in runs
 };
-
 
 } // namespace cudadiag::fleet

@@ -30,7 +30,8 @@ std::string or_unknown(std::optional<std::string> value) {
 }
 
 void add(NodeFacts& facts, std::string name, std::string value, bool core) {
-  facts.fingerprint.push_back({std::move(name), value.empty() ? std::string(k_unknown) : std::move(value), core});
+  facts.fingerprint.push_back(
+      {std::move(name), value.empty() ? std::string(k_unknown) : std::move(value), core});
 }
 
 std::string joined(const std::vector<std::string>& items) {
@@ -140,41 +141,59 @@ void add_figures(NodeFacts& facts, const json& report) {
       continue;
     }
     const auto device = static_cast<int>(json_fields::integer(test, "device").value_or(0));
-    facts.figures.push_back({model_of(device),
-                             json_fields::string_or(test, "key", "?") + "." + json_fields::string_or(primary, "name", "?"),
-                             json_fields::string_or(primary, "unit"), device, value.get<double>()});
+    facts.figures.push_back(
+        {model_of(device),
+         json_fields::string_or(test, "key", "?") + "." + json_fields::string_or(primary, "name", "?"),
+         json_fields::string_or(primary, "unit"), device, value.get<double>()});
   }
   const auto& score = member(member(member(report, "selftest"), "score"), "value");
   if (score.is_number()) {
-    facts.figures.push_back({models.empty() ? std::string("unknown GPU") : models.begin()->second, "score", "points",
-                             -1, score.get<double>()});
+    facts.figures.push_back({models.empty() ? std::string("unknown GPU") : models.begin()->second, "score",
+                             "points", -1, score.get<double>()});
   }
 }
 
 // The members read above and in report_document.cpp's readers that they call.
 constexpr std::array<std::string_view, 27> k_fields = {
-    "host.node_name",          "host.hostname",              "summary.status",                 // identity, verdict
-    "tool.version",                                                                            // the tool
-    "verification.ran",        "verification.steps.component",                                 // driver_version(),
-    "verification.steps.result.driver_version",                                                // cuda_driver_version()
-    "components.name",         "components.kind",                                              // find_component()
-    "components.selected.version", "components.selected.found_via",                            // chosen_answer()
-    "components.loader.version",   "components.loader.found_via", "components.loader.is_stub", // and the driver
-    "findings.id",             "findings.severity",                                            // add_findings()
-    "devices.ordinal",         "devices.name",                                                 // device_models()
-    "devices.nvml.pcie.gen_max", "devices.nvml.pcie.width_max",                                // add_devices()
-    "selftest.tests.status",   "selftest.tests.device",         "selftest.tests.key",          // add_figures()
-    "selftest.tests.primary.name", "selftest.tests.primary.unit", "selftest.tests.primary.value",
+    "host.node_name",
+    "host.hostname",
+    "summary.status", // identity, verdict
+    "tool.version",   // the tool
+    "verification.ran",
+    "verification.steps.component",             // driver_version(),
+    "verification.steps.result.driver_version", // cuda_driver_version()
+    "components.name",
+    "components.kind", // find_component()
+    "components.selected.version",
+    "components.selected.found_via", // chosen_answer()
+    "components.loader.version",
+    "components.loader.found_via",
+    "components.loader.is_stub", // and the driver
+    "findings.id",
+    "findings.severity", // add_findings()
+    "devices.ordinal",
+    "devices.name", // device_models()
+    "devices.nvml.pcie.gen_max",
+    "devices.nvml.pcie.width_max", // add_devices()
+    "selftest.tests.status",
+    "selftest.tests.device",
+    "selftest.tests.key", // add_figures()
+    "selftest.tests.primary.name",
+    "selftest.tests.primary.unit",
+    "selftest.tests.primary.value",
     "selftest.score.value",
 };
 
 } // namespace
 
-std::span<const std::string_view> node_facts_fields() { return k_fields; }
+std::span<const std::string_view> node_facts_fields() {
+  return k_fields;
+}
 
 const std::vector<std::string_view>& fingerprint_components() {
   // The components whose drift breaks jobs, most decisive first (as `cudadiag diff` orders them).
-  static const std::vector<std::string_view> names = {"cuda", "nvml", "cudart", "nvrtc", "nvJitLink", "nvvm", "cccl"};
+  static const std::vector<std::string_view> names = {"cuda",      "nvml", "cudart", "nvrtc",
+                                                      "nvJitLink", "nvvm", "cccl"};
   return names;
 }
 

@@ -28,24 +28,25 @@ struct FingerprintField {
 
 // One self-test figure: a test's headline metric on one device, or the node's score.
 struct SelftestFigure {
-  std::string gpu_model;   // the device's name ("NVIDIA H200"); "unknown GPU" when not reported
-  std::string metric;      // "reduce.f32_gbps", "score"
-  std::string unit;        // "GB/s", "Gkeys/s", "ms", "points"
-  int device = -1;         // the ordinal; -1 for the node's score
+  std::string gpu_model; // the device's name ("NVIDIA H200"); "unknown GPU" when not reported
+  std::string metric;    // "reduce.f32_gbps", "score"
+  std::string unit;      // "GB/s", "Gkeys/s", "ms", "points"
+  int device = -1;       // the ordinal; -1 for the node's score
   double value = 0;
 };
 
 struct NodeFacts {
-  std::string name;   // host.hostname; the source when the report names none
-  std::string source; // where it came from (a file, "stdin: task 3", ...)
-  std::string status; // the report's verdict: "ok", "warning", "error"
+  std::string name;                  // host.hostname; the source when the report names none
+  std::string source;                // where it came from (a file, "stdin: task 3", ...)
+  std::string status;                // the report's verdict: "ok", "warning", "error"
   std::vector<std::string> errors;   // error-level finding ids, sorted, unique
   std::vector<std::string> warnings; // warning-level finding ids, sorted, unique
   std::vector<FingerprintField> fingerprint;
   std::vector<SelftestFigure> figures;
   std::string tool_version;
-  double modified = 0; // when the file it came from was last modified (seconds since the epoch); 0 for a stream
-  bool named = false;  // whether the report names its host (else `name` is the source)
+  double modified =
+      0; // when the file it came from was last modified (seconds since the epoch); 0 for a stream
+  bool named = false; // whether the report names its host (else `name` is the source)
 };
 
 // The facts of a (pruned or whole) report document.

@@ -25,10 +25,28 @@ using nlohmann::json;
 // Members no fleet field reads (node_facts.cpp). Each is dropped wherever it occurs; `diff` of
 // group representatives works on their whole text instead.
 constexpr std::array<std::string_view, 22> k_pruned_keys = {
-    "candidates",    "trace",         "also_found_as", "evidence",  "remedy",       "message",
-    "description",   "details",       "environment",   "attributes", "stderr_tail", "trace_tail",
-    "reason",        "search_dir",    "elf",           "realpath",  "path",         "soname",
-    "version_source", "pathfinder_found_via", "metrics", "missing_symbols",
+    "candidates",
+    "trace",
+    "also_found_as",
+    "evidence",
+    "remedy",
+    "message",
+    "description",
+    "details",
+    "environment",
+    "attributes",
+    "stderr_tail",
+    "trace_tail",
+    "reason",
+    "search_dir",
+    "elf",
+    "realpath",
+    "path",
+    "soname",
+    "version_source",
+    "pathfinder_found_via",
+    "metrics",
+    "missing_symbols",
 };
 
 Expected<json> checked(json document) {
@@ -126,18 +144,12 @@ json convert(simdjson::dom::element element) {
     }
     return out;
   }
-  case element_type::STRING:
-    return std::string(std::string_view(element));
-  case element_type::INT64:
-    return std::int64_t(element);
-  case element_type::UINT64:
-    return std::uint64_t(element);
-  case element_type::DOUBLE:
-    return double(element);
-  case element_type::BOOL:
-    return bool(element);
-  case element_type::NULL_VALUE:
-    break;
+  case element_type::STRING: return std::string(std::string_view(element));
+  case element_type::INT64: return std::int64_t(element);
+  case element_type::UINT64: return std::uint64_t(element);
+  case element_type::DOUBLE: return double(element);
+  case element_type::BOOL: return bool(element);
+  case element_type::NULL_VALUE: break;
   }
   return nullptr;
 }
@@ -193,7 +205,9 @@ bool is_pruned_key(std::string_view key) {
 
 #if CUDADIAG_HAVE_SIMDJSON
 
-std::string_view parser_name() { return "simdjson"; }
+std::string_view parser_name() {
+  return "simdjson";
+}
 
 namespace {
 
@@ -208,7 +222,8 @@ Expected<json> parse_padded(const char* data, std::size_t size, const FieldTree*
     return Error{"out of memory for the JSON parser"};
   }
   if (size > diff::k_max_input_bytes) {
-    return Error{"larger than " + std::to_string(diff::k_max_input_bytes >> 20U) + " MiB: not a cudadiag report"};
+    return Error{"larger than " + std::to_string(diff::k_max_input_bytes >> 20U) +
+                 " MiB: not a cudadiag report"};
   }
   simdjson::dom::element root;
   if (const auto error = parser.parse(data, size, false).get(root); error != simdjson::SUCCESS) {
@@ -231,18 +246,24 @@ Expected<json> read_pruned_report(std::string_view text) {
   return parse_padded(padded.data(), padded.size(), nullptr);
 }
 
-Expected<json> read_pruned_report_in_place(std::string& text) { return parse_in_place(text, nullptr); }
+Expected<json> read_pruned_report_in_place(std::string& text) {
+  return parse_in_place(text, nullptr);
+}
 
 Expected<json> read_fleet_fields(std::string_view text) {
   const simdjson::padded_string padded(text);
   return parse_padded(padded.data(), padded.size(), &fleet_fields());
 }
 
-Expected<json> read_fleet_fields_in_place(std::string& text) { return parse_in_place(text, &fleet_fields()); }
+Expected<json> read_fleet_fields_in_place(std::string& text) {
+  return parse_in_place(text, &fleet_fields());
+}
 
 #else
 
-std::string_view parser_name() { return "nlohmann"; }
+std::string_view parser_name() {
+  return "nlohmann";
+}
 
 namespace {
 
@@ -298,7 +319,9 @@ Expected<json> read_pruned_report(std::string_view text) {
   return checked(std::move(document));
 }
 
-Expected<json> read_pruned_report_in_place(std::string& text) { return read_pruned_report(text); }
+Expected<json> read_pruned_report_in_place(std::string& text) {
+  return read_pruned_report(text);
+}
 
 Expected<json> read_fleet_fields(std::string_view text) {
   auto pruned = read_pruned_report(text);
@@ -308,7 +331,9 @@ Expected<json> read_fleet_fields(std::string_view text) {
   return select(std::move(*pruned), fleet_fields());
 }
 
-Expected<json> read_fleet_fields_in_place(std::string& text) { return read_fleet_fields(text); }
+Expected<json> read_fleet_fields_in_place(std::string& text) {
+  return read_fleet_fields(text);
+}
 
 #endif
 

@@ -3,8 +3,8 @@
 // read in seconds, so the parser (simdjson when the build found it, else nlohmann) keeps only what
 // the fleet reads — identity, devices, verification results, components' chosen answers, finding
 // ids and severities, self-test statuses and headline figures — and drops search traces, candidate
-// lists, paths, evidence, messages, remedies and the environment. `cudadiag diff` of whole reports is done separately,
-// from the original text, for the few group representatives.
+// lists, paths, evidence, messages, remedies and the environment. `cudadiag diff` of whole reports is done
+// separately, from the original text, for the few group representatives.
 
 #include "core/expected.hpp"
 

@@ -2,13 +2,13 @@
 
 #include "core/filesystem.hpp"
 
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
 #include <charconv>
 #include <string_view>
+#include <sys/stat.h>
 
 namespace cudadiag::inspect {
 
@@ -71,7 +71,8 @@ std::string access_denial_reason(int pid, const AccessFacts& facts) {
   const bool other_user = facts.target_uid && *facts.target_uid != facts.our_euid;
   if (facts.our_euid != 0) {
     if (facts.target_uid && !other_user) {
-      return "(process " + id + " is this user's but not dumpable: a setuid/setgid program, or one that called "
+      return "(process " + id +
+             " is this user's but not dumpable: a setuid/setgid program, or one that called "
              "prctl(PR_SET_DUMPABLE, 0); run as root)";
     }
     return "(the process belongs to another user; run as that user or root)";
@@ -82,12 +83,15 @@ std::string access_denial_reason(int pid, const AccessFacts& facts) {
            "containers drop it by default: add it (e.g. --cap-add SYS_PTRACE) or run on the host)";
   }
   if (facts.same_user_namespace && !*facts.same_user_namespace) {
-    return "(process " + id + " is in another user namespace, where this root has no rights; run cudadiag in "
+    return "(process " + id +
+           " is in another user namespace, where this root has no rights; run cudadiag in "
            "the namespace that owns it, e.g. on the host)";
   }
   return "(running as root" + std::string(facts.have_cap_sys_ptrace ? " with CAP_SYS_PTRACE" : "") +
-         ", yet the kernel refused: process " + id + " is likely in an outer user namespace or a security "
-         "module (AppArmor, SELinux) denies ptrace reads; run cudadiag where that process was started, e.g. on "
+         ", yet the kernel refused: process " + id +
+         " is likely in an outer user namespace or a security "
+         "module (AppArmor, SELinux) denies ptrace reads; run cudadiag where that process was started, e.g. "
+         "on "
          "the host)";
 }
 

@@ -12,9 +12,9 @@ namespace cudadiag::inspect {
 
 struct AccessFacts {
   uid_t our_euid = 0;
-  std::optional<uid_t> target_uid;          // the owner of /proc/PID; nullopt when it cannot be stat'ed
-  std::optional<bool> have_cap_sys_ptrace;  // CapEff bit 19 of /proc/self/status; nullopt when unread
-  std::optional<bool> same_user_namespace;  // /proc/self/ns/user vs /proc/PID/ns/user; nullopt: unknown
+  std::optional<uid_t> target_uid;         // the owner of /proc/PID; nullopt when it cannot be stat'ed
+  std::optional<bool> have_cap_sys_ptrace; // CapEff bit 19 of /proc/self/status; nullopt when unread
+  std::optional<bool> same_user_namespace; // /proc/self/ns/user vs /proc/PID/ns/user; nullopt: unknown
 };
 
 // The facts for process `pid`, read from /proc.

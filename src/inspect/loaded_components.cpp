@@ -17,7 +17,6 @@ using probes::ComponentSpec;
 constexpr std::string_view k_so = ".so";
 constexpr std::string_view k_alt = ".alt";
 
-
 // The "libX.so" stem of a SONAME ("libnvrtc.so" for "libnvrtc.so.13"); empty if it has none.
 std::string_view stem_of(std::string_view soname) {
   if (soname.ends_with(k_so)) {
@@ -129,8 +128,8 @@ EvidenceValue copy_evidence(const LoadedComponent& component) {
 
 findings::Finding duplicate_finding(int pid, const std::string& name,
                                     const std::vector<const LoadedComponent*>& copies) {
-  std::string message = process_label(pid) + " has " + std::to_string(copies.size()) + " different copies of " +
-                        name + " mapped:";
+  std::string message = process_label(pid) + " has " + std::to_string(copies.size()) +
+                        " different copies of " + name + " mapped:";
   Evidence::List evidence_copies;
   for (std::size_t i = 0; i < copies.size(); ++i) {
     message += (i == 0 ? " " : ", ") + copies[i]->path + " (" + version_label(*copies[i]) +
@@ -153,7 +152,9 @@ findings::Finding stub_finding(int pid, const LoadedComponent& component) {
       process_label(pid) + " has the CUDA Toolkit's link-time stub " + component.path +
           " mapped as libcuda: every CUDA driver call in it fails with CUDA_ERROR_STUB_LIBRARY (34)",
       {component.name},
-      {{"pid", pid}, {"path", text(component.path)}, {"realpath", optional_evidence_text(component.realpath)}});
+      {{"pid", pid},
+       {"path", text(component.path)},
+       {"realpath", optional_evidence_text(component.realpath)}});
   // About a running process: it must be restarted once the stub is out of its way.
   finding.remedy =
       "Remove the toolkit's stubs/ directory from LD_LIBRARY_PATH (it is only for linking), make sure "

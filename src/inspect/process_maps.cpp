@@ -163,7 +163,8 @@ Error open_error(int pid, int error) {
     return Error{"no process with PID " + id};
   }
   if (error == EACCES || error == EPERM) {
-    return Error{"permission denied reading " + maps_path(pid) + " " + access_denial_reason(pid, access_facts(pid))};
+    return Error{"permission denied reading " + maps_path(pid) + " " +
+                 access_denial_reason(pid, access_facts(pid))};
   }
   return Error{"cannot read " + maps_path(pid) + ": " + std::strerror(error)};
 }

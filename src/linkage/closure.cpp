@@ -15,7 +15,8 @@ std::vector<std::string> split_entries(std::string_view value, std::string_view 
   std::size_t start = 0;
   while (true) {
     const auto at = value.find_first_of(separators, start);
-    parts.emplace_back(value.substr(start, at == std::string_view::npos ? std::string_view::npos : at - start));
+    parts.emplace_back(
+        value.substr(start, at == std::string_view::npos ? std::string_view::npos : at - start));
     if (at == std::string_view::npos) {
       return parts;
     }
@@ -60,7 +61,8 @@ public:
     if (symbols != SymbolCheck::skip && m_closure.missing.empty() && m_closure.broken.empty() &&
         !m_closure.root_error) {
       check_symbols(m_closure, m_store,
-                    symbols == SymbolCheck::check_in_parallel ? parallel_threads(m_closure.objects.size()) : 1);
+                    symbols == SymbolCheck::check_in_parallel ? parallel_threads(m_closure.objects.size())
+                                                              : 1);
     }
     return std::move(m_closure);
   }
@@ -97,7 +99,8 @@ private:
       for (const auto& dir : m_ld_library_path) {
         places.emplace_back(fs::join(dir.dir, preload.entry), dir.dir);
       }
-      if (const auto* entry = m_setting.cache != nullptr ? m_setting.cache->resolve(preload.entry) : nullptr) {
+      if (const auto* entry =
+              m_setting.cache != nullptr ? m_setting.cache->resolve(preload.entry) : nullptr) {
         places.emplace_back(entry->path, fs::parent(entry->path));
       }
       for (const auto& dir : m_default_dirs) {
@@ -116,7 +119,8 @@ private:
         if (file->crashes && !m_closure.crash) {
           m_closure.crash = path + ": " + *file->fails_because + " (" + preload.source + ")";
         }
-        m_closure.ignored_preloads.push_back(path + ": " + *file->fails_because + " (" + preload.source + ")");
+        m_closure.ignored_preloads.push_back(path + ": " + *file->fails_because + " (" + preload.source +
+                                             ")");
         return;
       }
       const auto index = add_object(path, file, preload.entry, std::nullopt,
@@ -125,7 +129,8 @@ private:
       load_dependencies_of(index);
       return;
     }
-    m_closure.ignored_preloads.push_back(preload.entry + ": cannot open shared object file (" + preload.source + ")");
+    m_closure.ignored_preloads.push_back(preload.entry + ": cannot open shared object file (" +
+                                         preload.source + ")");
   }
 
   // Breadth first, as _dl_map_object_deps: every object's needs, in order, before the next level.
@@ -233,7 +238,8 @@ private:
     if (!object.file->elf->no_default_lib) {
       if (const auto* entry = m_setting.cache != nullptr ? m_setting.cache->resolve(name) : nullptr) {
         searched.push_back(loader::k_default_ld_so_cache_path);
-        if (auto index = take(entry->path, name, requester, Route::ld_so_cache, fs::parent(entry->path), &stop)) {
+        if (auto index =
+                take(entry->path, name, requester, Route::ld_so_cache, fs::parent(entry->path), &stop)) {
           return index;
         }
         if (stop) {
@@ -249,7 +255,8 @@ private:
         }
       }
     }
-    m_closure.missing.push_back({name, requester, std::vector<std::string>(searched.begin(), searched.end())});
+    m_closure.missing.push_back(
+        {name, requester, std::vector<std::string>(searched.begin(), searched.end())});
     return std::nullopt;
   }
 
@@ -290,12 +297,16 @@ private:
     std::vector<SearchDir> after;
     const auto& object = m_closure.objects[requester];
     const auto& elf = *object.file->elf;
-    const auto add_list = [&](std::vector<SearchDir>& dirs, const std::string& list, const LoadedObject& owner, Route route) {
+    const auto add_list = [&](std::vector<SearchDir>& dirs, const std::string& list,
+                              const LoadedObject& owner, Route route) {
       if (list.empty()) {
-        return; // glibc 2.36, measured: an empty DT_RUNPATH / DT_RPATH names no directory (an empty entry in a list is the cwd)
+        return; // glibc 2.36, measured: an empty DT_RUNPATH / DT_RPATH names no directory (an empty entry in
+                // a list is the cwd)
       }
       for (const auto& entry : split_entries(list, ":")) {
-        dirs.push_back({in_cwd(entry.empty() ? m_setting.cwd : expand_dynamic_tokens(entry, owner.path, m_setting)), route});
+        dirs.push_back(
+            {in_cwd(entry.empty() ? m_setting.cwd : expand_dynamic_tokens(entry, owner.path, m_setting)),
+             route});
       }
     };
     if (!elf.runpath) {
@@ -337,7 +348,8 @@ std::string_view to_string(Route route) {
   return "";
 }
 
-std::string expand_dynamic_tokens(std::string_view entry, std::string_view object_path, const SearchSetting& setting) {
+std::string expand_dynamic_tokens(std::string_view entry, std::string_view object_path,
+                                  const SearchSetting& setting) {
   std::string out;
   out.reserve(entry.size());
   for (std::size_t i = 0; i < entry.size();) {
@@ -348,8 +360,8 @@ std::string expand_dynamic_tokens(std::string_view entry, std::string_view objec
     const auto token = [&](std::string_view name) -> std::size_t {
       const auto rest = entry.substr(i + 1);
       if (rest.substr(0, name.size()) == name &&
-          (rest.size() == name.size() || !(std::isalnum(static_cast<unsigned char>(rest[name.size()])) ||
-                                           rest[name.size()] == '_'))) {
+          (rest.size() == name.size() ||
+           !(std::isalnum(static_cast<unsigned char>(rest[name.size()])) || rest[name.size()] == '_'))) {
         return name.size() + 1;
       }
       if (rest.size() >= name.size() + 2 && rest[0] == '{' && rest.substr(1, name.size()) == name &&
@@ -374,7 +386,8 @@ std::string expand_dynamic_tokens(std::string_view entry, std::string_view objec
   return out;
 }
 
-SearchSetting search_setting(const Environment& env, const SystemLayout& layout, const loader::LdSoCache* cache) {
+SearchSetting search_setting(const Environment& env, const SystemLayout& layout,
+                             const loader::LdSoCache* cache) {
   SearchSetting setting;
   setting.preloads = loader::system_preloads(env, layout);
   if (const auto value = env.get("LD_LIBRARY_PATH"); value && !value->empty()) {
@@ -402,11 +415,13 @@ std::string Closure::failure() const {
            who(missing.front().needed_by) + ")";
   }
   if (!broken.empty()) {
-    return broken.front().path + ": " + broken.front().error + " (needed by " + who(broken.front().needed_by) + ")";
+    return broken.front().path + ": " + broken.front().error + " (needed by " +
+           who(broken.front().needed_by) + ")";
   }
   if (!missing_versions.empty()) {
     const auto& first = missing_versions.front();
-    return who(first.bound) + ": version `" + first.version + "' not found (required by " + who(first.needed_by) + ")";
+    return who(first.bound) + ": version `" + first.version + "' not found (required by " +
+           who(first.needed_by) + ")";
   }
   if (!unresolved.empty()) {
     const auto& first = unresolved.front();
@@ -417,8 +432,8 @@ std::string Closure::failure() const {
 }
 
 Closure build_closure(const std::string& root, Route root_route, const std::string& root_dir,
-                      const std::vector<std::string>& preloads, const SearchSetting& setting, ObjectStore& store,
-                      SymbolCheck symbols) {
+                      const std::vector<std::string>& preloads, const SearchSetting& setting,
+                      ObjectStore& store, SymbolCheck symbols) {
   return ClosureBuilder(setting, store).build(root, root_route, root_dir, preloads, symbols);
 }
 

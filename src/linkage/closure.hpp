@@ -58,7 +58,7 @@ struct LoadedObject {
   std::vector<std::string> names;       // every name it was needed or opened as (glibc's l_libname)
   std::optional<std::size_t> needed_by; // the object whose DT_NEEDED loaded it (glibc's l_loader)
   Route route = Route::root;
-  std::string search_dir;               // the directory it was found in ("" for roots and slash names)
+  std::string search_dir;                // the directory it was found in ("" for roots and slash names)
   std::vector<std::size_t> dependencies; // what each of its DT_NEEDED entries resolved to, in order
 };
 
@@ -124,7 +124,9 @@ struct Closure {
     return !root_error && missing.empty() && broken.empty() && missing_versions.empty() && unresolved.empty();
   }
   [[nodiscard]] probes::LoadOutcome outcome() const {
-    return crash ? probes::LoadOutcome::crashes : loads() ? probes::LoadOutcome::loads : probes::LoadOutcome::fails;
+    return crash     ? probes::LoadOutcome::crashes
+           : loads() ? probes::LoadOutcome::loads
+                     : probes::LoadOutcome::fails;
   }
   // glibc's words for the first thing that stops the load ("" when it loads): the root's own error,
   // a missing or broken dependency, a missing version, an undefined symbol.
@@ -142,7 +144,8 @@ struct SearchSetting {
   // Loaded first into every closure (loader/preload.hpp), each with its own closure.
   std::vector<loader::Preload> preloads;
 };
-SearchSetting search_setting(const Environment& env, const SystemLayout& layout, const loader::LdSoCache* cache);
+SearchSetting search_setting(const Environment& env, const SystemLayout& layout,
+                             const loader::LdSoCache* cache);
 
 // The closure of `root` (opened by its path, found through `root_route` in `root_dir`) in a
 // process that loaded `preloads` first, each by its path with RTLD_GLOBAL, in order.
@@ -152,10 +155,11 @@ SearchSetting search_setting(const Environment& env, const SystemLayout& layout,
 // tables are large, a framework's; the libraries' closures are already built in parallel).
 enum class SymbolCheck { check, check_in_parallel, skip };
 Closure build_closure(const std::string& root, Route root_route, const std::string& root_dir,
-                      const std::vector<std::string>& preloads, const SearchSetting& setting, ObjectStore& store,
-                      SymbolCheck symbols = SymbolCheck::check);
+                      const std::vector<std::string>& preloads, const SearchSetting& setting,
+                      ObjectStore& store, SymbolCheck symbols = SymbolCheck::check);
 
 // $ORIGIN, ${ORIGIN}, $LIB, $PLATFORM in one DT_RPATH / DT_RUNPATH entry of the object at `object_path`.
-std::string expand_dynamic_tokens(std::string_view entry, std::string_view object_path, const SearchSetting& setting);
+std::string expand_dynamic_tokens(std::string_view entry, std::string_view object_path,
+                                  const SearchSetting& setting);
 
 } // namespace cudadiag::linkage

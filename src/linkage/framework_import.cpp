@@ -13,10 +13,11 @@ bool try_preload(FrameworkImport& import_model, FrameworkPreload preload, Closur
     preload.outcome = "not found";
   } else {
     const auto* file = store.open(preload.path);
-    const bool already = file != nullptr && std::any_of(loaded.objects.begin(), loaded.objects.end(),
-                                                        [&](const LoadedObject& object) { return object.file == file; });
-    auto trial = build_closure(preload.path, Route::preloaded, fs::parent(preload.path), import_model.load_order,
-                               setting, store, SymbolCheck::skip);
+    const bool already =
+        file != nullptr && std::any_of(loaded.objects.begin(), loaded.objects.end(),
+                                       [&](const LoadedObject& object) { return object.file == file; });
+    auto trial = build_closure(preload.path, Route::preloaded, fs::parent(preload.path),
+                               import_model.load_order, setting, store, SymbolCheck::skip);
     if (trial.loads()) {
       preload.outcome = already ? "already loaded" : "loaded";
       import_model.load_order.push_back(preload.path);
@@ -42,8 +43,8 @@ std::string dlerror_text(const Closure& closure) {
   }
   if (!closure.missing_versions.empty()) {
     const auto& missing = closure.missing_versions.front();
-    return closure.objects[missing.bound].path + ": version `" + missing.version + "' not found (required by " +
-           closure.objects[missing.needed_by].path + ")";
+    return closure.objects[missing.bound].path + ": version `" + missing.version +
+           "' not found (required by " + closure.objects[missing.needed_by].path + ")";
   }
   if (!closure.unresolved.empty()) {
     const auto& symbol = closure.unresolved.front();

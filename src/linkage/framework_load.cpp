@@ -1,9 +1,8 @@
 #include "linkage/framework_load.hpp"
 
-#include "linkage/jax_import.hpp"
-
-#include "python/pep508.hpp"
 #include "core/filesystem.hpp"
+#include "linkage/jax_import.hpp"
+#include "python/pep508.hpp"
 
 #include <algorithm>
 #include <array>
@@ -16,7 +15,8 @@ const python::FrameworkBuild* build_with_library(const discovery::DiscoveryResul
                                                  std::string_view framework) {
   for (const auto& build : discovery.frameworks) {
     const auto name = python::canonical_name(build.framework);
-    const bool named = framework == "torch" ? name == "torch" : name.starts_with("jax-cuda") && name.ends_with("-pjrt");
+    const bool named =
+        framework == "torch" ? name == "torch" : name.starts_with("jax-cuda") && name.ends_with("-pjrt");
     if (named && build.gpu_code_source.ends_with(".so")) {
       return &build;
     }
@@ -26,7 +26,9 @@ const python::FrameworkBuild* build_with_library(const discovery::DiscoveryResul
 
 } // namespace
 
-std::vector<std::string_view> modelled_frameworks() { return {"torch", "jax"}; }
+std::vector<std::string_view> modelled_frameworks() {
+  return {"torch", "jax"};
+}
 
 std::vector<std::string_view> installed_modelled_frameworks(const discovery::DiscoveryResult& discovery) {
   std::vector<std::string_view> installed;
@@ -38,7 +40,8 @@ std::vector<std::string_view> installed_modelled_frameworks(const discovery::Dis
   return installed;
 }
 
-std::vector<std::string> modelled_sys_path(const discovery::DiscoveryResult& discovery, const Environment& env) {
+std::vector<std::string> modelled_sys_path(const discovery::DiscoveryResult& discovery,
+                                           const Environment& env) {
   std::vector<std::string> path;
   if (const auto python_path = env.non_empty("PYTHONPATH")) {
     for (auto& entry : split_search_path(*python_path)) {
@@ -65,14 +68,15 @@ std::vector<std::string> modelled_sys_path(const discovery::DiscoveryResult& dis
   return path;
 }
 
-Expected<FrameworkLoad> framework_load(const discovery::DiscoveryResult& discovery, std::string_view framework,
-                                       const Environment& env, const SystemLayout& layout) {
+Expected<FrameworkLoad> framework_load(const discovery::DiscoveryResult& discovery,
+                                       std::string_view framework, const Environment& env,
+                                       const SystemLayout& layout) {
   return framework_load(discovery, framework, env, layout, std::make_shared<ObjectStore>());
 }
 
-Expected<FrameworkLoad> framework_load(const discovery::DiscoveryResult& discovery, std::string_view framework,
-                                       const Environment& env, const SystemLayout& layout,
-                                       std::shared_ptr<ObjectStore> files) {
+Expected<FrameworkLoad> framework_load(const discovery::DiscoveryResult& discovery,
+                                       std::string_view framework, const Environment& env,
+                                       const SystemLayout& layout, std::shared_ptr<ObjectStore> files) {
   const auto modelled = modelled_frameworks();
   if (std::find(modelled.begin(), modelled.end(), framework) == modelled.end()) {
     return Error{"--for knows torch and jax (CuPy, cuda.core and numba-cuda load through cuda-pathfinder: "
@@ -81,8 +85,9 @@ Expected<FrameworkLoad> framework_load(const discovery::DiscoveryResult& discove
   const auto* build = build_with_library(discovery, framework);
   if (build == nullptr) {
     return Error{std::string(framework) +
-                 (framework == "torch" ? " with CUDA (torch/version.py's cuda and torch/lib/libtorch_cuda.so)"
-                                       : "'s CUDA plugin (jax-cudaNN-pjrt with jax_plugins/xla_cudaNN/xla_cuda_plugin.so)") +
+                 (framework == "torch"
+                      ? " with CUDA (torch/version.py's cuda and torch/lib/libtorch_cuda.so)"
+                      : "'s CUDA plugin (jax-cudaNN-pjrt with jax_plugins/xla_cudaNN/xla_cuda_plugin.so)") +
                  " is not installed in the primary Python environment"};
   }
   FrameworkLoad load;
@@ -94,16 +99,17 @@ Expected<FrameworkLoad> framework_load(const discovery::DiscoveryResult& discove
   if (framework == "torch") {
     const auto global_deps = fs::join(fs::parent(load.library), "libtorch_global_deps.so");
     if (fs::is_regular_file(global_deps)) {
-      load.import_model = model_torch_import(global_deps, build->version, build->cuda, modelled_sys_path(discovery, env),
-                                             setting, *load.files);
+      load.import_model = model_torch_import(global_deps, build->version, build->cuda,
+                                             modelled_sys_path(discovery, env), setting, *load.files);
       load.preloads = load.import_model->load_order;
     }
   } else {
-    load.import_model = model_jax_import(fs::parent(load.library), modelled_sys_path(discovery, env), setting, *load.files);
+    load.import_model =
+        model_jax_import(fs::parent(load.library), modelled_sys_path(discovery, env), setting, *load.files);
     load.preloads = load.import_model->load_order;
   }
-  load.closure = build_closure(load.library, Route::root, fs::parent(load.library), load.preloads, setting, *load.files,
-                               SymbolCheck::check_in_parallel);
+  load.closure = build_closure(load.library, Route::root, fs::parent(load.library), load.preloads, setting,
+                               *load.files, SymbolCheck::check_in_parallel);
   return load;
 }
 

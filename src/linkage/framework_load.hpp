@@ -32,8 +32,8 @@ namespace cudadiag::linkage {
 struct FrameworkLoad {
   std::string framework; // the distribution ("torch", "jax-cuda13-pjrt")
   std::string version;
-  std::string library;   // the root: the framework's CUDA library
-  std::vector<std::string> preloads; // opened before the root, in order
+  std::string library;                         // the root: the framework's CUDA library
+  std::vector<std::string> preloads;           // opened before the root, in order
   std::optional<FrameworkImport> import_model; // how the framework's own code came to those preloads
   Closure closure;
   std::shared_ptr<ObjectStore> files; // keeps closure.objects' files alive
@@ -48,12 +48,13 @@ std::vector<std::string_view> modelled_frameworks();
 // The closure of `framework`'s CUDA library in `discovery`'s primary Python environment. An Error
 // (a sentence) when the framework is not modelled, not installed there, or installed without its
 // CUDA library.
-Expected<FrameworkLoad> framework_load(const discovery::DiscoveryResult& discovery, std::string_view framework,
-                                       const Environment& env, const SystemLayout& layout);
+Expected<FrameworkLoad> framework_load(const discovery::DiscoveryResult& discovery,
+                                       std::string_view framework, const Environment& env,
+                                       const SystemLayout& layout);
 // The same with files shared with other closures of the run (`files` holds them).
-Expected<FrameworkLoad> framework_load(const discovery::DiscoveryResult& discovery, std::string_view framework,
-                                       const Environment& env, const SystemLayout& layout,
-                                       std::shared_ptr<ObjectStore> files);
+Expected<FrameworkLoad> framework_load(const discovery::DiscoveryResult& discovery,
+                                       std::string_view framework, const Environment& env,
+                                       const SystemLayout& layout, std::shared_ptr<ObjectStore> files);
 
 // The frameworks of `discovery`'s primary Python environment that framework_load models and that
 // are installed with their CUDA library ("torch", "jax"), in that order.
@@ -61,7 +62,8 @@ std::vector<std::string_view> installed_modelled_frameworks(const discovery::Dis
 
 // Python's sys.path in the primary environment, as far as the files tell: PYTHONPATH's entries,
 // the user site, the other site directories.
-std::vector<std::string> modelled_sys_path(const discovery::DiscoveryResult& discovery, const Environment& env);
+std::vector<std::string> modelled_sys_path(const discovery::DiscoveryResult& discovery,
+                                           const Environment& env);
 
 // The object of `closure` that was needed or opened under one of `names` (a component's SONAMEs);
 // nullptr when none was.

@@ -43,7 +43,8 @@ json objects_json(const std::vector<MappedObject>& objects) {
 
 std::optional<std::string> optional_string(const json& object, const char* key) {
   const auto found = object.find(key);
-  return found != object.end() && found->is_string() ? std::optional(found->get<std::string>()) : std::nullopt;
+  return found != object.end() && found->is_string() ? std::optional(found->get<std::string>())
+                                                     : std::nullopt;
 }
 
 std::optional<std::vector<MappedObject>> objects_from(const json& object, const char* key) {

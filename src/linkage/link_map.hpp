@@ -18,10 +18,10 @@ struct MappedObject {
 };
 
 struct LinkMapFacts {
-  std::optional<std::string> error;        // dlerror() of the first dlopen that failed
-  std::optional<std::string> failed_at;    // what that dlopen was given
-  std::vector<MappedObject> before;        // the worker's own objects, before any dlopen
-  std::vector<MappedObject> after;         // every object after the last dlopen (or the failed one)
+  std::optional<std::string> error;     // dlerror() of the first dlopen that failed
+  std::optional<std::string> failed_at; // what that dlopen was given
+  std::vector<MappedObject> before;     // the worker's own objects, before any dlopen
+  std::vector<MappedObject> after;      // every object after the last dlopen (or the failed one)
 };
 
 // Loads `preloads` (absolute paths, in order) and then `root` (a path, or a bare SONAME that the

@@ -26,8 +26,9 @@ struct KnownFile {
 
 // The loads of the modelled frameworks installed in `discovery`'s primary environment, each on a
 // thread of its own (torch's and JAX's share few files), in installed_modelled_frameworks' order.
-std::vector<FrameworkLoad> predict_frameworks(const discovery::DiscoveryResult& discovery, const Environment& env,
-                                              const SystemLayout& layout, const std::shared_ptr<ObjectStore>& store) {
+std::vector<FrameworkLoad> predict_frameworks(const discovery::DiscoveryResult& discovery,
+                                              const Environment& env, const SystemLayout& layout,
+                                              const std::shared_ptr<ObjectStore>& store) {
   const auto frameworks = installed_modelled_frameworks(discovery);
   std::vector<std::optional<FrameworkLoad>> predicted(frameworks.size());
   parallel_for_each_index(frameworks.size(), frameworks.size(), [&](std::size_t i) {
@@ -105,7 +106,8 @@ public:
     // closures need too, and each is read once. Started ahead (the store is theirs, see the
     // constructor), else here on a thread of their own.
     std::future<std::vector<FrameworkLinkage>> frameworks;
-    if (ahead == nullptr && wanted == FrameworkClosures::predict && !installed_modelled_frameworks(m_discovery).empty()) {
+    if (ahead == nullptr && wanted == FrameworkClosures::predict &&
+        !installed_modelled_frameworks(m_discovery).empty()) {
       frameworks = std::async(std::launch::async, [this] { return analyze_frameworks(); });
     }
     // Each library's closures are independent of the others' (the store is shared and thread-safe):
@@ -117,11 +119,10 @@ public:
       }
     }
     std::vector<ComponentLinkage> analyzed(libraries.size());
-    parallel_for_each_index(libraries.size(), parallel_threads(libraries.size()),
-                            [&](std::size_t i) {
-                              const timeline::Span span("closures", libraries[i]->spec->name);
-                              analyzed[i] = analyze(*libraries[i]);
-                            });
+    parallel_for_each_index(libraries.size(), parallel_threads(libraries.size()), [&](std::size_t i) {
+      const timeline::Span span("closures", libraries[i]->spec->name);
+      analyzed[i] = analyze(*libraries[i]);
+    });
     for (auto& linkage : analyzed) {
       if (!linkage.closures.empty()) {
         result.components.push_back(std::move(linkage));
@@ -139,7 +140,8 @@ public:
     // the files' facts, not their symbol tables.
     m_store->release_symbols();
     result.files = m_store;
-    result.elapsed_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    result.elapsed_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     return result;
   }
 
@@ -155,7 +157,8 @@ private:
 
   // A framework's predicted load as the report gives it: its closure annotated like the libraries'.
   FrameworkLinkage linkage_of(FrameworkLoad loaded) const {
-    FrameworkLinkage linkage{loaded.framework, loaded.version, loaded.library, std::move(loaded.import_model), {}};
+    FrameworkLinkage linkage{
+        loaded.framework, loaded.version, loaded.library, std::move(loaded.import_model), {}};
     linkage.closure.answers = {"framework"};
     linkage.closure.load_name = loaded.library;
     linkage.closure.closure = std::move(loaded.closure);
@@ -166,8 +169,9 @@ private:
   ComponentLinkage analyze(const ComponentResult& component) const {
     ComponentLinkage linkage;
     linkage.spec = component.spec;
-    const auto add = [&](const std::string& answer, const std::string& root, Route route, const std::string& dir,
-                         const std::vector<std::string>& preloads, const std::string& load_name) {
+    const auto add = [&](const std::string& answer, const std::string& root, Route route,
+                         const std::string& dir, const std::vector<std::string>& preloads,
+                         const std::string& load_name) {
       for (auto& existing : linkage.closures) {
         const auto& objects = existing.closure.objects;
         if (!objects.empty() && objects[existing.closure.root].path == root &&
@@ -292,7 +296,8 @@ private:
           facts.version = known->second.candidate->version->version;
         }
       }
-      if (facts.component.empty()) { // a copy discovery did not list (outside its search): known by its SONAME
+      if (facts.component
+              .empty()) { // a copy discovery did not list (outside its search): known by its SONAME
         facts.component = component_by_soname(object);
       }
       if (facts.version.empty()) {
@@ -331,9 +336,10 @@ private:
     for (const auto* known : m_components) {
       const auto& component = *known;
       if (component.spec->kind != ComponentKind::dynamic_lib ||
-          std::none_of(component.spec->file_names.begin(), component.spec->file_names.end(), [&](auto file_name) {
-            return std::find(names.begin(), names.end(), file_name) != names.end();
-          })) {
+          std::none_of(component.spec->file_names.begin(), component.spec->file_names.end(),
+                       [&](auto file_name) {
+                         return std::find(names.begin(), names.end(), file_name) != names.end();
+                       })) {
         continue;
       }
       for (const auto& candidate : component.candidates) {
@@ -369,8 +375,9 @@ private:
 // The libraries that start the frameworks' closures (torch's libtorch_cuda.so, JAX's PJRT plugin),
 // relative to a site directory; the first site directory of the primary environment that holds one
 // is the one its framework is imported from.
-constexpr std::array<std::string_view, 3> k_framework_roots = {
-    "torch/lib/libtorch_cuda.so", "jax_plugins/xla_cuda13/xla_cuda_plugin.so", "jax_plugins/xla_cuda12/xla_cuda_plugin.so"};
+constexpr std::array<std::string_view, 3> k_framework_roots = {"torch/lib/libtorch_cuda.so",
+                                                               "jax_plugins/xla_cuda13/xla_cuda_plugin.so",
+                                                               "jax_plugins/xla_cuda12/xla_cuda_plugin.so"};
 
 // Reads into `files`, beside the caller, the symbol tables of each framework root in `site_dirs` and
 // of its DT_NEEDED entries that lie beside it (torch/lib/libtorch_cpu.so: 76,000 symbols and 5 MB of
@@ -379,8 +386,9 @@ constexpr std::array<std::string_view, 3> k_framework_roots = {
 // that the closure does not open (a framework whose build has no CUDA) costs time, never a wrong
 // answer: the store is only a cache of the files' contents.
 // The futures are those of start_beside: empty on a pool (which runs the jobs before it is gone).
-std::vector<std::shared_future<void>> read_framework_libraries_ahead(const std::vector<std::string>& site_dirs,
-                                                                     const std::shared_ptr<ObjectStore>& files) {
+std::vector<std::shared_future<void>>
+read_framework_libraries_ahead(const std::vector<std::string>& site_dirs,
+                               const std::shared_ptr<ObjectStore>& files) {
   std::vector<std::shared_future<void>> jobs;
   for (const auto root : k_framework_roots) {
     for (const auto& site_dir : site_dirs) {
@@ -438,20 +446,22 @@ FrameworksAhead predict_frameworks_ahead(const discovery::DiscoveryContext& cont
   known.cache = context.cache;
   // The caller's pool lends its helpers to the closures' parallel parts too: it outlives this
   // thread's work, which ends before `ahead.loads` (whose last copy waits for it) is destroyed.
-  ahead.loads = std::async(std::launch::async, [known = std::move(known), frameworks = context.frameworks, env,
-                                                layout, files = ahead.files, pool = WorkerPool::active()]() mutable {
-                  std::optional<WorkerPool::Use> use_pool;
-                  if (pool != nullptr) {
-                    use_pool.emplace(*pool);
-                  }
-                  known.frameworks = frameworks.get().builds;
-                  return predict_frameworks(known, env, layout, files);
-                }).share();
+  ahead.loads =
+      std::async(std::launch::async, [known = std::move(known), frameworks = context.frameworks, env, layout,
+                                      files = ahead.files, pool = WorkerPool::active()]() mutable {
+        std::optional<WorkerPool::Use> use_pool;
+        if (pool != nullptr) {
+          use_pool.emplace(*pool);
+        }
+        known.frameworks = frameworks.get().builds;
+        return predict_frameworks(known, env, layout, files);
+      }).share();
   return ahead;
 }
 
-Linkage analyze_linkage(const discovery::DiscoveryResult& discovery, const Environment& env, const SystemLayout& layout,
-                        FrameworkClosures frameworks, const FrameworksAhead* ahead) {
+Linkage analyze_linkage(const discovery::DiscoveryResult& discovery, const Environment& env,
+                        const SystemLayout& layout, FrameworkClosures frameworks,
+                        const FrameworksAhead* ahead) {
   return Analysis(discovery, env, layout, ahead).run(frameworks, ahead);
 }
 

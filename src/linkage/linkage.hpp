@@ -68,7 +68,7 @@ struct AnswerClosure {
   // or default directories than the system's (--ld-so-cache), the loader answer's path instead.
   std::string load_name;
   Closure closure;
-  std::vector<ObjectFacts> facts; // one per closure.objects
+  std::vector<ObjectFacts> facts;               // one per closure.objects
   std::vector<std::vector<Provider>> providers; // one per closure.unresolved
   std::optional<LoadCheck> check;               // nullopt: not loaded (--no-load, or nothing to open)
 };
@@ -78,9 +78,9 @@ struct AnswerClosure {
 struct FrameworkLinkage {
   std::string framework; // the distribution ("torch", "jax-cuda13-pjrt")
   std::string version;
-  std::string library;   // its CUDA library, the closure's root
+  std::string library;                         // its CUDA library, the closure's root
   std::optional<FrameworkImport> import_model; // what the framework's own code opens first, and why
-  AnswerClosure closure; // answers: {"framework"}; the preloads, then the library
+  AnswerClosure closure;                       // answers: {"framework"}; the preloads, then the library
 
   [[nodiscard]] bool loads() const { return framework_loads(closure.closure, import_model); }
 };
@@ -94,7 +94,7 @@ struct Linkage {
   bool ran = false;
   std::vector<ComponentLinkage> components; // the found libraries, in the report's order
   std::vector<FrameworkLinkage> frameworks; // torch, JAX's plugin: those installed with their CUDA library
-  std::size_t files_read = 0;                // distinct files opened by the libraries' and the frameworks' closures
+  std::size_t files_read = 0; // distinct files opened by the libraries' and the frameworks' closures
   // The files the closures' objects point into (LoadedObject::file): kept alive with the result.
   std::shared_ptr<const ObjectStore> files;
   double elapsed_ms = 0;
@@ -134,8 +134,8 @@ FrameworksAhead predict_frameworks_ahead(const discovery::DiscoveryContext& cont
 
 // `ahead`: the frameworks' loads started by predict_frameworks_ahead for this discovery; they are the
 // report's whatever `frameworks` says. Null: predicted here when `frameworks` says so.
-Linkage analyze_linkage(const discovery::DiscoveryResult& discovery, const Environment& env, const SystemLayout& layout,
-                        FrameworkClosures frameworks = FrameworkClosures::predict,
+Linkage analyze_linkage(const discovery::DiscoveryResult& discovery, const Environment& env,
+                        const SystemLayout& layout, FrameworkClosures frameworks = FrameworkClosures::predict,
                         const FrameworksAhead* ahead = nullptr);
 
 } // namespace cudadiag::linkage

@@ -93,7 +93,8 @@ void compare_link_maps(const Closure& closure, const LinkMapFacts& real, LoadChe
       check.already_in_worker.push_back(object.path + " (the worker's " + own->name + ")");
       continue;
     }
-    std::string sentence = "predicted " + object.path + " (" + object.file->realpath + "), not in the link map";
+    std::string sentence =
+        "predicted " + object.path + " (" + object.file->realpath + "), not in the link map";
     for (const auto& mapped : real.after) {
       if (before.count(mapped.realpath) == 0 && answers_to(object, fs::basename(mapped.name))) {
         sentence += "; the loader took " + mapped.name + " instead";
@@ -109,7 +110,8 @@ void compare_link_maps(const Closure& closure, const LinkMapFacts& real, LoadChe
 }
 
 // The outcome already seen for a file of `closure`, or nullptr.
-const ProvenOutcome* proven_outcome(const Closure& closure, const std::map<std::string, ProvenOutcome>& proven) {
+const ProvenOutcome* proven_outcome(const Closure& closure,
+                                    const std::map<std::string, ProvenOutcome>& proven) {
   if (proven.empty()) {
     return nullptr;
   }
@@ -141,8 +143,8 @@ LoadCheck judge(const Closure& closure, const std::string& loaded_as, const Link
       return !cause.empty() && real.error->find(cause) != std::string::npos;
     });
     if (!named) {
-      check.differences.push_back("predicted to fail (" + first_cause(closure) + "); it failed otherwise: " +
-                                  *real.error);
+      check.differences.push_back("predicted to fail (" + first_cause(closure) +
+                                  "); it failed otherwise: " + *real.error);
     }
   }
   if (!real.error) {
@@ -168,7 +170,8 @@ void check_by_loading(Linkage& linkage, const LoadCheckOptions& options, const E
       for (const auto& name : answer.answers) {
         id += (&name == &answer.answers.front() ? " (" : "+") + name;
       }
-      steps.emplace_back(id + ")", "link_map", answer.load_name, std::vector<std::string>{join_preloads(preloads)});
+      steps.emplace_back(id + ")", "link_map", answer.load_name,
+                         std::vector<std::string>{join_preloads(preloads)});
     }
   }
   // A closure holding a file verification saw hang or crash is not loaded again.

@@ -13,8 +13,8 @@
 // constructor may dlopen more; DT_NEEDED cannot say so).
 
 #include "core/environment.hpp"
-#include "linkage/linkage.hpp"
 #include "linkage/link_map.hpp"
+#include "linkage/linkage.hpp"
 
 #include <chrono>
 #include <map>

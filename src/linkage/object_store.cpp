@@ -52,7 +52,9 @@ const ObjectFile* ObjectStore::open(const std::string& path) {
     Slot& slot = slot_of(found->id);
     slot.read_once.call([&] {
       const timeline::Span span("open", path);
-      read_object(path, *found, slot, [this](const std::string& realpath) { return known_elf(realpath); }, m_real_paths);
+      read_object(
+          path, *found, slot, [this](const std::string& realpath) { return known_elf(realpath); },
+          m_real_paths);
     });
     return &slot;
   });

@@ -4,10 +4,10 @@
 // inode), as glibc recognises an object it has already loaded under another name.
 
 #include "core/expected.hpp"
+#include "core/filesystem.hpp"
 #include "core/once_flag.hpp"
 #include "core/once_map.hpp"
 #include "core/real_path_cache.hpp"
-#include "core/filesystem.hpp"
 #include "elf/elf_file.hpp"
 #include "elf/elf_symbols.hpp"
 
@@ -82,7 +82,8 @@ public:
   // meanwhile; a table still being read (a framework's read-ahead, whose file no closure needed) is
   // left as it is.
   void release_symbols();
-  static constexpr std::string_view k_symbols_released = "the symbol table was released after the symbol checks";
+  static constexpr std::string_view k_symbols_released =
+      "the symbol table was released after the symbol checks";
 
   // The symbol check of an object that comes out clean among its own dependencies, kept for the
   // other closures that load the same object with the same dependencies (`key` names them all,
@@ -127,7 +128,7 @@ private:
   OnceMap<bool> m_directories;          // is_directory
   OnceMap<std::optional<std::size_t>> m_clean_checks;
   std::vector<std::shared_ptr<const void>> m_released_string_tables; // see release_symbols()
-  std::vector<elf::DynamicSymbols> m_unreleased_tables;               // likewise
+  std::vector<elf::DynamicSymbols> m_unreleased_tables;              // likewise
 };
 
 } // namespace cudadiag::linkage

@@ -96,14 +96,17 @@ ObjectCheck check_object(const Closure& closure, const std::vector<const elf::Dy
     };
     for (std::size_t at_reference = begin; at_reference < end; ++at_reference) {
       const auto& reference = references[at_reference];
-      if (reference.weak ||
-          (!missing.empty() && missing.count({std::string(reference.version_file), std::string(reference.version)}) != 0)) {
+      if (reference.weak || (!missing.empty() && missing.count({std::string(reference.version_file),
+                                                                std::string(reference.version)}) != 0)) {
         continue;
       }
       ++part.references_checked;
       const auto hash = elf::gnu_hash(reference.name); // once, for every object of the scope
-      const auto defines = [&](std::size_t i) { return scope[i] != nullptr && scope[i]->defines(reference, hash); };
-      const auto bound = reference.version_file.empty() ? std::nullopt : bound_for_file(reference.version_file);
+      const auto defines = [&](std::size_t i) {
+        return scope[i] != nullptr && scope[i]->defines(reference, hash);
+      };
+      const auto bound =
+          reference.version_file.empty() ? std::nullopt : bound_for_file(reference.version_file);
       bool defined = bound && defines(*bound);
       for (std::size_t at = 0; !defined && at < order.size(); ++at) {
         defined = order[at] != bound && defines(order[at]);
@@ -155,7 +158,9 @@ std::vector<std::size_t> own_closure(const Closure& closure, std::size_t index) 
 // dependency's device and inode.
 std::string own_closure_key(const Closure& closure, const std::vector<std::size_t>& objects) {
   std::string key;
-  const auto add = [&](std::uint64_t value) { key.append(reinterpret_cast<const char*>(&value), sizeof value); };
+  const auto add = [&](std::uint64_t value) {
+    key.append(reinterpret_cast<const char*>(&value), sizeof value);
+  };
   const auto add_id = [&](std::size_t i) {
     const auto& file = closure.objects[i].file->identity;
     add(file.device);
@@ -178,8 +183,9 @@ std::string own_closure_key(const Closure& closure, const std::vector<std::size_
 // the version needs are judged against those same dependencies), so it is computed once per run.
 // An object that needs something from outside (the root's symbols, a preload's) is checked
 // against the whole closure every time.
-ObjectCheck check_object_in_closure(const Closure& closure, const std::vector<const elf::DynamicSymbols*>& scope,
-                                    std::size_t index, ObjectStore& store) {
+ObjectCheck check_object_in_closure(const Closure& closure,
+                                    const std::vector<const elf::DynamicSymbols*>& scope, std::size_t index,
+                                    ObjectStore& store) {
   const auto own = own_closure(closure, index);
   const auto& clean = store.clean_check(own_closure_key(closure, own), [&]() -> std::optional<std::size_t> {
     std::vector<const elf::DynamicSymbols*> own_scope(scope.size(), nullptr);
@@ -206,7 +212,8 @@ void check_symbols(Closure& closure, ObjectStore& store, std::size_t threads) {
   // and merged in the closure's order so that the result does not depend on which finished first.
   const auto count = closure.objects.size();
   std::vector<const Expected<elf::DynamicSymbols>*> read(count);
-  parallel_for_each_index(count, threads, [&](std::size_t index) { read[index] = &store.symbols(*closure.objects[index].file); });
+  parallel_for_each_index(
+      count, threads, [&](std::size_t index) { read[index] = &store.symbols(*closure.objects[index].file); });
   std::vector<const elf::DynamicSymbols*> scope;
   for (std::size_t index = 0; index < count; ++index) {
     if (!*read[index]) {
@@ -225,7 +232,8 @@ void check_symbols(Closure& closure, ObjectStore& store, std::size_t threads) {
   });
   for (auto& check : checks) {
     closure.references_checked += check.references_checked;
-    std::move(check.missing_versions.begin(), check.missing_versions.end(), std::back_inserter(closure.missing_versions));
+    std::move(check.missing_versions.begin(), check.missing_versions.end(),
+              std::back_inserter(closure.missing_versions));
     std::move(check.unresolved.begin(), check.unresolved.end(), std::back_inserter(closure.unresolved));
   }
 }

@@ -56,15 +56,20 @@ std::vector<Glob> full_list(Generation generation, std::string_view cuda) {
   if (generation == Generation::torch_2_11) {
     globs.push_back({"cublas", "libcublasLt.so.*[0-9]"});
   }
-  globs.insert(globs.end(), {{"cublas", "libcublas.so.*[0-9]"}, {"cudnn", "libcudnn.so.*[0-9]"},
+  globs.insert(globs.end(), {{"cublas", "libcublas.so.*[0-9]"},
+                             {"cudnn", "libcudnn.so.*[0-9]"},
                              {"cuda_nvrtc", "libnvrtc.so.*[0-9]"}});
   if (generation >= Generation::torch_2_10) {
     globs.push_back({"cuda_nvrtc", "libnvrtc-builtins.so.*[0-9]"});
   }
-  globs.insert(globs.end(), {{"cuda_runtime", "libcudart.so.*[0-9]"}, {"cuda_cupti", "libcupti.so.*[0-9]"},
-                             {"cufft", "libcufft.so.*[0-9]"}, {"curand", "libcurand.so.*[0-9]"},
-                             {"nvjitlink", "libnvJitLink.so.*[0-9]"}, {"cusparse", "libcusparse.so.*[0-9]"},
-                             {"cusparselt", "libcusparseLt.so.*[0-9]"}, {"cusolver", "libcusolver.so.*[0-9]"},
+  globs.insert(globs.end(), {{"cuda_runtime", "libcudart.so.*[0-9]"},
+                             {"cuda_cupti", "libcupti.so.*[0-9]"},
+                             {"cufft", "libcufft.so.*[0-9]"},
+                             {"curand", "libcurand.so.*[0-9]"},
+                             {"nvjitlink", "libnvJitLink.so.*[0-9]"},
+                             {"cusparse", "libcusparse.so.*[0-9]"},
+                             {"cusparselt", "libcusparseLt.so.*[0-9]"},
+                             {"cusolver", "libcusolver.so.*[0-9]"},
                              {"nccl", "libnccl.so.*[0-9]"}});
   if (generation >= Generation::torch_2_9) {
     globs.push_back({"nvshmem", "libnvshmem_host.so.*[0-9]"});
@@ -83,16 +88,19 @@ std::vector<Glob> full_list(Generation generation, std::string_view cuda) {
 // What is preloaded after global deps loaded with a cudart mapped.
 std::vector<Glob> after_success_list(Generation generation, std::string_view cuda) {
   switch (generation) {
-  case Generation::torch_2_8: return {{"cuda_nvrtc", "libnvrtc.so.*[0-9]"}, {"nvjitlink", "libnvJitLink.so.*[0-9]"}};
+  case Generation::torch_2_8:
+    return {{"cuda_nvrtc", "libnvrtc.so.*[0-9]"}, {"nvjitlink", "libnvJitLink.so.*[0-9]"}};
   case Generation::torch_2_9:
-    return {{"cuda_nvrtc", "libnvrtc.so.*[0-9]"}, {"cuda_nvrtc", "libnvrtc-builtins.so.*[0-9]"},
+    return {{"cuda_nvrtc", "libnvrtc.so.*[0-9]"},
+            {"cuda_nvrtc", "libnvrtc-builtins.so.*[0-9]"},
             {"nvjitlink", "libnvJitLink.so.*[0-9]"}};
   default: return full_list(generation, cuda);
   }
 }
 
 // The file one glob picks: the first sys.path entry with a match, its first match.
-void pick(FrameworkPreload& preload, Generation generation, std::string_view cuda, const std::vector<std::string>& sys_path) {
+void pick(FrameworkPreload& preload, Generation generation, std::string_view cuda,
+          const std::vector<std::string>& sys_path) {
   std::vector<std::string> directories_in_entry;
   for (const auto& entry : sys_path) {
     if (entry.empty()) {
@@ -100,7 +108,8 @@ void pick(FrameworkPreload& preload, Generation generation, std::string_view cud
     }
     directories_in_entry = {fs::join(entry, "nvidia/" + preload.folder + "/lib")};
     if (generation >= Generation::torch_2_9 && !cuda.empty()) {
-      directories_in_entry.push_back(fs::join(entry, "nvidia/cu" + std::string(cuda.substr(0, cuda.find('.'))) + "/lib"));
+      directories_in_entry.push_back(
+          fs::join(entry, "nvidia/cu" + std::string(cuda.substr(0, cuda.find('.'))) + "/lib"));
     }
     directories_in_entry.push_back(fs::join(entry, preload.folder + "/lib"));
     std::vector<std::string> matches;
@@ -127,7 +136,8 @@ public:
   FrameworkImport run(const std::string& global_deps) {
     m_import.statement = "import torch";
     m_import.model = model_name(m_generation);
-    const auto first = build_closure(global_deps, Route::root, fs::parent(global_deps), {}, m_setting, m_store);
+    const auto first =
+        build_closure(global_deps, Route::root, fs::parent(global_deps), {}, m_setting, m_store);
     if (first.loads()) {
       m_import.load_order.push_back(global_deps);
       after_success(first);
@@ -147,8 +157,8 @@ private:
       mapped = mapped || object.file->realpath.find(marker) != std::string::npos;
     }
     if (!mapped) {
-      m_import.branch = "libtorch_global_deps.so loaded and /proc/self/maps names no \"" + std::string(marker) +
-                        "\": nothing is preloaded";
+      m_import.branch = "libtorch_global_deps.so loaded and /proc/self/maps names no \"" +
+                        std::string(marker) + "\": nothing is preloaded";
       return;
     }
     m_import.branch = "libtorch_global_deps.so loaded with a cudart (\"" + std::string(marker) +
@@ -169,7 +179,8 @@ private:
       return error.find(pattern) != std::string::npos;
     });
     if (!names_a_listed_library) {
-      m_import.branch = "libtorch_global_deps.so fails to load, naming no library torch preloads: the error is raised";
+      m_import.branch =
+          "libtorch_global_deps.so fails to load, naming no library torch preloads: the error is raised";
       m_import.import_error = "OSError: " + error;
       return;
     }
@@ -178,15 +189,17 @@ private:
     for (const auto& glob : list) {
       if (!preload(glob) && glob.required) {
         const auto& last = m_import.preloads.back();
-        m_import.import_error = last.path.empty() ? "ValueError: " + last.pattern + " not found in the system path"
-                                                  : "OSError: " + last.outcome.substr(std::string_view("fails: ").size());
+        m_import.import_error = last.path.empty()
+                                    ? "ValueError: " + last.pattern + " not found in the system path"
+                                    : "OSError: " + last.outcome.substr(std::string_view("fails: ").size());
         return;
       }
     }
     m_import.load_order.push_back(global_deps);
-    const auto retry = build_closure(global_deps, Route::preloaded, fs::parent(global_deps),
-                                     std::vector<std::string>(m_import.load_order.begin(), m_import.load_order.end() - 1),
-                                     m_setting, m_store);
+    const auto retry =
+        build_closure(global_deps, Route::preloaded, fs::parent(global_deps),
+                      std::vector<std::string>(m_import.load_order.begin(), m_import.load_order.end() - 1),
+                      m_setting, m_store);
     if (!retry.loads()) {
       m_import.import_error = "OSError: " + dlerror_text(retry);
     }
@@ -213,9 +226,9 @@ private:
 
 } // namespace
 
-FrameworkImport model_torch_import(const std::string& global_deps, std::string_view torch_version, std::string_view cuda,
-                               const std::vector<std::string>& sys_path, const SearchSetting& setting,
-                               ObjectStore& store) {
+FrameworkImport model_torch_import(const std::string& global_deps, std::string_view torch_version,
+                                   std::string_view cuda, const std::vector<std::string>& sys_path,
+                                   const SearchSetting& setting, ObjectStore& store) {
   return ImportModel(torch_version, cuda, sys_path, setting, store).run(global_deps);
 }
 

@@ -37,9 +37,9 @@ namespace cudadiag::linkage {
 // The modelled import of the torch whose global-deps library is `global_deps`, version
 // `torch_version` (its dist-info's), built for CUDA `cuda` ("13.0"; "" when torch/version.py has
 // none), in a process whose sys.path is `sys_path`.
-FrameworkImport model_torch_import(const std::string& global_deps, std::string_view torch_version, std::string_view cuda,
-                               const std::vector<std::string>& sys_path, const SearchSetting& setting,
-                               ObjectStore& store);
+FrameworkImport model_torch_import(const std::string& global_deps, std::string_view torch_version,
+                                   std::string_view cuda, const std::vector<std::string>& sys_path,
+                                   const SearchSetting& setting, ObjectStore& store);
 
 // The names in `directory` matching the glob `pattern` (Python's glob: fnmatch, names starting with
 // '.' left out), in the order the file system lists them; empty when it cannot be read.

@@ -1,9 +1,9 @@
 #include "loader/ld_so_cache.hpp"
+
 #include "core/filesystem.hpp"
 #include "core/text.hpp"
 
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,6 +11,7 @@
 #include <bit>
 #include <cerrno>
 #include <cstring>
+#include <sys/stat.h>
 
 namespace cudadiag::loader {
 namespace {
@@ -19,7 +20,8 @@ constexpr std::string_view k_old_magic = "ld.so-1.7.0";
 constexpr std::string_view k_new_magic = "glibc-ld.so.cache";
 constexpr std::string_view k_new_version = "1.1";
 
-// struct cache_file: char magic[11]; uint32_t nlibs; struct file_entry libs[] {int32 flags; uint32 key, value;}
+// struct cache_file: char magic[11]; uint32_t nlibs; struct file_entry libs[] {int32 flags; uint32 key,
+// value;}
 constexpr std::size_t k_old_header_size = 16;
 constexpr std::size_t k_old_nlibs_at = 12;
 constexpr std::size_t k_old_entry_size = 12;
@@ -38,25 +40,38 @@ constexpr unsigned k_endian_mask = 3;
 constexpr unsigned k_endian_invalid = 1;
 constexpr unsigned k_endian_little = 2;
 constexpr unsigned k_endian_big = 3;
-constexpr unsigned k_endian_current = std::endian::native == std::endian::little ? k_endian_little : k_endian_big;
+constexpr unsigned k_endian_current =
+    std::endian::native == std::endian::little ? k_endian_little : k_endian_big;
 
 // Bounds on decoded strings, so that entries sharing one huge string cannot exhaust memory.
 constexpr std::size_t k_max_string_length = 4096;
 constexpr std::size_t k_max_total_string_bytes = std::size_t{64} << 20U;
 
 #if defined(__x86_64__) && defined(__LP64__)
-constexpr bool host_accepts(std::int32_t flags) { return flags == (k_flag_elf_libc6 | k_flag_x8664_lib64); }
+constexpr bool host_accepts(std::int32_t flags) {
+  return flags == (k_flag_elf_libc6 | k_flag_x8664_lib64);
+}
 #elif defined(__x86_64__)
-constexpr bool host_accepts(std::int32_t flags) { return flags == (k_flag_elf_libc6 | k_flag_x8664_libx32); }
+constexpr bool host_accepts(std::int32_t flags) {
+  return flags == (k_flag_elf_libc6 | k_flag_x8664_libx32);
+}
 #elif defined(__aarch64__) && defined(__LP64__)
-constexpr bool host_accepts(std::int32_t flags) { return flags == (k_flag_elf_libc6 | k_flag_aarch64_lib64); }
+constexpr bool host_accepts(std::int32_t flags) {
+  return flags == (k_flag_elf_libc6 | k_flag_aarch64_lib64);
+}
 #elif defined(__powerpc64__)
-constexpr bool host_accepts(std::int32_t flags) { return flags == (k_flag_elf_libc6 | 0x0500); }
+constexpr bool host_accepts(std::int32_t flags) {
+  return flags == (k_flag_elf_libc6 | 0x0500);
+}
 #elif defined(__s390x__)
-constexpr bool host_accepts(std::int32_t flags) { return flags == (k_flag_elf_libc6 | 0x0400); }
+constexpr bool host_accepts(std::int32_t flags) {
+  return flags == (k_flag_elf_libc6 | 0x0400);
+}
 #else
 // glibc's generic rule (i386 and others): any ELF, or libc6 without an ABI flag.
-constexpr bool host_accepts(std::int32_t flags) { return flags == k_flag_elf || flags == k_flag_elf_libc6; }
+constexpr bool host_accepts(std::int32_t flags) {
+  return flags == k_flag_elf || flags == k_flag_elf_libc6;
+}
 #endif
 
 struct AbiName {
@@ -110,7 +125,8 @@ bool is_prefix_of_magic(std::span<const std::byte> bytes, std::string_view magic
 }
 
 std::string truncated(std::uint64_t declared, std::uint64_t held) {
-  return "truncated: header says " + std::to_string(declared) + " entries but file holds " + std::to_string(held);
+  return "truncated: header says " + std::to_string(declared) + " entries but file holds " +
+         std::to_string(held);
 }
 
 // Decodes the NUL-terminated strings that entries point at, keeping a running total.
@@ -184,8 +200,8 @@ Expected<std::vector<LdCacheEntry>> parse_new(std::span<const std::byte> bytes, 
   }
   if (endian != 0 && endian != k_endian_current) {
     const bool big = endian == k_endian_big;
-    return Error{std::string("cache written for a ") + (big ? "big" : "little") + "-endian machine, this one is " +
-                 (big ? "little" : "big") + "-endian"};
+    return Error{std::string("cache written for a ") + (big ? "big" : "little") +
+                 "-endian machine, this one is " + (big ? "little" : "big") + "-endian"};
   }
   const std::uint64_t nlibs = load32(bytes, base + k_new_nlibs_at);
   const std::size_t first = base + k_new_header_size;
@@ -219,7 +235,8 @@ Expected<LdSoCache> parse_old_or_compat(std::span<const std::byte> bytes) {
   const std::size_t old_end = k_old_header_size + static_cast<std::size_t>(nlibs) * k_old_entry_size;
   // As glibc: a complete new-format header right after the (aligned) old entries wins.
   const std::size_t new_at = (old_end + k_new_alignment - 1) & ~(k_new_alignment - 1);
-  if (new_at <= bytes.size() && bytes.size() - new_at >= k_new_header_size && starts_with(bytes, new_at, k_new_magic) &&
+  if (new_at <= bytes.size() && bytes.size() - new_at >= k_new_header_size &&
+      starts_with(bytes, new_at, k_new_magic) &&
       starts_with(bytes, new_at + k_new_magic.size(), k_new_version)) {
     auto entries = parse_new(bytes, new_at);
     if (!entries) {
@@ -254,7 +271,9 @@ void append64(std::string& out, std::uint64_t value) {
 
 } // namespace
 
-bool LdCacheEntry::matches_host() const { return host_accepts(flags); }
+bool LdCacheEntry::matches_host() const {
+  return host_accepts(flags);
+}
 
 std::string LdCacheEntry::arch_label() const {
   const std::int32_t type = flags & k_flag_type_mask;
@@ -284,16 +303,20 @@ LdSoCache::LdSoCache(std::vector<LdCacheEntry> entries, LdCacheFormat format)
   for (std::uint32_t i = 0; i < m_by_soname.size(); ++i) {
     m_by_soname[i] = i;
   }
-  std::stable_sort(m_by_soname.begin(), m_by_soname.end(),
-                   [this](std::uint32_t a, std::uint32_t b) { return m_entries[a].soname < m_entries[b].soname; });
+  std::stable_sort(m_by_soname.begin(), m_by_soname.end(), [this](std::uint32_t a, std::uint32_t b) {
+    return m_entries[a].soname < m_entries[b].soname;
+  });
 }
 
 std::pair<std::vector<std::uint32_t>::const_iterator, std::vector<std::uint32_t>::const_iterator>
 LdSoCache::with_soname(std::string_view soname) const {
-  const auto first = std::lower_bound(m_by_soname.begin(), m_by_soname.end(), soname,
-                                      [this](std::uint32_t index, std::string_view name) { return m_entries[index].soname < name; });
-  const auto last = std::upper_bound(first, m_by_soname.end(), soname,
-                                     [this](std::string_view name, std::uint32_t index) { return name < m_entries[index].soname; });
+  const auto first = std::lower_bound(
+      m_by_soname.begin(), m_by_soname.end(), soname,
+      [this](std::uint32_t index, std::string_view name) { return m_entries[index].soname < name; });
+  const auto last =
+      std::upper_bound(first, m_by_soname.end(), soname, [this](std::string_view name, std::uint32_t index) {
+        return name < m_entries[index].soname;
+      });
   return {first, last};
 }
 

@@ -69,7 +69,8 @@ public:
 
 private:
   // The entries with `soname`, as a range of m_by_soname.
-  [[nodiscard]] std::pair<std::vector<std::uint32_t>::const_iterator, std::vector<std::uint32_t>::const_iterator>
+  [[nodiscard]] std::pair<std::vector<std::uint32_t>::const_iterator,
+                          std::vector<std::uint32_t>::const_iterator>
   with_soname(std::string_view soname) const;
 
   std::vector<LdCacheEntry> m_entries;

@@ -7,8 +7,8 @@
 namespace cudadiag::loader {
 namespace {
 
-void add_entries(std::string_view list, std::string_view separators, bool from_file, const std::string& source,
-                 std::vector<Preload>& out) {
+void add_entries(std::string_view list, std::string_view separators, bool from_file,
+                 const std::string& source, std::vector<Preload>& out) {
   std::size_t start = 0;
   while (start <= list.size()) {
     const auto at = list.find_first_of(separators, start);

@@ -1,22 +1,19 @@
 #include "pipeline/plan.hpp"
 
-#include "discovery/selection.hpp"
-
-#include "python/framework_builds.hpp"
-
 #include "core/filesystem.hpp"
 #include "core/parallel.hpp"
 #include "core/text.hpp"
 #include "core/timeline.hpp"
+#include "discovery/selection.hpp"
+#include "findings/framework_load_rules.hpp"
 #include "findings/framework_rules.hpp"
 #include "findings/jax_rules.hpp"
-#include "findings/framework_load_rules.hpp"
 #include "findings/linkage_rules.hpp"
+#include "findings/selftest_rules.hpp"
+#include "findings/verification_rules.hpp"
 #include "linkage/load_check.hpp"
 #include "loader/ld_so_cache.hpp"
 #include "python/framework_builds.hpp"
-#include "findings/selftest_rules.hpp"
-#include "findings/verification_rules.hpp"
 #include "report/json_report.hpp"
 
 #include <algorithm>
@@ -24,9 +21,9 @@
 #include <chrono>
 #include <cstdio>
 #include <future>
-#include <span>
 #include <iterator>
 #include <limits>
+#include <span>
 #include <utility>
 
 namespace cudadiag::pipeline {
@@ -92,8 +89,9 @@ public:
       return;
     }
     std::array<char, 32> ms{};
-    static_cast<void>(std::snprintf(ms.data(), ms.size(), "%.1f",
-                                    std::chrono::duration<double, std::milli>(Clock::now() - m_started).count()));
+    static_cast<void>(
+        std::snprintf(ms.data(), ms.size(), "%.1f",
+                      std::chrono::duration<double, std::milli>(Clock::now() - m_started).count()));
     m_plan.log(Detail::stage, std::string(stage) + ": " + ms.data() + " ms" +
                                   (what.empty() ? std::string() : " (" + std::string(what) + ")"));
   }
@@ -123,7 +121,8 @@ void log_components(const StageLog& log, const std::vector<ComponentResult>& com
     for (const auto& candidate : component.candidates) {
       std::string facts = candidate.realpath ? "realpath " + *candidate.realpath : std::string("no realpath");
       if (candidate.elf) {
-        facts += candidate.elf->soname ? "; ELF SONAME " + *candidate.elf->soname : std::string("; ELF, no SONAME");
+        facts += candidate.elf->soname ? "; ELF SONAME " + *candidate.elf->soname
+                                       : std::string("; ELF, no SONAME");
       }
       if (candidate.version) {
         facts += "; version " + candidate.version->version + " (" +
@@ -168,10 +167,11 @@ Expected<report::Report> run(const Plan& plan) {
   if (options.python_exe && context.python_error) {
     return Error{*context.python_error};
   }
-  log.done("environment", std::to_string(context.python.environments.size()) + " Python environment(s), " +
-                              context.ld_cache.path + ": " +
-                              (context.ld_cache.error ? *context.ld_cache.error
-                                                      : std::to_string(context.ld_cache.entries) + " entries"));
+  log.done("environment",
+           std::to_string(context.python.environments.size()) + " Python environment(s), " +
+               context.ld_cache.path + ": " +
+               (context.ld_cache.error ? *context.ld_cache.error
+                                       : std::to_string(context.ld_cache.entries) + " entries"));
   for (const auto& line : context.python.trace) {
     log.say(Detail::step, "python: " + line);
   }
@@ -209,8 +209,8 @@ Expected<report::Report> run(const Plan& plan) {
     others = discovery::resolve_components(context, rest, loaded.components);
     report.verification = workers.get();
     log.done("verification and the rest of the discovery",
-             std::to_string(report.verification.steps.size()) + " libraries loaded, " + std::to_string(rest.size()) +
-                 " more components found");
+             std::to_string(report.verification.steps.size()) + " libraries loaded, " +
+                 std::to_string(rest.size()) + " more components found");
     for (const auto& step : report.verification.steps) {
       log.say(Detail::step, "worker " + step.id + ": " + step.status + " in " +
                                 std::to_string(static_cast<long long>(step.elapsed_ms)) + " ms, last phase " +
@@ -253,8 +253,9 @@ Expected<report::Report> run(const Plan& plan) {
   // The GPU code in the frameworks' libraries is read only when there is a GPU to judge it against,
   // beside the closures, the load check and the self-test (a cold read of torch's library takes a
   // few hundred milliseconds); a copy is read, and joined before the findings.
-  const bool gpu_known = std::any_of(report.verification.devices.begin(), report.verification.devices.end(),
-                                     [](const auto& device) { return device.driver && device.driver->compute_capability; });
+  const bool gpu_known =
+      std::any_of(report.verification.devices.begin(), report.verification.devices.end(),
+                  [](const auto& device) { return device.driver && device.driver->compute_capability; });
   std::future<std::vector<python::FrameworkBuild>> gpu_code;
   if (gpu_known) {
     gpu_code = std::async(std::launch::async, [frameworks = report.discovery.frameworks]() mutable {
@@ -280,10 +281,10 @@ Expected<report::Report> run(const Plan& plan) {
 
   log.start("predicting each library's dependency closure");
   std::optional<timeline::Span> linkage_span(std::in_place, "linkage");
-  report.linkage = linkage::analyze_linkage(
-      report.discovery, plan.environment, options.layout,
-      framework_closures ? linkage::FrameworkClosures::predict : linkage::FrameworkClosures::skip,
-      frameworks_ahead ? &*frameworks_ahead : nullptr);
+  report.linkage = linkage::analyze_linkage(report.discovery, plan.environment, options.layout,
+                                            framework_closures ? linkage::FrameworkClosures::predict
+                                                               : linkage::FrameworkClosures::skip,
+                                            frameworks_ahead ? &*frameworks_ahead : nullptr);
   log.done("closures", std::to_string(report.linkage.components.size()) + " libraries, " +
                            std::to_string(report.linkage.files_read) + " files read");
   linkage_span.reset();
@@ -292,7 +293,8 @@ Expected<report::Report> run(const Plan& plan) {
   // works the GPU; each writes its own part of the report.
   std::future<void> load_check;
   const auto* driver_step = report.verification.step("cuda");
-  const bool driver_dies = driver_step != nullptr && (driver_step->status == "crashed" || driver_step->status == "timeout");
+  const bool driver_dies =
+      driver_step != nullptr && (driver_step->status == "crashed" || driver_step->status == "timeout");
   if (plan.verify.enabled && driver_dies) {
     // cuBLASLt and others load libcuda.so.1 when they are loaded: with a driver that crashes or
     // hangs, each of their workers would end the same way, and tell nothing new.
@@ -309,9 +311,10 @@ Expected<report::Report> run(const Plan& plan) {
       if (step.status == "timeout" || step.status == "crashed") {
         const auto real = fs::real_path(step.path);
         load_options.proven[real ? *real : step.path] = {
-            step.status, std::string(step.status == "timeout" ? "loading " + step.path + " did not finish within --timeout"
-                                                              : step.path + " crashed when loaded") +
-                             " in verification (verify." + step.status + ")"};
+            step.status,
+            std::string(step.status == "timeout" ? "loading " + step.path + " did not finish within --timeout"
+                                                 : step.path + " crashed when loaded") +
+                " in verification (verify." + step.status + ")"};
       }
     }
     load_check = std::async(std::launch::async, [&report, &plan, load_options = std::move(load_options)] {
@@ -344,8 +347,8 @@ Expected<report::Report> run(const Plan& plan) {
       }
     }
     log.done("load check", std::to_string(checked) + " closures loaded in " +
-                               std::to_string(static_cast<long long>(report.linkage.load_check_ms)) + " ms, " +
-                               std::to_string(agree) + " as predicted");
+                               std::to_string(static_cast<long long>(report.linkage.load_check_ms)) +
+                               " ms, " + std::to_string(agree) + " as predicted");
   }
 
   if (gpu_code.valid()) {

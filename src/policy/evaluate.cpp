@@ -128,7 +128,8 @@ double number(std::string_view text) {
 // jit without a GPU compiles and links only (device null): that proves NVRTC, not the GPU path.
 bool ran_on_gpu(const json& test) {
   const auto status = json_fields::string_or(test, "status");
-  return status != "skip" && status != "not_run" && test.contains("device") && test["device"].is_number_integer();
+  return status != "skip" && status != "not_run" && test.contains("device") &&
+         test["device"].is_number_integer();
 }
 
 Outcome selftest_outcome(const json& report, const Requirement& requirement) {
@@ -151,7 +152,8 @@ Outcome selftest_outcome(const json& report, const Requirement& requirement) {
       ran += ran_on_gpu(test) ? 1U : 0U;
     }
     out.met = status == "pass" && ran > 0;
-    out.detail = "self-test " + status + " — " + std::to_string(ran) + " of " + std::to_string(total) + " ran on a GPU";
+    out.detail = "self-test " + status + " — " + std::to_string(ran) + " of " + std::to_string(total) +
+                 " ran on a GPU";
     return out;
   }
   if (requirement.subject == Subject::selftest_score) {
@@ -246,9 +248,10 @@ Outcome gpu_idle_outcome(const json& report, const Requirement& requirement) {
     known = known || (busy.is_object() && json_fields::bool_or(busy, "known", false));
   }
   out.met = known;
-  out.detail = known ? "NVML listed no other process on the GPU while the self-test ran"
-                     : "NVML could not list the processes on the GPU (details.busy.known is false): not known "
-                       "to be idle";
+  out.detail = known
+                   ? "NVML listed no other process on the GPU while the self-test ran"
+                   : "NVML could not list the processes on the GPU (details.busy.known is false): not known "
+                     "to be idle";
   return out;
 }
 

@@ -76,7 +76,8 @@ Expected<Policy> load_policy_file(const std::string& path) {
 Expected<Policy> policy_from_text(const std::string& path, std::string_view text) {
   const std::string origin = "policy file " + path;
   if (text.size() > k_max_policy_bytes) {
-    return Error{origin + ": larger than " + std::to_string(k_max_policy_bytes >> 20U) + " MiB: not a policy"};
+    return Error{origin + ": larger than " + std::to_string(k_max_policy_bytes >> 20U) +
+                 " MiB: not a policy"};
   }
   nlohmann::json document;
   if (is_toml(path, text)) {
@@ -86,7 +87,8 @@ Expected<Policy> policy_from_text(const std::string& path, std::string_view text
     }
     document = std::move(*parsed);
   } else {
-    auto parsed = bounded_json::parse(text, {.max_depth = k_max_policy_depth, .max_bytes = k_max_policy_bytes});
+    auto parsed =
+        bounded_json::parse(text, {.max_depth = k_max_policy_depth, .max_bytes = k_max_policy_bytes});
     if (const auto* failure = std::get_if<bounded_json::Failure>(&parsed)) {
       return Error{origin + ": " +
                    (failure->problem == bounded_json::Problem::syntax ||

@@ -15,7 +15,8 @@ namespace cudadiag::policy {
 namespace {
 
 constexpr std::string_view k_operator_chars = "<>=!";
-constexpr std::string_view k_units[] = {"GB/s", "GB", "Gkeys/s", "Gkeys", "TFLOP/s", "TFLOP", "GiB", "ms", "us", "fraction", "count"};
+constexpr std::string_view k_units[] = {"GB/s", "GB", "Gkeys/s", "Gkeys",    "TFLOP/s", "TFLOP",
+                                        "GiB",  "ms", "us",      "fraction", "count"};
 
 Error bad(std::string_view spec, const std::string& why) {
   return Error{"bad requirement '" + std::string(spec) + "': " + why};
@@ -69,8 +70,8 @@ std::optional<Error> split_number(std::string_view spec, std::string_view value,
   const auto unit = trim(value.substr(digits));
   if (!unit.empty() && std::none_of(std::begin(k_units), std::end(k_units),
                                     [unit](std::string_view known) { return same_unit(known, unit); })) {
-    return bad(spec,
-               "unknown unit '" + std::string(unit) + "' (units: GB/s, Gkeys/s, TFLOP/s, GiB, ms, us, fraction, count)");
+    return bad(spec, "unknown unit '" + std::string(unit) +
+                         "' (units: GB/s, Gkeys/s, TFLOP/s, GiB, ms, us, fraction, count)");
   }
   out.value = std::string(value.substr(0, digits));
   out.unit = std::string(unit);
@@ -102,7 +103,8 @@ std::optional<Error> parse_subject(std::string_view spec, std::string_view subje
     out.metric = dot == std::string_view::npos ? "" : std::string(rest.substr(dot + 1));
     // The keys a requirement may name are those of the self-test's catalog.
     const auto& catalog = selftest::test_catalog();
-    if (std::none_of(catalog.begin(), catalog.end(), [&out](const auto& info) { return info.key == out.name; })) {
+    if (std::none_of(catalog.begin(), catalog.end(),
+                     [&out](const auto& info) { return info.key == out.name; })) {
       std::string known;
       for (const auto& info : catalog) {
         known += (known.empty() ? "" : ", ") + std::string(info.key);

@@ -30,7 +30,16 @@
 
 namespace cudadiag::policy {
 
-enum class Subject { component, driver, driver_cuda, selftest, selftest_test, selftest_score, findings, gpu_idle };
+enum class Subject {
+  component,
+  driver,
+  driver_cuda,
+  selftest,
+  selftest_test,
+  selftest_score,
+  findings,
+  gpu_idle
+};
 enum class Op { ge, gt, le, lt, eq, ne };
 std::string_view to_string(Op op); // ">=", ">", ...
 

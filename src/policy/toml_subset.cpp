@@ -19,7 +19,8 @@ public:
 
   Expected<nlohmann::json> document() {
     if (const auto bad = utf8::first_invalid(m_text); bad != std::string_view::npos) {
-      const auto line = 1 + std::count(m_text.begin(), m_text.begin() + static_cast<std::ptrdiff_t>(bad), '\n');
+      const auto line =
+          1 + std::count(m_text.begin(), m_text.begin() + static_cast<std::ptrdiff_t>(bad), '\n');
       return Error{"line " + std::to_string(line) + ": invalid UTF-8 (byte " + std::to_string(bad + 1) +
                    "); a TOML file must be UTF-8"};
     }

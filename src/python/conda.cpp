@@ -70,7 +70,8 @@ std::optional<std::string> owning_conda_package(const std::string& prefix, const
     if (text && text->find("\"" + relative + "\"") != std::string::npos) {
       const auto parsed = bounded_json::parse(*text, {.max_bytes = k_record_max_bytes});
       if (const auto* record = std::get_if<nlohmann::json>(&parsed);
-          record != nullptr && record->is_object() && record->contains("name") && (*record)["name"].is_string()) {
+          record != nullptr && record->is_object() && record->contains("name") &&
+          (*record)["name"].is_string()) {
         return (*record)["name"].get<std::string>();
       }
       return entry.substr(0, entry.rfind('-', entry.rfind('-') - 1));

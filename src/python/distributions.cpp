@@ -59,8 +59,9 @@ std::optional<Distribution> read_metadata(const std::string& dist_info) {
 
 } // namespace
 
-std::vector<Distribution> installed_distributions(const std::vector<std::string>& site_dirs,
-                                                  const std::function<bool(std::string_view)>& read_requirements) {
+std::vector<Distribution>
+installed_distributions(const std::vector<std::string>& site_dirs,
+                        const std::function<bool(std::string_view)>& read_requirements) {
   std::vector<Distribution> out;
   std::set<std::string> seen;
   for (const auto& site : site_dirs) {
@@ -78,8 +79,11 @@ std::vector<Distribution> installed_distributions(const std::vector<std::string>
       std::optional<Distribution> distribution;
       if (dash != std::string_view::npos && dash > 0 && dash + 1 < stem.size() && read_requirements &&
           !read_requirements(canonical_name(stem.substr(0, dash)))) {
-        distribution = Distribution{std::string(stem.substr(0, dash)), canonical_name(stem.substr(0, dash)),
-                                    std::string(stem.substr(dash + 1)), fs::join(site, entry), {}};
+        distribution = Distribution{std::string(stem.substr(0, dash)),
+                                    canonical_name(stem.substr(0, dash)),
+                                    std::string(stem.substr(dash + 1)),
+                                    fs::join(site, entry),
+                                    {}};
       } else {
         distribution = read_metadata(fs::join(site, entry));
       }

@@ -13,7 +13,9 @@ namespace {
 
 constexpr std::size_t k_max_python_file_bytes = 1U << 20U;
 
-bool is_space(char c) { return c == ' ' || c == '\t'; }
+bool is_space(char c) {
+  return c == ' ' || c == '\t';
+}
 
 std::string_view skip_spaces(std::string_view text) {
   while (!text.empty() && is_space(text.front())) {
@@ -51,7 +53,8 @@ std::string major_in_name(std::string_view name) {
     return "";
   }
   std::string digits;
-  for (std::size_t i = at + 4; i < name.size() && name[i] >= '0' && name[i] <= '9' && digits.size() < 3; ++i) {
+  for (std::size_t i = at + 4; i < name.size() && name[i] >= '0' && name[i] <= '9' && digits.size() < 3;
+       ++i) {
     digits += name[i];
   }
   return digits;
@@ -72,12 +75,13 @@ constexpr std::array<TritonPtxas, 2> k_triton_ptxas{{
 
 // The release of each ptxas Triton would run (the override where it names a file, else the bundled
 // one); a binary without a readable version string is left out (unknown, not guessed).
-void add_triton_ptxas(const std::vector<std::string>& site_dirs, const Distribution& triton, const Environment& env,
-                      std::vector<FrameworkBuild>& out) {
+void add_triton_ptxas(const std::vector<std::string>& site_dirs, const Distribution& triton,
+                      const Environment& env, std::vector<FrameworkBuild>& out) {
   for (const auto& binary : k_triton_ptxas) {
     std::string path;
     std::string how;
-    if (const auto overridden = env.non_empty(binary.variable); overridden && fs::is_regular_file(*overridden)) {
+    if (const auto overridden = env.non_empty(binary.variable);
+        overridden && fs::is_regular_file(*overridden)) {
       path = *overridden;
       how = std::string(binary.variable) + "=" + path;
     } else {
@@ -177,7 +181,8 @@ std::optional<std::string> python_string_assignment(std::string_view text, std::
   return std::move(literal->first);
 }
 
-std::optional<std::vector<std::string>> python_string_list_assignment(std::string_view text, std::string_view key) {
+std::optional<std::vector<std::string>> python_string_list_assignment(std::string_view text,
+                                                                      std::string_view key) {
   auto rest = value_of_key(text, key);
   if (!rest || rest->empty() || rest->front() != '[') {
     return std::nullopt;
@@ -216,7 +221,8 @@ std::optional<elf::GpuCode> gpu_code_from_name(std::string_view name) {
     code.variant = name.back();
     name.remove_suffix(1);
   }
-  if (name.size() < 2 || name.size() > 3 || !std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+  if (name.size() < 2 || name.size() > 3 ||
+      !std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; })) {
     return std::nullopt;
   }
   code.arch = std::stoi(std::string(name));
@@ -239,7 +245,8 @@ void read_framework_gpu_code(std::vector<FrameworkBuild>& frameworks) {
 }
 
 std::vector<FrameworkBuild> framework_builds(const std::vector<std::string>& site_dirs,
-                                             const std::vector<Distribution>& installed, const Environment& env) {
+                                             const std::vector<Distribution>& installed,
+                                             const Environment& env) {
   std::vector<FrameworkBuild> out;
   for (const auto& distribution : installed) {
     const auto& name = distribution.canonical_name;
@@ -282,7 +289,8 @@ std::vector<FrameworkBuild> framework_builds(const std::vector<std::string>& sit
         // JAX's PJRT plugin holds XLA's own kernels (read when a GPU is known); CuPy compiles its
         // kernels at run time (NVRTC), so its GPU code stays unknown.
         if (name.ends_with("-pjrt")) {
-          build.gpu_code_source = file_in_sites(site_dirs, "jax_plugins/xla_cuda" + major + "/xla_cuda_plugin.so");
+          build.gpu_code_source =
+              file_in_sites(site_dirs, "jax_plugins/xla_cuda" + major + "/xla_cuda_plugin.so");
         }
         out.push_back(std::move(build));
       }

@@ -44,7 +44,8 @@ std::optional<elf::GpuCode> gpu_code_from_name(std::string_view name);
 
 // `env` supplies Triton's overrides (TRITON_PTXAS_PATH, TRITON_PTXAS_BLACKWELL_PATH).
 std::vector<FrameworkBuild> framework_builds(const std::vector<std::string>& site_dirs,
-                                             const std::vector<Distribution>& installed, const Environment& env);
+                                             const std::vector<Distribution>& installed,
+                                             const Environment& env);
 
 // The value of `key` in a Python file's `KEY = 'VALUE'`, `KEY: Optional[str] = 'VALUE'`,
 // `'KEY': 'VALUE'` (in a dict literal) or `('KEY', 'VALUE')` (a pair, as TensorFlow's OrderedDict);
@@ -53,6 +54,7 @@ std::optional<std::string> python_string_assignment(std::string_view text, std::
 
 // The same for a list of string literals (`'KEY': ['sm_60', 'compute_90']`); nullopt when absent or
 // not a list of strings.
-std::optional<std::vector<std::string>> python_string_list_assignment(std::string_view text, std::string_view key);
+std::optional<std::vector<std::string>> python_string_list_assignment(std::string_view text,
+                                                                      std::string_view key);
 
 } // namespace cudadiag::python

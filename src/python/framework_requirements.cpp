@@ -2,12 +2,11 @@
 
 #include "python/pep440.hpp"
 
-#include <sys/utsname.h>
-
 #include <algorithm>
 #include <array>
 #include <map>
 #include <set>
+#include <sys/utsname.h>
 
 namespace cudadiag::python {
 
@@ -15,17 +14,34 @@ namespace {
 
 // The frameworks whose requirements are checked (PEP 503 names).
 constexpr std::array<std::string_view, 21> k_frameworks{
-    "torch",           "jax",           "jaxlib",          "jax-cuda12-plugin", "jax-cuda13-plugin",
-    "jax-cuda12-pjrt", "jax-cuda13-pjrt", "cupy-cuda12x",  "cupy-cuda13x",      "tensorflow",
-    "triton",          "vllm",          "numba-cuda",      "cuda-python",       "cuda-bindings",
-    "cuda-core",       "cuda-pathfinder", "nvmath-python", "cuda-toolkit",      "torchvision",
+    "torch",
+    "jax",
+    "jaxlib",
+    "jax-cuda12-plugin",
+    "jax-cuda13-plugin",
+    "jax-cuda12-pjrt",
+    "jax-cuda13-pjrt",
+    "cupy-cuda12x",
+    "cupy-cuda13x",
+    "tensorflow",
+    "triton",
+    "vllm",
+    "numba-cuda",
+    "cuda-python",
+    "cuda-bindings",
+    "cuda-core",
+    "cuda-pathfinder",
+    "nvmath-python",
+    "cuda-toolkit",
+    "torchvision",
     "torchaudio",
 };
 
 // Whether a dependency is part of the CUDA stack (the pins this check is about).
 bool is_cuda_dependency(std::string_view canonical) {
   return canonical.starts_with("nvidia-") || canonical.starts_with("cuda-") || canonical.starts_with("jax") ||
-         canonical.starts_with("cupy-") || canonical == "triton" || canonical == "torch" || canonical == "tensorflow";
+         canonical.starts_with("cupy-") || canonical == "triton" || canonical == "torch" ||
+         canonical == "tensorflow";
 }
 
 // Whether `marker` holds with `extra` set; nullopt when it cannot be evaluated here.
@@ -109,8 +125,8 @@ std::vector<FrameworkRequirement> checked_framework_requirements(const std::vect
       if (!specifiers) {
         continue;
       }
-      FrameworkRequirement entry{distribution.name, distribution.version, text,    requirement->name,
-                                 requirement->specifier, std::nullopt,         "",      through_extra};
+      FrameworkRequirement entry{distribution.name,      distribution.version, text, requirement->name,
+                                 requirement->specifier, std::nullopt,         "",   through_extra};
       if (const auto found = by_name.find(canonical_name(requirement->name)); found != by_name.end()) {
         entry.installed = found->second->version;
         entry.installed_at = found->second->dist_info;

@@ -18,15 +18,15 @@ namespace cudadiag::python {
 
 // One CUDA requirement of a framework, as checked in the environment.
 struct FrameworkRequirement {
-  std::string framework;         // the distribution that asks ("torch")
-  std::string framework_version; // "2.11.0"
-  std::string requirement;       // the Requires-Dist text
-  std::string dependency;        // the distribution asked for ("nvidia-cudnn-cu13")
-  std::string specifier;         // "==9.19.0.56"; "" for any version
-  std::optional<std::string> installed;        // its installed version; nullopt when not installed
-  std::string installed_at;                    // its dist-info directory, when installed
-  std::optional<std::string> through_extra;    // the extra that asks for it, when one does
-  bool met = false;                            // installed in a version the specifier allows
+  std::string framework;                    // the distribution that asks ("torch")
+  std::string framework_version;            // "2.11.0"
+  std::string requirement;                  // the Requires-Dist text
+  std::string dependency;                   // the distribution asked for ("nvidia-cudnn-cu13")
+  std::string specifier;                    // "==9.19.0.56"; "" for any version
+  std::optional<std::string> installed;     // its installed version; nullopt when not installed
+  std::string installed_at;                 // its dist-info directory, when installed
+  std::optional<std::string> through_extra; // the extra that asks for it, when one does
+  bool met = false;                         // installed in a version the specifier allows
 };
 
 // Whether `canonical` (a PEP 503 name) is a framework whose requirements are checked.

@@ -13,10 +13,18 @@ namespace {
 
 constexpr std::size_t k_max_digits = 18; // a number that fits uint64_t whatever its digits
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_alnum(char c) { return is_digit(c) || (c >= 'a' && c <= 'z'); }
-bool is_separator(char c) { return c == '-' || c == '_' || c == '.'; }
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
+bool is_alnum(char c) {
+  return is_digit(c) || (c >= 'a' && c <= 'z');
+}
+bool is_separator(char c) {
+  return c == '-' || c == '_' || c == '.';
+}
+bool is_space(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
 
 // A scanner over the lower-cased text, following packaging's VERSION_PATTERN.
 class Scanner {
@@ -84,9 +92,13 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 8> k_pre_let
     {"c", "rc"},
 }};
 
-int pre_rank(const std::string& letter) { return letter == "a" ? 0 : letter == "b" ? 1 : 2; }
+int pre_rank(const std::string& letter) {
+  return letter == "a" ? 0 : letter == "b" ? 1 : 2;
+}
 
-template <class T> int three_way(const T& left, const T& right) { return left < right ? -1 : (right < left ? 1 : 0); }
+template <class T> int three_way(const T& left, const T& right) {
+  return left < right ? -1 : (right < left ? 1 : 0);
+}
 
 // The release without its trailing zeros (1.0.0 sorts as 1).
 std::vector<std::uint64_t> trimmed(const std::vector<std::uint64_t>& release) {
@@ -107,7 +119,8 @@ int compare_local(const Version& left, const Version& right) {
     if (a.index() != b.index()) {
       return a.index() == 0 ? 1 : -1; // a number sorts after a word
     }
-    const int order = a.index() == 0 ? three_way(std::get<0>(a), std::get<0>(b)) : three_way(std::get<1>(a), std::get<1>(b));
+    const int order = a.index() == 0 ? three_way(std::get<0>(a), std::get<0>(b))
+                                     : three_way(std::get<1>(a), std::get<1>(b));
     if (order != 0) {
       return order;
     }

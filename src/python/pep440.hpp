@@ -20,7 +20,7 @@ namespace cudadiag::python {
 
 struct Version {
   std::uint64_t epoch = 0;
-  std::vector<std::uint64_t> release;                      // at least one number
+  std::vector<std::uint64_t> release;                       // at least one number
   std::optional<std::pair<std::string, std::uint64_t>> pre; // "a", "b" or "rc", and its number
   std::optional<std::uint64_t> post;
   std::optional<std::uint64_t> dev;
@@ -42,8 +42,12 @@ std::optional<Version> parse_version(std::string_view text);
 
 // <0, 0, >0 as packaging orders versions.
 int compare(const Version& left, const Version& right);
-inline bool operator==(const Version& l, const Version& r) { return compare(l, r) == 0; }
-inline bool operator<(const Version& l, const Version& r) { return compare(l, r) < 0; }
+inline bool operator==(const Version& l, const Version& r) {
+  return compare(l, r) == 0;
+}
+inline bool operator<(const Version& l, const Version& r) {
+  return compare(l, r) < 0;
+}
 
 // One clause of a specifier set: an operator and the version text after it.
 struct Specifier {

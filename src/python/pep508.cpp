@@ -15,10 +15,10 @@ constexpr int k_max_nesting = 64;
 
 // The PEP 508 variable names, and the legacy spellings packaging accepts for them.
 constexpr std::array<std::string_view, 13> k_variables{
-    "python_version",         "python_full_version", "os_name",
-    "sys_platform",           "platform_release",    "platform_system",
-    "platform_version",       "platform_machine",    "platform_python_implementation",
-    "implementation_name",    "implementation_version", "extra",
+    "python_version",        "python_full_version",    "os_name",
+    "sys_platform",          "platform_release",       "platform_system",
+    "platform_version",      "platform_machine",       "platform_python_implementation",
+    "implementation_name",   "implementation_version", "extra",
     "python_implementation",
 };
 
@@ -96,7 +96,8 @@ Expected<std::vector<Token>> tokenize(std::string_view text) {
         while (next < text.size() && (text[next] == ' ' || text[next] == '\t')) {
           ++next;
         }
-        if (next == at || text.substr(next, 2) != "in" || (next + 2 < text.size() && is_word_char(text[next + 2]))) {
+        if (next == at || text.substr(next, 2) != "in" ||
+            (next + 2 < text.size() && is_word_char(text[next + 2]))) {
           return error("'not' must be followed by whitespace and 'in'");
         }
         tokens.push_back({Kind::op, "not in"});
@@ -122,7 +123,8 @@ Expected<std::vector<Token>> tokenize(std::string_view text) {
 }
 
 // One comparison: `lhs op rhs` with both sides as strings, `key` the variable involved.
-Expected<bool> compare_values(std::string lhs, const std::string& op, std::string rhs, const std::string& key) {
+Expected<bool> compare_values(std::string lhs, const std::string& op, std::string rhs,
+                              const std::string& key) {
   if (compares_as_version(key) && op != "in" && op != "not in") {
     const auto specifiers = parse_specifiers(op + rhs);
     if (specifiers && specifiers->size() == 1 && specifiers->front().op == op) {
@@ -245,13 +247,14 @@ private:
 
   Expected<bool> compare(const Token& left, const std::string& op, const Token& right) const {
     if (left.kind != Kind::variable && right.kind != Kind::variable) {
-      return Error{"invalid marker: '" + left.text + "' " + op + " '" + right.text + "' compares two strings"};
+      return Error{"invalid marker: '" + left.text + "' " + op + " '" + right.text +
+                   "' compares two strings"};
     }
     const std::string& key = left.kind == Kind::variable ? left.text : right.text;
     auto lhs = left.kind == Kind::variable ? value_of(left.text) : Expected<std::string>(left.text);
-    auto rhs = left.kind == Kind::variable ? (right.kind == Kind::variable ? value_of(right.text)
-                                                                            : Expected<std::string>(right.text))
-                                           : value_of(right.text);
+    auto rhs = left.kind == Kind::variable
+                   ? (right.kind == Kind::variable ? value_of(right.text) : Expected<std::string>(right.text))
+                   : value_of(right.text);
     if (!lhs) {
       return Error{lhs.error()};
     }

@@ -47,7 +47,8 @@ public:
         node(i, "    ", "    ");
       }
     }
-    if (!objects.empty() && m_answer.closure.objects[m_answer.closure.root].route != linkage::Route::preloaded) {
+    if (!objects.empty() &&
+        m_answer.closure.objects[m_answer.closure.root].route != linkage::Route::preloaded) {
       node(m_answer.closure.root, "    ", "    ");
     }
     return std::move(m_out);
@@ -103,7 +104,8 @@ std::string outcome(const AnswerClosure& answer, TextStyle style) {
   if (answer.check) {
     const auto& check = *answer.check;
     if (check.status != "ok") {
-      text += "; in a worker: " + paint(style, k_red, check.status) + " (" + to_valid_utf8(check.detail) + ")";
+      text +=
+          "; in a worker: " + paint(style, k_red, check.status) + " (" + to_valid_utf8(check.detail) + ")";
     } else {
       text += check.agrees() ? "; loaded in a worker: as predicted"
                              : "; loaded in a worker: " + paint(style, k_yellow, "not as predicted");
@@ -128,8 +130,8 @@ std::string problems(const AnswerClosure& answer, TextStyle style) {
     lines.push_back("stops at: " + item.path + ", needed by " + name(item.needed_by) + ": " + item.error);
   }
   for (const auto& item : closure.missing_versions) {
-    lines.push_back("missing version: " + item.version + " of " + item.file + ", needed by " + name(item.needed_by) +
-                    ", not defined by " + closure.objects[item.bound].path);
+    lines.push_back("missing version: " + item.version + " of " + item.file + ", needed by " +
+                    name(item.needed_by) + ", not defined by " + closure.objects[item.bound].path);
   }
   // Undefined symbols, one line per needing object, version and bound object.
   for (std::size_t i = 0; i < closure.unresolved.size(); ++i) {
@@ -137,7 +139,8 @@ std::string problems(const AnswerClosure& answer, TextStyle style) {
     const auto same_group = [&](const linkage::UnresolvedSymbol& other) {
       return other.needed_by == item.needed_by && other.version == item.version && other.bound == item.bound;
     };
-    if (std::any_of(closure.unresolved.begin(), closure.unresolved.begin() + static_cast<std::ptrdiff_t>(i), same_group)) {
+    if (std::any_of(closure.unresolved.begin(), closure.unresolved.begin() + static_cast<std::ptrdiff_t>(i),
+                    same_group)) {
       continue;
     }
     std::vector<std::string> symbols;
@@ -146,9 +149,10 @@ std::string problems(const AnswerClosure& answer, TextStyle style) {
         symbols.push_back(other.symbol);
       }
     }
-    lines.push_back((symbols.size() == 1 ? "undefined symbol" : "undefined symbols (" + std::to_string(symbols.size()) + ")") +
-                    std::string(item.version.empty() ? "" : ", version " + item.version) + ": " + join(symbols, ", ") +
-                    "; needed by " + name(item.needed_by) +
+    lines.push_back((symbols.size() == 1 ? "undefined symbol"
+                                         : "undefined symbols (" + std::to_string(symbols.size()) + ")") +
+                    std::string(item.version.empty() ? "" : ", version " + item.version) + ": " +
+                    join(symbols, ", ") + "; needed by " + name(item.needed_by) +
                     (item.bound ? ", not defined by " + closure.objects[*item.bound].path : std::string()));
   }
   if (answer.check) {
@@ -174,8 +178,8 @@ std::string problems(const AnswerClosure& answer, TextStyle style) {
 std::string render_closure(const AnswerClosure& answer, TextStyle style, std::string_view label) {
   const bool by_name = answer.load_name.find('/') == std::string::npos;
   const auto title = std::string(label) + join(answer.answers, "+") +
-                     (by_name ? " (dlopen(\"" + answer.load_name + "\"))" : std::string(" (by path)")) + ": " +
-                     outcome(answer, style);
+                     (by_name ? " (dlopen(\"" + answer.load_name + "\"))" : std::string(" (by path)")) +
+                     ": " + outcome(answer, style);
   return wrap(to_valid_utf8(title), style.width, "  ", "    ") + TreeWriter(answer, style).write() +
          problems(answer, style);
 }
@@ -194,15 +198,18 @@ std::string render_closures_section(const linkage::Linkage& linkage, TextStyle s
       agree += answer.check && answer.check->agrees() ? 1U : 0U;
     }
   }
-  std::string summary = std::to_string(closures) + " closures of " + std::to_string(linkage.components.size()) +
-                        " libraries predicted from " + std::to_string(linkage.files_read) + " files in " +
-                        milliseconds(linkage.elapsed_ms) + "; ";
+  std::string summary = std::to_string(closures) + " closures of " +
+                        std::to_string(linkage.components.size()) + " libraries predicted from " +
+                        std::to_string(linkage.files_read) + " files in " + milliseconds(linkage.elapsed_ms) +
+                        "; ";
   if (linkage.load_checked) {
-    summary += "loaded in workers: " + std::to_string(agree) + " of " + std::to_string(checked) + " as predicted (" +
-               milliseconds(linkage.load_check_ms) + ")" +
+    summary += "loaded in workers: " + std::to_string(agree) + " of " + std::to_string(checked) +
+               " as predicted (" + milliseconds(linkage.load_check_ms) + ")" +
                (linkage.load_check_cut.empty() ? std::string() : "; " + linkage.load_check_cut);
   } else {
-    summary += "not loaded (" + (linkage.load_check_skipped.empty() ? std::string("--no-load") : linkage.load_check_skipped) + ")";
+    summary += "not loaded (" +
+               (linkage.load_check_skipped.empty() ? std::string("--no-load") : linkage.load_check_skipped) +
+               ")";
   }
   std::string out = "\n" + paint(style, k_bold, "Dependency closures") + "\n" +
                     wrap(to_valid_utf8(summary), style.width, "  ", "    ");

@@ -15,7 +15,8 @@ namespace cudadiag::report {
 
 // One closure: a title line (`label`, the answers, how the root is opened, the outcome), then the
 // tree, then what stops the load and what the worker saw.
-std::string render_closure(const linkage::AnswerClosure& closure, TextStyle style, std::string_view label = {});
+std::string render_closure(const linkage::AnswerClosure& closure, TextStyle style,
+                           std::string_view label = {});
 
 // The report's section: how many closures, how long, what the load check found; the trees of the
 // closures that fail to load or were mispredicted. "" when the closure stage did not run.

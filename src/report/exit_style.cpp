@@ -18,14 +18,10 @@ constexpr std::size_t k_line_components = 4; // components named per id
 std::string_view word(ExitStyle style, int code) {
   if (style == ExitStyle::nagios) {
     switch (code) {
-    case 0:
-      return "OK";
-    case 1:
-      return "WARNING";
-    case 2:
-      return "CRITICAL";
-    default:
-      return "UNKNOWN";
+    case 0: return "OK";
+    case 1: return "WARNING";
+    case 2: return "CRITICAL";
+    default: return "UNKNOWN";
     }
   }
   if (style == ExitStyle::npd) {
@@ -37,7 +33,8 @@ std::string_view word(ExitStyle style, int code) {
 // "2 warnings (lib.multiple_versions: cudnn, nccl)": each id once, with the components its findings name.
 std::string ids_of(const nlohmann::json& report, std::string_view severity, long long count) {
   std::string out = std::to_string(count) + " " + std::string(severity) + (count == 1 ? "" : "s");
-  const auto& findings = report.is_object() && report.contains("findings") ? report["findings"] : nlohmann::json();
+  const auto& findings =
+      report.is_object() && report.contains("findings") ? report["findings"] : nlohmann::json();
   if (!findings.is_array() || count == 0) {
     return out;
   }
@@ -54,8 +51,8 @@ std::string ids_of(const nlohmann::json& report, std::string_view severity, long
     }
     if (finding.contains("components") && finding["components"].is_array()) {
       for (const auto& component : finding["components"]) {
-        if (component.is_string() &&
-            std::find(it->second.begin(), it->second.end(), component.get<std::string>()) == it->second.end()) {
+        if (component.is_string() && std::find(it->second.begin(), it->second.end(),
+                                               component.get<std::string>()) == it->second.end()) {
           it->second.push_back(component.get<std::string>());
         }
       }
@@ -95,10 +92,8 @@ std::optional<ExitStyle> parse_exit_style(std::string_view name) {
 
 int styled_exit_code(ExitStyle style, int exit_code, long long errors, long long warnings) {
   switch (style) {
-  case ExitStyle::cudadiag:
-    return exit_code;
-  case ExitStyle::npd:
-    return exit_code == 0 ? 0 : exit_code == 1 ? 1 : 2;
+  case ExitStyle::cudadiag: return exit_code;
+  case ExitStyle::npd: return exit_code == 0 ? 0 : exit_code == 1 ? 1 : 2;
   case ExitStyle::nagios:
     if (exit_code >= 2) {
       return 3;
@@ -112,8 +107,10 @@ int styled_exit_code(ExitStyle style, int exit_code, long long errors, long long
 }
 
 std::string status_line(ExitStyle style, const nlohmann::json& report, int styled_code) {
-  const auto& summary = report.is_object() && report.contains("summary") ? report["summary"] : nlohmann::json();
-  const auto& counts = summary.is_object() && summary.contains("counts") ? summary["counts"] : nlohmann::json();
+  const auto& summary =
+      report.is_object() && report.contains("summary") ? report["summary"] : nlohmann::json();
+  const auto& counts =
+      summary.is_object() && summary.contains("counts") ? summary["counts"] : nlohmann::json();
   const auto errors = json_fields::integer(counts, "error").value_or(0);
   const auto warnings = json_fields::integer(counts, "warning").value_or(0);
   std::string line = "cudadiag " + std::string(word(style, styled_code)) + ": ";
@@ -124,7 +121,8 @@ std::string status_line(ExitStyle style, const nlohmann::json& report, int style
   }
   if (style == ExitStyle::nagios) {
     line += " | errors=" + std::to_string(errors) + " warnings=" + std::to_string(warnings);
-    const auto& selftest = report.is_object() && report.contains("selftest") ? report["selftest"] : nlohmann::json();
+    const auto& selftest =
+        report.is_object() && report.contains("selftest") ? report["selftest"] : nlohmann::json();
     const auto& score = selftest.is_object() && selftest.contains("score") && selftest["score"].is_object() &&
                                 selftest["score"].contains("value")
                             ? selftest["score"]["value"]

@@ -7,8 +7,8 @@
 //   nagios    Nagios/Icinga/Sensu plugins: 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN (error findings
 //             or exit 1 -> 2; warnings only -> 1; none -> 0; usage and internal errors -> 3)
 // The CLI maps the report's and selftest's codes; an error in the command line itself exits 2
-// before any style is known. With a style, stdout carries one status line (what NPD shows as the condition's message and
-// Nagios as the service output) unless --json is given.
+// before any style is known. With a style, stdout carries one status line (what NPD shows as the condition's
+// message and Nagios as the service output) unless --json is given.
 
 #include <nlohmann/json.hpp>
 

@@ -18,14 +18,15 @@ std::string build_facts(const python::FrameworkBuild& build) {
   for (const auto& gpu : build.gpu_code.value_or(std::vector<elf::GpuCode>{})) {
     code += " " + gpu.name();
   }
-  return (build.tool.empty() ? "" : to_valid_utf8(build.tool) + " ") + "built for CUDA " + to_valid_utf8(build.cuda) +
-         (code.empty() ? "" : " (" + code.substr(1) + ")");
+  return (build.tool.empty() ? "" : to_valid_utf8(build.tool) + " ") + "built for CUDA " +
+         to_valid_utf8(build.cuda) + (code.empty() ? "" : " (" + code.substr(1) + ")");
 }
 
 // Whether CUDA Python (cuda-pathfinder) picks a copy of `component` here.
 bool python_selects(const Report& report, std::string_view component) {
   for (const auto& result : report.discovery.components) {
-    if (result.spec != nullptr && result.spec->name == component && result.spec->kind == probes::ComponentKind::dynamic_lib) {
+    if (result.spec != nullptr && result.spec->name == component &&
+        result.spec->kind == probes::ComponentKind::dynamic_lib) {
       return result.selected.has_value();
     }
   }
@@ -44,13 +45,14 @@ std::string loads_table(const Report& report, const linkage::FrameworkLinkage& f
       preloaded += preload.outcome == "loaded" || preload.outcome == "already loaded" ? 1U : 0U;
     }
   }
-  std::string head = fs::basename(framework.library) + " " +
-                     (framework.loads() ? paint(style, k_green, "loads") : paint(style, k_red, "fails to load"));
+  std::string head =
+      fs::basename(framework.library) + " " +
+      (framework.loads() ? paint(style, k_green, "loads") : paint(style, k_red, "fails to load"));
   if (framework.import_model) {
     const auto& opened = *framework.import_model;
     head += "; " + opened.statement + " (" + opened.model + ") " +
-            (preloaded == 0 ? std::string("preloads nothing") : "preloads " + std::to_string(preloaded)) + ": " +
-            opened.branch;
+            (preloaded == 0 ? std::string("preloads nothing") : "preloads " + std::to_string(preloaded)) +
+            ": " + opened.branch;
     if (opened.import_error) {
       head += "; " + paint(style, k_red, *opened.import_error);
     }
@@ -69,7 +71,7 @@ std::string loads_table(const Report& report, const linkage::FrameworkLinkage& f
     table.rows.push_back(std::vector<std::string>{
         facts.component, facts.version.empty() ? std::string("-") : facts.version,
         escape_controls(to_valid_utf8(shown), style), std::string(linkage::to_string(object.route)),
-        facts.selected                        ? std::string("= CUDA Python's")
+        facts.selected                            ? std::string("= CUDA Python's")
         : python_selects(report, facts.component) ? paint(style, k_yellow, "not CUDA Python's")
                                                   : std::string("CUDA Python finds none")});
   }
@@ -133,7 +135,8 @@ std::string render_frameworks_section(const Report& report, TextStyle style) {
     }
     const auto name = python::canonical_name(first.framework);
     if (!modelled && (name.starts_with("cupy-") || name == "cuda-core" || name == "numba-cuda")) {
-      out += wrap("loads through cuda-pathfinder: the components' \"selected\" copies", style.width, "    ", "      ");
+      out += wrap("loads through cuda-pathfinder: the components' \"selected\" copies", style.width, "    ",
+                  "      ");
     }
   }
   return out;

@@ -20,12 +20,17 @@ namespace {
 
 using nlohmann::json;
 
-json text(std::string_view value) { return to_valid_utf8(value); }
-json optional_text(const std::optional<std::string>& value) { return value ? text(*value) : json(nullptr); }
+json text(std::string_view value) {
+  return to_valid_utf8(value);
+}
+json optional_text(const std::optional<std::string>& value) {
+  return value ? text(*value) : json(nullptr);
+}
 
 // A candidate's object; for a choice (`selected`, `loader`) also why it was chosen, with the sighting
 // through which it was chosen in place of the first one (what the user's program sees).
-void write_candidate(JsonStream& out, const discovery::Candidate& candidate, const discovery::Choice* choice) {
+void write_candidate(JsonStream& out, const discovery::Candidate& candidate,
+                     const discovery::Choice* choice) {
   const auto& via = choice != nullptr ? choice->via : candidate.first;
   out.begin_object();
   out.key("also_found_as");
@@ -91,10 +96,12 @@ void write_candidate(JsonStream& out, const discovery::Candidate& candidate, con
   out.key("soname");
   out.optional_text(candidate.elf ? candidate.elf->soname : std::nullopt);
   out.key("version");
-  out.optional_text(candidate.version ? std::optional<std::string>(candidate.version->version) : std::nullopt);
-  out.key("version_source");
-  out.optional_text(candidate.version ? std::optional<std::string>(versions::to_string(candidate.version->source))
+  out.optional_text(candidate.version ? std::optional<std::string>(candidate.version->version)
                                       : std::nullopt);
+  out.key("version_source");
+  out.optional_text(candidate.version
+                        ? std::optional<std::string>(versions::to_string(candidate.version->source))
+                        : std::nullopt);
   out.end_object();
 }
 
@@ -159,13 +166,14 @@ json environment_to_json(const Report& report) {
   }
   json requirements = json::array();
   for (const auto& requirement : report.discovery.framework_requirements) {
-    requirements.push_back({{"framework", text(requirement.framework)},
-                            {"framework_version", text(requirement.framework_version)},
-                            {"requirement", text(requirement.requirement)},
-                            {"dependency", text(requirement.dependency)},
-                            {"installed", requirement.installed ? json(text(*requirement.installed)) : json(nullptr)},
-                            {"extra", requirement.through_extra ? json(text(*requirement.through_extra)) : json(nullptr)},
-                            {"met", requirement.met}});
+    requirements.push_back(
+        {{"framework", text(requirement.framework)},
+         {"framework_version", text(requirement.framework_version)},
+         {"requirement", text(requirement.requirement)},
+         {"dependency", text(requirement.dependency)},
+         {"installed", requirement.installed ? json(text(*requirement.installed)) : json(nullptr)},
+         {"extra", requirement.through_extra ? json(text(*requirement.through_extra)) : json(nullptr)},
+         {"met", requirement.met}});
   }
   const auto& cache = report.discovery.ld_cache;
   return {{"variables", std::move(variables)},
@@ -243,7 +251,8 @@ void write_component(JsonStream& out, const discovery::ComponentResult& componen
 
 json finding_to_json(const findings::Finding& finding) {
   // Evidence strings may hold raw paths: round-trip through a sanitizing dump.
-  const auto evidence = json::parse(evidence_to_json(finding.evidence).dump(-1, ' ', false, json::error_handler_t::replace));
+  const auto evidence =
+      json::parse(evidence_to_json(finding.evidence).dump(-1, ' ', false, json::error_handler_t::replace));
   return {{"id", finding.id},
           {"severity", std::string(findings::to_string(finding.severity))},
           {"message", text(finding.message)},
@@ -262,35 +271,40 @@ json members_but_streamed(const Report& report) {
   }
   const auto& host = report.host;
   json document = {{"schema_version", k_schema_version},
-          {"tool", {{"name", "cudadiag"}, {"version", CUDADIAG_VERSION}}},
-          {"host",
-           {{"os", text(host.os)},
-            {"kernel", text(host.kernel)},
-            {"machine", text(host.machine)},
-            {"hostname", text(host.hostname)},
-            {"node_name", optional_text(host.node_name)},
-            {"node_name_source", optional_text(host.node_name_source)},
-            {"distro", optional_text(host.distro)}}},
-          {"environment", environment_to_json(report)},
-          {"devices", sanitized(verify::devices_to_json(report.verification.devices))},
-          {"verification", verification_to_json(report.verification)},
-          {"selftest", sanitized(selftest_to_json(report.selftest))},
-          {"findings", std::move(found)},
-          {"summary",
-           {{"status", std::string(report.summary.status())},
-            {"exit_code", report.summary.exit_code},
-            {"counts",
-             {{"error", report.summary.errors}, {"warning", report.summary.warnings}, {"info", report.summary.infos}}}}}};
+                   {"tool", {{"name", "cudadiag"}, {"version", CUDADIAG_VERSION}}},
+                   {"host",
+                    {{"os", text(host.os)},
+                     {"kernel", text(host.kernel)},
+                     {"machine", text(host.machine)},
+                     {"hostname", text(host.hostname)},
+                     {"node_name", optional_text(host.node_name)},
+                     {"node_name_source", optional_text(host.node_name_source)},
+                     {"distro", optional_text(host.distro)}}},
+                   {"environment", environment_to_json(report)},
+                   {"devices", sanitized(verify::devices_to_json(report.verification.devices))},
+                   {"verification", verification_to_json(report.verification)},
+                   {"selftest", sanitized(selftest_to_json(report.selftest))},
+                   {"findings", std::move(found)},
+                   {"summary",
+                    {{"status", std::string(report.summary.status())},
+                     {"exit_code", report.summary.exit_code},
+                     {"counts",
+                      {{"error", report.summary.errors},
+                       {"warning", report.summary.warnings},
+                       {"info", report.summary.infos}}}}}};
   if (report.policy) {
-    document["policy"] = policy::outcomes_to_json(report.policy->outcomes, report.policy->sources,
-                                                  report.summary.fail_on == FailOn::warning ? "warning" : "error");
+    document["policy"] =
+        policy::outcomes_to_json(report.policy->outcomes, report.policy->sources,
+                                 report.summary.fail_on == FailOn::warning ? "warning" : "error");
   }
   return document;
 }
 
 } // namespace
 
-json report_to_json(const Report& report) { return json::parse(render_json(report)); }
+json report_to_json(const Report& report) {
+  return json::parse(render_json(report));
+}
 
 std::vector<std::string> render_json_pieces(const Report& report) {
   // The components and the linkage are most of the document's bytes: written straight from the
@@ -306,8 +320,9 @@ std::vector<std::string> render_json_pieces(const Report& report) {
       {"components",
        [&] {
          const timeline::Span span("json_components");
-         stream.array_of(components.size(),
-                         [&](JsonStream& element, std::size_t i) { write_component(element, components[i]); });
+         stream.array_of(components.size(), [&](JsonStream& element, std::size_t i) {
+           write_component(element, components[i]);
+         });
        }},
       {"linkage",
        [&] {

@@ -8,8 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include <string>
-#include <vector>
 #include <string_view>
+#include <vector>
 
 namespace cudadiag::report {
 

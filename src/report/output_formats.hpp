@@ -20,7 +20,8 @@ namespace cudadiag::report {
 std::string render_junit(const nlohmann::json& report, FailOn fail_on); // junit_report.cpp
 std::string render_markdown(const nlohmann::json& report);              // markdown_report.cpp
 std::string render_html(const nlohmann::json& report);                  // html_report.cpp
-std::string render_prometheus(const nlohmann::json& report, double timestamp_seconds); // prometheus_textfile.cpp
+std::string render_prometheus(const nlohmann::json& report,
+                              double timestamp_seconds); // prometheus_textfile.cpp
 
 struct OutputFormat {
   std::string_view flag;        // the CLI option that writes it to a file ("--junit")

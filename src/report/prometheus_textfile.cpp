@@ -96,7 +96,8 @@ std::string render_prometheus(const json& report, double timestamp_seconds) {
   const auto& listed = member(report, "findings");
   if (listed.is_array()) {
     for (const auto& finding : listed) {
-      ++findings[{json_fields::string_or(finding, "id", "?"), json_fields::string_or(finding, "severity", "?")}];
+      ++findings[{json_fields::string_or(finding, "id", "?"),
+                  json_fields::string_or(finding, "severity", "?")}];
     }
   }
   for (const auto& [key, count] : findings) {
@@ -113,14 +114,15 @@ std::string render_prometheus(const json& report, double timestamp_seconds) {
       if (answer == nullptr) {
         continue;
       }
-      components[{json_fields::string_or(component, "name", "?"), json_fields::string_or(component, "kind", "?"),
-                  display(*answer, "version"), display(*answer, "found_via")}] = 1;
+      components[{json_fields::string_or(component, "name", "?"),
+                  json_fields::string_or(component, "kind", "?"), display(*answer, "version"),
+                  display(*answer, "found_via")}] = 1;
     }
   }
   for (const auto& [key, one] : components) {
     const auto& [name, kind, version, found_via] = key;
-    out.sample("cudadiag_component_info", {{"name", name}, {"kind", kind}, {"version", version}, {"found_via", found_via}},
-               one);
+    out.sample("cudadiag_component_info",
+               {{"name", name}, {"kind", kind}, {"version", version}, {"found_via", found_via}}, one);
   }
 
   const auto& tests = selftest_tests(report);
@@ -135,26 +137,29 @@ std::string render_prometheus(const json& report, double timestamp_seconds) {
     for (const auto& metric : metrics) {
       const auto& value = member(metric, "value");
       if (value.is_number()) {
-        figures[{device, key, json_fields::string_or(metric, "name", "?"), json_fields::string_or(metric, "unit")}] =
-            value.get<double>();
+        figures[{device, key, json_fields::string_or(metric, "name", "?"),
+                 json_fields::string_or(metric, "unit")}] = value.get<double>();
       }
     }
   }
   if (!figures.empty()) {
-    out.family("cudadiag_selftest_value", "Self-test figures of the last report by device, test and metric (see unit).");
+    out.family("cudadiag_selftest_value",
+               "Self-test figures of the last report by device, test and metric (see unit).");
     for (const auto& [key, value] : figures) {
       const auto& [device, test, metric, unit] = key;
-      out.sample("cudadiag_selftest_value", {{"device", device}, {"test", test}, {"metric", metric}, {"unit", unit}},
-                 value);
+      out.sample("cudadiag_selftest_value",
+                 {{"device", device}, {"test", test}, {"metric", metric}, {"unit", unit}}, value);
     }
   }
   const auto& score = member(member(member(report, "selftest"), "score"), "value");
   if (score.is_number()) {
-    out.family("cudadiag_selftest_score", "The self-test score of the last report (100 = the reference figures).");
+    out.family("cudadiag_selftest_score",
+               "The self-test score of the last report (100 = the reference figures).");
     out.sample("cudadiag_selftest_score", {}, score.get<double>());
   }
 
-  out.family("cudadiag_last_run_timestamp_seconds", "When cudadiag made the last report, in seconds since the Unix epoch.");
+  out.family("cudadiag_last_run_timestamp_seconds",
+             "When cudadiag made the last report, in seconds since the Unix epoch.");
   out.sample("cudadiag_last_run_timestamp_seconds", {}, timestamp_seconds);
   return out.take();
 }

@@ -18,9 +18,9 @@
 namespace cudadiag::report {
 
 struct HostInfo {
-  std::string os;       // uname sysname ("Linux")
-  std::string kernel;   // uname release
-  std::string machine;  // uname machine ("x86_64")
+  std::string os;      // uname sysname ("Linux")
+  std::string kernel;  // uname release
+  std::string machine; // uname machine ("x86_64")
   std::string hostname;
   std::optional<std::string> distro; // PRETTY_NAME from /etc/os-release
   // The cluster's name for this node when it differs from the hostname a container sees: in a
@@ -35,9 +35,9 @@ HostInfo read_host_info(const Environment& environment);
 enum class FailOn { error, warning };
 
 struct Summary {
-  int exit_code = 0;  // 0 ok, 1 a finding at or above the fail-on level
+  int exit_code = 0; // 0 ok, 1 a finding at or above the fail-on level
   int errors = 0, warnings = 0, infos = 0;
-  FailOn fail_on = FailOn::error; // the level exit_code was computed under
+  FailOn fail_on = FailOn::error;                // the level exit_code was computed under
   [[nodiscard]] std::string_view status() const; // "ok", "warning", "error"
 };
 
@@ -53,7 +53,7 @@ struct Report {
   discovery::DiscoveryResult discovery;
   linkage::Linkage linkage; // the found libraries' predicted closures (not run under --no-closure)
   verify::Verification verification;
-  selftest::SelfTestRun selftest; // not run unless asked (selftest.enabled)
+  selftest::SelfTestRun selftest;     // not run unless asked (selftest.enabled)
   std::optional<PolicyResult> policy; // when the run had requirements
   std::vector<findings::Finding> findings;
   Summary summary;

@@ -197,18 +197,24 @@ Section verification_section(const json& report) {
   const auto& verification = object_at(report, "verification");
   Section section{"verification", "Verification", {}, {}, {}, ""};
   if (!json_fields::bool_or(verification, "ran", false)) {
-    section.empty_text = "Nothing was loaded: " + json_fields::string_or(verification, "skipped_reason", "verification did not run") + ".";
+    section.empty_text = "Nothing was loaded: " +
+                         json_fields::string_or(verification, "skipped_reason", "verification did not run") +
+                         ".";
     return section;
   }
-  section.notes.emplace_back("Each library loaded in an isolated worker process, as CUDA Python would load it.");
+  section.notes.emplace_back(
+      "Each library loaded in an isolated worker process, as CUDA Python would load it.");
   Table table{{"Library", "Result", "Reports version", "Time", "File"}, {}};
   for (const auto& step : array_at(verification, "steps")) {
     const auto& result = object_at(step, "result");
     auto status = string_or(step, "status", "?");
     if (status == "ok" && !result.empty() && !json_fields::bool_or(result, "loaded", true)) {
       status = "load failed";
-    } else if (const auto& init = object_at(result, "init"); status == "ok" && json_fields::integer(init, "code").value_or(0) != 0) {
-      status = "cuInit: " + string_or(init, "name", "error " + std::to_string(json_fields::integer(init, "code").value_or(0)));
+    } else if (const auto& init = object_at(result, "init");
+               status == "ok" && json_fields::integer(init, "code").value_or(0) != 0) {
+      status =
+          "cuInit: " +
+          string_or(init, "name", "error " + std::to_string(json_fields::integer(init, "code").value_or(0)));
     }
     const auto elapsed = step.contains("elapsed_ms") && step["elapsed_ms"].is_number()
                              ? format_number(step["elapsed_ms"].get<double>()) + " ms"
@@ -321,7 +327,8 @@ Section environment_section(const json& report) {
 // The Python frameworks of the primary environment: what each was built for, its pins, and for
 // torch and JAX what they load (linkage.frameworks) against CUDA Python's copy.
 Section frameworks_section(const json& report) {
-  Section section{"frameworks", "Python frameworks", {}, {}, {}, "No Python framework in the primary environment."};
+  Section section{
+      "frameworks", "Python frameworks", {}, {}, {}, "No Python framework in the primary environment."};
   const auto& environment = object_at(report, "environment");
   const auto& loads = array_at(object_at(report, "linkage"), "frameworks");
   Table builds{{"Framework", "Built for", "CUDA pins met", "Loads"}, {}};
@@ -348,11 +355,14 @@ Section frameworks_section(const json& report) {
       }
     }
     const auto tool = display(build, "tool");
-    builds.rows.push_back({Cell{name + " " + version, "", Tone::plain},
-                           Cell{(tool.empty() ? "" : tool + ": ") + "CUDA " + display(build, "cuda", "?"), code, Tone::plain},
-                           Cell{pins == 0 ? "-" : std::to_string(met) + " of " + std::to_string(pins), "",
-                                pins == 0 ? Tone::muted : met == pins ? Tone::ok : Tone::error},
-                           loaded});
+    builds.rows.push_back(
+        {Cell{name + " " + version, "", Tone::plain},
+         Cell{(tool.empty() ? "" : tool + ": ") + "CUDA " + display(build, "cuda", "?"), code, Tone::plain},
+         Cell{pins == 0 ? "-" : std::to_string(met) + " of " + std::to_string(pins), "",
+              pins == 0     ? Tone::muted
+              : met == pins ? Tone::ok
+                            : Tone::error},
+         loaded});
   }
   if (!builds.rows.empty()) {
     section.tables.push_back(std::move(builds));
@@ -360,12 +370,13 @@ Section frameworks_section(const json& report) {
   for (const auto& framework : loads) {
     const auto& opened_first = object_at(framework, "import");
     if (!opened_first.empty()) {
-      section.notes.push_back(display(framework, "framework") + " " + display(framework, "version") + ": " +
-                              display(opened_first, "statement") + " (" + display(opened_first, "model") + "): " +
-                              display(opened_first, "branch") +
-                              (opened_first.contains("import_error") && opened_first["import_error"].is_string()
-                                   ? "; fails: " + opened_first["import_error"].get<std::string>()
-                                   : std::string()));
+      section.notes.push_back(
+          display(framework, "framework") + " " + display(framework, "version") + ": " +
+          display(opened_first, "statement") + " (" + display(opened_first, "model") +
+          "): " + display(opened_first, "branch") +
+          (opened_first.contains("import_error") && opened_first["import_error"].is_string()
+               ? "; fails: " + opened_first["import_error"].get<std::string>()
+               : std::string()));
     }
     Table libraries{{display(framework, "framework") + " loads", "Version", "How", "CUDA Python"}, {}};
     for (const auto& object : array_at(object_at(framework, "closure"), "objects")) {
@@ -373,10 +384,11 @@ Section frameworks_section(const json& report) {
         continue;
       }
       const bool same = json_fields::bool_or(object, "selected", false);
-      libraries.rows.push_back({Cell{object["component"].get<std::string>(), display(object, "path"), Tone::plain},
-                                Cell{display(object, "version", "-"), "", Tone::plain},
-                                Cell{display(object, "found_via"), "", Tone::plain},
-                                Cell{same ? "the same file" : "another copy", "", same ? Tone::ok : Tone::warning}});
+      libraries.rows.push_back(
+          {Cell{object["component"].get<std::string>(), display(object, "path"), Tone::plain},
+           Cell{display(object, "version", "-"), "", Tone::plain},
+           Cell{display(object, "found_via"), "", Tone::plain},
+           Cell{same ? "the same file" : "another copy", "", same ? Tone::ok : Tone::warning}});
     }
     if (!libraries.rows.empty()) {
       section.tables.push_back(std::move(libraries));

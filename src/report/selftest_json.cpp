@@ -62,8 +62,9 @@ json selftest_to_json(const selftest::SelfTestRun& run) {
           {"exclusive", run.exclusive},
           {"module", run.module ? json{{"path", run.module->built() ? json(run.module->path) : json(nullptr)},
                                        {"built", run.module->built()},
-                                       {"reason", run.module->reason.empty() ? json(nullptr) : json(run.module->reason)}}
-                                 : json(nullptr)},
+                                       {"reason", run.module->reason.empty() ? json(nullptr)
+                                                                             : json(run.module->reason)}}
+                                : json(nullptr)},
           {"score", score_to_json(run.score)},
           {"tests", tests}};
 }

@@ -39,10 +39,10 @@ constexpr std::array k_wide = {
 
 // Combining marks, zero-width spaces and joiners, variation selectors: drawn on the previous cell.
 constexpr std::array k_zero = {
-    Range{0x0300, 0x036f}, Range{0x0483, 0x0489}, Range{0x0591, 0x05bd}, Range{0x0610, 0x061a},
-    Range{0x064b, 0x065f}, Range{0x0e31, 0x0e31}, Range{0x0e34, 0x0e3a}, Range{0x1ab0, 0x1aff},
-    Range{0x1dc0, 0x1dff}, Range{0x200b, 0x200f}, Range{0x2028, 0x202e}, Range{0x2060, 0x2064},
-    Range{0x20d0, 0x20ff}, Range{0xfe00, 0xfe0f}, Range{0xfe20, 0xfe2f}, Range{0xfeff, 0xfeff},
+    Range{0x0300, 0x036f},   Range{0x0483, 0x0489}, Range{0x0591, 0x05bd}, Range{0x0610, 0x061a},
+    Range{0x064b, 0x065f},   Range{0x0e31, 0x0e31}, Range{0x0e34, 0x0e3a}, Range{0x1ab0, 0x1aff},
+    Range{0x1dc0, 0x1dff},   Range{0x200b, 0x200f}, Range{0x2028, 0x202e}, Range{0x2060, 0x2064},
+    Range{0x20d0, 0x20ff},   Range{0xfe00, 0xfe0f}, Range{0xfe20, 0xfe2f}, Range{0xfeff, 0xfeff},
     Range{0xe0100, 0xe01ef},
 };
 
@@ -178,7 +178,8 @@ std::string ellipsize_middle(std::string_view text, std::size_t width) {
   // The end: the longest run of whole path components ("/lib/libnvrtc.so.13") that leaves the
   // start a few columns; without one (no '/', or a file name longer than that), half the room.
   std::size_t tail_start = text.size();
-  for (auto slash = text.rfind('/'); slash != std::string_view::npos && slash > 0; slash = text.rfind('/', slash - 1)) {
+  for (auto slash = text.rfind('/'); slash != std::string_view::npos && slash > 0;
+       slash = text.rfind('/', slash - 1)) {
     if (display_width(text.substr(slash)) > available - head_min) {
       break;
     }
@@ -226,7 +227,8 @@ std::string shorten_path_start(std::string_view path, std::size_t width) {
   const std::size_t available = width - 1; // one column for the ellipsis
   // The longest end made of whole components ("/lib/python3.12/site-packages") that fits.
   std::size_t tail_start = path.size();
-  for (auto slash = path.rfind('/'); slash != std::string_view::npos; slash = slash == 0 ? std::string_view::npos : path.rfind('/', slash - 1)) {
+  for (auto slash = path.rfind('/'); slash != std::string_view::npos;
+       slash = slash == 0 ? std::string_view::npos : path.rfind('/', slash - 1)) {
     if (display_width(path.substr(slash)) > available) {
       break;
     }
@@ -334,7 +336,8 @@ std::string fit_lines(std::string_view text, std::size_t width) {
       out += '\n';
     } else {
       const auto indent = std::min(leading_spaces(line), width / 2);
-      out += wrap(line.substr(leading_spaces(line)), width, std::string(indent, ' '), std::string(indent + 2, ' '));
+      out += wrap(line.substr(leading_spaces(line)), width, std::string(indent, ' '),
+                  std::string(indent + 2, ' '));
     }
     start = end + 1;
   }
@@ -371,14 +374,16 @@ std::string render_table(const TextTable& table, std::size_t width, bool color) 
   bool flexible_below = false; // the flexible cell on a line of its own
   if (total > width && flexible < columns) {
     const auto fixed = total - widths[flexible];
-    if (!table.keep_whole && fixed < width && width - fixed >= std::min(table.min_flexible, widths[flexible])) {
+    if (!table.keep_whole && fixed < width &&
+        width - fixed >= std::min(table.min_flexible, widths[flexible])) {
       widths[flexible] = width - fixed;
     } else {
       flexible_below = true;
     }
   }
   const std::string indent(table.indent, ' ');
-  const auto render_row = [&](const std::vector<std::string>& row, std::string_view flexible_code, bool header) {
+  const auto render_row = [&](const std::vector<std::string>& row, std::string_view flexible_code,
+                              bool header) {
     std::string line = indent;
     std::string below;
     // The last column shown gets no padding (no trailing spaces).
@@ -393,7 +398,8 @@ std::string render_table(const TextTable& table, std::size_t width, bool color) 
         if (flexible_below) {
           if (!cell.empty() && !header) { // the header names only the columns on the row's line
             const std::string deeper = indent + "    ";
-            below = deeper + (table.keep_whole ? cell : shorten_path_start(cell, width - deeper.size())) + "\n";
+            below =
+                deeper + (table.keep_whole ? cell : shorten_path_start(cell, width - deeper.size())) + "\n";
           }
           continue;
         }
@@ -403,7 +409,8 @@ std::string render_table(const TextTable& table, std::size_t width, bool color) 
         }
         line += shown;
         if (i + 1 < last) {
-          line.append(widths[i] - display_width(header ? cell : shorten_path_start(cell, widths[i])) + k_gap, ' ');
+          line.append(widths[i] - display_width(header ? cell : shorten_path_start(cell, widths[i])) + k_gap,
+                      ' ');
         }
         continue;
       }
@@ -425,12 +432,14 @@ std::string render_table(const TextTable& table, std::size_t width, bool color) 
     out += render_row(table.header, "", true);
   }
   for (std::size_t r = 0; r < table.rows.size(); ++r) {
-    const std::string_view code = r < table.flexible_color.size() ? std::string_view(table.flexible_color[r]) : "";
+    const std::string_view code =
+        r < table.flexible_color.size() ? std::string_view(table.flexible_color[r]) : "";
     out += render_row(table.rows[r], code, false);
     if (r < table.notes.size() && !table.notes[r].empty()) {
       for (std::size_t start = 0; start <= table.notes[r].size();) { // each line of the note on its own
         const auto end = std::min(table.notes[r].find('\n', start), table.notes[r].size());
-        out += wrap(std::string_view(table.notes[r]).substr(start, end - start), width, indent + "    ", indent + "      ");
+        out += wrap(std::string_view(table.notes[r]).substr(start, end - start), width, indent + "    ",
+                    indent + "      ");
         start = end + 1;
       }
     }

@@ -58,8 +58,9 @@ std::string selftest_summary(const selftest::SelfTestRun& run, TextStyle style);
 // prefix, not by the interpreter it links to; otherwise the interpreter.
 std::string answers_for(const python::PythonEnvironment& primary) {
   const bool venv = primary.is_venv || primary.interpreter.empty();
-  const std::string who = venv ? (primary.is_venv ? "the venv " : "the environment ") + to_valid_utf8(primary.prefix)
-                               : to_valid_utf8(primary.interpreter);
+  const std::string who =
+      venv ? (primary.is_venv ? "the venv " : "the environment ") + to_valid_utf8(primary.prefix)
+           : to_valid_utf8(primary.interpreter);
   const std::string version = primary.version.empty() ? "" : ", Python " + primary.version;
   const std::string why = primary.label == "--python" ? "--python" : "what python3 runs here";
   return "answers for " + who + version + " (" + why + ")";
@@ -76,12 +77,11 @@ std::string verdict(const Report& report, TextStyle style) {
   for (const auto& component : report.discovery.components) {
     found += component.status == discovery::ComponentStatus::found ? 1 : 0;
   }
-  const std::string line =
-      paint(style, k_bold, "cudadiag " CUDADIAG_VERSION ":") + " " + paint(style, color, label) + " — " + counts +
-      "; " + std::to_string(found) + "/" + std::to_string(report.discovery.components.size()) +
-      " components found" +
-      (report.verification.ran ? "; core libraries loaded in isolated workers"
-                               : " (files inspected only; nothing was loaded)");
+  const std::string line = paint(style, k_bold, "cudadiag " CUDADIAG_VERSION ":") + " " +
+                           paint(style, color, label) + " — " + counts + "; " + std::to_string(found) + "/" +
+                           std::to_string(report.discovery.components.size()) + " components found" +
+                           (report.verification.ran ? "; core libraries loaded in isolated workers"
+                                                    : " (files inspected only; nothing was loaded)");
   return wrap(line, style.width, "", "  ");
 }
 
@@ -120,10 +120,12 @@ std::string components_table(const Report& report, TextStyle style) {
       }
       if (choice->fails) {
         const bool says_crash = choice->fails->find("crashes (SIGBUS)") != std::string::npos;
-        note += (note.empty() ? "" : " ") +
-                paint(style, k_red,
-                      "[" + (says_crash ? std::string() : std::string(probes::to_string(choice->outcome)) + ": ") +
-                          to_valid_utf8(*choice->fails) + "]");
+        note +=
+            (note.empty() ? "" : " ") +
+            paint(style, k_red,
+                  "[" +
+                      (says_crash ? std::string() : std::string(probes::to_string(choice->outcome)) + ": ") +
+                      to_valid_utf8(*choice->fails) + "]");
       }
     } else if (component.status == discovery::ComponentStatus::error) {
       where = "error: no usable candidate";
@@ -146,7 +148,8 @@ std::string components_table(const Report& report, TextStyle style) {
   table.notes = std::move(notes);
   out += render_table(table, style.width, style.color);
   if (not_found_count > 0) {
-    out += "\n" + wrap(paint(style, k_dim, "not found (" + std::to_string(not_found_count) + "):") + " " + not_found,
+    out += "\n" +
+           wrap(paint(style, k_dim, "not found (" + std::to_string(not_found_count) + "):") + " " + not_found,
                 style.width, "  ", "    ");
   }
   return out;
@@ -172,10 +175,12 @@ std::string reported_version(const verify::LibraryStep& step) {
       return cuda_version(*cudart->driver_version);
     }
   }
-  if (const auto* driver = std::get_if<verify::DriverFacts>(&step.facts); driver != nullptr && driver->driver_version) {
+  if (const auto* driver = std::get_if<verify::DriverFacts>(&step.facts);
+      driver != nullptr && driver->driver_version) {
     return cuda_version(*driver->driver_version);
   }
-  if (const auto* nvml = std::get_if<verify::NvmlFacts>(&step.facts); nvml != nullptr && nvml->driver_version) {
+  if (const auto* nvml = std::get_if<verify::NvmlFacts>(&step.facts);
+      nvml != nullptr && nvml->driver_version) {
     return *nvml->driver_version;
   }
   return "-";
@@ -215,13 +220,16 @@ std::string devices_section(const Report& report, TextStyle style) {
   if (devices.empty()) {
     return out + "  none visible to CUDA\n";
   }
-  const auto number = [](const std::optional<unsigned>& value) { return value ? std::to_string(*value) : "null"; };
+  const auto number = [](const std::optional<unsigned>& value) {
+    return value ? std::to_string(*value) : "null";
+  };
   for (const auto& device : devices) {
     const auto* driver = device.driver ? &*device.driver : nullptr;
     const bool queried = driver != nullptr && !driver->error; // cuDeviceGet worked: every field was asked
     const auto ordinal = driver != nullptr ? std::to_string(driver->ordinal) : std::string("-");
-    const std::string name = driver != nullptr ? driver->name.value_or("?")
-                                               : (device.nvml ? device.nvml->name.value_or("") : std::string());
+    const std::string name = driver != nullptr
+                                 ? driver->name.value_or("?")
+                                 : (device.nvml ? device.nvml->name.value_or("") : std::string());
     std::string line = "GPU " + ordinal + "  " + name;
     if (queried) {
       line += "  cc " + driver->compute_capability.value_or("?");
@@ -237,11 +245,11 @@ std::string devices_section(const Report& report, TextStyle style) {
     }
     out += wrap(to_valid_utf8(line), style.width, "  ", "    ");
     if (queried) {
-      out += wrap(to_valid_utf8(driver->pci_bus_id.value_or("") + "  " + driver->uuid.value_or("")), style.width,
-                  "    ", "    ");
+      out += wrap(to_valid_utf8(driver->pci_bus_id.value_or("") + "  " + driver->uuid.value_or("")),
+                  style.width, "    ", "    ");
     } else if (driver == nullptr) {
-      out += wrap(to_valid_utf8(device.nvml ? device.nvml->uuid.value_or("") : std::string()), style.width, "    ",
-                  "    ");
+      out += wrap(to_valid_utf8(device.nvml ? device.nvml->uuid.value_or("") : std::string()), style.width,
+                  "    ", "    ");
     }
     if (device.nvml && device.nvml->pcie) {
       const auto& pcie = *device.nvml->pcie;
@@ -254,7 +262,11 @@ std::string devices_section(const Report& report, TextStyle style) {
 
 std::string format_figure(double value) {
   std::array<char, 32> buffer{};
-  static_cast<void>(std::snprintf(buffer.data(), buffer.size(), value >= 100 ? "%.0f" : value >= 10 ? "%.1f" : "%.3g", value));
+  static_cast<void>(std::snprintf(buffer.data(), buffer.size(),
+                                  value >= 100  ? "%.0f"
+                                  : value >= 10 ? "%.1f"
+                                                : "%.3g",
+                                  value));
   return buffer.data();
 }
 
@@ -267,8 +279,13 @@ std::string selftest_summary(const selftest::SelfTestRun& run, TextStyle style) 
     ran += test.status != "skip" && test.status != "not_run" && test.device ? 1U : 0U;
     passed_without += test.status == "pass" && !test.device ? 1U : 0U;
   }
-  std::string summary = paint(style, status == "fail" ? k_red : status == "pass" ? k_green : k_yellow, status) +
-                        " — " + std::to_string(ran) + " of " + std::to_string(run.tests.size()) + " ran on a GPU";
+  std::string summary = paint(style,
+                              status == "fail"   ? k_red
+                              : status == "pass" ? k_green
+                                                 : k_yellow,
+                              status) +
+                        " — " + std::to_string(ran) + " of " + std::to_string(run.tests.size()) +
+                        " ran on a GPU";
   if (passed_without > 0) {
     summary += " (" + std::to_string(passed_without) + " passed without one)";
   }
@@ -286,7 +303,8 @@ std::string selftest_section(const Report& report, TextStyle style) {
   }
   const std::string title = "GPU self-test (" + std::string(selftest::level_name(run.level)) + ")";
   if (!run.ran) {
-    return heading(style, title) + wrap("skipped: " + to_valid_utf8(run.skipped_reason), style.width, "  ", "    ");
+    return heading(style, title) +
+           wrap("skipped: " + to_valid_utf8(run.skipped_reason), style.width, "  ", "    ");
   }
   std::string out = heading(style, title, selftest_summary(run, style));
   TextTable table;
@@ -332,8 +350,8 @@ std::string python_section(const Report& report, TextStyle style) {
   const auto& cache = report.discovery.ld_cache;
   const std::string state = cache.error ? paint(style, k_red, "unreadable: " + to_valid_utf8(*cache.error))
                                         : std::to_string(cache.entries) + " entries";
-  out += wrap(paint(style, k_bold, "Loader cache") + "  " + to_valid_utf8(cache.path) + ": " + state, style.width, "",
-              "  ");
+  out += wrap(paint(style, k_bold, "Loader cache") + "  " + to_valid_utf8(cache.path) + ": " + state,
+              style.width, "", "  ");
   return out;
 }
 
@@ -347,9 +365,11 @@ std::string findings_section(const Report& report, TextStyle style) {
   std::string out = heading(style, "Findings");
   for (const auto& finding : ordered) {
     std::string label(findings::to_string(finding.severity));
-    std::transform(label.begin(), label.end(), label.begin(), [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
-    out += wrap(paint(style, severity_color(finding.severity), pad(label, 8)) + paint(style, k_bold, finding.id),
-                style.width, "  ", "    ");
+    std::transform(label.begin(), label.end(), label.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+    out +=
+        wrap(paint(style, severity_color(finding.severity), pad(label, 8)) + paint(style, k_bold, finding.id),
+             style.width, "  ", "    ");
     out += wrap(to_valid_utf8(finding.message), style.width, "    ", "    ");
     out += wrap(to_valid_utf8(finding.remedy), style.width, "    remedy: ", spaces(12));
   }
@@ -369,16 +389,17 @@ struct FamilyRow {
 
 // One row per family: its title and the component whose version speaks for it.
 const std::array<FamilyRow, 5> k_families = {{
-    {Family::driver, "driver", "cuda"},          // libcuda, NVML: the driver's own libraries
-    {Family::runtime, "runtime", "cudart"},      // the runtime and compiler: cudart, NVRTC, nvJitLink, NVVM, CUPTI, headers
-    {Family::math, "math libs", "cublas"},       // cuBLAS, cuFFT, cuRAND, cuSPARSE, NPP, nvJPEG, ...
-    {Family::other, "cuDNN/NCCL", "cudnn"},      // cuDNN, NCCL and the others shipped apart from the toolkit
-    {Family::binaries, "binaries", "nvcc"},      // the toolkit's nvcc, ptxas, nvdisasm, ...
+    {Family::driver, "driver", "cuda"}, // libcuda, NVML: the driver's own libraries
+    {Family::runtime, "runtime",
+     "cudart"}, // the runtime and compiler: cudart, NVRTC, nvJitLink, NVVM, CUPTI, headers
+    {Family::math, "math libs", "cublas"},  // cuBLAS, cuFFT, cuRAND, cuSPARSE, NPP, nvJPEG, ...
+    {Family::other, "cuDNN/NCCL", "cudnn"}, // cuDNN, NCCL and the others shipped apart from the toolkit
+    {Family::binaries, "binaries", "nvcc"}, // the toolkit's nvcc, ptxas, nvdisasm, ...
 }};
 
 // The toolkit libraries that make up the runtime and the compiler chain (the rest are math libraries).
-constexpr std::array<std::string_view, 6> k_runtime_libraries = {"cudart", "nvrtc", "nvJitLink", "nvvm", "nvfatbin",
-                                                                  "cupti"};
+constexpr std::array<std::string_view, 6> k_runtime_libraries = {"cudart", "nvrtc",    "nvJitLink",
+                                                                 "nvvm",   "nvfatbin", "cupti"};
 
 Family family_of(const probes::ComponentSpec& spec) {
   if (spec.packaging == probes::Packaging::driver) {
@@ -391,7 +412,8 @@ Family family_of(const probes::ComponentSpec& spec) {
     return Family::other;
   }
   if (spec.kind == probes::ComponentKind::dynamic_lib &&
-      std::find(k_runtime_libraries.begin(), k_runtime_libraries.end(), spec.name) == k_runtime_libraries.end()) {
+      std::find(k_runtime_libraries.begin(), k_runtime_libraries.end(), spec.name) ==
+          k_runtime_libraries.end()) {
     return Family::math;
   }
   return Family::runtime;
@@ -408,8 +430,8 @@ std::string root_of(std::string_view path, bool is_directory) {
   }
   const auto directory =
       is_directory ? path : path.substr(0, path.rfind('/') == std::string_view::npos ? 0 : path.rfind('/'));
-  static constexpr std::array<std::string_view, 7> k_layout = {"lib", "lib64", "include", "bin", "nvvm", "targets",
-                                                               "extras"};
+  static constexpr std::array<std::string_view, 7> k_layout = {"lib",  "lib64",   "include", "bin",
+                                                               "nvvm", "targets", "extras"};
   std::size_t at = 0;
   while (at < directory.size()) {
     const auto next = std::min(directory.find('/', at + 1), directory.size());
@@ -436,7 +458,8 @@ struct Placed {
 };
 
 std::string component_label(const discovery::ComponentResult& component) {
-  return std::string(component.spec->name) + (component.spec->kind == probes::ComponentKind::headers ? " headers" : "");
+  return std::string(component.spec->name) +
+         (component.spec->kind == probes::ComponentKind::headers ? " headers" : "");
 }
 
 // A root and who comes from it.
@@ -447,14 +470,16 @@ std::string ways_of(const Place& place) {
   std::vector<std::pair<std::string, std::size_t>> vias;
   for (const auto* item : place.second) {
     const auto& via = item->choice->via.found_via;
-    auto it = std::find_if(vias.begin(), vias.end(), [&via](const auto& entry) { return entry.first == via; });
+    auto it =
+        std::find_if(vias.begin(), vias.end(), [&via](const auto& entry) { return entry.first == via; });
     if (it == vias.end()) {
       vias.emplace_back(via, 0);
       it = std::prev(vias.end());
     }
     ++it->second;
   }
-  std::stable_sort(vias.begin(), vias.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::stable_sort(vias.begin(), vias.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
   return vias.front().first + (vias.size() > 1 ? " +" + std::to_string(vias.size() - 1) : "");
 }
 
@@ -471,7 +496,8 @@ void add_family(TextTable& table, const FamilyRow& row, const std::vector<Placed
   }
   std::vector<Place> places;
   for (const auto& item : placed) {
-    auto it = std::find_if(places.begin(), places.end(), [&item](const auto& entry) { return entry.first == item.root; });
+    auto it = std::find_if(places.begin(), places.end(),
+                           [&item](const auto& entry) { return entry.first == item.root; });
     if (it == places.end()) {
       places.emplace_back(item.root, std::vector<const Placed*>());
       it = std::prev(places.end());
@@ -483,7 +509,8 @@ void add_family(TextTable& table, const FamilyRow& row, const std::vector<Placed
                    [](const auto& a, const auto& b) { return a.second.size() > b.second.size(); });
   std::string version = "-";
   for (const auto& item : placed) {
-    if (item.component->spec->name == row.lead && item.component->spec->kind != probes::ComponentKind::headers) {
+    if (item.component->spec->name == row.lead &&
+        item.component->spec->kind != probes::ComponentKind::headers) {
       version = std::string(row.lead) + " " + version_of(item.shown);
     }
   }
@@ -495,9 +522,11 @@ void add_family(TextTable& table, const FamilyRow& row, const std::vector<Placed
       names += (names.empty() ? "" : ", ") + component_label(*item->component);
     }
     const std::string ways = " (" + ways_of(*it) + ")";
-    const auto used = 6 + display_width(names) + 6 + ways.size(); // the note's indent, the names, " from ", the ways
+    const auto used =
+        6 + display_width(names) + 6 + ways.size(); // the note's indent, the names, " from ", the ways
     const auto room = style.width > used ? style.width - used : std::size_t{16};
-    elsewhere += (elsewhere.empty() ? "" : "\n") + names + " from " + shorten_path_start(it->first, std::max<std::size_t>(room, 16)) + ways;
+    elsewhere += (elsewhere.empty() ? "" : "\n") + names + " from " +
+                 shorten_path_start(it->first, std::max<std::size_t>(room, 16)) + ways;
   }
   table.rows.push_back({std::string(row.title) + " (" + std::to_string(placed.size()) + ")", version,
                         ways_of(places.front()), places.front().first});
@@ -546,7 +575,7 @@ std::string stack_section(const Report& report, TextStyle style) {
   }
   std::string out = heading(style, "Stack", "(what CUDA Python loads; only the exceptions are listed)");
   TextTable table;
-  table.flexible = 3;     // the root, shortened at its start (whole in --full and --json)
+  table.flexible = 3; // the root, shortened at its start (whole in --full and --json)
   table.min_flexible = 16;
   for (std::size_t i = 0; i < k_families.size(); ++i) {
     add_family(table, k_families[i], placed[i], style);
@@ -615,11 +644,13 @@ std::string problems_section(const Report& report, TextStyle style) {
       names += (names.empty() ? "" : ", ") + name;
     }
     out += wrap(paint(style, severity_color(group.severity), pad(severity_label(group.severity), 8)) +
-                    (names.empty() ? "" : paint(style, k_bold, to_valid_utf8(names)) + "  ") + paint(style, k_dim, ids),
+                    (names.empty() ? "" : paint(style, k_bold, to_valid_utf8(names)) + "  ") +
+                    paint(style, k_dim, ids),
                 style.width, "  ", "    ");
     const bool several = group.members.size() > 1;
     for (const auto* finding : group.members) {
-      out += wrap(to_valid_utf8(finding->message), style.width, several ? "    - " : "    ", several ? "      " : "    ");
+      out += wrap(to_valid_utf8(finding->message), style.width, several ? "    - " : "    ",
+                  several ? "      " : "    ");
     }
     out += wrap(to_valid_utf8(group.members.front()->remedy), style.width, "    remedy: ", spaces(12));
   }
@@ -634,7 +665,8 @@ std::string notes_section(const Report& report, TextStyle style) {
     if (finding.severity != findings::Severity::info) {
       continue;
     }
-    auto it = std::find_if(ids.begin(), ids.end(), [&finding](const auto& entry) { return entry.first == finding.id; });
+    auto it = std::find_if(ids.begin(), ids.end(),
+                           [&finding](const auto& entry) { return entry.first == finding.id; });
     if (it == ids.end()) {
       ids.emplace_back(finding.id, std::vector<const findings::Finding*>());
       it = std::prev(ids.end());
@@ -647,7 +679,8 @@ std::string notes_section(const Report& report, TextStyle style) {
   std::string out = heading(style, "Notes");
   for (const auto& [id, members] : ids) {
     if (members.size() == 1) {
-      out += wrap(paint(style, k_bold, id) + ": " + to_valid_utf8(members.front()->message), style.width, "  ", "    ");
+      out += wrap(paint(style, k_bold, id) + ": " + to_valid_utf8(members.front()->message), style.width,
+                  "  ", "    ");
       continue;
     }
     std::vector<std::string> components;
@@ -666,7 +699,8 @@ std::string notes_section(const Report& report, TextStyle style) {
       names += ", … " + std::to_string(components.size() - 6) + " more";
     }
     const auto* definition = findings::find_definition(id);
-    const std::string summary = definition != nullptr ? std::string(definition->summary) : members.front()->message;
+    const std::string summary =
+        definition != nullptr ? std::string(definition->summary) : members.front()->message;
     out += wrap(paint(style, k_bold, id) + " ×" + std::to_string(members.size()) +
                     (names.empty() ? "" : " (" + to_valid_utf8(names) + ")") + ": " + to_valid_utf8(summary),
                 style.width, "  ", "    ");
@@ -674,7 +708,8 @@ std::string notes_section(const Report& report, TextStyle style) {
   return out;
 }
 
-// The GPUs, one line per model (GPU ordinals, name, compute capability, SMs, memory), when the driver was asked.
+// The GPUs, one line per model (GPU ordinals, name, compute capability, SMs, memory), when the driver was
+// asked.
 std::string gpus_line(const Report& report, TextStyle style) {
   if (!report.verification.ran) {
     return "";
@@ -686,8 +721,9 @@ std::string gpus_line(const Report& report, TextStyle style) {
   std::vector<std::pair<std::string, std::vector<int>>> models; // description -> ordinals
   for (const auto& device : devices) {
     const auto* driver = device.driver ? &*device.driver : nullptr;
-    std::string description = driver != nullptr ? driver->name.value_or("?")
-                                                : (device.nvml ? device.nvml->name.value_or("?") : std::string("?"));
+    std::string description = driver != nullptr
+                                  ? driver->name.value_or("?")
+                                  : (device.nvml ? device.nvml->name.value_or("?") : std::string("?"));
     if (driver != nullptr && !driver->error) {
       description += "  cc " + driver->compute_capability.value_or("?");
       if (driver->sm_count) {
@@ -697,7 +733,8 @@ std::string gpus_line(const Report& report, TextStyle style) {
         description += "  " + memory_gib(*driver->total_memory_bytes);
       }
     }
-    auto it = std::find_if(models.begin(), models.end(), [&](const auto& entry) { return entry.first == description; });
+    auto it = std::find_if(models.begin(), models.end(),
+                           [&](const auto& entry) { return entry.first == description; });
     if (it == models.end()) {
       models.emplace_back(description, std::vector<int>());
       it = std::prev(models.end());
@@ -719,7 +756,8 @@ std::string selftest_line(const Report& report, TextStyle style) {
   if (!run.ran && run.skipped_reason.empty()) {
     return "";
   }
-  const std::string title = paint(style, k_bold, "Self-test (" + std::string(selftest::level_name(run.level)) + ")");
+  const std::string title =
+      paint(style, k_bold, "Self-test (" + std::string(selftest::level_name(run.level)) + ")");
   if (!run.ran) {
     return wrap(title + "  skipped: " + to_valid_utf8(run.skipped_reason), style.width, "", "  ");
   }
@@ -737,9 +775,11 @@ std::string python_line(const Report& report, TextStyle style) {
   }
   const auto& environments = report.discovery.python.environments;
   if (environments.empty() || !environments.front().primary) {
-    return out + wrap(paint(style, k_bold, "Python") + "  no Python environment found", style.width, "", "  ");
+    return out +
+           wrap(paint(style, k_bold, "Python") + "  no Python environment found", style.width, "", "  ");
   }
-  return out + wrap(paint(style, k_bold, "Python") + "  " + answers_for(environments.front()), style.width, "", "  ");
+  return out + wrap(paint(style, k_bold, "Python") + "  " + answers_for(environments.front()), style.width,
+                    "", "  ");
 }
 
 std::string loader_cache_line(const Report& report, TextStyle style) {
@@ -755,9 +795,10 @@ std::string loader_cache_line(const Report& report, TextStyle style) {
 std::string summary_text(const Report& report, TextStyle style) {
   std::string system = gpus_line(report, style) + selftest_line(report, style) + python_line(report, style) +
                        loader_cache_line(report, style);
-  return verdict(report, style) + problems_section(report, style) + stack_section(report, style) + "\n" + system +
-         notes_section(report, style) + "\n" +
-         wrap(paint(style, k_dim, "Details: cudadiag --full, cudadiag explain ID, cudadiag find --explain NAME"),
+  return verdict(report, style) + problems_section(report, style) + stack_section(report, style) + "\n" +
+         system + notes_section(report, style) + "\n" +
+         wrap(paint(style, k_dim,
+                    "Details: cudadiag --full, cudadiag explain ID, cudadiag find --explain NAME"),
               style.width, "", "  ");
 }
 
@@ -783,9 +824,10 @@ std::string render_text(const Report& report, TextStyle style) {
   if (!style.full) {
     return finish(summary_text(report, style), style);
   }
-  return finish(verdict(report, style) + components_table(report, style) + verification_section(report, style) +
-                    render_closures_section(report.linkage, style) + devices_section(report, style) + selftest_section(report, style) + python_section(report, style) +
-                    render_frameworks_section(report, style) +
+  return finish(verdict(report, style) + components_table(report, style) +
+                    verification_section(report, style) + render_closures_section(report.linkage, style) +
+                    devices_section(report, style) + selftest_section(report, style) +
+                    python_section(report, style) + render_frameworks_section(report, style) +
                     findings_section(report, style),
                 style);
 }
@@ -827,18 +869,18 @@ bool searched_by_pathfinder(const discovery::Candidate& candidate) {
   if (candidate.first.pathfinder_step != discovery::PathfinderStep::none) {
     return true;
   }
-  return std::any_of(candidate.also_found_as.begin(), candidate.also_found_as.end(), [](const auto& sighting) {
-    return sighting.pathfinder_step != discovery::PathfinderStep::none;
-  });
+  return std::any_of(
+      candidate.also_found_as.begin(), candidate.also_found_as.end(),
+      [](const auto& sighting) { return sighting.pathfinder_step != discovery::PathfinderStep::none; });
 }
 
 bool searched_by_loader(const discovery::Candidate& candidate) {
   if (candidate.first.loader_step != discovery::LoaderStep::none) {
     return true;
   }
-  return std::any_of(candidate.also_found_as.begin(), candidate.also_found_as.end(), [](const auto& sighting) {
-    return sighting.loader_step != discovery::LoaderStep::none;
-  });
+  return std::any_of(
+      candidate.also_found_as.begin(), candidate.also_found_as.end(),
+      [](const auto& sighting) { return sighting.loader_step != discovery::LoaderStep::none; });
 }
 
 // Why candidate `index` is or is not an answer, in a few words.
@@ -851,7 +893,9 @@ std::string candidate_verdict(const discovery::ComponentResult& component, std::
     out = python && native ? "both answers" : python ? "the python answer" : "the native answer";
     const auto& fails = python ? component.selected->fails : component.loader->fails;
     if (fails) {
-      out += ", " + std::string(probes::to_string((python ? component.selected : component.loader)->outcome)) + ": " + *fails;
+      out += ", " +
+             std::string(probes::to_string((python ? component.selected : component.loader)->outcome)) +
+             ": " + *fails;
     }
   } else if (candidate.rejected) {
     out = "rejected: " + *candidate.rejected;
@@ -867,11 +911,13 @@ std::string candidate_verdict(const discovery::ComponentResult& component, std::
 }
 
 // The decision for one answer, and why there is none when there is none.
-std::string decision(const discovery::ComponentResult& component, const std::optional<discovery::Choice>& choice,
-                     bool python) {
+std::string decision(const discovery::ComponentResult& component,
+                     const std::optional<discovery::Choice>& choice, bool python) {
   if (choice) {
     return to_valid_utf8(choice->via.path) + " — " + to_valid_utf8(choice->reason) +
-           (choice->fails ? "; " + std::string(probes::to_string(choice->outcome)) + ": " + to_valid_utf8(*choice->fails) : "");
+           (choice->fails ? "; " + std::string(probes::to_string(choice->outcome)) + ": " +
+                                to_valid_utf8(*choice->fails)
+                          : "");
   }
   std::size_t reachable = 0;
   std::size_t rejected = 0;
@@ -888,8 +934,8 @@ std::string decision(const discovery::ComponentResult& component, const std::opt
                                          : "; the " + std::to_string(component.candidates.size()) +
                                                " candidate(s) are where it does not look");
   }
-  return "none — " + std::to_string(reachable) + " file(s) where " + who + " looks, " + std::to_string(rejected) +
-         " of them unusable (see the candidates)";
+  return "none — " + std::to_string(reachable) + " file(s) where " + who + " looks, " +
+         std::to_string(rejected) + " of them unusable (see the candidates)";
 }
 
 } // namespace
@@ -898,10 +944,10 @@ std::string render_candidates(const discovery::ComponentResult& component, TextS
   std::string out;
   for (std::size_t i = 0; i < component.candidates.size(); ++i) {
     const auto& candidate = component.candidates[i];
-    std::string line = to_valid_utf8(candidate.first.path) + "\t" + markers(component, i) + "\t" +
-                       version_of(&candidate) +
-                       (candidate.version ? " (" + std::string(versions::to_string(candidate.version->source)) + ")" : "") +
-                       "\t" + found_via_list(candidate, ",");
+    std::string line =
+        to_valid_utf8(candidate.first.path) + "\t" + markers(component, i) + "\t" + version_of(&candidate) +
+        (candidate.version ? " (" + std::string(versions::to_string(candidate.version->source)) + ")" : "") +
+        "\t" + found_via_list(candidate, ",");
     if (candidate.is_stub) {
       line += "\tstub";
     }
@@ -915,9 +961,11 @@ std::string render_candidates(const discovery::ComponentResult& component, TextS
 
 std::string render_explanation(const discovery::ComponentResult& component, TextStyle style,
                                const linkage::ComponentLinkage* linkage) {
-  std::string out = wrap(paint(style, k_bold, std::string(component.spec->name) + " (" + kind_label(component.spec->kind) + ")") +
-                             ": " + std::string(component.spec->description),
-                         style.width, "", "  ");
+  std::string out =
+      wrap(paint(style, k_bold,
+                 std::string(component.spec->name) + " (" + kind_label(component.spec->kind) + ")") +
+               ": " + std::string(component.spec->description),
+           style.width, "", "  ");
   out += heading(style, "Searched, in order", "(what each place held, and why it gave no answer)");
   std::size_t step = 0;
   const auto number_width = std::to_string(component.trace.size()).size();
@@ -941,18 +989,27 @@ std::string render_explanation(const discovery::ComponentResult& component, Text
       const auto& candidate = component.candidates[i];
       const auto verdict = candidate_verdict(component, i);
       const bool answer = verdict.starts_with("the ") || verdict.starts_with("both");
-      table.rows.push_back({std::to_string(i + 1), version_of(&candidate),
-                            candidate.version ? std::string(versions::to_string(candidate.version->source)) : "-",
-                            found_via_list(candidate, ", "), to_valid_utf8(candidate.first.path)});
-      table.notes.push_back(paint(style, answer ? k_green : candidate.rejected ? k_red : k_dim, to_valid_utf8(verdict)));
+      table.rows.push_back(
+          {std::to_string(i + 1), version_of(&candidate),
+           candidate.version ? std::string(versions::to_string(candidate.version->source)) : "-",
+           found_via_list(candidate, ", "), to_valid_utf8(candidate.first.path)});
+      table.notes.push_back(paint(style,
+                                  answer               ? k_green
+                                  : candidate.rejected ? k_red
+                                                       : k_dim,
+                                  to_valid_utf8(verdict)));
     }
     out += render_table(table, style.width, style.color);
   }
   out += heading(style, "Decision");
-  out += wrap(decision(component, component.selected, true), style.width, "  python (cuda-pathfinder order): ", spaces(4));
-  if (component.spec->kind == probes::ComponentKind::dynamic_lib || component.spec->kind == probes::ComponentKind::binary) {
+  out += wrap(decision(component, component.selected, true), style.width,
+              "  python (cuda-pathfinder order): ", spaces(4));
+  if (component.spec->kind == probes::ComponentKind::dynamic_lib ||
+      component.spec->kind == probes::ComponentKind::binary) {
     out += wrap(decision(component, component.loader, false), style.width,
-                "  native (" + std::string(component.spec->kind == probes::ComponentKind::binary ? "PATH" : "dlopen") + "): ",
+                "  native (" +
+                    std::string(component.spec->kind == probes::ComponentKind::binary ? "PATH" : "dlopen") +
+                    "): ",
                 spaces(4));
   }
   if (linkage != nullptr && !linkage->closures.empty()) {

@@ -59,7 +59,8 @@ std::span<const TestInfo> test_catalog() {
 }
 
 const TestInfo* find_test(std::string_view key) {
-  const auto* found = std::find_if(std::begin(k_tests), std::end(k_tests), [key](const TestInfo& test) { return test.key == key; });
+  const auto* found = std::find_if(std::begin(k_tests), std::end(k_tests),
+                                   [key](const TestInfo& test) { return test.key == key; });
   return found != std::end(k_tests) ? found : nullptr;
 }
 

@@ -13,7 +13,6 @@
 namespace cudadiag::selftest {
 namespace {
 
-
 constexpr unsigned k_threads = 256;
 constexpr unsigned k_blocks_per_sm = 8;
 constexpr int k_chains = 16; // kernels/ptx/fma.cu: CUDADIAG_FMA_CHAINS
@@ -64,8 +63,9 @@ FmaCheck check_fma(const std::vector<float>& values, unsigned long long rounds) 
   }
   for (const unsigned residue : {0U, 1U, 511U, 1023U}) {
     if (residue < values.size() && bits(values[residue]) != bits(host_fma_value(residue, rounds))) {
-      check.host_mismatch = "thread " + std::to_string(residue) + " computed " + std::to_string(values[residue]) +
-                            ", the host's fmaf gives " + std::to_string(host_fma_value(residue, rounds));
+      check.host_mismatch = "thread " + std::to_string(residue) + " computed " +
+                            std::to_string(values[residue]) + ", the host's fmaf gives " +
+                            std::to_string(host_fma_value(residue, rounds));
       break;
     }
   }
@@ -108,16 +108,16 @@ TestResult run_compute(const TestContext& context) {
   const std::string& clock_source = clock.source;
   const int fma = fma_per_clock_per_sm(device.cc_major, device.cc_minor);
   Evidence compute = {{"blocks", blocks},
-                  {"threads_per_block", k_threads},
-                  {"rounds", rounds},
-                  {"fma_per_thread", k_chains * k_steps * rounds},
-                  {"warmup_runs", warm_runs},
-                  {"median_ms", median(ms)},
-                  {"best_ms", *std::min_element(ms.begin(), ms.end())},
-                  {"max_ms", *std::max_element(ms.begin(), ms.end())},
-                  {"fma_per_clock_per_sm", fma == 0 ? EvidenceValue() : EvidenceValue(fma)},
-                  {"sm_clock_mhz", clock_mhz != 0 ? EvidenceValue(clock_mhz) : EvidenceValue()},
-                  {"sm_clock_source", clock_mhz != 0 ? EvidenceValue(clock_source) : EvidenceValue()}};
+                      {"threads_per_block", k_threads},
+                      {"rounds", rounds},
+                      {"fma_per_thread", k_chains * k_steps * rounds},
+                      {"warmup_runs", warm_runs},
+                      {"median_ms", median(ms)},
+                      {"best_ms", *std::min_element(ms.begin(), ms.end())},
+                      {"max_ms", *std::max_element(ms.begin(), ms.end())},
+                      {"fma_per_clock_per_sm", fma == 0 ? EvidenceValue() : EvidenceValue(fma)},
+                      {"sm_clock_mhz", clock_mhz != 0 ? EvidenceValue(clock_mhz) : EvidenceValue()},
+                      {"sm_clock_source", clock_mhz != 0 ? EvidenceValue(clock_source) : EvidenceValue()}};
   if (fma > 0 && clock_mhz != 0) {
     const double expected = device.sm_count * (clock_mhz * 1e6) * fma * 2.0 / 1e12;
     add_metric(result, "fp32_expected_tflops", expected, "TFLOP/s");

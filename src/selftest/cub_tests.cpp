@@ -4,15 +4,14 @@
 // module's static CUDA runtime dlopens "libcuda.so.1", which resolves to the driver the worker
 // already loaded by absolute path, so CUB runs on the driver discovery selected.
 
+#include "cuda_api/library.hpp"
 #include "kernels/cub_selftest.h"
 #include "selftest/test_context.hpp"
-#include "cuda_api/library.hpp"
 
 #include <cstring>
 
 namespace cudadiag::selftest {
 namespace {
-
 
 struct CubModule {
   cuda_api::DlHandle handle;
@@ -39,7 +38,8 @@ std::string module_problem(const TestContext& context, const CubModule* module) 
   }
   if (!module->missing.empty()) {
     return "cannot use " + context.config.module_path + ": " +
-           (module->handle.error().empty() ? "it lacks " + module->missing.names().front() : module->handle.error());
+           (module->handle.error().empty() ? "it lacks " + module->missing.names().front()
+                                           : module->handle.error());
   }
   if (const auto abi = module->abi(); abi != CUDADIAG_CUB_SELFTEST_ABI) {
     return context.config.module_path + " has ABI " + std::to_string(abi) + ", this cudadiag needs " +
@@ -67,15 +67,15 @@ std::string run_case(const CubModule& module, const TestContext& context, const 
   cudadiag_cub_result out{};
   static_cast<void>(module.run(&params, &out));
   Evidence entry = {{"count", count},
-                {"repetitions", repetitions},
-                {"median_ms", out.median_ms},
-                {"best_ms", out.best_ms},
-                {"max_ms", out.max_ms},
-                {"spread", out.median_ms > 0 ? (out.max_ms - out.best_ms) / out.median_ms : 0.0},
-                {"warmup_runs", out.warmup_runs},
-                {"warmup_elapsed_ms", out.warmup_elapsed_ms},
-                {"device_bytes", out.device_bytes},
-                {"temp_storage_bytes", out.temp_storage_bytes}};
+                    {"repetitions", repetitions},
+                    {"median_ms", out.median_ms},
+                    {"best_ms", out.best_ms},
+                    {"max_ms", out.max_ms},
+                    {"spread", out.median_ms > 0 ? (out.max_ms - out.best_ms) / out.median_ms : 0.0},
+                    {"warmup_runs", out.warmup_runs},
+                    {"warmup_elapsed_ms", out.warmup_elapsed_ms},
+                    {"device_bytes", out.device_bytes},
+                    {"temp_storage_bytes", out.temp_storage_bytes}};
   std::string problem;
   if (out.cuda_error != 0) {
     const std::string name(out.error_name, ::strnlen(out.error_name, sizeof out.error_name));

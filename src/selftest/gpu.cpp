@@ -168,7 +168,8 @@ DeviceBuffer::~DeviceBuffer() {
 PinnedBuffer::PinnedBuffer(const Gpu& gpu, std::size_t bytes) : m_gpu(gpu), m_bytes(bytes) {
   gpu.require(gpu.api().mem_host_alloc, "cuMemHostAlloc");
   gpu.require(gpu.api().mem_free_host, "cuMemFreeHost");
-  gpu.check(gpu.api().mem_host_alloc(&m_pointer, bytes, 0), "cuMemHostAlloc (" + std::to_string(bytes) + " bytes)");
+  gpu.check(gpu.api().mem_host_alloc(&m_pointer, bytes, 0),
+            "cuMemHostAlloc (" + std::to_string(bytes) + " bytes)");
 }
 
 PinnedBuffer::~PinnedBuffer() {

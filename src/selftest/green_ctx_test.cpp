@@ -14,7 +14,6 @@
 namespace cudadiag::selftest {
 namespace {
 
-
 constexpr std::size_t k_partitions = 2;
 constexpr std::uint64_t k_latency_spin_ns = 20'000; // the latency-sensitive kernel: 20 us per block
 constexpr std::uint64_t k_load_elements = std::uint64_t{1} << 26U; // 1 GiB per buffer for the load

@@ -10,7 +10,6 @@
 
 namespace cudadiag::selftest {
 
-
 double pcie_raw_gbps(unsigned gen, unsigned width) {
   struct Generation {
     unsigned gen;
@@ -61,17 +60,18 @@ PcieVerdict judge_pcie(const PcieLink& link, double h2d_gbps, double d2h_gbps) {
   const std::string where = link.bus_id.empty() ? std::string() : " at " + link.bus_id;
   std::vector<std::string> problems;
   if (verdict.link_below_max) {
-    problems.push_back("the PCIe link" + where + " runs at " + link_text(link.gen_current, link.width_current) +
-                       ", below its max " + link_text(link.gen_max, link.width_max));
+    problems.push_back("the PCIe link" + where + " runs at " +
+                       link_text(link.gen_current, link.width_current) + ", below its max " +
+                       link_text(link.gen_max, link.width_max));
   }
   if (verdict.expected_current_gbps > 0) {
     const double floor = k_pcie_slow_fraction * verdict.expected_current_gbps;
     for (const auto& [name, value] : {std::pair{"H2D", h2d_gbps}, std::pair{"D2H", d2h_gbps}}) {
       if (value < floor) {
         verdict.slow = true;
-        problems.push_back(std::string("pinned ") + name + " " + figure(value) + " GB/s is under 70% of the " +
-                           figure(verdict.expected_current_gbps) + " GB/s expected of " +
-                           link_text(link.gen_current, link.width_current) + where);
+        problems.push_back(std::string("pinned ") + name + " " + figure(value) +
+                           " GB/s is under 70% of the " + figure(verdict.expected_current_gbps) +
+                           " GB/s expected of " + link_text(link.gen_current, link.width_current) + where);
       }
     }
   }

@@ -16,9 +16,9 @@
 #include "core/environment.hpp"
 #include "core/text.hpp"
 #include "core/unique_fd.hpp"
-#include "selftest/test_context.hpp"
 #include "selftest/selftest_codec.hpp"
 #include "selftest/selftest_worker.hpp"
+#include "selftest/test_context.hpp"
 #include "worker/process.hpp"
 
 #include <poll.h>
@@ -32,7 +32,6 @@
 
 namespace cudadiag::selftest {
 namespace {
-
 
 constexpr int k_peer_socket_fd = 4; // where the peer finds its end of the socket
 constexpr std::size_t k_max_message = 65536;
@@ -113,7 +112,8 @@ std::string check_pattern(const Gpu& gpu, cu::CUdeviceptr pointer, std::size_t b
   gpu.check(gpu.api().ctx_synchronize(), "cuCtxSynchronize"); // every write before this read has finished
   gpu.check(gpu.api().legacy_stream_memcpy_dtoh(words.data(), pointer, bytes), "cuMemcpyDtoH");
   std::optional<WrongData> wrong;
-  compare_words(words, 0, [seed](std::uint64_t i) { return seeded_word(seed, i); }, wrong);
+  compare_words(
+      words, 0, [seed](std::uint64_t i) { return seeded_word(seed, i); }, wrong);
   return wrong ? describe(*wrong) + " (pattern " + std::to_string(seed) + ")" : std::string();
 }
 
@@ -191,8 +191,9 @@ std::string text_field(const Evidence& message, std::string_view name, std::stri
 }
 std::uint64_t count_field(const Evidence& message, std::string_view name) {
   const auto* value = message.find(name);
-  return value != nullptr && value->integer() && *value->integer() >= 0 ? static_cast<std::uint64_t>(*value->integer())
-                                                                        : 0;
+  return value != nullptr && value->integer() && *value->integer() >= 0
+             ? static_cast<std::uint64_t>(*value->integer())
+             : 0;
 }
 bool reply_ok(const Evidence& reply) {
   const auto* ok = reply.find("ok");
@@ -243,7 +244,7 @@ Evidence exchange_legacy(const Gpu& gpu, int socket, const std::string& uuid, st
 }
 
 Evidence exchange_vmm(const Gpu& gpu, int socket, const std::string& uuid, cu::CUdevice device,
-                  std::size_t bytes) {
+                      std::size_t bytes) {
   const auto& api = gpu.api();
   if (api.mem_create == nullptr || api.mem_export_to_shareable_handle == nullptr || api.mem_map == nullptr) {
     return {{"status", "skip"}, {"reason", "the driver lacks the virtual memory management calls"}};

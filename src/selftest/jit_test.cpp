@@ -8,14 +8,14 @@
 #include "cuda_api/library.hpp"
 #include "cuda_api/nvjitlink.hpp"
 #include "cuda_api/nvrtc.hpp"
-#include "selftest/test_context.hpp"
 #include "selftest/selftest_codec.hpp"
 #include "selftest/selftest_worker.hpp"
+#include "selftest/test_context.hpp"
 #include "worker/process.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <chrono>
+#include <cstring>
 #include <future>
 #include <string>
 #include <vector>
@@ -67,7 +67,8 @@ struct Nvrtc {
   nvrtc::GetDataFn ptx = nullptr, cubin = nullptr, ltoir = nullptr;
 
   Nvrtc(const std::string& path, const std::string& builtins_preload)
-      : builtins(builtins_preload.empty() ? cuda_api::DlHandle() : cuda_api::DlHandle(builtins_preload)), handle(path) {
+      : builtins(builtins_preload.empty() ? cuda_api::DlHandle() : cuda_api::DlHandle(builtins_preload)),
+        handle(path) {
     const cuda_api::SymbolResolver sym(handle, missing);
     error_string = sym.require<nvrtc::GetErrorStringFn>("nvrtcGetErrorString");
     version = sym.require<nvrtc::VersionFn>("nvrtcVersion");
@@ -167,8 +168,7 @@ struct Compilation {
   double ms = 0;
 };
 
-std::string read_output(nvrtc::Program program, nvrtc::GetSizeFn get_size,
-                        nvrtc::GetDataFn get_data) {
+std::string read_output(nvrtc::Program program, nvrtc::GetSizeFn get_size, nvrtc::GetDataFn get_data) {
   std::size_t size = 0;
   if (get_size(program, &size) != nvrtc::k_success || size <= 1) {
     return {};
@@ -229,8 +229,7 @@ Compilation compile_lto_elsewhere(const WorkerConfig& config, const Nvrtc& nvrtc
   const auto outcomes = worker::run_steps(
       {worker::WorkerStep("jit_lto", "jit_lto", config.nvrtc,
                           {std::to_string(arch), config.cccl_include, config.nvrtc_builtins})},
-      options,
-      Environment::capture());
+      options, Environment::capture());
   const auto& outcome = outcomes.front();
   Compilation out;
   if (outcome.status != "ok") {
@@ -277,8 +276,8 @@ double link(const JitLink& linker, const std::string& ltoir, int arch, Build& bu
                   std::to_string(code) + ")" + (log.empty() ? "" : ": " + log);
   };
   std::string cubin;
-  if (const auto added = linker.add_data(handle, nvjitlink::k_input_ltoir, ltoir.data(), ltoir.size(),
-                                         "cudadiag_jit.ltoir");
+  if (const auto added =
+          linker.add_data(handle, nvjitlink::k_input_ltoir, ltoir.data(), ltoir.size(), "cudadiag_jit.ltoir");
       added != nvjitlink::k_success) {
     fail("nvJitLinkAddData", added);
   } else if (const auto completed = linker.complete(handle); completed != nvjitlink::k_success) {
@@ -411,8 +410,8 @@ std::shared_ptr<const JitPreparation> prepare_jit(const WorkerConfig& config,
     lto_compile = std::async(std::launch::async,
                              [&config, &nvrtc, arch] { return compile_lto_elsewhere(config, nvrtc, arch); });
   }
-  const auto main =
-      compile(nvrtc, config.cccl_include, (cubins ? "-arch=sm_" : "-arch=compute_") + std::to_string(arch), false);
+  const auto main = compile(nvrtc, config.cccl_include,
+                            (cubins ? "-arch=sm_" : "-arch=compute_") + std::to_string(arch), false);
   prepared->metrics.push_back({"nvrtc_compile_ms", main.ms, "ms"});
 
   Build ptx;

@@ -60,8 +60,10 @@ std::optional<WorkerConfig> split_libs_apart(WorkerConfig& config) {
 }
 
 void merge_libs_apart(std::vector<TestResult>& results, const std::vector<TestResult>& apart) {
-  const auto from = std::find_if(apart.begin(), apart.end(), [](const TestResult& r) { return r.key == "libs"; });
-  const auto into = std::find_if(results.begin(), results.end(), [](const TestResult& r) { return r.key == "libs"; });
+  const auto from =
+      std::find_if(apart.begin(), apart.end(), [](const TestResult& r) { return r.key == "libs"; });
+  const auto into =
+      std::find_if(results.begin(), results.end(), [](const TestResult& r) { return r.key == "libs"; });
   if (from == apart.end() || into == results.end()) {
     return;
   }
@@ -77,7 +79,8 @@ void merge_libs_apart(std::vector<TestResult>& results, const std::vector<TestRe
   });
   std::vector<libs::Outcome> outcomes;
   for (const auto& record : records) {
-    outcomes.push_back({string_field(record, "library"), string_field(record, "status"), string_field(record, "reason")});
+    outcomes.push_back(
+        {string_field(record, "library"), string_field(record, "status"), string_field(record, "reason")});
   }
   into->details["libraries"] = std::move(records);
   // A main worker that broke before or in the test keeps its error; otherwise the verdict is new.

@@ -147,7 +147,8 @@ void add_expectation(const LibsRun& run, Evidence& figure, double measured, int 
 }
 
 // Times `launch` (warmed up by time first): {median, best, max} ms over `repetitions` runs.
-Evidence time_runs(const LibsRun& run, int repetitions, const std::function<void()>& launch, double& median_ms) {
+Evidence time_runs(const LibsRun& run, int repetitions, const std::function<void()>& launch,
+                   double& median_ms) {
   const int warm_runs = warm_up(run.gpu, run.stream.get(), run.context.sizes.warm_ms, launch);
   const EventTimer timer(run.gpu);
   std::vector<double> ms;
@@ -389,7 +390,6 @@ void check_cublas(const LibsRun& run, const api::DlHandle& library, Evidence& re
 
 namespace {
 
-
 // The libraries loaded so far, by catalog name. Never dlclosed: a math library that created CUDA
 // state (and NCCL's threads) is not unloaded inside the worker.
 class Loader {
@@ -495,7 +495,8 @@ Checked check_library(const LibraryRow& row, const libs::LibsRun& run, Loader& l
   }
   out.record["status"] = out.outcome.status;
   out.record["reason"] = out.outcome.reason.empty() ? EvidenceValue() : EvidenceValue(out.outcome.reason);
-  out.record["ms"] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+  out.record["ms"] =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
   return out;
 }
 

@@ -10,7 +10,6 @@
 #include "cuda_api/library.hpp"
 #include "selftest/test_context.hpp"
 
-
 #include <cstdint>
 #include <stdexcept>
 #include <string>

@@ -16,10 +16,9 @@
 namespace cudadiag::selftest {
 namespace {
 
-
 constexpr std::size_t k_chunk_bytes = std::size_t{4} << 30U;
 constexpr std::size_t k_min_chunk_bytes = std::size_t{256} << 20U;
-constexpr std::size_t k_records = 32;                  // kernels/ptx/memtest.cu: CUDADIAG_MEM_RECORDS
+constexpr std::size_t k_records = 32;                    // kernels/ptx/memtest.cu: CUDADIAG_MEM_RECORDS
 constexpr std::size_t k_error_words = 1 + 2 * k_records; // count, then (word, expected | found << 32)
 constexpr unsigned k_threads = 256;
 constexpr std::uint64_t k_invert = 0x100;
@@ -49,7 +48,10 @@ std::vector<Pattern> patterns(std::uint64_t seed) {
                   {2, 0, 0xffffffffULL, k_descending, 0},
                   {1, 0, 0, 0, 0}}});
   out.push_back({"random",
-                 {{0, 2, seed, 0, 0}, {1, 2, seed, 0, 0}, {0, 2 | k_invert, seed, 0, 0}, {1, 2 | k_invert, seed, 0, 0}}});
+                 {{0, 2, seed, 0, 0},
+                  {1, 2, seed, 0, 0},
+                  {0, 2 | k_invert, seed, 0, 0},
+                  {1, 2 | k_invert, seed, 0, 0}}});
   return out;
 }
 
@@ -106,8 +108,8 @@ TestResult run_memory(const TestContext& context) {
     }
   }
   if (chunks.empty()) {
-    return skipped(context, "not enough free device memory for the pattern test (" + std::to_string(free_bytes >> 20U) +
-                                " MiB free)");
+    return skipped(context, "not enough free device memory for the pattern test (" +
+                                std::to_string(free_bytes >> 20U) + " MiB free)");
   }
   // The error counters are cleared on the test's stream, before the kernels that count into them:
   // a clear on another stream could run after them and erase a real error.
@@ -157,7 +159,8 @@ TestResult run_memory(const TestContext& context) {
     for (std::size_t c = 0; c < chunks.size(); ++c) {
       const auto* block = &words[c * k_error_words];
       wrong += block[0];
-      for (std::size_t r = 0; r < std::min<std::uint64_t>(block[0], k_records) && first.size() < k_records; ++r) {
+      for (std::size_t r = 0; r < std::min<std::uint64_t>(block[0], k_records) && first.size() < k_records;
+           ++r) {
         const auto record = block[2 + 2 * r];
         first.push_back(
             {hex(chunks[c]->get() + block[1 + 2 * r] * 4), hex(record & 0xffffffffULL), hex(record >> 32U)});
@@ -182,12 +185,17 @@ TestResult run_memory(const TestContext& context) {
     read_errors(*repeat_wrong, repeat_first);
   }
   const double gbps = total_ms > 0 ? static_cast<double>(traffic) / (total_ms / 1e3) / 1e9 : 0;
-  add_metric(result, "tested_gib", static_cast<double>(tested) / static_cast<double>(1ULL << 30U), "GiB", true);
+  add_metric(result, "tested_gib", static_cast<double>(tested) / static_cast<double>(1ULL << 30U), "GiB",
+             true);
   add_metric(result, "pattern_gbps", gbps, "GB/s");
   add_metric(result, "wrong_words", static_cast<double>(wrong), "count");
 
-  Evidence memory = {{"bytes_tested", tested},     {"chunks", chunks.size()}, {"free_bytes_before", free_bytes},
-                     {"total_bytes", total_bytes}, {"seed", seed},            {"patterns", timings}};
+  Evidence memory = {{"bytes_tested", tested},
+                     {"chunks", chunks.size()},
+                     {"free_bytes_before", free_bytes},
+                     {"total_bytes", total_bytes},
+                     {"seed", seed},
+                     {"patterns", timings}};
   MemoryFacts facts;
   facts.wrong_words = wrong;
   facts.first_wrong_words = first;
@@ -200,22 +208,25 @@ TestResult run_memory(const TestContext& context) {
   }
   const auto rose = facts.new_errors;
   if (repeat_wrong) {
-    memory["repeat"] = Evidence{{"wrong_words", *repeat_wrong},
-                                {"first_address", repeat_first.empty() ? EvidenceValue()
-                                                                       : EvidenceValue(repeat_first.front().address)},
-                                {"persistent", *repeat_wrong > 0}};
+    memory["repeat"] =
+        Evidence{{"wrong_words", *repeat_wrong},
+                 {"first_address",
+                  repeat_first.empty() ? EvidenceValue() : EvidenceValue(repeat_first.front().address)},
+                 {"persistent", *repeat_wrong > 0}};
   }
   result.details["memory"] = std::move(memory);
   result.memory = std::move(facts);
   if (wrong > 0) {
     result.status = "fail";
-    result.reason = std::to_string(wrong) + " words read back wrong in " + std::to_string(tested >> 20U) +
-                    " MiB; first at " + first.front().address + " (expected " + first.front().expected +
-                    ", found " + first.front().found + ")" +
-                    (*repeat_wrong > 0 ? "; persistent: the patterns run again found " +
-                                             std::to_string(*repeat_wrong) + " wrong words" +
-                                             (repeat_first.empty() ? "" : " (first at " + repeat_first.front().address + ")")
-                                       : std::string("; transient: the patterns run again found none"));
+    result.reason =
+        std::to_string(wrong) + " words read back wrong in " + std::to_string(tested >> 20U) +
+        " MiB; first at " + first.front().address + " (expected " + first.front().expected + ", found " +
+        first.front().found + ")" +
+        (*repeat_wrong > 0
+             ? "; persistent: the patterns run again found " + std::to_string(*repeat_wrong) +
+                   " wrong words" +
+                   (repeat_first.empty() ? "" : " (first at " + repeat_first.front().address + ")")
+             : std::string("; transient: the patterns run again found none"));
   } else if (!rose.empty()) {
     std::string list;
     for (const auto& item : rose) {

@@ -30,11 +30,11 @@ std::unique_ptr<NvmlHealth> NvmlHealth::open(const std::string& path, std::strin
   a.power_usage = sym.require<nvml::DeviceGetUintFn>("nvmlDeviceGetPowerUsage");
   a.enforced_power_limit = sym.require<nvml::DeviceGetUintFn>("nvmlDeviceGetEnforcedPowerLimit");
   a.temperature = sym.require<nvml::DeviceGetTemperatureFn>("nvmlDeviceGetTemperature");
-  a.clocks_event_reasons = health->m_handle.symbol<nvml::DeviceGetClocksEventReasonsFn>(
-      "nvmlDeviceGetCurrentClocksEventReasons");
+  a.clocks_event_reasons =
+      health->m_handle.symbol<nvml::DeviceGetClocksEventReasonsFn>("nvmlDeviceGetCurrentClocksEventReasons");
   if (a.clocks_event_reasons == nullptr) { // the name before the 12.x rename
-    a.clocks_event_reasons = sym.require<nvml::DeviceGetClocksEventReasonsFn>(
-        "nvmlDeviceGetCurrentClocksThrottleReasons");
+    a.clocks_event_reasons =
+        sym.require<nvml::DeviceGetClocksEventReasonsFn>("nvmlDeviceGetCurrentClocksThrottleReasons");
   }
   a.total_ecc_errors = sym.require<nvml::DeviceGetTotalEccErrorsFn>("nvmlDeviceGetTotalEccErrors");
   a.remapped_rows = sym.require<nvml::DeviceGetRemappedRowsFn>("nvmlDeviceGetRemappedRows");
@@ -117,7 +117,8 @@ ClockSample NvmlDevice::sample(double at_ms) const {
   sample.power_mw = read_uint(api.power_usage, m_handle);
   sample.temperature_c = read_uint(api.temperature, m_handle, nvml::k_temperature_gpu);
   unsigned long long reasons = 0;
-  if (api.clocks_event_reasons != nullptr && api.clocks_event_reasons(m_handle, &reasons) == nvml::k_success) {
+  if (api.clocks_event_reasons != nullptr &&
+      api.clocks_event_reasons(m_handle, &reasons) == nvml::k_success) {
     sample.reasons = reasons;
   }
   return sample;
@@ -177,7 +178,8 @@ std::string list_processes(nvml::DeviceGetRunningProcessesFn query, const char* 
     }
     for (std::size_t i = 0; i < std::min<std::size_t>(count, infos.size()); ++i) {
       const auto& info = infos[i];
-      auto found = std::find_if(into.begin(), into.end(), [&](const NvmlProcess& p) { return p.pid == info.pid; });
+      auto found =
+          std::find_if(into.begin(), into.end(), [&](const NvmlProcess& p) { return p.pid == info.pid; });
       if (found == into.end()) {
         into.push_back(NvmlProcess{info.pid, std::nullopt, false, false, std::nullopt});
         found = std::prev(into.end());
@@ -200,11 +202,11 @@ std::string list_processes(nvml::DeviceGetRunningProcessesFn query, const char* 
 ProcessListing NvmlDevice::processes() const {
   const auto& api = m_nvml->api();
   ProcessListing listing;
-  auto problem = list_processes(api.compute_running_processes, "nvmlDeviceGetComputeRunningProcesses_v3", m_handle,
-                                false, listing.processes);
+  auto problem = list_processes(api.compute_running_processes, "nvmlDeviceGetComputeRunningProcesses_v3",
+                                m_handle, false, listing.processes);
   if (problem.empty()) {
-    problem = list_processes(api.graphics_running_processes, "nvmlDeviceGetGraphicsRunningProcesses_v3", m_handle,
-                             true, listing.processes);
+    problem = list_processes(api.graphics_running_processes, "nvmlDeviceGetGraphicsRunningProcesses_v3",
+                             m_handle, true, listing.processes);
   }
   listing.known = problem.empty();
   listing.unknown_reason = std::move(problem);
@@ -215,7 +217,8 @@ ProcessListing NvmlDevice::processes() const {
 
 std::optional<unsigned> NvmlDevice::utilization_pct() const {
   nvml::Utilization rates{};
-  if (const auto fn = m_nvml->api().utilization_rates; fn != nullptr && fn(m_handle, &rates) == nvml::k_success) {
+  if (const auto fn = m_nvml->api().utilization_rates;
+      fn != nullptr && fn(m_handle, &rates) == nvml::k_success) {
     return rates.gpu;
   }
   return std::nullopt;

@@ -55,7 +55,8 @@ struct NvmlProcess {
 };
 struct ProcessListing {
   bool known = false;
-  std::string unknown_reason; // when !known: "nvmlDeviceGetComputeRunningProcesses_v3: NVML_ERROR_NOT_SUPPORTED"
+  std::string
+      unknown_reason; // when !known: "nvmlDeviceGetComputeRunningProcesses_v3: NVML_ERROR_NOT_SUPPORTED"
   std::vector<NvmlProcess> processes; // in pid order
 };
 

@@ -144,10 +144,12 @@ TestResult run_pcie(const TestContext& context) {
     auto started = Clock::now();
     // Deliberately the synchronous legacy-stream copies, timed on the host: both streams of this
     // test are synchronised above, and each call returns when its copy is done.
-    gpu.check(api.legacy_stream_memcpy_htod(device_a.get(), pageable.data(), bytes), "cuMemcpyHtoD (pageable)");
+    gpu.check(api.legacy_stream_memcpy_htod(device_a.get(), pageable.data(), bytes),
+              "cuMemcpyHtoD (pageable)");
     pageable_h2d_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - started).count());
     started = Clock::now();
-    gpu.check(api.legacy_stream_memcpy_dtoh(pageable.data(), device_a.get(), bytes), "cuMemcpyDtoH (pageable)");
+    gpu.check(api.legacy_stream_memcpy_dtoh(pageable.data(), device_a.get(), bytes),
+              "cuMemcpyDtoH (pageable)");
     pageable_d2h_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - started).count());
   }
   if (context.sizes.pcie_pageable) {
@@ -164,9 +166,10 @@ TestResult run_pcie(const TestContext& context) {
     add_metric(result, "pageable_d2h_gbps", gbps(bytes, median(pageable_d2h_ms)), "GB/s");
   }
 
-  Evidence pcie = {{"bytes_per_copy", bytes}, {"repetitions", reps}, {"warmup_runs", warm_runs},
-                   {"h2d_median_ms", median(h2d_ms)}, {"d2h_median_ms", median(d2h_ms)},
-                   {"bidirectional_median_ms", median(both_ms)}, {"efficiency", k_pcie_efficiency}};
+  Evidence pcie = {{"bytes_per_copy", bytes},         {"repetitions", reps},
+                   {"warmup_runs", warm_runs},        {"h2d_median_ms", median(h2d_ms)},
+                   {"d2h_median_ms", median(d2h_ms)}, {"bidirectional_median_ms", median(both_ms)},
+                   {"efficiency", k_pcie_efficiency}};
   if (context.nvml == nullptr) {
     pcie["link"] = nullptr;
     pcie["link_unknown"] = context.nvml_problem.empty() ? "NVML was not found" : context.nvml_problem;
@@ -183,11 +186,11 @@ TestResult run_pcie(const TestContext& context) {
   if (round_trip_wrong || bidirectional_wrong) {
     const auto& wrong = round_trip_wrong ? *round_trip_wrong : *bidirectional_wrong;
     result.status = "fail";
-    result.reason = wrong_data_reason(std::string("the ") +
-                                          (round_trip_wrong ? "host -> device -> host round trip"
-                                                            : "bidirectional copies") +
-                                          " over PCIe (64-bit words)",
-                                      wrong, repeat);
+    result.reason = wrong_data_reason(
+        std::string("the ") +
+            (round_trip_wrong ? "host -> device -> host round trip" : "bidirectional copies") +
+            " over PCIe (64-bit words)",
+        wrong, repeat);
     result.details["pcie_check"] = wrong_data_evidence(wrong, repeat);
   }
   return result;

@@ -15,7 +15,6 @@
 namespace cudadiag::selftest {
 namespace {
 
-
 constexpr std::size_t k_chunk_bytes = std::size_t{16} << 20U; // host pattern chunk
 constexpr unsigned k_probe_threads = 1024; // at most 2 blocks per SM resident: the first wave spreads
 

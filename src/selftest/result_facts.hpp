@@ -1,9 +1,9 @@
 #pragma once
 // The typed facts of a self-test result that the findings' rules read (findings/selftest_rules.cpp):
 // the PCIe link and its verdict, the memory test's wrong words and NVML's error counters, the
-// clocks NVML reported while a test ran, and the other processes that used the GPU meanwhile. Each renders as evidence into the result's details
-// (details.pcie, details.memory, details.clocks and details.busy: docs/schema/report.schema.json), where the
-// rest of the test-specific evidence lives.
+// clocks NVML reported while a test ran, and the other processes that used the GPU meanwhile. Each renders as
+// evidence into the result's details (details.pcie, details.memory, details.clocks and details.busy:
+// docs/schema/report.schema.json), where the rest of the test-specific evidence lives.
 
 #include "core/evidence.hpp"
 
@@ -59,10 +59,10 @@ struct WrongWord {
 
 struct MemoryFacts {
   std::uint64_t wrong_words = 0;
-  std::vector<WrongWord> first_wrong_words;       // the first few, in chunk order
-  std::optional<MemoryCounters> nvml_before;      // nullopt: NVML could not say
+  std::vector<WrongWord> first_wrong_words;  // the first few, in chunk order
+  std::optional<MemoryCounters> nvml_before; // nullopt: NVML could not say
   std::optional<MemoryCounters> nvml_after;
-  std::vector<std::string> new_errors;            // selftest/nvml_health.hpp new_memory_errors
+  std::vector<std::string> new_errors; // selftest/nvml_health.hpp new_memory_errors
   friend bool operator==(const MemoryFacts&, const MemoryFacts&) = default;
 };
 
@@ -91,10 +91,10 @@ struct ClockSummary {
 // A process NVML listed on the GPU that is not one of this run's own (selftest/gpu_busy.hpp).
 struct GpuProcess {
   unsigned pid = 0;
-  std::string name;                            // /proc/PID/comm; "" where unreadable
+  std::string name;                               // /proc/PID/comm; "" where unreadable
   std::optional<std::uint64_t> used_memory_bytes; // nullopt: NVML did not say
-  bool compute = false;                        // listed by the compute query
-  bool graphics = false;                       // listed by the graphics query
+  bool compute = false;                           // listed by the compute query
+  bool graphics = false;                          // listed by the graphics query
   friend bool operator==(const GpuProcess&, const GpuProcess&) = default;
 };
 
@@ -104,8 +104,8 @@ struct GpuProcess {
 // (NOT_SUPPORTED, no entry point, a PID namespace whose pids NVML's do not match): unknown, not idle.
 struct BusyFacts {
   bool known = false;
-  std::string unknown_reason;            // when !known
-  std::vector<GpuProcess> others;        // in pid order; empty and known: nobody else
+  std::string unknown_reason;                     // when !known
+  std::vector<GpuProcess> others;                 // in pid order; empty and known: nobody else
   std::optional<unsigned> utilization_before_pct; // NVML's GPU utilisation before the worker's first test
   [[nodiscard]] bool busy() const { return known && !others.empty(); }
   friend bool operator==(const BusyFacts&, const BusyFacts&) = default;

@@ -6,7 +6,6 @@
 
 namespace cudadiag::selftest {
 
-
 const std::vector<BenchmarkReference>& benchmark_references() {
   // H200 (132 SMs, 4814.3 GB/s attribute peak), 2026-12-02. Full: CUB called directly at 2^30 (reduce)
   // and 2^28 (sort) elements, and the device-to-device copy; quick: the same at the quick sizes.
@@ -89,9 +88,9 @@ Score score(const std::vector<TestResult>& tests, const std::vector<verify::Devi
       } else {
         ratios[*test.device].push_back(std::min(1.0, ratio));
       }
-      result.components.push_back(ScoreComponent{*test.device,
-                                                 std::string(reference.test) + "." + std::string(reference.metric),
-                                                 metric->value, expected, ratio, busy});
+      result.components.push_back(
+          ScoreComponent{*test.device, std::string(reference.test) + "." + std::string(reference.metric),
+                         metric->value, expected, ratio, busy});
     }
   }
   std::optional<double> lowest;

@@ -18,6 +18,8 @@
 #include "verify/verification.hpp"
 #include "worker/process.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -27,8 +29,6 @@
 #include <iterator>
 #include <map>
 #include <mutex>
-
-#include <unistd.h>
 
 namespace cudadiag::selftest {
 namespace {
@@ -61,9 +61,11 @@ std::map<std::string, std::string> unloadable_files(const verify::Verification& 
   std::map<std::string, std::string> files;
   for (const auto& step : verification.steps) {
     if (step.status == "timeout") {
-      files[step.path] = "loading " + step.path + " did not finish within --timeout in verification (verify.timeout)";
+      files[step.path] =
+          "loading " + step.path + " did not finish within --timeout in verification (verify.timeout)";
     } else if (step.status == "crashed") {
-      files[step.path] = step.path + " crashed when verification loaded it: " + step.detail + " (verify.crashed)";
+      files[step.path] =
+          step.path + " crashed when verification loaded it: " + step.detail + " (verify.crashed)";
     }
   }
   return files;
@@ -144,8 +146,8 @@ DriverView driver_view(const verify::Verification& verification, const std::stri
   const auto* driver = std::get_if<verify::DriverFacts>(&step->facts);
   if (driver == nullptr || !driver->init) {
     const auto dlopen_error = driver != nullptr ? driver->dlopen_error : std::nullopt;
-    view.no_device_reason =
-        "no GPU: the driver could not be initialised (" + dlopen_error.value_or("cuInit was not reached") + ")";
+    view.no_device_reason = "no GPU: the driver could not be initialised (" +
+                            dlopen_error.value_or("cuInit was not reached") + ")";
     return view;
   }
   if (driver->init->code != 0) {
@@ -170,14 +172,17 @@ std::optional<int> device_arch(const std::vector<verify::Device>& devices, int o
       const auto number = [](std::string_view text) -> std::optional<int> {
         int value = 0;
         const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-        if (text.empty() || error != std::errc{} || end != text.data() + text.size() || value < 0 || value > 999) {
+        if (text.empty() || error != std::errc{} || end != text.data() + text.size() || value < 0 ||
+            value > 999) {
           return std::nullopt;
         }
         return value;
       };
       const auto dot = cc.find('.');
-      const auto major = dot == std::string::npos ? std::nullopt : number(std::string_view(cc).substr(0, dot));
-      const auto minor = dot == std::string::npos ? std::nullopt : number(std::string_view(cc).substr(dot + 1));
+      const auto major =
+          dot == std::string::npos ? std::nullopt : number(std::string_view(cc).substr(0, dot));
+      const auto minor =
+          dot == std::string::npos ? std::nullopt : number(std::string_view(cc).substr(dot + 1));
       if (major && minor) {
         return *major * 10 + *minor;
       }
@@ -258,7 +263,8 @@ std::vector<TestResult> run_in_workers(WorkerConfig config, const SelfTestOption
     }
     if (options.deadline) {
       // The overall budget: no worker outlives it, whatever its tests' own deadlines.
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*options.deadline - Clock::now());
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(*options.deadline - Clock::now());
       if (left.count() <= 0) {
         for (const auto& key : remaining) {
           auto cut = error_result(key, config.device, "not run: " + cut_reason(options));
@@ -284,7 +290,8 @@ std::vector<TestResult> run_in_workers(WorkerConfig config, const SelfTestOption
         tests += (tests.empty() ? "" : ", ") + key;
       }
       const std::lock_guard lock(progress_lock);
-      options.progress("running " + tests + (config.device ? " on GPU " + std::to_string(*config.device) : "") +
+      options.progress("running " + tests +
+                       (config.device ? " on GPU " + std::to_string(*config.device) : "") +
                        (std::find(remaining.begin(), remaining.end(), "jit") != remaining.end()
                             ? " (jit compiles with NVRTC and links with nvJitLink: a few seconds)"
                             : ""));
@@ -315,8 +322,8 @@ std::vector<TestResult> run_in_workers(WorkerConfig config, const SelfTestOption
       // The overall budget ended the worker: the test it was in is cut, the rest not started. Both
       // are skips (the run's bound, not evidence about the GPU), saying so.
       for (const auto& key : remaining) {
-        auto result = error_result(key, config.device,
-                                   (key == current ? "cut while running: " : "not run: ") + cut_reason(options));
+        auto result = error_result(
+            key, config.device, (key == current ? "cut while running: " : "not run: ") + cut_reason(options));
         result.status = "skip";
         results.push_back(std::move(result));
       }
@@ -335,10 +342,11 @@ std::vector<TestResult> run_in_workers(WorkerConfig config, const SelfTestOption
     }
     std::string why = what;
     if (outcome.status == "timeout") {
-      why = !loading.empty() ? "loading " + loading + " did not finish within --timeout " +
-                                   seconds_text(config.load_timeout) + " (the worker was killed)"
-                             : "timed out after " + std::to_string(test_timeout(current, config.level).count() / 1000) +
-                                   " s (the worker was killed)";
+      why = !loading.empty()
+                ? "loading " + loading + " did not finish within --timeout " +
+                      seconds_text(config.load_timeout) + " (the worker was killed)"
+                : "timed out after " + std::to_string(test_timeout(current, config.level).count() / 1000) +
+                      " s (the worker was killed)";
     } else if (!loading.empty()) {
       why = what + " while loading " + loading;
     }
@@ -354,8 +362,8 @@ namespace {
 // One device's tests: the main worker, and NCCL's check in a worker of its own beside it
 // (selftest/libs_apart.hpp). The apart worker reports no progress lines of its own: its result is
 // part of the libs test's.
-std::vector<TestResult> run_device(WorkerConfig config, const SelfTestOptions& options, const Environment& env,
-                                   std::mutex& progress_lock) {
+std::vector<TestResult> run_device(WorkerConfig config, const SelfTestOptions& options,
+                                   const Environment& env, std::mutex& progress_lock) {
   auto apart = split_libs_apart(config);
   std::future<std::vector<TestResult>> apart_results;
   if (apart) {

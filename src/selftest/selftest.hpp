@@ -21,8 +21,8 @@
 // "error" (the test itself broke: crashed, timed out, the worker failed).
 
 #include "core/environment.hpp"
-#include "core/run_context.hpp"
 #include "core/evidence.hpp"
+#include "core/run_context.hpp"
 #include "discovery/discovery.hpp"
 #include "selftest/result_facts.hpp"
 #include "verify/verification.hpp"
@@ -47,8 +47,9 @@ struct TestResult;
 struct TestInfo {
   std::string_view key;
   std::string_view description;
-  std::chrono::seconds quick_timeout; // its deadline at --level quick (catches hangs; far above healthy times)
-  std::chrono::seconds full_timeout;  // ... and at --level full
+  std::chrono::seconds
+      quick_timeout;                 // its deadline at --level quick (catches hangs; far above healthy times)
+  std::chrono::seconds full_timeout; // ... and at --level full
   TestResult (*run)(const TestContext& context); // inside the worker; never throws (see test_context.hpp)
 };
 // Every test, in the order they are reported.
@@ -72,7 +73,7 @@ struct SelfTestOptions {
   // (an error saying so), the ones not started are skipped, saying so.
   std::optional<std::chrono::steady_clock::time_point> deadline;
   std::chrono::seconds budget{0}; // the overall budget `deadline` came from, for the messages
-  bool require_gpu = false; // true: run nothing (skipped_reason says why) when no GPU is usable
+  bool require_gpu = false;       // true: run nothing (skipped_reason says why) when no GPU is usable
   // At most this many workers (one per GPU) at once; nullopt: CUDADIAG_SELFTEST_WORKERS from the
   // environment snapshot, else one per two usable CPUs (selftest/health.hpp worker_limit). A driver
   // that lists 1000 devices, or 56 MIG instances on 8 GPUs, never starts that many processes at once.
@@ -108,7 +109,7 @@ struct TestResult {
   std::optional<MemoryFacts> memory;  // the memory test's wrong words and NVML counters (details.memory)
   std::optional<ClockSummary> clocks; // NVML's clocks while the test ran (details.clocks)
   std::optional<BusyFacts> busy;      // other processes on the GPU while the test ran (details.busy)
-  Evidence details; // the rest of the test-specific evidence (archs, SM sets, CUresults)
+  Evidence details;                   // the rest of the test-specific evidence (archs, SM sets, CUresults)
 };
 
 // The result's details as the report shows them: `details` with the typed facts' fields added.
@@ -153,7 +154,7 @@ struct SelfTestRun {
   std::vector<TestResult> tests;
   Score score;
   double wall_ms = 0;
-  unsigned max_workers = 1; // workers that ran at once (see SelfTestOptions::max_workers)
+  unsigned max_workers = 1;                     // workers that ran at once (see SelfTestOptions::max_workers)
   RunContext context = RunContext::interactive; // as resolved (SelfTestOptions::context)
   bool exclusive = false;                       // SelfTestOptions::exclusive
   // "pass" (nothing failed, a test passed on a GPU), "fail" (a fail or error), "skip" (nothing ran on a

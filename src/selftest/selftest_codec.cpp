@@ -10,7 +10,9 @@ namespace {
 
 using json = nlohmann::json;
 
-std::string dump(const json& value) { return value.dump(-1, ' ', false, json::error_handler_t::replace); }
+std::string dump(const json& value) {
+  return value.dump(-1, ' ', false, json::error_handler_t::replace);
+}
 
 std::optional<json> parse_object(std::string_view text) {
   auto parsed = json::parse(text, nullptr, false);
@@ -20,7 +22,9 @@ std::optional<json> parse_object(std::string_view text) {
   return parsed;
 }
 
-template <class T> json nullable(const std::optional<T>& value) { return value ? json(*value) : json(nullptr); }
+template <class T> json nullable(const std::optional<T>& value) {
+  return value ? json(*value) : json(nullptr);
+}
 
 std::optional<int> optional_int(const json& object, const char* key) {
   return object.contains(key) && object[key].is_number_integer() ? std::optional(object[key].get<int>())
@@ -33,11 +37,13 @@ template <class T> std::optional<T> optional_unsigned(const json& object, const 
 }
 
 std::optional<double> optional_number(const json& object, const char* key) {
-  return object.contains(key) && object[key].is_number() ? std::optional(object[key].get<double>()) : std::nullopt;
+  return object.contains(key) && object[key].is_number() ? std::optional(object[key].get<double>())
+                                                         : std::nullopt;
 }
 
 std::optional<bool> optional_bool(const json& object, const char* key) {
-  return object.contains(key) && object[key].is_boolean() ? std::optional(object[key].get<bool>()) : std::nullopt;
+  return object.contains(key) && object[key].is_boolean() ? std::optional(object[key].get<bool>())
+                                                          : std::nullopt;
 }
 
 std::vector<std::string> strings(const json& object, const char* key) {
@@ -282,7 +288,9 @@ TestResult decode_result(std::string_view text) {
 
 // --- free-form records --------------------------------------------------------------------------
 
-std::string encode_evidence(const Evidence& evidence) { return dump(evidence_to_json(evidence)); }
+std::string encode_evidence(const Evidence& evidence) {
+  return dump(evidence_to_json(evidence));
+}
 
 std::optional<Evidence> decode_evidence(std::string_view text) {
   const auto parsed = parse_object(text);

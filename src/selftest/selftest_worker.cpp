@@ -13,11 +13,11 @@
 #include "selftest/test_context.hpp"
 #include "worker/child.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <future>
-
-#include <unistd.h>
 
 namespace cudadiag::selftest {
 namespace {

@@ -70,8 +70,8 @@ SmClock max_sm_clock(const TestContext& context) {
   clock.source = "nvmlDeviceGetMaxClockInfo(SM)";
   if (clock.mhz == 0 && context.gpu != nullptr && context.device) {
     int khz = 0;
-    if (context.gpu->api().device_get_attribute(&khz, cu::CU_DEVICE_ATTRIBUTE_CLOCK_RATE, context.device->handle) ==
-            cu::CUDA_SUCCESS &&
+    if (context.gpu->api().device_get_attribute(&khz, cu::CU_DEVICE_ATTRIBUTE_CLOCK_RATE,
+                                                context.device->handle) == cu::CUDA_SUCCESS &&
         khz > 0) {
       clock.mhz = static_cast<unsigned>(khz / 1000);
       clock.source = "CU_DEVICE_ATTRIBUTE_CLOCK_RATE";
@@ -87,8 +87,8 @@ cuda_api::DlHandle load_bounded(const TestContext& context, const std::string& p
   using std::chrono::milliseconds;
   const std::string phase = "test:" + std::string(context.info.key);
   const auto test_left = [&context] {
-    return std::max(milliseconds(1), std::chrono::duration_cast<milliseconds>(context.deadline -
-                                                                             std::chrono::steady_clock::now()));
+    return std::max(milliseconds(1), std::chrono::duration_cast<milliseconds>(
+                                         context.deadline - std::chrono::steady_clock::now()));
   };
   const auto bound = context.config.load_timeout;
   if (bound.count() > 0) {
@@ -142,9 +142,12 @@ std::string describe(const WrongData& wrong) {
 }
 
 Evidence wrong_data_evidence(const WrongData& first, const std::optional<std::optional<WrongData>>& repeat) {
-  Evidence evidence = {{"first_index", first.first_index},   {"value", first.value},
-                       {"expected", first.expected},        {"words_differing", first.differing},
-                       {"words_checked", first.checked},    {"repeat", nullptr},
+  Evidence evidence = {{"first_index", first.first_index},
+                       {"value", first.value},
+                       {"expected", first.expected},
+                       {"words_differing", first.differing},
+                       {"words_checked", first.checked},
+                       {"repeat", nullptr},
                        {"persistent", nullptr}};
   if (repeat) {
     evidence["persistent"] = repeat->has_value();

@@ -13,8 +13,8 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <future>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -28,14 +28,14 @@ struct WorkerConfig {
   std::string no_device_reason; // why there is no device, for the skips
   Level level = Level::quick;
   std::vector<std::string> tests;
-  std::string libcuda;      // the driver discovery's loader order resolves; "" = none
+  std::string libcuda; // the driver discovery's loader order resolves; "" = none
   // The libs test's math libraries and their dependencies (selftest/libs.hpp): catalog name ->
   // the file discovery selected; a name that is absent was not found.
   std::map<std::string, std::string> libraries;
   // The libs test checks only these libraries (names of libs::k_libraries); empty = every one. The
   // parent runs NCCL's check in a worker of its own this way (selftest/libs_apart.hpp).
   std::vector<std::string> libs_checked;
-  std::string nvrtc;        // "" = not found
+  std::string nvrtc; // "" = not found
   // The builtins file CUDA Python loads after NVRTC (verify/nvrtc_builtins_preload.hpp): the jit
   // test loads it first, as that process has it; "" = CUDA Python preloads nothing.
   std::string nvrtc_builtins;
@@ -78,7 +78,7 @@ struct LevelSizes {
   int latency_repetitions;     // green_ctx isolation samples
   std::uint64_t pcie_bytes;    // per pinned copy (pcie)
   int pcie_repetitions;
-  bool pcie_pageable; // pageable copies too (reported, not scored)
+  bool pcie_pageable;           // pageable copies too (reported, not scored)
   std::uint64_t compute_rounds; // cudadiag_fma_f32 rounds (64 steps of 16 FMAs each per thread)
   int compute_repetitions;
   bool memory_test; // the memory pattern test runs at this level

@@ -15,11 +15,11 @@ namespace cudadiag::verify {
 
 // What every probe says about loading its library.
 struct LoadFacts {
-  std::string library;                       // the path the probe dlopened
-  bool loaded = false;                       // dlopen succeeded
-  std::optional<std::string> dlopen_error;   // dlerror()'s text when it did not
-  std::vector<std::string> missing_symbols;  // entry points the library lacks
-  std::optional<std::string> probe_error;    // the probe itself failed (an exception: out of memory)
+  std::string library;                      // the path the probe dlopened
+  bool loaded = false;                      // dlopen succeeded
+  std::optional<std::string> dlopen_error;  // dlerror()'s text when it did not
+  std::vector<std::string> missing_symbols; // entry points the library lacks
+  std::optional<std::string> probe_error;   // the probe itself failed (an exception: out of memory)
 };
 
 // --- libcuda (probe_driver) ---
@@ -52,12 +52,12 @@ struct DriverDevice {
 struct DriverFacts : LoadFacts {
   std::optional<std::string> get_proc_address; // "cuGetProcAddress_v2" | "cuGetProcAddress"
   std::optional<CuResultInfo> get_proc_address_error;
-  std::optional<CuResultInfo> init; // cuInit(0); nullopt when it was not reached
+  std::optional<CuResultInfo> init;  // cuInit(0); nullopt when it was not reached
   std::optional<int> driver_version; // cuDriverGetVersion: 13000 = 13.0
   std::optional<CuResultInfo> driver_version_error;
   std::optional<int> device_count;
   std::vector<DriverDevice> devices;
-  bool is_stub = false; // CUDA_ERROR_STUB_LIBRARY (34) from any call
+  bool is_stub = false;                      // CUDA_ERROR_STUB_LIBRARY (34) from any call
   std::optional<std::string> internal_error; // the probe failed; only the LoadFacts are meaningful
 };
 
@@ -65,7 +65,7 @@ struct DriverFacts : LoadFacts {
 
 struct NvmlReturnInfo {
   unsigned code = 0;
-  std::optional<std::string> name; // nvml.h's enumerator name
+  std::optional<std::string> name;        // nvml.h's enumerator name
   std::optional<std::string> description; // nvmlErrorString
 };
 
@@ -105,10 +105,10 @@ struct NvmlDevice {
 
 // Everything after LoadFacts is meaningful (and in the JSON) only when `loaded`.
 struct NvmlFacts : LoadFacts {
-  std::optional<NvmlReturnInfo> init; // nvmlInit_v2
+  std::optional<NvmlReturnInfo> init;        // nvmlInit_v2
   std::optional<std::string> driver_version; // "580.95.05"
   std::optional<std::string> nvml_version;
-  std::optional<int> cuda_driver_version; // 13000 = 13.0
+  std::optional<int> cuda_driver_version;             // 13000 = 13.0
   std::optional<std::string> cuda_driver_version_api; // which of the two entry points answered
   std::optional<unsigned> device_count;
   std::vector<NvmlDevice> devices;
@@ -128,7 +128,7 @@ struct NvrtcCompileCheck {
 
 // libnvrtc-builtins.so.MAJOR.MINOR next to the real file of libnvrtc.
 struct NvrtcBuiltins {
-  std::string expected; // the file name
+  std::string expected;            // the file name
   std::optional<std::string> path; // where it is, when it exists
   bool loadable = false;
   std::optional<std::string> error;
@@ -139,7 +139,7 @@ struct NvrtcFacts : LoadFacts {
   std::optional<std::string> version; // "13.0"
   std::optional<int> version_error;   // nvrtcVersion's result when it failed
   std::optional<std::vector<int>> supported_archs;
-  std::optional<NvrtcBuiltins> builtins; // nullopt without a version
+  std::optional<NvrtcBuiltins> builtins;          // nullopt without a version
   std::optional<NvrtcCompileCheck> compile_check; // nullopt when an entry point is missing
 };
 
@@ -153,10 +153,10 @@ struct NvJitLinkCreateCheck {
 };
 
 struct NvJitLinkFacts : LoadFacts {
-  std::optional<std::string> version;     // "13.0"
-  std::optional<int> version_error;       // nvJitLinkVersion's result when it failed
-  std::optional<std::string> version_api; // "nvJitLinkVersion" | "versioned_symbols"
-  std::optional<std::string> versioned_symbol; // "__nvJitLinkCreate_12_4" (12.0-12.2)
+  std::optional<std::string> version;            // "13.0"
+  std::optional<int> version_error;              // nvJitLinkVersion's result when it failed
+  std::optional<std::string> version_api;        // "nvJitLinkVersion" | "versioned_symbols"
+  std::optional<std::string> versioned_symbol;   // "__nvJitLinkCreate_12_4" (12.0-12.2)
   std::vector<std::string> entry_point_versions; // the header versions it accepts ("12.0", ...)
   std::optional<NvJitLinkCreateCheck> create_check;
 };
@@ -177,7 +177,8 @@ struct CudartFacts : LoadFacts {
 };
 
 // The answer of one probe; monostate when there is none (the worker did not finish).
-using ProbeFacts = std::variant<std::monostate, DriverFacts, NvmlFacts, NvrtcFacts, NvJitLinkFacts, CudartFacts>;
+using ProbeFacts =
+    std::variant<std::monostate, DriverFacts, NvmlFacts, NvrtcFacts, NvJitLinkFacts, CudartFacts>;
 
 // The LoadFacts of an answer, or nullptr for monostate.
 const LoadFacts* load_facts(const ProbeFacts& facts);

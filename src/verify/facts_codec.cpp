@@ -189,8 +189,10 @@ json nvjitlink_json(const NvJitLinkFacts& facts) {
   out["entry_point_versions"] = facts.entry_point_versions;
   out["create_check"] = nullptr;
   if (const auto& check = facts.create_check) {
-    out["create_check"] = {
-        {"ok", check->ok}, {"options", check->options}, {"code", check->code}, {"name", nullable(check->name)}};
+    out["create_check"] = {{"ok", check->ok},
+                           {"options", check->options},
+                           {"code", check->code},
+                           {"name", nullable(check->name)}};
   }
   return out;
 }
@@ -357,9 +359,9 @@ NvmlDevice get_nvml_device(const json& in) {
   device.pci_bus_id = get_string(in, "pci_bus_id");
   device.pci_device_id = get_integer<unsigned>(in, "pci_device_id");
   if (const auto pcie = member(in, "pcie"); pcie.is_object()) {
-    device.pcie = NvmlPcie{get_integer<unsigned>(pcie, "gen_current"), get_integer<unsigned>(pcie, "gen_max"),
-                           get_integer<unsigned>(pcie, "width_current"),
-                           get_integer<unsigned>(pcie, "width_max")};
+    device.pcie =
+        NvmlPcie{get_integer<unsigned>(pcie, "gen_current"), get_integer<unsigned>(pcie, "gen_max"),
+                 get_integer<unsigned>(pcie, "width_current"), get_integer<unsigned>(pcie, "width_max")};
   }
   if (const auto ecc = member(in, "ecc"); ecc.is_object()) {
     device.ecc = NvmlEcc{get_bool(ecc, "current"), get_bool(ecc, "pending")};
@@ -373,11 +375,12 @@ NvmlDevice get_nvml_device(const json& in) {
   }
   device.persistence_mode = get_bool(in, "persistence_mode");
   if (const auto mig = member(in, "mig_mode"); mig.is_object()) {
-    device.mig_mode = NvmlMigMode{get_bool(mig, "current").value_or(false), get_bool(mig, "pending").value_or(false)};
+    device.mig_mode =
+        NvmlMigMode{get_bool(mig, "current").value_or(false), get_bool(mig, "pending").value_or(false)};
   }
   if (const auto reasons = member(in, "clocks_event_reasons"); reasons.is_object()) {
-    device.clocks_event_reasons =
-        NvmlClocksEventReasons{get_integer<std::uint64_t>(reasons, "mask").value_or(0), get_strings(reasons, "active")};
+    device.clocks_event_reasons = NvmlClocksEventReasons{
+        get_integer<std::uint64_t>(reasons, "mask").value_or(0), get_strings(reasons, "active")};
   }
   device.errors = get_string_map(in, "errors");
   return device;
@@ -419,9 +422,10 @@ NvrtcFacts get_nvrtc(const json& in) {
     facts.supported_archs = std::move(list);
   }
   if (const auto builtins = member(in, "builtins"); builtins.is_object()) {
-    facts.builtins = NvrtcBuiltins{get_string(builtins, "expected").value_or(""), get_string(builtins, "path"),
-                                   get_bool(builtins, "loadable").value_or(false), get_string(builtins, "error"),
-                                   get_string(builtins, "used")};
+    facts.builtins =
+        NvrtcBuiltins{get_string(builtins, "expected").value_or(""), get_string(builtins, "path"),
+                      get_bool(builtins, "loadable").value_or(false), get_string(builtins, "error"),
+                      get_string(builtins, "used")};
   }
   if (const auto check = member(in, "compile_check"); check.is_object()) {
     facts.compile_check =
@@ -441,8 +445,9 @@ NvJitLinkFacts get_nvjitlink(const json& in) {
   facts.versioned_symbol = get_string(in, "versioned_symbol");
   facts.entry_point_versions = get_strings(in, "entry_point_versions");
   if (const auto check = member(in, "create_check"); check.is_object()) {
-    facts.create_check = NvJitLinkCreateCheck{get_bool(check, "ok").value_or(false), get_strings(check, "options"),
-                                              get_integer<int>(check, "code").value_or(0), get_string(check, "name")};
+    facts.create_check =
+        NvJitLinkCreateCheck{get_bool(check, "ok").value_or(false), get_strings(check, "options"),
+                             get_integer<int>(check, "code").value_or(0), get_string(check, "name")};
   }
   return facts;
 }

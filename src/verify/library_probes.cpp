@@ -101,8 +101,11 @@ std::optional<NvrtcCompileCheck> nvrtc_compile_check(const NvrtcApi& api) {
   const nvrtc::Result created =
       api.create_program(&program, k_source, "cudadiag_check.cu", 0, nullptr, nullptr);
   if (created != nvrtc::k_success) {
-    return NvrtcCompileCheck{
-        .ok = false, .step = "nvrtcCreateProgram", .code = created, .name = nvrtc_result_name(api, created), .log = ""};
+    return NvrtcCompileCheck{.ok = false,
+                             .step = "nvrtcCreateProgram",
+                             .code = created,
+                             .name = nvrtc_result_name(api, created),
+                             .log = ""};
   }
   report_phase("nvrtcCompileProgram");
   const nvrtc::Result compiled = api.compile_program(program, 0, nullptr);
@@ -146,7 +149,8 @@ std::string loaded_builtins(const std::string& expected) {
 
 // {"expected", "path", "loadable", "error"} for libnvrtc-builtins.so.MAJOR.MINOR beside the real
 // file of `nvrtc_path`, plus "used": the file the compile check made NVRTC load (or null).
-NvrtcBuiltins nvrtc_builtins(const std::string& nvrtc_path, const std::string& expected, const std::string& used) {
+NvrtcBuiltins nvrtc_builtins(const std::string& nvrtc_path, const std::string& expected,
+                             const std::string& used) {
   const auto real = fs::real_path(nvrtc_path);
   const std::string dir = fs::parent(real ? *real : nvrtc_path);
   const std::string candidate = fs::join(dir, expected);
@@ -294,11 +298,11 @@ void nvjitlink_probe(const std::string& path, NvJitLinkFacts& result) {
       destroy(&linker);
     }
     const std::string_view name = nvjitlink::result_name(code);
-    result.create_check = NvJitLinkCreateCheck{
-        .ok = code == nvjitlink::k_success,
-        .options = std::vector<std::string>(k_options.begin(), k_options.end()),
-        .code = code,
-        .name = name.empty() ? std::nullopt : std::optional(std::string(name))};
+    result.create_check =
+        NvJitLinkCreateCheck{.ok = code == nvjitlink::k_success,
+                             .options = std::vector<std::string>(k_options.begin(), k_options.end()),
+                             .code = code,
+                             .name = name.empty() ? std::nullopt : std::optional(std::string(name))};
   }
 }
 

@@ -129,7 +129,8 @@ std::string error_name(nvml::Return code) {
 // function's name. Returns whether it succeeded.
 class DeviceCalls {
 public:
-  DeviceCalls(unsigned index, std::map<std::string, std::string>& errors) : m_index(index), m_errors(errors) {}
+  DeviceCalls(unsigned index, std::map<std::string, std::string>& errors)
+      : m_index(index), m_errors(errors) {}
 
   template <class Fn, class... Args> bool call(const char* name, Fn fn, Args... args) {
     if (fn == nullptr) {
@@ -186,7 +187,8 @@ NvmlDevice probe_device(const NvmlApi& api, unsigned index) {
       field = value;
     }
   };
-  link_value(pcie.gen_current, "nvmlDeviceGetCurrPcieLinkGeneration", api.device_get_curr_pcie_link_generation);
+  link_value(pcie.gen_current, "nvmlDeviceGetCurrPcieLinkGeneration",
+             api.device_get_curr_pcie_link_generation);
   link_value(pcie.gen_max, "nvmlDeviceGetMaxPcieLinkGeneration", api.device_get_max_pcie_link_generation);
   link_value(pcie.width_current, "nvmlDeviceGetCurrPcieLinkWidth", api.device_get_curr_pcie_link_width);
   link_value(pcie.width_max, "nvmlDeviceGetMaxPcieLinkWidth", api.device_get_max_pcie_link_width);

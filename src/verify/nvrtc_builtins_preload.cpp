@@ -32,7 +32,8 @@ std::string major_minor_of(std::string_view file_name) {
 
 } // namespace
 
-std::optional<std::string> pathfinder_builtins_preload(const std::string& nvrtc_path, probes::PathfinderStep found_via) {
+std::optional<std::string> pathfinder_builtins_preload(const std::string& nvrtc_path,
+                                                       probes::PathfinderStep found_via) {
   using probes::PathfinderStep;
   if (found_via == PathfinderStep::conda || found_via == PathfinderStep::system_search ||
       found_via == PathfinderStep::none) {
@@ -43,7 +44,8 @@ std::optional<std::string> pathfinder_builtins_preload(const std::string& nvrtc_
     return std::nullopt;
   }
   const std::string directory = fs::parent(*real);
-  const std::string_view file_name = std::string_view(*real).substr(std::min(real->size(), directory.size() + 1));
+  const std::string_view file_name =
+      std::string_view(*real).substr(std::min(real->size(), directory.size() + 1));
   std::string version;
   if (found_via == PathfinderStep::site_packages) {
     constexpr std::string_view k_cuda13_wheel = "libnvrtc.so.13";

@@ -19,7 +19,8 @@
 
 namespace cudadiag::verify {
 
-std::optional<std::string> pathfinder_builtins_preload(const std::string& nvrtc_path, probes::PathfinderStep found_via);
+std::optional<std::string> pathfinder_builtins_preload(const std::string& nvrtc_path,
+                                                       probes::PathfinderStep found_via);
 
 // The builtins CUDA Python loads after loading the NVRTC at `nvrtc_path`, when that NVRTC is its
 // answer in `discovery` (the selected copy, by the path it was found through); nullopt otherwise

@@ -51,7 +51,8 @@ std::vector<worker::WorkerStep> plan_steps(const discovery::DiscoveryResult& dis
     const auto& second = python_first ? component.loader : component.selected;
     const auto& choice = first ? first : second;
     if (choice) {
-      steps.push_back(worker::WorkerStep{std::string(component.spec->name), std::string(verify_with->probe), choice->via.path, {}, -1});
+      steps.push_back(worker::WorkerStep{
+          std::string(component.spec->name), std::string(verify_with->probe), choice->via.path, {}, -1});
     }
   }
   return steps;
@@ -84,7 +85,8 @@ std::vector<Device> merge_devices(const DriverFacts* driver, const NvmlFacts* nv
   return devices;
 }
 
-Verification verify(const discovery::DiscoveryResult& discovery, const VerifyOptions& options, const Environment& env) {
+Verification verify(const discovery::DiscoveryResult& discovery, const VerifyOptions& options,
+                    const Environment& env) {
   Verification verification;
   if (!options.enabled) {
     verification.skipped_reason = "--no-load: files were inspected only; no code from them ran";

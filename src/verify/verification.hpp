@@ -47,7 +47,8 @@ struct Verification {
 // `.verify`, at the answer the row names first (else the other one).
 std::vector<worker::WorkerStep> plan_steps(const discovery::DiscoveryResult& discovery);
 
-Verification verify(const discovery::DiscoveryResult& discovery, const VerifyOptions& options, const Environment& env);
+Verification verify(const discovery::DiscoveryResult& discovery, const VerifyOptions& options,
+                    const Environment& env);
 
 // Merges the driver's device list with NVML's (matched by UUID) into the report's devices.
 std::vector<Device> merge_devices(const DriverFacts* driver, const NvmlFacts* nvml);

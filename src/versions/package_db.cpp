@@ -3,10 +3,9 @@
 #include "core/filesystem.hpp"
 #include "core/mapped_file.hpp"
 #include "core/once_flag.hpp"
-#include "core/timeline.hpp"
 #include "core/parallel.hpp"
+#include "core/timeline.hpp"
 #include "versions/sqlite_api.hpp"
-
 
 #include <algorithm>
 #include <array>
@@ -30,8 +29,8 @@ constexpr std::size_t k_max_lists = 4096; // hinted .list files read at most
 // Package names that can ship what the catalog finds (NVIDIA's apt/yum repositories, Debian's and
 // Fedora's own packages of cuDNN/NCCL/NVSHMEM).
 constexpr std::array<std::string_view, 20> k_package_hints = {
-    "cuda",   "nvidia",   "cudnn",   "nccl",     "cublas",  "cufft",   "curand",  "cusolver", "cusparse", "npp",
-    "nvjpeg", "nvjitlink", "nvrtc",  "cufile",   "cutensor", "cudss",  "nvshmem", "nsight",   "libnv",    "nvvm"};
+    "cuda",   "nvidia",    "cudnn", "nccl",   "cublas",   "cufft", "curand",  "cusolver", "cusparse", "npp",
+    "nvjpeg", "nvjitlink", "nvrtc", "cufile", "cutensor", "cudss", "nvshmem", "nsight",   "libnv",    "nvvm"};
 
 bool hinted(std::string_view package) {
   for (const auto hint : k_package_hints) {
@@ -101,7 +100,8 @@ std::optional<Stanza> installed_stanza_at(std::string_view status, std::size_t a
 
 // The stanza of `name` in a dpkg status file's text (the installed one for `arch` when given),
 // looked for among `starts` (where the stanzas of that name begin).
-std::optional<Stanza> find_stanza(std::string_view status, std::span<const std::size_t> starts, std::string_view arch) {
+std::optional<Stanza> find_stanza(std::string_view status, std::span<const std::size_t> starts,
+                                  std::string_view arch) {
   for (const auto at : starts) {
     if (auto stanza = installed_stanza_at(status, at, arch)) {
       return stanza;
@@ -115,7 +115,8 @@ std::optional<Stanza> find_stanza(std::string_view status, std::span<const std::
 // the offset of its "Package:" line). A "Package:"
 // line starts a stanza only at the start of a line; continuation lines (" Package: ...") are
 // description text. The other stanzas are skipped unread: a status file holds thousands.
-template <class Wanted, class Visit> void for_each_package(std::string_view status, Wanted&& wanted, Visit&& visit) {
+template <class Wanted, class Visit>
+void for_each_package(std::string_view status, Wanted&& wanted, Visit&& visit) {
   constexpr std::string_view k_package = "Package: ";
   constexpr std::string_view k_next_package = "\nPackage: ";
   constexpr std::string_view k_architecture = "\nArchitecture: ";
@@ -300,7 +301,8 @@ private:
     const std::size_t mask = m_slots.size() - 1;
     for (std::size_t at = hash(path) & mask;; at = (at + 1) & mask) {
       auto& slot = m_slots[at];
-      if (slot.data == nullptr || (slot.size == path.size() && std::memcmp(slot.data, path.data(), path.size()) == 0)) {
+      if (slot.data == nullptr ||
+          (slot.size == path.size() && std::memcmp(slot.data, path.data(), path.size()) == 0)) {
         return slot;
       }
     }
@@ -387,16 +389,17 @@ void PackageDatabase::read_dpkg_lists() const {
     // of the thousands of files in info/, found without listing it.
     const auto info = fs::join(m_paths.dpkg_dir, "info");
     std::vector<std::string> names;
-    for_each_package(state.status, hinted, [&](std::string_view package, std::string_view architecture, std::size_t start) {
-      state.stanza_starts[package].push_back(start);
-      names.push_back(std::string(package) + ".list");
-      // A Multi-Arch: same package's list carries its architecture ("libnccl2:amd64.list").
-      for (const auto arch : {architecture, dpkg_native_architecture()}) {
-        if (!arch.empty() && arch != "all") {
-          names.push_back(std::string(package) + ":" + std::string(arch) + ".list");
-        }
-      }
-    });
+    for_each_package(state.status, hinted,
+                     [&](std::string_view package, std::string_view architecture, std::size_t start) {
+                       state.stanza_starts[package].push_back(start);
+                       names.push_back(std::string(package) + ".list");
+                       // A Multi-Arch: same package's list carries its architecture ("libnccl2:amd64.list").
+                       for (const auto arch : {architecture, dpkg_native_architecture()}) {
+                         if (!arch.empty() && arch != "all") {
+                           names.push_back(std::string(package) + ":" + std::string(arch) + ".list");
+                         }
+                       }
+                     });
     std::sort(names.begin(), names.end());
     names.erase(std::unique(names.begin(), names.end()), names.end());
     for (const auto& name : names) {
@@ -410,7 +413,8 @@ void PackageDatabase::read_dpkg_lists() const {
         continue;
       }
       if (state.lists.size() == k_max_lists) {
-        state.problem("dpkg: more than " + std::to_string(k_max_lists) + " CUDA-like .list files; the rest not read");
+        state.problem("dpkg: more than " + std::to_string(k_max_lists) +
+                      " CUDA-like .list files; the rest not read");
         break;
       }
       state.list_owners.push_back(name.substr(0, name.size() - 5));
@@ -492,10 +496,12 @@ void PackageDatabase::read_ahead() const {
   read_dpkg_lists(); // the bulk: one .list per CUDA package, tens of thousands of lines
 }
 
-bool PackageDatabase::lists_read() const { return m_state->dpkg_once.done(); }
+bool PackageDatabase::lists_read() const {
+  return m_state->dpkg_once.done();
+}
 
-std::optional<FoundVersion> PackageDatabase::version_of_file(const std::string& path,
-                                                             const std::optional<std::string>& realpath) const {
+std::optional<FoundVersion>
+PackageDatabase::version_of_file(const std::string& path, const std::optional<std::string>& realpath) const {
   auto& state = *m_state;
   std::vector<std::string> paths{path};
   if (realpath && *realpath != path) {
@@ -514,11 +520,14 @@ std::optional<FoundVersion> PackageDatabase::version_of_file(const std::string& 
     const auto& key = state.list_owners[static_cast<std::size_t>(owner - state.list_paths.begin())];
     const auto colon = key.find(':');
     const auto name = std::string_view(key).substr(0, colon);
-    const auto arch = colon == std::string::npos ? std::string_view{} : std::string_view(key).substr(colon + 1);
+    const auto arch =
+        colon == std::string::npos ? std::string_view{} : std::string_view(key).substr(colon + 1);
     const auto starts = state.stanza_starts.find(name);
-    const auto stanza = starts == state.stanza_starts.end() ? std::nullopt : find_stanza(state.status, starts->second, arch);
+    const auto stanza =
+        starts == state.stanza_starts.end() ? std::nullopt : find_stanza(state.status, starts->second, arch);
     if (!stanza) {
-      state.problem("dpkg: " + std::string(name) + " lists " + candidate + " but has no installed stanza in the status file");
+      state.problem("dpkg: " + std::string(name) + " lists " + candidate +
+                    " but has no installed stanza in the status file");
       return std::nullopt;
     }
     auto version = upstream_version(stanza->version);
@@ -526,7 +535,8 @@ std::optional<FoundVersion> PackageDatabase::version_of_file(const std::string& 
       return std::nullopt;
     }
     return FoundVersion{std::move(version), VersionSource::dpkg_status,
-                        std::string(name) + " " + stanza->version + " (" + fs::join(m_paths.dpkg_dir, "status") + ")"};
+                        std::string(name) + " " + stanza->version + " (" +
+                            fs::join(m_paths.dpkg_dir, "status") + ")"};
   }
 
   // RPM.
@@ -574,7 +584,8 @@ std::optional<FoundVersion> PackageDatabase::version_of_file(const std::string& 
       if (!owns || name.empty() || version.empty() || !is_dotted_digits(version.front())) {
         continue;
       }
-      const std::string full = std::string(version.front()) + (release.empty() ? "" : "-" + std::string(release.front()));
+      const std::string full =
+          std::string(version.front()) + (release.empty() ? "" : "-" + std::string(release.front()));
       return FoundVersion{std::string(version.front()), VersionSource::rpm_db,
                           std::string(name.front()) + " " + full + " (" + m_paths.rpm_db + ")"};
     }

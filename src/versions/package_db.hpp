@@ -7,10 +7,10 @@
 // Only packages that can ship CUDA components are read (names with cuda, nvidia, nv, cudnn, nccl,
 // cublas, ... in them; see k_package_hints in the source): their names come from the status file
 // and their .list files are opened by name, so a system with thousands of packages costs one read
-// of the status file, not a listing of info/. Nothing is read until the first question. Every read is bounded:
-// a .list over 16 MiB, a status file over 64 MiB, an RPM header over 16 MiB are not read; a file that
-// is not SQLite, a locked or corrupt database, or a garbled status stanza gives no version and a
-// problem line, never an exception.
+// of the status file, not a listing of info/. Nothing is read until the first question. Every read is
+// bounded: a .list over 16 MiB, a status file over 64 MiB, an RPM header over 16 MiB are not read; a file
+// that is not SQLite, a locked or corrupt database, or a garbled status stanza gives no version and a problem
+// line, never an exception.
 
 #include "versions/version_sources.hpp"
 
@@ -39,8 +39,8 @@ public:
   // The version of the package that installed `path`, looked up by the path as given and, when it
   // differs, by its realpath; source dpkg_status or rpm_db, evidence "<package> <full version>
   // (<database>)". nullopt when no database knows the file. Thread-safe; the first call reads.
-  [[nodiscard]] std::optional<FoundVersion> version_of_file(const std::string& path,
-                                                            const std::optional<std::string>& realpath = {}) const;
+  [[nodiscard]] std::optional<FoundVersion>
+  version_of_file(const std::string& path, const std::optional<std::string>& realpath = {}) const;
   // Reads the dpkg status and .list files now (the bulk of what the first question reads), so that a thread
   // can do it while discovery does other work. Thread-safe; they are read once however many
   // threads ask.

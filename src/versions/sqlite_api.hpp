@@ -24,7 +24,9 @@ inline constexpr int k_open_readonly = 0x01; // SQLITE_OPEN_READONLY
 inline constexpr int k_open_uri = 0x40;      // SQLITE_OPEN_URI
 using Destructor = void (*)(void*);          // sqlite3_destructor_type
 // SQLITE_TRANSIENT: SQLite copies the bound bytes before the call returns.
-inline Destructor transient() { return reinterpret_cast<Destructor>(static_cast<std::intptr_t>(-1)); }
+inline Destructor transient() {
+  return reinterpret_cast<Destructor>(static_cast<std::intptr_t>(-1));
+}
 } // namespace sqlite
 
 struct SqliteApi {
@@ -33,10 +35,12 @@ struct SqliteApi {
   const char* (*errmsg)(sqlite3* db) = nullptr;
   const char* (*errstr)(int code) = nullptr;
   int (*busy_timeout)(sqlite3* db, int milliseconds) = nullptr;
-  int (*prepare_v2)(sqlite3* db, const char* sql, int bytes, sqlite3_stmt** statement, const char** tail) = nullptr;
+  int (*prepare_v2)(sqlite3* db, const char* sql, int bytes, sqlite3_stmt** statement,
+                    const char** tail) = nullptr;
   int (*finalize)(sqlite3_stmt* statement) = nullptr;
   int (*reset)(sqlite3_stmt* statement) = nullptr;
-  int (*bind_text)(sqlite3_stmt* statement, int index, const char* text, int bytes, sqlite::Destructor free) = nullptr;
+  int (*bind_text)(sqlite3_stmt* statement, int index, const char* text, int bytes,
+                   sqlite::Destructor free) = nullptr;
   int (*step)(sqlite3_stmt* statement) = nullptr;
   int (*column_bytes)(sqlite3_stmt* statement, int column) = nullptr;
   const void* (*column_blob)(sqlite3_stmt* statement, int column) = nullptr;

@@ -4,7 +4,6 @@
 #include "elf/elf_file.hpp"
 
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,6 +11,7 @@
 #include <cstring>
 #include <optional>
 #include <string_view>
+#include <sys/stat.h>
 #include <vector>
 
 namespace cudadiag::versions {
@@ -25,7 +25,9 @@ constexpr std::size_t k_chunk = std::size_t{1} << 20U;
 // What may follow the marker: "12.8, V12.8.93" and a little slack.
 constexpr std::size_t k_tail = 48;
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
 
 // Digits and dots, starting and ending with a digit, at most 31 characters; the length taken.
 std::size_t dotted_number(std::string_view text) {
@@ -65,7 +67,8 @@ Expected<std::optional<ToolRelease>> scan_for_release(int fd, std::uint64_t begi
   std::uint64_t at_offset = begin;
   while (true) {
     const auto wanted = static_cast<std::size_t>(std::min<std::uint64_t>(chunk, end - at_offset));
-    const ssize_t got = wanted == 0 ? 0 : ::pread(fd, buffer.data() + held, wanted, static_cast<off_t>(at_offset));
+    const ssize_t got =
+        wanted == 0 ? 0 : ::pread(fd, buffer.data() + held, wanted, static_cast<off_t>(at_offset));
     if (got < 0 && errno == EINTR) {
       continue;
     }

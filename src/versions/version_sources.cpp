@@ -25,9 +25,15 @@ constexpr size_t k_version_max_length = 64;
 constexpr std::string_view k_dist_info_suffix = ".dist-info";
 constexpr std::string_view k_json_suffix = ".json";
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-char to_lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
+bool is_alpha(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+char to_lower(char c) {
+  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+}
 
 bool equals_ignoring_case(std::string_view a, std::string_view b) {
   return a.size() == b.size() &&
@@ -62,7 +68,8 @@ bool is_plausible_version(std::string_view text, bool allow_dash) {
     return false;
   }
   return std::all_of(text.begin(), text.end(), [allow_dash](char c) {
-    return is_digit(c) || is_alpha(c) || c == '.' || c == '_' || c == '+' || c == '!' || (allow_dash && c == '-');
+    return is_digit(c) || is_alpha(c) || c == '.' || c == '_' || c == '+' || c == '!' ||
+           (allow_dash && c == '-');
   });
 }
 
@@ -195,7 +202,9 @@ template <class Visit> void for_each_header_line(const std::string& path, Visit&
   }
   const bool whole_file = head->size() < k_header_head_bytes;
   const auto last_newline = head->rfind('\n');
-  const std::size_t complete = whole_file ? head->size() : last_newline == std::string::npos ? 0 : last_newline + 1;
+  const std::size_t complete = whole_file                          ? head->size()
+                               : last_newline == std::string::npos ? 0
+                                                                   : last_newline + 1;
   bool done = false;
   for_each_directive_line(std::string_view(*head).substr(0, complete),
                           [&](std::string_view line) { return done = visit(line); });
@@ -228,7 +237,8 @@ nlohmann::json read_json_file(const std::string& path, std::uint64_t max_bytes) 
   if (!content) {
     return nlohmann::json::value_t::discarded;
   }
-  auto parsed = bounded_json::parse(*content, {.max_depth = 32, .max_bytes = static_cast<std::size_t>(max_bytes)});
+  auto parsed =
+      bounded_json::parse(*content, {.max_depth = 32, .max_bytes = static_cast<std::size_t>(max_bytes)});
   if (auto* document = std::get_if<nlohmann::json>(&parsed)) {
     return std::move(*document);
   }
@@ -249,7 +259,8 @@ std::optional<std::string> string_member(const nlohmann::json& object, std::stri
 
 // A directory's entry names: the run's shared `listing` when given, else `dir` listed now into
 // `storage`; nullptr when it cannot be listed.
-const std::vector<std::string_view>* entries_of(const std::string& dir, const std::vector<std::string_view>* listing,
+const std::vector<std::string_view>* entries_of(const std::string& dir,
+                                                const std::vector<std::string_view>* listing,
                                                 fs::DirectoryNames& storage) {
   if (listing != nullptr) {
     return listing;
@@ -329,7 +340,8 @@ std::optional<CondaRecordName> parse_conda_record_name(std::string_view entry) {
   if (version_dash == std::string_view::npos || version_dash == 0) {
     return std::nullopt;
   }
-  return CondaRecordName{stem.substr(0, version_dash), stem.substr(version_dash + 1, build_dash - version_dash - 1)};
+  return CondaRecordName{stem.substr(0, version_dash),
+                         stem.substr(version_dash + 1, build_dash - version_dash - 1)};
 }
 
 // One component of a dotted version: its leading digits (without leading zeros) and the rest.
@@ -353,7 +365,9 @@ VersionComponent split_component(std::string_view component) {
   return {number, component.substr(digits)};
 }
 
-int sign(int value) { return (value > 0) - (value < 0); }
+int sign(int value) {
+  return (value > 0) - (value < 0);
+}
 
 int compare_components(std::string_view a, std::string_view b) {
   const auto left = split_component(a);
@@ -398,22 +412,14 @@ std::optional<int> parse_int(std::string_view digits) {
 
 std::string_view to_string(VersionSource source) {
   switch (source) {
-  case VersionSource::file_name:
-    return "file_name";
-  case VersionSource::wheel_metadata:
-    return "wheel_metadata";
-  case VersionSource::toolkit_version_json:
-    return "toolkit_version_json";
-  case VersionSource::conda_meta:
-    return "conda_meta";
-  case VersionSource::header_macro:
-    return "header_macro";
-  case VersionSource::toolkit_dist_info:
-    return "toolkit_dist_info";
-  case VersionSource::dpkg_status:
-    return "dpkg_status";
-  case VersionSource::rpm_db:
-    return "rpm_db";
+  case VersionSource::file_name: return "file_name";
+  case VersionSource::wheel_metadata: return "wheel_metadata";
+  case VersionSource::toolkit_version_json: return "toolkit_version_json";
+  case VersionSource::conda_meta: return "conda_meta";
+  case VersionSource::header_macro: return "header_macro";
+  case VersionSource::toolkit_dist_info: return "toolkit_dist_info";
+  case VersionSource::dpkg_status: return "dpkg_status";
+  case VersionSource::rpm_db: return "rpm_db";
   }
   return "unknown";
 }
@@ -471,7 +477,8 @@ std::optional<FoundVersion> version_from_dist_info(const std::string& dir,
       if (!version || !fs::is_directory(fs::join(dir, entry))) {
         continue;
       }
-      if (!best || (!version->empty() && (best->version.empty() || compare_versions(*version, best->version) > 0))) {
+      if (!best ||
+          (!version->empty() && (best->version.empty() || compare_versions(*version, best->version) > 0))) {
         best = DistInfoDir{std::string(entry), std::move(*version)};
       }
     }
@@ -484,9 +491,9 @@ std::optional<FoundVersion> version_from_dist_info(const std::string& dir,
       return FoundVersion{std::move(*version), source, metadata};
     }
     if (!best->version.empty()) {
-      return FoundVersion{best->version, source,
-                          dist_info +
-                              " (version from the directory name: METADATA missing or without a Version header)"};
+      return FoundVersion{
+          best->version, source,
+          dist_info + " (version from the directory name: METADATA missing or without a Version header)"};
     }
   }
   return std::nullopt;
@@ -501,7 +508,8 @@ std::optional<FoundVersion> version_from_toolkit_json(const std::string& toolkit
   return version_from_toolkit_json(toolkit_root, read_toolkit_version_json(toolkit_root), keys);
 }
 
-std::optional<FoundVersion> version_from_toolkit_json(const std::string& toolkit_root, const nlohmann::json& json,
+std::optional<FoundVersion> version_from_toolkit_json(const std::string& toolkit_root,
+                                                      const nlohmann::json& json,
                                                       std::span<const std::string_view> keys) {
   const auto path = fs::join(toolkit_root, "version.json");
   if (!json.is_object()) {
@@ -607,12 +615,13 @@ std::optional<FoundVersion> cccl_version_from_headers(const std::string& include
     });
     const auto& [version, major, minor, patch] = values;
     if (version && *version > 0) {
-      return FoundVersion{std::to_string(*version / 1000000) + "." + std::to_string(*version / 1000 % 1000) + "." +
-                              std::to_string(*version % 1000),
+      return FoundVersion{std::to_string(*version / 1000000) + "." + std::to_string(*version / 1000 % 1000) +
+                              "." + std::to_string(*version % 1000),
                           VersionSource::header_macro, path};
     }
     if (major && minor && patch) {
-      return FoundVersion{std::to_string(*major) + "." + std::to_string(*minor) + "." + std::to_string(*patch),
+      return FoundVersion{std::to_string(*major) + "." + std::to_string(*minor) + "." +
+                              std::to_string(*patch),
                           VersionSource::header_macro, path};
     }
   }
@@ -631,8 +640,8 @@ std::optional<FoundVersion> cccl_version_from_headers(const std::string& include
   return std::nullopt;
 }
 
-std::optional<FoundVersion> cuda_version_from_header(const std::string& include_dir, std::string_view header_name,
-                                                     std::string_view macro) {
+std::optional<FoundVersion> cuda_version_from_header(const std::string& include_dir,
+                                                     std::string_view header_name, std::string_view macro) {
   if (macro.empty()) {
     return std::nullopt;
   }

@@ -67,7 +67,8 @@ std::optional<FoundVersion> version_from_dist_info(const std::string& dir,
 std::optional<FoundVersion> version_from_toolkit_json(const std::string& toolkit_root,
                                                       std::span<const std::string_view> keys);
 // The same from <toolkit_root>/version.json's document already read (read_toolkit_version_json).
-std::optional<FoundVersion> version_from_toolkit_json(const std::string& toolkit_root, const nlohmann::json& document,
+std::optional<FoundVersion> version_from_toolkit_json(const std::string& toolkit_root,
+                                                      const nlohmann::json& document,
                                                       std::span<const std::string_view> keys);
 // <toolkit_root>/version.json parsed; a discarded value when it is missing, over 1 MiB or not JSON.
 nlohmann::json read_toolkit_version_json(const std::string& toolkit_root);
@@ -99,8 +100,8 @@ std::optional<FoundVersion> cccl_version_from_headers(const std::string& include
 // A CUDA version macro from <include_dir>/<header_name>, encoded major*1000 + minor*10:
 // ("cuda.h", "CUDA_VERSION") with "#define CUDA_VERSION 13000" -> "13.0"; likewise
 // ("cuda_runtime_api.h", "CUDART_VERSION"). NVRTC's header has no version macro.
-std::optional<FoundVersion> cuda_version_from_header(const std::string& include_dir, std::string_view header_name,
-                                                     std::string_view macro);
+std::optional<FoundVersion> cuda_version_from_header(const std::string& include_dir,
+                                                     std::string_view header_name, std::string_view macro);
 
 // A library's version from literal macros in <include_dir>/<header_name>: `#define MAJOR n`,
 // `#define MINOR n` and, when `patch` is not empty and defined, `#define PATCH n` ->

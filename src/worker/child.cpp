@@ -112,14 +112,17 @@ int run_worker(int argc, char** argv, std::span<const WorkerKind> kinds) {
       std::find_if(kinds.begin(), kinds.end(), [name](const WorkerKind& row) { return row.name == name; });
   if (kind == kinds.end()) {
     if (argc < 3) {
-      write_line({{"error", "usage: cudadiag __worker KIND ARGUMENTS... (KIND: " + known_kinds(kinds) + ")"}});
+      write_line(
+          {{"error", "usage: cudadiag __worker KIND ARGUMENTS... (KIND: " + known_kinds(kinds) + ")"}});
     } else {
-      write_line({{"error", "unknown worker kind '" + std::string(name) + "' (known: " + known_kinds(kinds) + ")"}});
+      write_line(
+          {{"error", "unknown worker kind '" + std::string(name) + "' (known: " + known_kinds(kinds) + ")"}});
     }
     return k_exit_usage;
   }
   if (argc - 3 != kind->argument_count) {
-    write_line({{"error", "usage: cudadiag __worker " + std::string(kind->name) + " " + std::string(kind->arguments)}});
+    write_line({{"error", "usage: cudadiag __worker " + std::string(kind->name) + " " +
+                              std::string(kind->arguments)}});
     return k_exit_usage;
   }
   const std::string result =
@@ -178,7 +181,8 @@ void limit_memory() {
   const std::string_view value(text);
   std::uint64_t mib = 0;
   const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), mib);
-  if (error != std::errc{} || end != value.data() + value.size() || mib == 0 || mib > (std::uint64_t{1} << 24U)) {
+  if (error != std::errc{} || end != value.data() + value.size() || mib == 0 ||
+      mib > (std::uint64_t{1} << 24U)) {
     return;
   }
   const auto bytes = static_cast<rlim_t>(data_size_now() + (mib << 20U));

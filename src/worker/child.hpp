@@ -19,9 +19,10 @@ inline constexpr std::string_view k_memory_limit_variable = "CUDADIAG_WORKER_DAT
 
 // One kind of work a worker can do.
 struct WorkerKind {
-  std::string_view name;      // the KIND argument
-  std::string_view arguments; // the arguments after KIND, for the usage message ("PATH", "LIBCUDA CONFIG_JSON")
-  int argument_count;         // how many there are
+  std::string_view name; // the KIND argument
+  std::string_view
+      arguments;      // the arguments after KIND, for the usage message ("PATH", "LIBCUDA CONFIG_JSON")
+  int argument_count; // how many there are
   // Does the work; returns the result object as JSON text. May throw (an internal error).
   std::string (*run)(std::span<char* const> arguments);
 };

@@ -20,8 +20,8 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
-#include <random>
 #include <optional>
+#include <random>
 #include <string>
 #include <sys/wait.h>
 #include <thread>
@@ -34,7 +34,7 @@ using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
 constexpr int k_protocol_fd = 3; // the child's end of the protocol pipe
-constexpr int k_passed_fd = 4; // WorkerStep::pass_fd in the child
+constexpr int k_passed_fd = 4;   // WorkerStep::pass_fd in the child
 constexpr std::size_t k_stderr_tail_bytes = 2048;
 constexpr std::size_t k_max_line_bytes = std::size_t{16} << 20U; // a result with many devices stays far below
 // Every line is hostile until parsed (a loaded library can write to the protocol descriptor): at
@@ -62,8 +62,8 @@ std::string errno_text(int error) {
 std::string seconds_text(std::chrono::milliseconds duration) {
   std::array<char, 32> buffer{};
   const double seconds = static_cast<double>(duration.count()) / 1000.0;
-  static_cast<void>(
-      std::snprintf(buffer.data(), buffer.size(), duration.count() % 1000 == 0 ? "%.0f s" : "%.1f s", seconds));
+  static_cast<void>(std::snprintf(buffer.data(), buffer.size(),
+                                  duration.count() % 1000 == 0 ? "%.0f s" : "%.1f s", seconds));
   return buffer.data();
 }
 
@@ -233,7 +233,8 @@ private:
     }
     // Nothing else of this process reaches the child: descriptors an embedding application left
     // inheritable are closed there, so a loaded library can neither write into them nor hold them.
-    ::posix_spawn_file_actions_addclosefrom_np(&actions, m_pass_fd >= 0 ? k_passed_fd + 1 : k_protocol_fd + 1);
+    ::posix_spawn_file_actions_addclosefrom_np(&actions,
+                                               m_pass_fd >= 0 ? k_passed_fd + 1 : k_protocol_fd + 1);
     if (!cwd.empty() && fs::is_directory(cwd)) {
       ::posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
     }
@@ -309,8 +310,8 @@ private:
   [[nodiscard]] std::optional<std::chrono::milliseconds> announced_deadline(const json& value) const {
     if (value.is_number_unsigned()) {
       const auto asked = value.get<std::uint64_t>();
-      return std::chrono::milliseconds(
-          static_cast<std::int64_t>(std::min<std::uint64_t>(asked, static_cast<std::uint64_t>(m_budget.count()))));
+      return std::chrono::milliseconds(static_cast<std::int64_t>(
+          std::min<std::uint64_t>(asked, static_cast<std::uint64_t>(m_budget.count()))));
     }
     if (value.is_number_integer()) {
       return std::chrono::milliseconds(0); // negative: due now
@@ -423,7 +424,8 @@ private:
   }
 
   void classify(bool have_status, int status) {
-    if (!m_protocol_error.empty() && m_killed_at && !m_timed_out) { // refused and killed: the limit is the cause
+    if (!m_protocol_error.empty() && m_killed_at &&
+        !m_timed_out) { // refused and killed: the limit is the cause
       outcome.status = "error";
       outcome.detail = "the worker sent " + m_protocol_error + " " + where() + "; it was stopped";
       outcome.result.clear();

@@ -33,8 +33,8 @@ struct WorkerStep {
       : id(std::move(step_id)), kind(std::move(step_kind)), path(std::move(step_path)),
         arguments(std::move(step_arguments)), pass_fd(step_pass_fd) {}
 
-  std::string id;   // the caller's name for the step (a catalog component name)
-  std::string kind; // a row of the worker kinds table (report/worker_kinds.cpp)
+  std::string id;                     // the caller's name for the step (a catalog component name)
+  std::string kind;                   // a row of the worker kinds table (report/worker_kinds.cpp)
   std::string path;                   // the absolute path of the file to dlopen
   std::vector<std::string> arguments; // appended to the command line after PATH
   int pass_fd = -1;                   // when >= 0: becomes the child's file descriptor 4
@@ -50,16 +50,17 @@ struct StepOutcome {
   std::optional<int> exit_code; // the child's exit status when it exited normally
   std::string
       detail; // one line for users, e.g. "killed by SIGSEGV while loading /x/libcuda.so.1 (in cuInit)"
-  std::string stderr_tail; // the last ~2 KiB of the child's stderr, unsanitized
-  std::string last_phase;  // the last phase the child reported ("dlopen", "cuInit", ...), "" if none
-  std::string result;      // the result object as JSON text; "" when there is none (status not "ok")
+  std::string stderr_tail;          // the last ~2 KiB of the child's stderr, unsanitized
+  std::string last_phase;           // the last phase the child reported ("dlopen", "cuInit", ...), "" if none
+  std::string result;               // the result object as JSON text; "" when there is none (status not "ok")
   std::vector<std::string> records; // the {"record": ...} objects as JSON text, in the order they arrived
   double elapsed_ms = 0;
 };
 
 struct WorkerOptions {
-  std::string executable;                        // the cudadiag binary to re-execute (/proc/self/exe)
-  std::chrono::milliseconds step_timeout{15000}; // per step, measured from its start (or its last deadline_ms)
+  std::string executable; // the cudadiag binary to re-execute (/proc/self/exe)
+  std::chrono::milliseconds step_timeout{
+      15000}; // per step, measured from its start (or its last deadline_ms)
   // The hard limit of a step from its start (0: step_timeout). A deadline_ms line moves the step's
   // deadline to now + N with N capped at this budget, and never past start + budget, so a worker
   // (or a library writing on its descriptor) cannot keep a step alive beyond it.

@@ -29,8 +29,9 @@ int main() {
       answer = a && b ? std::to_string(compare(*a, *b)) : "invalid";
     } else if (question.contains("spec")) {
       const auto specifiers = parse_specifiers(question["spec"].get<std::string>());
-      answer = !specifiers ? "invalid"
-                           : (satisfies(question["version"].get<std::string>(), *specifiers) ? "true" : "false");
+      answer = !specifiers
+                   ? "invalid"
+                   : (satisfies(question["version"].get<std::string>(), *specifiers) ? "true" : "false");
     } else if (question.contains("marker")) {
       MarkerEnvironment environment;
       for (const auto& [key, value] : question["env"].items()) {

@@ -15,7 +15,9 @@
 namespace cudadiag::testing {
 
 // Whether `part` occurs in `text`.
-inline bool contains(const std::string& text, std::string_view part) { return text.find(part) != std::string::npos; }
+inline bool contains(const std::string& text, std::string_view part) {
+  return text.find(part) != std::string::npos;
+}
 
 // The first finding with that id, or nullptr.
 inline const findings::Finding* with_id(const std::vector<findings::Finding>& found, std::string_view id) {
@@ -29,7 +31,8 @@ inline const findings::Finding* with_id(const std::vector<findings::Finding>& fo
 
 // The real report of an H200 host (docs/examples/h200-host-report.json) as a JSON document.
 inline nlohmann::json h200_example_report() {
-  const auto text = fs::read_file_prefix(CUDADIAG_SOURCE_DIR "/docs/examples/h200-host-report.json", 1U << 24U);
+  const auto text =
+      fs::read_file_prefix(CUDADIAG_SOURCE_DIR "/docs/examples/h200-host-report.json", 1U << 24U);
   REQUIRE(text);
   return nlohmann::json::parse(*text);
 }

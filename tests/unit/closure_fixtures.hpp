@@ -3,7 +3,6 @@
 // confined to it (its "cwd" and "default" directories, no cache).
 
 #include "linkage/closure.hpp"
-
 #include "synthetic_elf.hpp"
 #include "temp_tree.hpp"
 

@@ -17,8 +17,8 @@ struct SyntheticLibrary {
   std::vector<std::string> needed = {};
   std::optional<std::string> runpath = {};
   std::optional<std::string> rpath = {};
-  std::uint16_t machine = 62; // EM_X86_64
-  bool no_default_lib = false; // DF_1_NODEFLIB
+  std::uint16_t machine = 62;                        // EM_X86_64
+  bool no_default_lib = false;                       // DF_1_NODEFLIB
   std::vector<std::string> undefined_functions = {}; // global, unversioned references
 };
 

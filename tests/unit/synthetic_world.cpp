@@ -53,16 +53,16 @@ void SyntheticWorld::dist_info(const std::string& site_dir, std::string_view dis
                                std::string_view version) const {
   const auto relative = site_dir.substr(tree.root().size() + 1) + "/" + std::string(distribution) + "-" +
                         std::string(version) + ".dist-info/METADATA";
-  tree.write(relative, "Metadata-Version: 2.1\nName: " + std::string(distribution) + "\nVersion: " +
-                           std::string(version) + "\n\nA wheel.\n");
+  tree.write(relative, "Metadata-Version: 2.1\nName: " + std::string(distribution) +
+                           "\nVersion: " + std::string(version) + "\n\nA wheel.\n");
 }
 
 std::string SyntheticWorld::toolkit(std::string_view relative, std::string_view version) const {
   const std::string v(version);
-  const std::string json = "{\"cuda\": {\"name\": \"CUDA SDK\", \"version\": \"" + v +
-                           "\"}, \"cuda_nvrtc\": {\"version\": \"" + v + "\"}, \"cuda_cudart\": {\"version\": \"" + v +
-                           "\"}, \"libnvjitlink\": {\"version\": \"" + v + "\"}, \"cuda_nvvm\": {\"version\": \"" + v +
-                           "\"}}";
+  const std::string json =
+      "{\"cuda\": {\"name\": \"CUDA SDK\", \"version\": \"" + v + "\"}, \"cuda_nvrtc\": {\"version\": \"" +
+      v + "\"}, \"cuda_cudart\": {\"version\": \"" + v + "\"}, \"libnvjitlink\": {\"version\": \"" + v +
+      "\"}, \"cuda_nvvm\": {\"version\": \"" + v + "\"}}";
   return tree.write(std::string(relative) + "/version.json", json), tree.path(relative);
 }
 
@@ -87,7 +87,7 @@ discovery::DiscoveryResult SyntheticWorld::discover(std::vector<std::string> onl
 }
 
 discovery::ComponentResult component(const discovery::DiscoveryResult& result, std::string_view name,
-                                            probes::ComponentKind kind) {
+                                     probes::ComponentKind kind) {
   for (const auto& entry : result.components) {
     if (entry.spec->name == name && entry.spec->kind == kind) {
       return entry;
@@ -97,6 +97,8 @@ discovery::ComponentResult component(const discovery::DiscoveryResult& result, s
   throw std::logic_error("unreachable");
 }
 
-std::string chosen(const std::optional<discovery::Choice>& choice) { return choice ? choice->via.path : ""; }
+std::string chosen(const std::optional<discovery::Choice>& choice) {
+  return choice ? choice->via.path : "";
+}
 
 } // namespace cudadiag::testing

@@ -41,7 +41,7 @@ public:
 
 // A copy of the component named `name` (and kind) in a discovery result; fails the test when absent.
 discovery::ComponentResult component(const discovery::DiscoveryResult& result, std::string_view name,
-                                            probes::ComponentKind kind = probes::ComponentKind::dynamic_lib);
+                                     probes::ComponentKind kind = probes::ComponentKind::dynamic_lib);
 
 // The path through which a choice was made, or "" when there is none.
 std::string chosen(const std::optional<discovery::Choice>& choice);

@@ -1,12 +1,12 @@
 #include "temp_tree.hpp"
 
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
+#include <sys/stat.h>
 #include <vector>
 
 namespace cudadiag::testing {

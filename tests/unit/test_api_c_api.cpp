@@ -280,7 +280,8 @@ TEST_CASE("c api: options JSON merges key by key and round-trips through to_json
   // Where cudadiag runs, and --exclusive: null (from the environment) and false by default.
   CHECK(settings["context"].is_null());
   CHECK(settings["exclusive"] == false);
-  REQUIRE(cudadiag_options_from_json(options.get(), R"({"context": "fleet", "exclusive": true})") == CUDADIAG_OK);
+  REQUIRE(cudadiag_options_from_json(options.get(), R"({"context": "fleet", "exclusive": true})") ==
+          CUDADIAG_OK);
   const auto fleet = nlohmann::json::parse(options_json(options.get()));
   CHECK(fleet["context"] == "fleet");
   CHECK(fleet["exclusive"] == true);

@@ -94,7 +94,8 @@ TEST_CASE("c++ api: quick_check values agree with its JSON, and a default Report
   CHECK(cudadiag::to_json(cudadiag::ProcessInspection{}) == "{}\n");
 }
 
-TEST_CASE("c++ api: quick_check covers what a process loads or reads: no programs, no frameworks' own loads") {
+TEST_CASE(
+    "c++ api: quick_check covers what a process loads or reads: no programs, no frameworks' own loads") {
   const auto quick = cudadiag::quick_check();
   const auto full = cudadiag::discover();
   const auto kinds = [](const cudadiag::Report& report, const std::string& kind) {
@@ -117,7 +118,8 @@ TEST_CASE("c++ api: quick_check covers what a process loads or reads: no program
   CHECK(kinds(named, "binary") == 1);
 }
 
-TEST_CASE("c++ api: quick_check leaves the frameworks' pins to discover(): importing torch is another process's question") {
+TEST_CASE("c++ api: quick_check leaves the frameworks' pins to discover(): importing torch is another "
+          "process's question") {
   // A venv whose torch pins nvidia-cudnn-cu13==9.19.0.56 beside a 9.14 cuDNN wheel.
   const TempTree tree;
   tree.write("venv/pyvenv.cfg", "home = /usr/bin\ninclude-system-site-packages = false\nversion = 3.12.1\n");
@@ -128,7 +130,8 @@ TEST_CASE("c++ api: quick_check leaves the frameworks' pins to discover(): impor
   tree.write("venv/lib/python3.12/site-packages/nvidia_cudnn_cu13-9.14.0.64.dist-info/METADATA",
              "Metadata-Version: 2.1\nName: nvidia-cudnn-cu13\nVersion: 9.14.0.64\n");
   cudadiag::Options options;
-  options.environment = {{"VIRTUAL_ENV", tree.path("venv")}, {"PATH", tree.path("venv/bin") + ":/usr/bin:/bin"}};
+  options.environment = {{"VIRTUAL_ENV", tree.path("venv")},
+                         {"PATH", tree.path("venv/bin") + ":/usr/bin:/bin"}};
   const auto full = cudadiag::discover(options);
   const auto quick = cudadiag::quick_check(options);
   CHECK(with_id(full.findings, "python.requirement_unmet") != nullptr);

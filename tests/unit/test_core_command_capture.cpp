@@ -6,8 +6,8 @@
 
 #include <chrono>
 
-using cudadiag::Environment;
 using cudadiag::capture_command;
+using cudadiag::Environment;
 using cudadiag::find_on_path;
 
 TEST_CASE("command capture: stdout, stderr and the exit status") {

@@ -33,8 +33,13 @@ TEST_CASE("evidence values: optional as null, containers as lists and records, t
   const std::optional<std::string> some = "x";
   const std::vector<std::string> names{"a", "b"};
   const std::map<std::string, std::string> paths{{"nvrtc", "/lib/libnvrtc.so"}};
-  const Evidence evidence{{"none", none}, {"some", some}, {"names", names}, {"paths", paths},
-                          {"nested", {{"inner", 2.5}}}, {"unsigned", std::uint64_t{1} << 63U}, {"minus", -3}};
+  const Evidence evidence{{"none", none},
+                          {"some", some},
+                          {"names", names},
+                          {"paths", paths},
+                          {"nested", {{"inner", 2.5}}},
+                          {"unsigned", std::uint64_t{1} << 63U},
+                          {"minus", -3}};
   CHECK(evidence.at("none").is_null());
   CHECK(evidence.at("some") == "x");
   CHECK(evidence.at("names").size() == 2);
@@ -79,12 +84,13 @@ TEST_CASE("evidence renders as the JSON an nlohmann object of the same fields du
                           {"ratio", 0.25},
                           {"count", std::size_t{3}},
                           {"code", -1}};
-  const nlohmann::json expected = {{"path", "/usr/lib/libcuda.so.1"},
-                                   {"signal", nullptr},
-                                   {"copies", nlohmann::json::array({{{"version", "13.0"}, {"deleted", false}}, 7U})},
-                                   {"ratio", 0.25},
-                                   {"count", std::size_t{3}},
-                                   {"code", -1}};
+  const nlohmann::json expected = {
+      {"path", "/usr/lib/libcuda.so.1"},
+      {"signal", nullptr},
+      {"copies", nlohmann::json::array({{{"version", "13.0"}, {"deleted", false}}, 7U})},
+      {"ratio", 0.25},
+      {"count", std::size_t{3}},
+      {"code", -1}};
   const auto rendered = cudadiag::evidence_to_json(evidence);
   CHECK(rendered.dump() == expected.dump());
   CHECK(rendered["count"].is_number_unsigned());

@@ -46,7 +46,8 @@ TEST_CASE("filesystem: queries survive loops, broken links and unreadable files"
   CHECK(fs::file_id(file) == fs::file_id(tree.path("file")));
 }
 
-TEST_CASE("filesystem: read_at reads what lies at an offset, fewer bytes only at the end, and names a failure") {
+TEST_CASE(
+    "filesystem: read_at reads what lies at an offset, fewer bytes only at the end, and names a failure") {
   cudadiag::testing::TempTree tree;
   const auto file = tree.write("file", "0123456789");
   const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
@@ -72,10 +73,30 @@ TEST_CASE("filesystem: directory names are in byte order whatever their length a
   // Sorted by their first eight bytes, then the rest: names shorter than, equal to and longer than
   // eight bytes, prefixes of each other, high bytes, against a plain sort of the same names.
   cudadiag::testing::TempTree tree;
-  std::vector<std::string> names = {"l", "li", "lib", "libcuda", "libcudar", "libcudart", "libcudart.so",
-                                    "libcudart.so.12", "libcudart.so.13", "libcudart_static.a", "libcudar0",
-                                    "libcudaZ", "libcud", "LIBCUDART", "libc\xc3\xa9", "libc\xff", "~", "0", "00000000",
-                                    "000000000", "0000000", "zzzzzzzzzzzz", "zzzzzzzz", "zzzzzzz"};
+  std::vector<std::string> names = {"l",
+                                    "li",
+                                    "lib",
+                                    "libcuda",
+                                    "libcudar",
+                                    "libcudart",
+                                    "libcudart.so",
+                                    "libcudart.so.12",
+                                    "libcudart.so.13",
+                                    "libcudart_static.a",
+                                    "libcudar0",
+                                    "libcudaZ",
+                                    "libcud",
+                                    "LIBCUDART",
+                                    "libc\xc3\xa9",
+                                    "libc\xff",
+                                    "~",
+                                    "0",
+                                    "00000000",
+                                    "000000000",
+                                    "0000000",
+                                    "zzzzzzzzzzzz",
+                                    "zzzzzzzz",
+                                    "zzzzzzz"};
   std::mt19937 random(7);
   for (int i = 0; i < 300; ++i) {
     std::string name = "lib";
@@ -112,7 +133,8 @@ TEST_CASE("filesystem: directory names are in byte order whatever their length a
   }
   for (const auto& probe : probes) {
     CAPTURE(probe);
-    const auto expected = std::lower_bound(listed->names.begin(), listed->names.end(), std::string_view(probe));
+    const auto expected =
+        std::lower_bound(listed->names.begin(), listed->names.end(), std::string_view(probe));
     CHECK(listed->lower_bound(probe) == static_cast<std::size_t>(expected - listed->names.begin()));
     CHECK(listed->contains(probe) == std::binary_search(names.begin(), names.end(), probe));
   }
@@ -134,14 +156,16 @@ TEST_CASE("filesystem: a directory larger than one getdents64 buffer is listed w
   CHECK(fs::list_directory_names(tree.write("file", "x")).error().message == "Not a directory");
 }
 
-TEST_CASE("filesystem: directory names are sorted views that survive a move, and a limit marks them incomplete") {
+TEST_CASE(
+    "filesystem: directory names are sorted views that survive a move, and a limit marks them incomplete") {
   cudadiag::testing::TempTree tree;
   for (const auto* name : {"libz.so.1", "a", "libcudart.so.13", "libcudart.so.12", "b"}) {
     tree.write(std::string("dir/") + name, "x");
   }
   auto listed = fs::list_directory_names(tree.path("dir"));
   REQUIRE(listed);
-  const std::vector<std::string_view> expected = {"a", "b", "libcudart.so.12", "libcudart.so.13", "libz.so.1"};
+  const std::vector<std::string_view> expected = {"a", "b", "libcudart.so.12", "libcudart.so.13",
+                                                  "libz.so.1"};
   fs::DirectoryNames moved = std::move(*listed); // short names included: no small-string buffer
   CHECK(moved.complete);
   CHECK(moved.names == expected);

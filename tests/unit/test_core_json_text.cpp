@@ -19,10 +19,12 @@ json every_kind() {
       {"quote and backslash", "say \"hi\" C:\\path"},
       {"controls", std::string("tab\tnewline\nbell\x07nul\0end", 24)},
       {"utf8", "caf\xc3\xa9 \xf0\x9f\x98\x80"},
-      {"invalid utf8", "/a\xff" "b\xc3"},
+      {"invalid utf8", "/a\xff"
+                       "b\xc3"},
       {"del", "x\x7fy"},
       {"empty string", ""},
-      {"integers", {0, -1, 42, std::numeric_limits<std::int64_t>::min(), std::numeric_limits<std::int64_t>::max()}},
+      {"integers",
+       {0, -1, 42, std::numeric_limits<std::int64_t>::min(), std::numeric_limits<std::int64_t>::max()}},
       {"unsigned", std::numeric_limits<std::uint64_t>::max()},
       {"floats", {0.0, -0.0, 1.5, 1e20, 1e-7, 3.141592653589793, 100.0}},
       {"not finite", {std::numeric_limits<double>::infinity(), std::numeric_limits<double>::quiet_NaN()}},
@@ -44,7 +46,8 @@ TEST_CASE("json text: every kind of value is written as nlohmann writes it, at e
     CAPTURE(indent);
     CHECK(cudadiag::dump_json(document, indent) == reference(document, indent));
   }
-  for (const auto& scalar : {json(nullptr), json(true), json(7), json(-7), json(2.5), json("s"), json::object(), json::array()}) {
+  for (const auto& scalar :
+       {json(nullptr), json(true), json(7), json(-7), json(2.5), json("s"), json::object(), json::array()}) {
     CHECK(cudadiag::dump_json(scalar, 2) == reference(scalar, 2));
   }
 }
@@ -64,7 +67,9 @@ TEST_CASE("json text: random documents of random bytes match nlohmann's text") {
       switch (random() % 5) {
       case 0: document[random_string()] = random_string(); break;
       case 1: document[random_string()] = static_cast<std::int64_t>(random()) - 1000000; break;
-      case 2: document[random_string()] = json::array({random_string(), static_cast<double>(random()) / 7.0}); break;
+      case 2:
+        document[random_string()] = json::array({random_string(), static_cast<double>(random()) / 7.0});
+        break;
       case 3: document[random_string()] = {{random_string(), random() % 2 == 0}}; break;
       default: document[random_string()] = nullptr; break;
       }
@@ -115,7 +120,8 @@ void stream_tree(cudadiag::JsonStream& out, const json& node) {
     out.end_object();
     return;
   case json::value_t::array:
-    out.array_of(node.size(), [&](cudadiag::JsonStream& element, std::size_t i) { stream_tree(element, node[i]); });
+    out.array_of(node.size(),
+                 [&](cudadiag::JsonStream& element, std::size_t i) { stream_tree(element, node[i]); });
     return;
   case json::value_t::null: out.null(); return;
   case json::value_t::boolean: out.boolean(node.get<bool>()); return;
@@ -146,7 +152,8 @@ TEST_CASE("json stream: text is made valid UTF-8 the way the report spells it") 
   std::string text;
   cudadiag::JsonStream stream(text, -1);
   stream.begin_array();
-  stream.text("/a\xff" "b");
+  stream.text("/a\xff"
+              "b");
   stream.optional_text(std::nullopt);
   stream.optional_text(std::string("caf\xc3\xa9"));
   stream.end_array();
@@ -166,6 +173,7 @@ TEST_CASE("json stream: members out of nlohmann's order and unbalanced documents
 
   std::string element_text;
   cudadiag::JsonStream other(element_text, 2);
-  CHECK_THROWS_AS(other.array_of(3, [](cudadiag::JsonStream& element, std::size_t) { element.begin_object(); }),
-                  std::logic_error);
+  CHECK_THROWS_AS(
+      other.array_of(3, [](cudadiag::JsonStream& element, std::size_t) { element.begin_object(); }),
+      std::logic_error);
 }

@@ -1,14 +1,12 @@
 // Read-only file mappings (dpkg's status file and package lists): the bytes, the size limit, and
 // the files that must not be mapped or waited on.
 #include "core/mapped_file.hpp"
-
 #include "temp_tree.hpp"
 
 #include <doctest/doctest.h>
 
-#include <sys/stat.h>
-
 #include <string>
+#include <sys/stat.h>
 #include <utility>
 
 using cudadiag::fs::map_file;
@@ -56,8 +54,9 @@ TEST_CASE("mapped file: an empty file is empty text, and a missing file, a direc
 
 TEST_CASE("mapped file: small files are read and large ones mapped, with the same bytes either way") {
   const TempTree tree;
-  for (const std::size_t size : {std::size_t{1}, std::size_t{cudadiag::fs::k_read_max_bytes},
-                                 std::size_t{cudadiag::fs::k_read_max_bytes + 1}, std::size_t{3 * 65536 + 7}}) {
+  for (const std::size_t size :
+       {std::size_t{1}, std::size_t{cudadiag::fs::k_read_max_bytes},
+        std::size_t{cudadiag::fs::k_read_max_bytes + 1}, std::size_t{3 * 65536 + 7}}) {
     CAPTURE(size);
     std::string text(size, '\0');
     for (std::size_t i = 0; i < size; ++i) {

@@ -9,16 +9,16 @@
 #include <doctest/doctest.h>
 
 #include <fcntl.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/sysmacros.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <future>
 #include <string>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/un.h>
 
 using cudadiag::output::OutputFileOptions;
 using cudadiag::output::write_output_file;

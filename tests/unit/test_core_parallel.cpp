@@ -1,15 +1,14 @@
 // Independent tasks over threads: every index exactly once, results in index order whatever the
 // thread count, and a task's exception reaches the caller after the threads have stopped. Values
 // computed once per key (OnceMap), and the once-only call under it (OnceFlag).
-#include "core/parallel.hpp"
 #include "core/once_flag.hpp"
 #include "core/once_map.hpp"
+#include "core/parallel.hpp"
 #include "core/worker_pool.hpp"
 
 #include <doctest/doctest.h>
 
 #include <sched.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -18,6 +17,7 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <sys/wait.h>
 #include <thread>
 #include <vector>
 
@@ -36,7 +36,8 @@ TEST_CASE("parallel: every index runs exactly once, at every thread count") {
 }
 
 TEST_CASE("parallel: parallel_map keeps the index order") {
-  const auto squares = cudadiag::parallel_map<std::string>(500, [](std::size_t i) { return std::to_string(i * i); });
+  const auto squares =
+      cudadiag::parallel_map<std::string>(500, [](std::size_t i) { return std::to_string(i * i); });
   REQUIRE(squares.size() == 500);
   for (std::size_t i = 0; i < squares.size(); ++i) {
     CHECK(squares[i] == std::to_string(i * i));
@@ -53,7 +54,8 @@ TEST_CASE("parallel: a task's exception is rethrown to the caller once every thr
                                                              --in_flight;
                                                              throw std::runtime_error("task 10 failed");
                                                            }
-                                                           std::this_thread::sleep_for(std::chrono::microseconds(10));
+                                                           std::this_thread::sleep_for(
+                                                               std::chrono::microseconds(10));
                                                            --in_flight;
                                                          }),
                        "task 10 failed", std::runtime_error);
@@ -223,9 +225,8 @@ TEST_CASE("worker pool: nested sections finish even when every helper is busy in
   cudadiag::WorkerPool pool(2);
   const cudadiag::WorkerPool::Use use(pool);
   std::atomic<int> inner{0};
-  cudadiag::parallel_for_each_index(8, 8, [&](std::size_t) {
-    cudadiag::parallel_for_each_index(16, 8, [&](std::size_t) { ++inner; });
-  });
+  cudadiag::parallel_for_each_index(
+      8, 8, [&](std::size_t) { cudadiag::parallel_for_each_index(16, 8, [&](std::size_t) { ++inner; }); });
   CHECK(inner == 8 * 16);
 }
 
@@ -273,7 +274,8 @@ TEST_CASE("worker pool: with no helper to be had, the caller does every task its
   CHECK(std::count(runs.begin(), runs.end(), 1) == 40);
 }
 
-TEST_CASE("worker pool: the next pool takes the threads the last one let go, and a forked child starts afresh") {
+TEST_CASE(
+    "worker pool: the next pool takes the threads the last one let go, and a forked child starts afresh") {
   const auto helper_threads = [] {
     std::mutex mutex;
     std::set<std::thread::id> threads;

@@ -1,9 +1,8 @@
 // The per-run realpath cache gives realpath's answer, errors included, for every kind of path
 // discovery and the closures resolve: plain files, SONAME link chains, links into other
 // directories, dangling links, loops, directories reached through links, relative and unusual paths.
-#include "core/real_path_cache.hpp"
-
 #include "core/filesystem.hpp"
+#include "core/real_path_cache.hpp"
 #include "temp_tree.hpp"
 
 #include <doctest/doctest.h>
@@ -36,15 +35,24 @@ TEST_CASE("real path cache: the same answers as realpath") {
   tree.symlink("lib", "cuda/lib64"); // a directory reached through a link
   tree.write("plain_file", "x");
   const std::vector<std::string> paths = {
-      tree.path("cuda/lib64/libcudart.so.13.0.96"), tree.path("cuda/lib64/libcudart.so.13"),
-      tree.path("cuda/lib64/libcudart.so"),         tree.path("lib/libcudart.so.13"),
-      tree.path("cuda/lib64/libnvrtc.so.13"),       tree.path("cuda/lib64/absolute.so"),
-      tree.path("cuda/lib64/dangling.so"),          tree.path("cuda/lib64/loop_a.so"),
-      tree.path("cuda/lib64/missing.so"),           tree.path("missing_dir/libcudart.so.13"),
-      tree.path("plain_file/libcudart.so.13"),      tree.path("cuda/lib64/../lib64/libcudart.so"),
-      tree.path("cuda/lib64/./libcudart.so"),       tree.path("cuda//lib64/libcudart.so"),
-      tree.path("cuda/lib64") + "/",                tree.path("lib"),
-      "/",                                          "relative/libcudart.so",
+      tree.path("cuda/lib64/libcudart.so.13.0.96"),
+      tree.path("cuda/lib64/libcudart.so.13"),
+      tree.path("cuda/lib64/libcudart.so"),
+      tree.path("lib/libcudart.so.13"),
+      tree.path("cuda/lib64/libnvrtc.so.13"),
+      tree.path("cuda/lib64/absolute.so"),
+      tree.path("cuda/lib64/dangling.so"),
+      tree.path("cuda/lib64/loop_a.so"),
+      tree.path("cuda/lib64/missing.so"),
+      tree.path("missing_dir/libcudart.so.13"),
+      tree.path("plain_file/libcudart.so.13"),
+      tree.path("cuda/lib64/../lib64/libcudart.so"),
+      tree.path("cuda/lib64/./libcudart.so"),
+      tree.path("cuda//lib64/libcudart.so"),
+      tree.path("cuda/lib64") + "/",
+      tree.path("lib"),
+      "/",
+      "relative/libcudart.so",
       "",
   };
   const RealPathCache cache;
@@ -66,21 +74,33 @@ TEST_CASE("real path cache: files under directory links at every depth give real
   tree.write("real/a/b/c/libx.so.1", "x");
   tree.write("real/a/b/c/d/liby.so.1", "x");
   tree.symlink("real/a/b/c/libx.so", "libx.so.1");
-  tree.symlink("real/a/b2", "b");                           // a directory link to a name beside it
-  tree.symlink("real/a/b3", "b2");                          // a chain of such links
-  tree.symlink("real/a/b/c_up", "../b/c");                  // relative, through the parent
-  tree.symlink("abs", tree.path("real/a"));                 // absolute
-  tree.symlink("real/a/loop1", "loop2");                    // a loop of directory links
+  tree.symlink("real/a/b2", "b");           // a directory link to a name beside it
+  tree.symlink("real/a/b3", "b2");          // a chain of such links
+  tree.symlink("real/a/b/c_up", "../b/c");  // relative, through the parent
+  tree.symlink("abs", tree.path("real/a")); // absolute
+  tree.symlink("real/a/loop1", "loop2");    // a loop of directory links
   tree.symlink("real/a/loop2", "loop1");
   tree.symlink("real/a/dangling", "nowhere");
   tree.write("real/a/file", "x");
   const std::vector<std::string> paths = {
-      tree.path("real/a/b3/c/d/liby.so.1"), tree.path("real/a/b3/c/libx.so"), tree.path("real/a/b2/c/libx.so.1"),
-      tree.path("real/a/b/c/libx.so"),      tree.path("abs/b3/c/d/liby.so.1"), tree.path("abs/b/c_up/d/liby.so.1"),
-      tree.path("real/a/b/c_up/libx.so"),   tree.path("real/a/loop1/c/libx.so"), tree.path("real/a/dangling/libx.so"),
-      tree.path("real/a/file/c/libx.so"),   tree.path("real/a/missing/c/d/libx.so"), tree.path("real/a/missing/c/libx.so"),
-      tree.path("abs/b3/c/d"),              tree.path("abs/b3/c"),                tree.path("abs/b3"),
-      tree.path("real/a/b/c/d/missing.so"), tree.path("real/a/b/c/d"),            tree.path("real"),
+      tree.path("real/a/b3/c/d/liby.so.1"),
+      tree.path("real/a/b3/c/libx.so"),
+      tree.path("real/a/b2/c/libx.so.1"),
+      tree.path("real/a/b/c/libx.so"),
+      tree.path("abs/b3/c/d/liby.so.1"),
+      tree.path("abs/b/c_up/d/liby.so.1"),
+      tree.path("real/a/b/c_up/libx.so"),
+      tree.path("real/a/loop1/c/libx.so"),
+      tree.path("real/a/dangling/libx.so"),
+      tree.path("real/a/file/c/libx.so"),
+      tree.path("real/a/missing/c/d/libx.so"),
+      tree.path("real/a/missing/c/libx.so"),
+      tree.path("abs/b3/c/d"),
+      tree.path("abs/b3/c"),
+      tree.path("abs/b3"),
+      tree.path("real/a/b/c/d/missing.so"),
+      tree.path("real/a/b/c/d"),
+      tree.path("real"),
   };
   for (const bool reversed : {false, true}) {
     CAPTURE(reversed);

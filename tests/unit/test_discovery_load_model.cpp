@@ -1,7 +1,6 @@
 // The load model on synthetic machines: each answer is the outcome of its load (closure and all),
 // and CUDA Python's answer follows cuda-pathfinder 1.9.1's control flow over those outcomes.
 #include "discovery/load_model.hpp"
-
 #include "synthetic_elf.hpp"
 #include "synthetic_world.hpp"
 
@@ -26,9 +25,11 @@ std::string write_library(const SyntheticWorld& world, const std::string& relati
 
 } // namespace
 
-TEST_CASE("load model: a missing DT_NEEDED fails the system search, and cuda-pathfinder goes on to CUDA_PATH") {
+TEST_CASE(
+    "load model: a missing DT_NEEDED fails the system search, and cuda-pathfinder goes on to CUDA_PATH") {
   SyntheticWorld world;
-  const auto broken = write_library(world, "ldpath/libcufft.so.12", {.soname = "libcufft.so.12", .needed = {"libgone.so.1"}});
+  const auto broken =
+      write_library(world, "ldpath/libcufft.so.12", {.soname = "libcufft.so.12", .needed = {"libgone.so.1"}});
   world.env.set("LD_LIBRARY_PATH", world.tree.path("ldpath"));
   const auto toolkit = world.library("toolkit/lib64/libcufft.so.12");
 
@@ -55,8 +56,9 @@ TEST_CASE("load model: a missing DT_NEEDED fails the system search, and cuda-pat
 
 TEST_CASE("load model: a dependency found through $ORIGIN in DT_RUNPATH does not fail the load") {
   SyntheticWorld world;
-  const auto lib = write_library(world, "ldpath/libcufft.so.12",
-                                 {.soname = "libcufft.so.12", .needed = {"libbeside.so.1"}, .runpath = "$ORIGIN"});
+  const auto lib =
+      write_library(world, "ldpath/libcufft.so.12",
+                    {.soname = "libcufft.so.12", .needed = {"libbeside.so.1"}, .runpath = "$ORIGIN"});
   write_library(world, "ldpath/libbeside.so.1", {.soname = "libbeside.so.1"});
   world.env.set("LD_LIBRARY_PATH", world.tree.path("ldpath"));
   world.env.set("CUDA_PATH", world.tree.path("toolkit"));
@@ -72,8 +74,9 @@ TEST_CASE("load model: a file cuda-pathfinder found by path and whose load fails
   SyntheticWorld world;
   const auto site = world.venv("venv");
   world.env.set("VIRTUAL_ENV", world.tree.path("venv"));
-  const auto wheel = write_library(world, site.substr(world.tree.root().size() + 1) + "/nvidia/cu13/lib/libcufft.so.12",
-                                   {.soname = "libcufft.so.12", .needed = {"libgone.so.1"}});
+  const auto wheel =
+      write_library(world, site.substr(world.tree.root().size() + 1) + "/nvidia/cu13/lib/libcufft.so.12",
+                    {.soname = "libcufft.so.12", .needed = {"libgone.so.1"}});
   world.env.set("CUDA_PATH", world.tree.path("toolkit"));
   world.library("toolkit/lib64/libcufft.so.12");
   const auto cufft = component(world.discover({"cufft"}), "cufft");
@@ -86,10 +89,12 @@ TEST_CASE("load model: a file cuda-pathfinder found by path and whose load fails
 TEST_CASE("load model: a dependency cuda-pathfinder loads first fails its dependents, which never open") {
   SyntheticWorld world;
   world.env.set("LD_LIBRARY_PATH", world.tree.path("ldpath"));
-  write_library(world, "ldpath/libnvJitLink.so.13", {.soname = "libnvJitLink.so.13", .needed = {"libgone.so.1"}});
+  write_library(world, "ldpath/libnvJitLink.so.13",
+                {.soname = "libnvJitLink.so.13", .needed = {"libgone.so.1"}});
   world.env.set("CUDA_PATH", world.tree.path("toolkit"));
   world.library("toolkit/lib64/libcusparse.so.12");
-  SUBCASE("the dependency has no other copy: its DynamicLibNotFoundError propagates, the dependent is not found") {
+  SUBCASE("the dependency has no other copy: its DynamicLibNotFoundError propagates, the dependent is not "
+          "found") {
     const auto cusparse = component(world.discover({"cusparse"}), "cusparse");
     CHECK_FALSE(cusparse.selected.has_value());
     CHECK(std::any_of(cusparse.trace.begin(), cusparse.trace.end(), [](const std::string& line) {
@@ -97,7 +102,8 @@ TEST_CASE("load model: a dependency cuda-pathfinder loads first fails its depend
     }));
   }
   SUBCASE("the dependency's only copy is found but fails: the dependent fails with it, never opened") {
-    write_library(world, "toolkit/lib64/libnvJitLink.so.13", {.soname = "libnvJitLink.so.13", .needed = {"libgone.so.1"}});
+    write_library(world, "toolkit/lib64/libnvJitLink.so.13",
+                  {.soname = "libnvJitLink.so.13", .needed = {"libgone.so.1"}});
     world.env.unset("LD_LIBRARY_PATH");
     const auto cusparse = component(world.discover({"cusparse"}), "cusparse");
     REQUIRE(cusparse.selected.has_value());

@@ -15,9 +15,11 @@ TEST_CASE("selection: a CUDA 13 wheel in any site dir beats a CUDA 12 wheel in t
   const auto site = world.venv("venv", /*system_site_packages=*/true);
   world.env.set("VIRTUAL_ENV", world.tree.path("venv"));
   const auto cu12 = world.library("venv/lib/python3.12/site-packages/nvidia/cuda_nvrtc/lib/libnvrtc.so.12");
-  // A second site dir: the user site (HOME/.local), which follows the venv's when system site packages are on.
+  // A second site dir: the user site (HOME/.local), which follows the venv's when system site packages are
+  // on.
   const auto user_site = world.tree.mkdir("home/user/.local/lib/python3.12/site-packages");
-  const auto cu13 = world.library("home/user/.local/lib/python3.12/site-packages/nvidia/cu13/lib/libnvrtc.so.13");
+  const auto cu13 =
+      world.library("home/user/.local/lib/python3.12/site-packages/nvidia/cu13/lib/libnvrtc.so.13");
   world.dist_info(site, "nvidia_cuda_nvrtc_cu12", "12.9.86");
   world.dist_info(user_site, "nvidia_cuda_nvrtc", "13.0.88");
 
@@ -121,7 +123,9 @@ TEST_CASE("selection: the loader takes LD_LIBRARY_PATH, then ld.so.cache, then t
 TEST_CASE("selection: the loader skips a 32-bit or foreign-architecture file and keeps searching") {
   SyntheticWorld world;
   std::string elf32(64, '\0');
-  elf32.replace(0, 4, "\x7f" "ELF");
+  elf32.replace(0, 4,
+                "\x7f"
+                "ELF");
   elf32[4] = 1; // ELFCLASS32
   elf32[5] = 1; // little endian
   elf32[6] = 1;
@@ -257,7 +261,8 @@ TEST_CASE("selection: a CUDA 12 wheel next to a CUDA 13 wheel reads its own dist
   }
 }
 
-TEST_CASE("discovery without a run's pool: the frameworks' work, which outlives the preparation, uses no pool made for it") {
+TEST_CASE("discovery without a run's pool: the frameworks' work, which outlives the preparation, uses no "
+          "pool made for it") {
   // prepare_discovery reads the Python environments inside a parallel section; called without a
   // pool (as here, and by a library user), that section runs on a pool made for it alone, gone when
   // the section ends, while the frameworks' reads (started in it) go on. They must not use it.

@@ -1,11 +1,10 @@
 #include "elf/elf_file.hpp"
-
 #include "skip.hpp"
 #include "synthetic_elf.hpp"
 #include "temp_tree.hpp"
 
 #include <doctest/doctest.h>
-#include <sys/stat.h>
+
 #include <unistd.h>
 
 #include <cstdint>
@@ -13,6 +12,7 @@
 #include <iterator>
 #include <random>
 #include <string>
+#include <sys/stat.h>
 #include <vector>
 
 using cudadiag::elf::ElfClass;
@@ -29,7 +29,9 @@ constexpr const char* k_cudart = "/usr/local/cuda/lib64/libcudart.so.13";
 constexpr const char* k_cuda_stub = "/usr/local/cuda/lib64/stubs/libcuda.so";
 constexpr const char* k_libc = "/lib/x86_64-linux-gnu/libc.so.6";
 
-bool present(const char* path) { return ::access(path, R_OK) == 0; }
+bool present(const char* path) {
+  return ::access(path, R_OK) == 0;
+}
 
 // What a crafted image should contain.
 struct ImageSpec {
@@ -355,7 +357,9 @@ TEST_CASE("elf: hostile and broken files are errors, not crashes") {
   SUBCASE("missing") {
     CHECK(error_of(read_elf_info(tree.path("absent.so"))) == "cannot open: No such file or directory");
   }
-  SUBCASE("empty") { CHECK(error_of(read_elf_info(tree.write("empty.so", ""))) == "empty file"); }
+  SUBCASE("empty") {
+    CHECK(error_of(read_elf_info(tree.write("empty.so", ""))) == "empty file");
+  }
   SUBCASE("three bytes") {
     CHECK(error_of(read_elf_info(tree.write("three.so", "abc"))) == "not an ELF file (bad magic)");
     CHECK(error_of(read_elf_info(tree.write("three-elf.so", "\x7f"
@@ -374,14 +378,17 @@ TEST_CASE("elf: hostile and broken files are errors, not crashes") {
     CHECK(error_of(read_elf_info(tree.write("class.so", std::string("\x7f"
                                                                     "ELF\x07\x01",
                                                                     6) +
-                                                            std::string(60, '\0')))) == "unsupported ELF class 7");
+                                                            std::string(60, '\0')))) ==
+          "unsupported ELF class 7");
     CHECK(error_of(read_elf_info(tree.write("data.so", std::string("\x7f"
                                                                    "ELF\x02\x09",
                                                                    6) +
                                                            std::string(60, '\0')))) ==
           "unsupported ELF data encoding 9");
   }
-  SUBCASE("directory") { CHECK(error_of(read_elf_info(tree.mkdir("dir.so"))) == "not a regular file"); }
+  SUBCASE("directory") {
+    CHECK(error_of(read_elf_info(tree.mkdir("dir.so"))) == "not a regular file");
+  }
   SUBCASE("fifo") {
     const auto path = tree.path("fifo.so");
     REQUIRE(::mkfifo(path.c_str(), 0644) == 0);
@@ -466,7 +473,8 @@ TEST_CASE("elf: truncated copies of a real library") {
     CUDADIAG_SKIP(k_nvrtc << " not present");
   }
   TempTree tree;
-  CHECK(error_of(read_elf_info(tree.write("head100.so", head_of_file(k_nvrtc, 100)))) == "truncated program headers");
+  CHECK(error_of(read_elf_info(tree.write("head100.so", head_of_file(k_nvrtc, 100)))) ==
+        "truncated program headers");
   CHECK(error_of(read_elf_info(tree.write("head10000.so", head_of_file(k_nvrtc, 10000)))) ==
         "dynamic section outside the file");
 }
@@ -478,21 +486,24 @@ TEST_CASE("elf: what dlopen does with a truncated copy of a real library (glibc 
   TempTree tree;
   // Shorter than an ELF header: "file too short", an empty file included.
   for (const std::size_t size : {std::size_t{0}, std::size_t{10}, std::size_t{63}}) {
-    const auto cut = cudadiag::elf::truncated_load(tree.write("short" + std::to_string(size) + ".so", head_of_file(k_nvrtc, size)));
+    const auto cut = cudadiag::elf::truncated_load(
+        tree.write("short" + std::to_string(size) + ".so", head_of_file(k_nvrtc, size)));
     REQUIRE(cut.has_value());
     CHECK(cut->reason == "file too short");
     CHECK_FALSE(cut->crashes);
   }
   // The program headers past the end: "cannot read file data".
   for (const std::size_t size : {std::size_t{64}, std::size_t{500}}) {
-    const auto cut = cudadiag::elf::truncated_load(tree.write("phdr" + std::to_string(size) + ".so", head_of_file(k_nvrtc, size)));
+    const auto cut = cudadiag::elf::truncated_load(
+        tree.write("phdr" + std::to_string(size) + ".so", head_of_file(k_nvrtc, size)));
     REQUIRE(cut.has_value());
     CHECK(cut->reason == "cannot read file data");
     CHECK_FALSE(cut->crashes);
   }
   // The segments past the end (head -c 100000): dlopen dies with SIGBUS.
   for (const std::size_t size : {std::size_t{1000}, std::size_t{100000}}) {
-    const auto cut = cudadiag::elf::truncated_load(tree.write("seg" + std::to_string(size) + ".so", head_of_file(k_nvrtc, size)));
+    const auto cut = cudadiag::elf::truncated_load(
+        tree.write("seg" + std::to_string(size) + ".so", head_of_file(k_nvrtc, size)));
     REQUIRE(cut.has_value());
     CHECK(cut->crashes);
     CHECK(cut->reason.rfind("crashes (SIGBUS)", 0) == 0);

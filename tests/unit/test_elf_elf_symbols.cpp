@@ -1,5 +1,4 @@
 #include "elf/elf_symbols.hpp"
-
 #include "skip.hpp"
 
 #include <doctest/doctest.h>
@@ -31,7 +30,9 @@ std::vector<std::byte> bytes_of(const std::string& path) {
 }
 
 // References to names that outlive them (string literals).
-SymbolReference ref(std::string_view name, std::string_view version = "") { return SymbolReference{name, version, "", false}; }
+SymbolReference ref(std::string_view name, std::string_view version = "") {
+  return SymbolReference{name, version, "", false};
+}
 
 } // namespace
 

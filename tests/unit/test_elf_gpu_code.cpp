@@ -1,7 +1,6 @@
 // The GPU code in a library's fatbinaries: nvcc's own output for a known gencode list (the oracle),
 // which architectures run on which GPU, and hostile sections (truncated, garbage, huge counts).
 #include "elf/gpu_code.hpp"
-
 #include "skip.hpp"
 #include "synthetic_elf.hpp"
 #include "temp_tree.hpp"
@@ -77,7 +76,8 @@ cudadiag::Expected<cudadiag::elf::GpuCodeList> parse(const std::string& file) {
 TEST_CASE("gpu code: nvcc's fatbinaries list exactly the gencode targets they were built with") {
   const std::filesystem::path fixtures = CUDADIAG_GPU_CODE_FIXTURES;
   if (!std::filesystem::exists(fixtures / "mixed.so")) {
-    CUDADIAG_SKIP("no " << (fixtures / "mixed.so").string() << ": nvcc was not found when this tree was configured");
+    CUDADIAG_SKIP("no " << (fixtures / "mixed.so").string()
+                        << ": nvcc was not found when this tree was configured");
     return;
   }
   // -gencode sm_80, sm_90a, compute_90, sm_100f, sm_121 (from compute_120), compute_120a.
@@ -191,7 +191,8 @@ TEST_CASE("gpu code: hostile sections end with what was read and say why") {
     CHECK(list->problem->starts_with("no fatbinary at section offset"));
   }
   SUBCASE("architectures out of range are ignored") {
-    const auto list = parse(elf_with_section(fatbinary({fatbin_entry(2, 0, 0, 8), fatbin_entry(2, 100000, 0, 8)})));
+    const auto list =
+        parse(elf_with_section(fatbinary({fatbin_entry(2, 0, 0, 8), fatbin_entry(2, 100000, 0, 8)})));
     REQUIRE(list.has_value());
     CHECK(list->codes.empty());
     CHECK_FALSE(list->problem.has_value());

@@ -6,17 +6,16 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
-#include <sys/stat.h>
-
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <sys/stat.h>
 
-using cudadiag::testing::with_id;
 using cudadiag::findings::evaluate_discovery;
 using cudadiag::findings::Finding;
 using cudadiag::findings::Severity;
 using cudadiag::testing::SyntheticWorld;
+using cudadiag::testing::with_id;
 
 namespace {
 
@@ -59,7 +58,8 @@ TEST_CASE("findings: env.cuda_path_home_differ only when both are set and name d
   CHECK(with_id(findings_for(world, {"nvrtc"}), "env.cuda_path_home_differ") == nullptr);
 }
 
-TEST_CASE("findings: env.bad_search_path for empty, relative and missing LD_LIBRARY_PATH entries and bad roots") {
+TEST_CASE(
+    "findings: env.bad_search_path for empty, relative and missing LD_LIBRARY_PATH entries and bad roots") {
   SyntheticWorld world;
   world.env.set("LD_LIBRARY_PATH", "::relative:" + world.tree.path("missing"));
   auto found = findings_for(world, {"nvrtc"});
@@ -74,7 +74,8 @@ TEST_CASE("findings: env.bad_search_path for empty, relative and missing LD_LIBR
   CHECK(finding->evidence.at("variable") == "CONDA_PREFIX");
 }
 
-TEST_CASE("findings: a wheel and a toolkit of different versions: python_native_differ, not multiple_versions") {
+TEST_CASE(
+    "findings: a wheel and a toolkit of different versions: python_native_differ, not multiple_versions") {
   SyntheticWorld world;
   const auto site = world.venv("venv");
   world.env.set("VIRTUAL_ENV", world.tree.path("venv"));
@@ -102,7 +103,9 @@ TEST_CASE("findings: a wheel and a toolkit of different versions: python_native_
 TEST_CASE("findings: lib.unusable_candidate and lib.wrong_arch") {
   SyntheticWorld world;
   std::string aarch64(64, '\0');
-  aarch64.replace(0, 4, "\x7f" "ELF");
+  aarch64.replace(0, 4,
+                  "\x7f"
+                  "ELF");
   aarch64[4] = 2; // ELFCLASS64
   aarch64[5] = 1;
   aarch64[6] = 1;

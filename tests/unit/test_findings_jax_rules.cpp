@@ -38,8 +38,10 @@ cudadiag::verify::Verification gpus(int count, const std::string& compute_capabi
   return verification;
 }
 
-std::vector<Finding> rules_for(const SyntheticWorld& world, const cudadiag::verify::Verification& verification) {
-  return evaluate_jax_checks(world.discover({"cublas", "cudnn", "cudart", "cusparse"}), verification, world.env);
+std::vector<Finding> rules_for(const SyntheticWorld& world,
+                               const cudadiag::verify::Verification& verification) {
+  return evaluate_jax_checks(world.discover({"cublas", "cudnn", "cudart", "cusparse"}), verification,
+                             world.env);
 }
 
 } // namespace

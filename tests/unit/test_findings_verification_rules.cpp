@@ -9,11 +9,11 @@
 
 #include <algorithm>
 
-using cudadiag::testing::with_id;
 using cudadiag::findings::evaluate_verification;
 using cudadiag::findings::Finding;
 using cudadiag::findings::Severity;
 using cudadiag::testing::SyntheticWorld;
+using cudadiag::testing::with_id;
 using cudadiag::verify::LibraryStep;
 using cudadiag::verify::Verification;
 using nlohmann::json;
@@ -36,7 +36,8 @@ LibraryStep ok_step(std::string id, std::string kind, std::string path, json res
   if (!result.contains("missing_symbols")) {
     result["missing_symbols"] = json::array();
   }
-  step.facts = cudadiag::verify::decode(step.kind, result.dump()); // the facts a worker sending `result` gives
+  step.facts =
+      cudadiag::verify::decode(step.kind, result.dump()); // the facts a worker sending `result` gives
   return step;
 }
 
@@ -64,8 +65,13 @@ struct Stack {
 };
 
 json driver_result(int init_code, int driver_version) {
-  return {{"init", {{"code", init_code}, {"name", init_code == 0 ? "CUDA_SUCCESS" : "CUDA_ERROR_X"}, {"description", "d"}}},
-          {"driver_version", driver_version}, {"device_count", 0}, {"devices", json::array()}};
+  return {{"init",
+           {{"code", init_code},
+            {"name", init_code == 0 ? "CUDA_SUCCESS" : "CUDA_ERROR_X"},
+            {"description", "d"}}},
+          {"driver_version", driver_version},
+          {"device_count", 0},
+          {"devices", json::array()}};
 }
 
 } // namespace
@@ -83,7 +89,8 @@ TEST_CASE("verification rules: a healthy stack gives no finding") {
   const auto found = stack.evaluate({
       ok_step("cuda", "driver", stack.driver(), driver_result(0, 13000)),
       ok_step("nvrtc", "nvrtc", stack.path("libnvrtc.so.13"),
-              {{"version", "13.0"}, {"builtins", {{"expected", "libnvrtc-builtins.so.13.0"}, {"loadable", true}}}}),
+              {{"version", "13.0"},
+               {"builtins", {{"expected", "libnvrtc-builtins.so.13.0"}, {"loadable", true}}}}),
       ok_step("nvJitLink", "nvjitlink", stack.path("libnvJitLink.so.13"), {{"version", "13.0"}}),
       ok_step("cudart", "cudart", stack.path("libcudart.so.13"), {{"runtime_version", 13000}}),
   });
@@ -97,7 +104,8 @@ TEST_CASE("verification rules: driver.init_failed decodes cuInit errors with cod
   Stack stack;
   for (const int code : {35, 100, 803, 804, 999, 3}) {
     CAPTURE(code);
-    const auto found = stack.evaluate({ok_step("cuda", "driver", stack.driver(), driver_result(code, 13000))});
+    const auto found =
+        stack.evaluate({ok_step("cuda", "driver", stack.driver(), driver_result(code, 13000))});
     const auto* finding = with_id(found, "driver.init_failed");
     REQUIRE(finding != nullptr);
     CHECK(finding->evidence.at("code") == code);
@@ -108,7 +116,8 @@ TEST_CASE("verification rules: driver.init_failed decodes cuInit errors with cod
   CHECK(with_id(stub, "driver.init_failed") == nullptr);
 }
 
-TEST_CASE("verification rules: driver.too_old and nvrtc.ptx_newer_than_driver from the driver's CUDA version") {
+TEST_CASE(
+    "verification rules: driver.too_old and nvrtc.ptx_newer_than_driver from the driver's CUDA version") {
   Stack stack;
   const auto found = stack.evaluate({
       ok_step("cuda", "driver", stack.driver(), driver_result(0, 12080)),
@@ -122,19 +131,22 @@ TEST_CASE("verification rules: driver.too_old and nvrtc.ptx_newer_than_driver fr
 
   // Same ISA (12.6 NVRTC on a 12.5 driver: both 8.5) is fine; 12.9 on 12.8 is not.
   Stack cuda12("12.6.77");
-  CHECK(with_id(cuda12.evaluate({ok_step("cuda", "driver", cuda12.driver(), driver_result(0, 12050)),
-                                 ok_step("nvrtc", "nvrtc", cuda12.path("libnvrtc.so.13"), {{"version", "12.6"}})}),
+  CHECK(with_id(cuda12.evaluate(
+                    {ok_step("cuda", "driver", cuda12.driver(), driver_result(0, 12050)),
+                     ok_step("nvrtc", "nvrtc", cuda12.path("libnvrtc.so.13"), {{"version", "12.6"}})}),
                 "nvrtc.ptx_newer_than_driver") == nullptr);
-  CHECK(with_id(cuda12.evaluate({ok_step("cuda", "driver", cuda12.driver(), driver_result(0, 12080)),
-                                 ok_step("nvrtc", "nvrtc", cuda12.path("libnvrtc.so.13"), {{"version", "12.9"}})}),
+  CHECK(with_id(cuda12.evaluate(
+                    {ok_step("cuda", "driver", cuda12.driver(), driver_result(0, 12080)),
+                     ok_step("nvrtc", "nvrtc", cuda12.path("libnvrtc.so.13"), {{"version", "12.9"}})}),
                 "nvrtc.ptx_newer_than_driver") != nullptr);
 }
 
 TEST_CASE("verification rules: nvjitlink.version_mismatch for another major or an older minor") {
   Stack stack;
   auto evaluate = [&](const char* nvrtc, const char* nvjitlink) {
-    return stack.evaluate({ok_step("nvrtc", "nvrtc", stack.path("libnvrtc.so.13"), {{"version", nvrtc}}),
-                           ok_step("nvJitLink", "nvjitlink", stack.path("libnvJitLink.so.13"), {{"version", nvjitlink}})});
+    return stack.evaluate(
+        {ok_step("nvrtc", "nvrtc", stack.path("libnvrtc.so.13"), {{"version", nvrtc}}),
+         ok_step("nvJitLink", "nvjitlink", stack.path("libnvJitLink.so.13"), {{"version", nvjitlink}})});
   };
   CHECK(with_id(evaluate("13.0", "12.9"), "nvjitlink.version_mismatch") != nullptr);
   CHECK(with_id(evaluate("12.6", "12.4"), "nvjitlink.version_mismatch") != nullptr);
@@ -144,10 +156,13 @@ TEST_CASE("verification rules: nvjitlink.version_mismatch for another major or a
 
 TEST_CASE("verification rules: nvrtc.builtins_missing and lib.version_disagrees") {
   Stack stack;
-  const auto found = stack.evaluate({ok_step(
-      "nvrtc", "nvrtc", stack.path("libnvrtc.so.13"),
-      {{"version", "13.1"},
-       {"builtins", {{"expected", "libnvrtc-builtins.so.13.1"}, {"path", nullptr}, {"loadable", false}, {"error", "not found"}}}})});
+  const auto found = stack.evaluate({ok_step("nvrtc", "nvrtc", stack.path("libnvrtc.so.13"),
+                                             {{"version", "13.1"},
+                                              {"builtins",
+                                               {{"expected", "libnvrtc-builtins.so.13.1"},
+                                                {"path", nullptr},
+                                                {"loadable", false},
+                                                {"error", "not found"}}}})});
   CHECK(with_id(found, "nvrtc.builtins_missing") != nullptr);
   const auto* disagrees = with_id(found, "lib.version_disagrees");
   REQUIRE(disagrees != nullptr);
@@ -183,19 +198,22 @@ struct CudaHomeToolkit {
                      {"step", "nvrtcCompileProgram"},
                      {"code", compiled ? 0 : (builtins_failed ? 7 : 6)},
                      {"name", compiled ? "NVRTC_SUCCESS" : failure},
-                     {"log", compiled            ? ""
-                             : builtins_failed ? "nvrtc: error: failed to open libnvrtc-builtins.so.13.1.\n  Make sure "
-                                                 "that libnvrtc-builtins.so.13.1 is installed correctly."
-                                               : "cudadiag_check.cu(1): catastrophic error: damaged\n1 error detected."}};
+                     {"log", compiled ? ""
+                             : builtins_failed
+                                 ? "nvrtc: error: failed to open libnvrtc-builtins.so.13.1.\n  Make sure "
+                                   "that libnvrtc-builtins.so.13.1 is installed correctly."
+                                 : "cudadiag_check.cu(1): catastrophic error: damaged\n1 error detected."}};
     Verification verification;
     verification.ran = true;
-    verification.steps = {ok_step("nvrtc", "nvrtc", lib + "/libnvrtc.so.13",
-                                  {{"version", "13.1"},
-                                   {"compile_check", check},
-                                   {"builtins", {{"expected", "libnvrtc-builtins.so.13.1"},
-                                                 {"path", loadable ? json(builtins) : json(nullptr)},
-                                                 {"loadable", loadable},
-                                                 {"error", loadable ? json(nullptr) : json("not found next to libnvrtc")}}}})};
+    verification.steps = {
+        ok_step("nvrtc", "nvrtc", lib + "/libnvrtc.so.13",
+                {{"version", "13.1"},
+                 {"compile_check", check},
+                 {"builtins",
+                  {{"expected", "libnvrtc-builtins.so.13.1"},
+                   {"path", loadable ? json(builtins) : json(nullptr)},
+                   {"loadable", loadable},
+                   {"error", loadable ? json(nullptr) : json("not found next to libnvrtc")}}}})};
     return evaluate_verification(world.discover(), verification);
   }
 };
@@ -204,7 +222,8 @@ constexpr const char* k_builtin_failure = "NVRTC_ERROR_BUILTIN_OPERATION_FAILURE
 
 } // namespace
 
-TEST_CASE("verification rules: nvrtc.builtins_not_on_search_path, a warning where CUDA Python preloads the builtins") {
+TEST_CASE("verification rules: nvrtc.builtins_not_on_search_path, a warning where CUDA Python preloads the "
+          "builtins") {
   const CudaHomeToolkit toolkit("libnvrtc.so.13.1.80");
   const auto found = toolkit.evaluate(true, false, k_builtin_failure);
   const auto* finding = with_id(found, "nvrtc.builtins_not_on_search_path");
@@ -224,7 +243,8 @@ TEST_CASE("verification rules: nvrtc.builtins_not_on_search_path, a warning wher
   // A compile that worked, or failed for another reason, is no evidence of the search; builtins
   // that do not load beside NVRTC are nvrtc.builtins_missing's (an error: the compile failed).
   CHECK(with_id(toolkit.evaluate(true, true, ""), "nvrtc.builtins_not_on_search_path") == nullptr);
-  CHECK(with_id(toolkit.evaluate(true, false, "NVRTC_ERROR_COMPILATION"), "nvrtc.builtins_not_on_search_path") == nullptr);
+  CHECK(with_id(toolkit.evaluate(true, false, "NVRTC_ERROR_COMPILATION"),
+                "nvrtc.builtins_not_on_search_path") == nullptr);
   const auto missing = toolkit.evaluate(false, false, k_builtin_failure);
   CHECK(with_id(missing, "nvrtc.builtins_not_on_search_path") == nullptr);
   REQUIRE(with_id(missing, "nvrtc.builtins_missing") != nullptr);
@@ -234,7 +254,8 @@ TEST_CASE("verification rules: nvrtc.builtins_not_on_search_path, a warning wher
   CHECK(with_id(missing, "nvrtc.compile_failed") == nullptr);
 }
 
-TEST_CASE("verification rules: nvrtc.compile_failed when the compile check fails for a reason the builtins do not explain") {
+TEST_CASE("verification rules: nvrtc.compile_failed when the compile check fails for a reason the builtins "
+          "do not explain") {
   const CudaHomeToolkit toolkit("libnvrtc.so.13.1.80");
   const auto found = toolkit.evaluate(true, false, "NVRTC_ERROR_COMPILATION");
   const auto* finding = with_id(found, "nvrtc.compile_failed");
@@ -251,7 +272,8 @@ TEST_CASE("verification rules: nvrtc.compile_failed when the compile check fails
   CHECK(with_id(toolkit.evaluate(true, true, ""), "nvrtc.compile_failed") == nullptr);
 }
 
-TEST_CASE("verification rules: nvrtc.builtins_not_on_search_path is an error where CUDA Python preloads nothing") {
+TEST_CASE(
+    "verification rules: nvrtc.builtins_not_on_search_path is an error where CUDA Python preloads nothing") {
   // NVRTC's real file is libnvrtc.so.13 itself (a toolkit copied from a wheel): cuda-pathfinder
   // cannot name the builtins from it, so CUDA Python's compiles fail too.
   const CudaHomeToolkit toolkit("libnvrtc.so.13");
@@ -269,7 +291,8 @@ TEST_CASE("verification rules: cccl.version_mismatch when CCCL's major is not NV
   stack.world.tree.write("tk/include/cuda/std/version", "// anchor\n");
   stack.world.tree.write("tk/include/cuda/std/__cccl/version.h", "#define CCCL_VERSION 2008002\n");
   stack.world.env.set("CUDA_HOME", stack.world.tree.path("tk"));
-  const auto found = stack.evaluate({ok_step("nvrtc", "nvrtc", stack.path("libnvrtc.so.13"), {{"version", "13.0"}})});
+  const auto found =
+      stack.evaluate({ok_step("nvrtc", "nvrtc", stack.path("libnvrtc.so.13"), {{"version", "13.0"}})});
   const auto* mismatch = with_id(found, "cccl.version_mismatch");
   REQUIRE(mismatch != nullptr);
   CHECK(mismatch->evidence.at("cccl") == "2.8.2");
@@ -290,8 +313,9 @@ TEST_CASE("verification rules: worker outcomes become verify.* findings naming t
   hung.status = "timeout";
   hung.signal.reset();
   hung.detail = "did not finish within 1 s";
-  auto not_loaded = ok_step("nvrtc", "nvrtc", stack.path("libnvrtc.so.13"),
-                            {{"loaded", false}, {"dlopen_error", "libgone.so: cannot open shared object file"}});
+  auto not_loaded =
+      ok_step("nvrtc", "nvrtc", stack.path("libnvrtc.so.13"),
+              {{"loaded", false}, {"dlopen_error", "libgone.so: cannot open shared object file"}});
   auto missing = ok_step("nvJitLink", "nvjitlink", stack.path("libnvJitLink.so.13"),
                          {{"missing_symbols", json::array({"nvJitLinkVersion"})}});
   const auto found = stack.evaluate({crashed, hung, not_loaded, missing});
@@ -329,7 +353,8 @@ TEST_CASE("verification rules: a crashing driver is one finding listing the work
   nvjitlink.kind = "nvjitlink";
   nvjitlink.path = stack.path("libnvJitLink.so.13");
   const auto found = stack.evaluate({driver, nvrtc, nvjitlink});
-  CHECK(std::count_if(found.begin(), found.end(), [](const auto& f) { return f.id == "verify.crashed"; }) == 1);
+  CHECK(std::count_if(found.begin(), found.end(), [](const auto& f) { return f.id == "verify.crashed"; }) ==
+        1);
   const auto* crash = with_id(found, "verify.crashed");
   REQUIRE(crash != nullptr);
   CHECK(crash->message.find("the driver library libcuda crashed") != std::string::npos);
@@ -340,7 +365,8 @@ TEST_CASE("verification rules: a crashing driver is one finding listing the work
 
 TEST_CASE("verification rules: a libcuda from a compat/ directory is reported as forward compatibility") {
   Stack stack;
-  const auto found = stack.evaluate({ok_step("cuda", "driver", "/usr/local/cuda/compat/libcuda.so.1", driver_result(0, 13000))});
+  const auto found = stack.evaluate(
+      {ok_step("cuda", "driver", "/usr/local/cuda/compat/libcuda.so.1", driver_result(0, 13000))});
   const auto* compat = with_id(found, "driver.forward_compat");
   REQUIRE(compat != nullptr);
   CHECK(compat->severity == Severity::info);

@@ -16,7 +16,8 @@ using nlohmann::json;
 
 json example() {
   static const auto text =
-      cudadiag::fs::read_file_prefix(CUDADIAG_SOURCE_DIR "/docs/examples/h200-selftest-quick.json", 1U << 24U).value();
+      cudadiag::fs::read_file_prefix(CUDADIAG_SOURCE_DIR "/docs/examples/h200-selftest-quick.json", 1U << 24U)
+          .value();
   return json::parse(text);
 }
 
@@ -46,7 +47,8 @@ TEST_CASE("fleet: the pruned report keeps what the fingerprint reads") {
   CHECK(pruned->dump().size() < text.size() / 3);
   const auto whole = node_facts(example(), "x");
   const auto small = node_facts(*pruned, "x");
-  CHECK(cudadiag::fleet::fingerprint_key(whole.fingerprint) == cudadiag::fleet::fingerprint_key(small.fingerprint));
+  CHECK(cudadiag::fleet::fingerprint_key(whole.fingerprint) ==
+        cudadiag::fleet::fingerprint_key(small.fingerprint));
   CHECK(whole.figures.size() == small.figures.size());
   CHECK_FALSE(small.figures.empty());
   CHECK_FALSE(cudadiag::fleet::read_pruned_report("{\"a\": 1}"));

@@ -47,8 +47,12 @@ template <typename Advance> Outcome run(const std::vector<std::string>& pieces, 
   return outcome;
 }
 
-Outcome scalar(const std::vector<std::string>& pieces) { return run(pieces, json_scan::advance_scalar); }
-Outcome in_use(const std::vector<std::string>& pieces) { return run(pieces, json_scan::advance); }
+Outcome scalar(const std::vector<std::string>& pieces) {
+  return run(pieces, json_scan::advance_scalar);
+}
+Outcome in_use(const std::vector<std::string>& pieces) {
+  return run(pieces, json_scan::advance);
+}
 
 } // namespace
 

@@ -56,7 +56,8 @@ TEST_CASE("fleet stream: one document per line, and several on one line") {
 
 TEST_CASE("fleet stream: interleaved labelled tasks, long lines split into pieces") {
   // srun --label cuts a long line into pieces, each on a line of its own with the label.
-  const auto out = split({"0: {\"node\": \"a\", \"te", "1: {", "0: xt\": \"x\\\"y\"", "1:   \"node\": \"b\"", "0: }", "1: }"});
+  const auto out = split(
+      {"0: {\"node\": \"a\", \"te", "1: {", "0: xt\": \"x\\\"y\"", "1:   \"node\": \"b\"", "0: }", "1: }"});
   REQUIRE(out.documents.size() == 2);
   CHECK(out.documents[0].source == "stdin: task 0");
   CHECK(out.documents[0].text == R"({"node": "a", "text": "x\"y"})");
@@ -66,7 +67,8 @@ TEST_CASE("fleet stream: interleaved labelled tasks, long lines split into piece
 }
 
 TEST_CASE("fleet stream: stray text and a cut-off document are reported, not dropped") {
-  const auto out = split({"[pod/p1/c] slurmstepd: error: execve(): cudadiag: No such file", "[pod/p2/c] {\"a\": [1,"});
+  const auto out =
+      split({"[pod/p1/c] slurmstepd: error: execve(): cudadiag: No such file", "[pod/p2/c] {\"a\": [1,"});
   CHECK(out.documents.empty());
   REQUIRE(out.stray.size() == 2);
   CHECK(out.stray[0].source == "stdin: pod/p1/c");
@@ -121,10 +123,12 @@ bool same_split(const std::string& text, std::size_t block_lines) {
   return by_line.lines() == by_block.lines() && by_line.lines() == by_parallel.lines() &&
          std::equal(one.documents.begin(), one.documents.end(), blocks.documents.begin(),
                     blocks.documents.end(), same_documents) &&
-         std::equal(one.stray.begin(), one.stray.end(), blocks.stray.begin(), blocks.stray.end(), same_stray) &&
+         std::equal(one.stray.begin(), one.stray.end(), blocks.stray.begin(), blocks.stray.end(),
+                    same_stray) &&
          std::equal(one.documents.begin(), one.documents.end(), parallel.documents.begin(),
                     parallel.documents.end(), same_documents) &&
-         std::equal(one.stray.begin(), one.stray.end(), parallel.stray.begin(), parallel.stray.end(), same_stray);
+         std::equal(one.stray.begin(), one.stray.end(), parallel.stray.begin(), parallel.stray.end(),
+                    same_stray);
 }
 
 } // namespace

@@ -1,9 +1,8 @@
 // The fleet's fast report parser: bounded like every reader of outside input, pruned, and narrowed
 // to the members the node facts read.
-#include "fleet/report_reader.hpp"
-
 #include "core/filesystem.hpp"
 #include "fleet/node_facts.hpp"
+#include "fleet/report_reader.hpp"
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
@@ -18,7 +17,8 @@ TEST_CASE("fleet reader: hostile documents are errors, not crashes") {
   CHECK_FALSE(read_pruned_report(std::string(200000, '[') + std::string(200000, ']')));
   CHECK_FALSE(read_pruned_report(std::string(129, '[') + std::string(129, ']')));
   CHECK_FALSE(read_pruned_report(R"({"schema_version": 1, "tool": {"name": "cudadiag"}, "x": 1e400})"));
-  CHECK_FALSE(read_pruned_report("{\"schema_version\": 1, \"tool\": {\"name\": \"cudadiag\"}, \"s\": \"\xff\"}"));
+  CHECK_FALSE(
+      read_pruned_report("{\"schema_version\": 1, \"tool\": {\"name\": \"cudadiag\"}, \"s\": \"\xff\"}"));
   CHECK_FALSE(read_pruned_report(R"({"schema_version": 1, "tool": {"name": "cudadiag"}} trailing)"));
   const auto other = read_pruned_report(R"({"schema_version": 2, "tool": {"name": "cudadiag"}})");
   REQUIRE_FALSE(other);

@@ -17,25 +17,31 @@ using cudadiag::testing::contains;
 
 TEST_CASE("inspect: a refusal is explained by the cause the facts support") {
   SUBCASE("another user's process, not root") {
-    const AccessFacts facts{.our_euid = 1000, .target_uid = 0, .have_cap_sys_ptrace = false, .same_user_namespace = {}};
-    CHECK(access_denial_reason(1, facts) == "(the process belongs to another user; run as that user or root)");
+    const AccessFacts facts{
+        .our_euid = 1000, .target_uid = 0, .have_cap_sys_ptrace = false, .same_user_namespace = {}};
+    CHECK(access_denial_reason(1, facts) ==
+          "(the process belongs to another user; run as that user or root)");
   }
   SUBCASE("this user's process that is not dumpable") {
-    const AccessFacts facts{.our_euid = 1000, .target_uid = 1000, .have_cap_sys_ptrace = false, .same_user_namespace = {}};
+    const AccessFacts facts{
+        .our_euid = 1000, .target_uid = 1000, .have_cap_sys_ptrace = false, .same_user_namespace = {}};
     CHECK(contains(access_denial_reason(7, facts), "process 7 is this user's but not dumpable"));
   }
   SUBCASE("root without CAP_SYS_PTRACE (a container) is not told to become root") {
-    const AccessFacts facts{.our_euid = 0, .target_uid = 65534, .have_cap_sys_ptrace = false, .same_user_namespace = {}};
+    const AccessFacts facts{
+        .our_euid = 0, .target_uid = 65534, .have_cap_sys_ptrace = false, .same_user_namespace = {}};
     const auto reason = access_denial_reason(1, facts);
     CHECK(contains(reason, "running as root but without CAP_SYS_PTRACE"));
     CHECK(!contains(reason, "another user; run as that user or root"));
   }
   SUBCASE("root with CAP_SYS_PTRACE in another user namespace") {
-    const AccessFacts facts{.our_euid = 0, .target_uid = 0, .have_cap_sys_ptrace = true, .same_user_namespace = false};
+    const AccessFacts facts{
+        .our_euid = 0, .target_uid = 0, .have_cap_sys_ptrace = true, .same_user_namespace = false};
     CHECK(contains(access_denial_reason(1, facts), "process 1 is in another user namespace"));
   }
   SUBCASE("root with CAP_SYS_PTRACE, namespace unknown: an outer namespace or a security module") {
-    const AccessFacts facts{.our_euid = 0, .target_uid = 0, .have_cap_sys_ptrace = true, .same_user_namespace = {}};
+    const AccessFacts facts{
+        .our_euid = 0, .target_uid = 0, .have_cap_sys_ptrace = true, .same_user_namespace = {}};
     const auto reason = access_denial_reason(1, facts);
     CHECK(contains(reason, "with CAP_SYS_PTRACE"));
     CHECK(contains(reason, "security module"));

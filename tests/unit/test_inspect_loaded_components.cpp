@@ -22,7 +22,6 @@
 
 extern char** environ; // NOLINT(readability-redundant-declaration): posix_spawn passes it on
 
-using cudadiag::testing::contains;
 using cudadiag::inspect::component_for_file;
 using cudadiag::inspect::inspect_mapped;
 using cudadiag::inspect::inspect_process;
@@ -33,6 +32,7 @@ using cudadiag::inspect::MappedFile;
 using cudadiag::inspect::match_library_file;
 using cudadiag::inspect::ProcessInspection;
 using cudadiag::inspect::render_inspection_text;
+using cudadiag::testing::contains;
 using cudadiag::testing::TempTree;
 
 namespace {

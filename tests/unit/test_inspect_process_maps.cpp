@@ -2,7 +2,6 @@
 // this process, a missing PID, a process that dies while it is read and one we may not read.
 #include "checks.hpp"
 #include "inspect/process_maps.hpp"
-
 #include "skip.hpp"
 
 #include <doctest/doctest.h>
@@ -15,10 +14,10 @@
 #include <string>
 #include <sys/wait.h>
 
-using cudadiag::testing::contains;
 using cudadiag::inspect::MappedFile;
 using cudadiag::inspect::parse_proc_maps;
 using cudadiag::inspect::read_process_maps;
+using cudadiag::testing::contains;
 
 namespace {
 

@@ -1,10 +1,9 @@
 // The closure stage on synthetic trees (tests/unit/synthetic_elf.hpp): glibc's search order and
 // the inputs that must neither crash nor hang it, and the load check's judgement of a link map.
 
+#include "closure_fixtures.hpp"
 #include "linkage/closure.hpp"
 #include "linkage/load_check.hpp"
-
-#include "closure_fixtures.hpp"
 
 #include <doctest/doctest.h>
 
@@ -20,8 +19,8 @@ using cudadiag::linkage::ObjectStore;
 using cudadiag::linkage::Route;
 using cudadiag::linkage::SearchSetting;
 using cudadiag::testing::library;
-using cudadiag::testing::synthetic_shared_object;
 using cudadiag::testing::setting_in;
+using cudadiag::testing::synthetic_shared_object;
 using cudadiag::testing::SyntheticLibrary;
 using cudadiag::testing::TempTree;
 
@@ -37,7 +36,8 @@ Closure closure_of(ObjectStore& store, const std::string& root, const SearchSett
 // The object of `closure` whose path ends with `suffix`, or nullptr.
 const cudadiag::linkage::LoadedObject* object(const Closure& closure, const std::string& suffix) {
   for (const auto& item : closure.objects) {
-    if (item.path.size() >= suffix.size() && item.path.compare(item.path.size() - suffix.size(), suffix.size(), suffix) == 0) {
+    if (item.path.size() >= suffix.size() &&
+        item.path.compare(item.path.size() - suffix.size(), suffix.size(), suffix) == 0) {
       return &item;
     }
   }
@@ -68,11 +68,13 @@ TEST_CASE("closure: RUNPATH with $ORIGIN, '..' chains and empty entries, searche
 
   // A missing directory inside a '..' chain fails the open, as the kernel resolves it; an empty
   // DT_RUNPATH names no directory at all (glibc 2.36, measured), not the current one.
-  const auto through_missing = library(tree, "pkg/lib/libx.so", {.needed = {"libdep.so.1"}, .runpath = "$ORIGIN/nothing/../../deps"});
+  const auto through_missing =
+      library(tree, "pkg/lib/libx.so", {.needed = {"libdep.so.1"}, .runpath = "$ORIGIN/nothing/../../deps"});
   CHECK_FALSE(closure_of(store, through_missing, setting_in(tree)).loads());
   const auto empty = library(tree, "pkg/lib/libempty.so", {.needed = {"libincwd.so.1"}, .runpath = ""});
   CHECK_FALSE(closure_of(store, empty, setting_in(tree)).loads());
-  const auto relative = library(tree, "pkg/lib/librel.so", {.needed = {"libincwd.so.1"}, .runpath = "../cwd"});
+  const auto relative =
+      library(tree, "pkg/lib/librel.so", {.needed = {"libincwd.so.1"}, .runpath = "../cwd"});
   CHECK(closure_of(store, relative, setting_in(tree)).loads()); // relative to the process's cwd
 }
 
@@ -80,7 +82,8 @@ TEST_CASE("closure: a dependency cycle is loaded once each and ends") {
   TempTree tree;
   ObjectStore store;
   library(tree, "lib/liba.so.1", {.soname = "liba.so.1", .needed = {"libb.so.1"}, .runpath = "$ORIGIN"});
-  library(tree, "lib/libb.so.1", {.soname = "libb.so.1", .needed = {"liba.so.1", "libb.so.1"}, .runpath = "$ORIGIN"});
+  library(tree, "lib/libb.so.1",
+          {.soname = "libb.so.1", .needed = {"liba.so.1", "libb.so.1"}, .runpath = "$ORIGIN"});
   const auto closure = closure_of(store, tree.path("lib/liba.so.1"), setting_in(tree));
   CHECK(closure.loads());
   CHECK(closure.objects.size() == 2);
@@ -91,7 +94,8 @@ TEST_CASE("closure: a DT_NEEDED entry with a slash is opened as written, relativ
   ObjectStore store;
   library(tree, "abs/libabs.so", {.soname = "libabs.so"});
   library(tree, "cwd/rel/librel.so", {.soname = "librel.so"});
-  const auto root = library(tree, "lib/libroot.so", {.needed = {tree.path("abs/libabs.so"), "rel/librel.so"}});
+  const auto root =
+      library(tree, "lib/libroot.so", {.needed = {tree.path("abs/libabs.so"), "rel/librel.so"}});
   const auto closure = closure_of(store, root, setting_in(tree));
   REQUIRE(closure.loads());
   REQUIRE(object(closure, "libabs.so") != nullptr);
@@ -105,19 +109,20 @@ TEST_CASE("closure: a DT_NEEDED entry with a slash is opened as written, relativ
   CHECK(broken.missing[0].name == tree.path("abs/nothing.so"));
 }
 
-TEST_CASE("closure: DT_RPATH is inherited down the chain, DT_RUNPATH is not, LD_LIBRARY_PATH beats DT_RUNPATH") {
+TEST_CASE(
+    "closure: DT_RPATH is inherited down the chain, DT_RUNPATH is not, LD_LIBRARY_PATH beats DT_RUNPATH") {
   TempTree tree;
   ObjectStore store;
   library(tree, "rp/libleaf.so.1", {.soname = "libleaf.so.1"});
   library(tree, "mid/libmid.so.1", {.soname = "libmid.so.1", .needed = {"libleaf.so.1"}});
-  const auto with_rpath =
-      library(tree, "a/libtop.so", {.needed = {"libmid.so.1"}, .rpath = tree.path("mid") + ":" + tree.path("rp")});
+  const auto with_rpath = library(
+      tree, "a/libtop.so", {.needed = {"libmid.so.1"}, .rpath = tree.path("mid") + ":" + tree.path("rp")});
   const auto inherited = closure_of(store, with_rpath, setting_in(tree));
   REQUIRE(inherited.loads());
   CHECK(object(inherited, "libleaf.so.1")->route == Route::rpath);
 
-  const auto with_runpath =
-      library(tree, "b/libtop.so", {.needed = {"libmid.so.1"}, .runpath = tree.path("mid") + ":" + tree.path("rp")});
+  const auto with_runpath = library(
+      tree, "b/libtop.so", {.needed = {"libmid.so.1"}, .runpath = tree.path("mid") + ":" + tree.path("rp")});
   const auto not_inherited = closure_of(store, with_runpath, setting_in(tree));
   CHECK_FALSE(not_inherited.loads());
   REQUIRE(not_inherited.missing.size() == 1);
@@ -131,7 +136,8 @@ TEST_CASE("closure: DT_RPATH is inherited down the chain, DT_RUNPATH is not, LD_
   CHECK(object(shadowed, "llp/libmid.so.1")->route == Route::ld_library_path);
 }
 
-TEST_CASE("closure: an LD_LIBRARY_PATH of thousands of missing directories is searched in order, each asked about once") {
+TEST_CASE("closure: an LD_LIBRARY_PATH of thousands of missing directories is searched in order, each asked "
+          "about once") {
   // Every entry is looked in, in order: missing ones, a file where a directory should be, a link
   // to a directory; a missing dependency lists every place looked in, as glibc's search went.
   TempTree tree;
@@ -168,15 +174,17 @@ TEST_CASE("closure: another machine's file is passed over, DF_1_NODEFLIB skips t
   library(tree, "first/libdep.so.1", {.soname = "libdep.so.1", .machine = 183}); // aarch64
   library(tree, "second/libdep.so.1", {.soname = "libdep.so.1"});
   library(tree, "default/libsys.so.1", {.soname = "libsys.so.1"});
-  const auto root = library(tree, "lib/libroot.so",
-                            {.needed = {"libdep.so.1"}, .runpath = tree.path("first") + ":" + tree.path("second")});
+  const auto root =
+      library(tree, "lib/libroot.so",
+              {.needed = {"libdep.so.1"}, .runpath = tree.path("first") + ":" + tree.path("second")});
   const auto closure = closure_of(store, root, setting_in(tree));
   REQUIRE(closure.loads());
   CHECK(object(closure, "second/libdep.so.1") != nullptr);
 
   const auto plain = library(tree, "lib/libplain.so", {.needed = {"libsys.so.1"}});
   CHECK(closure_of(store, plain, setting_in(tree)).loads());
-  const auto nodeflib = library(tree, "lib/libnodeflib.so", {.needed = {"libsys.so.1"}, .no_default_lib = true});
+  const auto nodeflib =
+      library(tree, "lib/libnodeflib.so", {.needed = {"libsys.so.1"}, .no_default_lib = true});
   CHECK_FALSE(closure_of(store, nodeflib, setting_in(tree)).loads());
 }
 
@@ -209,9 +217,9 @@ TEST_CASE("closure: hostile inputs end with an answer: 10,000 DT_NEEDED, a direc
   tree.mkdir("dirs/libdir.so.1");
   const auto full = synthetic_shared_object({.soname = "libcut.so.1"});
   tree.write("cut/libcut.so.1", full.substr(0, full.size() / 2));
-  const auto root = library(tree, "lib/libroot.so",
-                            {.needed = {"libdir.so.1", "libcut.so.1"},
-                             .runpath = tree.path("dirs") + ":" + tree.path("cut")});
+  const auto root = library(
+      tree, "lib/libroot.so",
+      {.needed = {"libdir.so.1", "libcut.so.1"}, .runpath = tree.path("dirs") + ":" + tree.path("cut")});
   const auto closure = closure_of(store, root, setting_in(tree));
   CHECK_FALSE(closure.loads());
   CHECK(closure.broken.size() == 2);
@@ -222,7 +230,9 @@ TEST_CASE("load check: the prediction is judged against the link map") {
   ObjectStore store;
   library(tree, "deps/libdep.so.1", {.soname = "libdep.so.1"});
   library(tree, "other/libdep.so.1", {.soname = "libdep.so.1"});
-  const auto root = library(tree, "lib/libroot.so.1", {.soname = "libroot.so.1", .needed = {"libdep.so.1"}, .runpath = tree.path("deps")});
+  const auto root =
+      library(tree, "lib/libroot.so.1",
+              {.soname = "libroot.so.1", .needed = {"libdep.so.1"}, .runpath = tree.path("deps")});
   const auto closure = closure_of(store, root, setting_in(tree));
   REQUIRE(closure.loads());
   LinkMapFacts real;

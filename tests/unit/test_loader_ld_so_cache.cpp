@@ -1,9 +1,9 @@
 #include "loader/ld_so_cache.hpp"
-
 #include "skip.hpp"
 #include "temp_tree.hpp"
 
 #include <doctest/doctest.h>
+
 #include <unistd.h>
 
 #include <array>
@@ -40,7 +40,9 @@ constexpr const char* k_ldconfig_abi = "libc6";
 #endif
 constexpr std::int32_t k_i386_flags = 0x0003;
 
-std::span<const std::byte> as_bytes(const std::string& text) { return std::as_bytes(std::span(text)); }
+std::span<const std::byte> as_bytes(const std::string& text) {
+  return std::as_bytes(std::span(text));
+}
 
 std::string error_of(const cudadiag::Expected<LdSoCache>& result) {
   return result ? std::string("(no error)") : result.error().message;
@@ -56,7 +58,9 @@ std::vector<LdCacheEntry> sample_entries() {
   };
 }
 
-void put32(std::string& bytes, std::size_t at, std::uint32_t value) { std::memcpy(bytes.data() + at, &value, 4); }
+void put32(std::string& bytes, std::size_t at, std::uint32_t value) {
+  std::memcpy(bytes.data() + at, &value, 4);
+}
 
 void append32(std::string& bytes, std::uint32_t value) {
   bytes.append(4, '\0');
@@ -222,7 +226,8 @@ TEST_CASE("ld.so.cache: resolve follows glibc's choice") {
 
   SUBCASE("hwcap entries rank after plain ones, and are the fallback") {
     const std::vector<LdCacheEntry> entries{
-        {"libhw.so.1", "/usr/lib/glibc-hwcaps/x86-64-v3/libhw.so.1", k_host_flags, cudadiag::loader::k_hwcap_extension},
+        {"libhw.so.1", "/usr/lib/glibc-hwcaps/x86-64-v3/libhw.so.1", k_host_flags,
+         cudadiag::loader::k_hwcap_extension},
         {"libhw.so.1", "/usr/lib/libhw.so.1", k_host_flags, 0},
         {"libonly.so.1", "/usr/lib/glibc-hwcaps/x86-64-v2/libonly.so.1", k_host_flags,
          cudadiag::loader::k_hwcap_extension | 1U},
@@ -287,7 +292,9 @@ TEST_CASE("ld.so.cache: old and compat layouts") {
 
 TEST_CASE("ld.so.cache: corrupt caches are errors") {
   const std::string valid = build_ld_so_cache(sample_entries());
-  SUBCASE("empty") { CHECK(error_of(parse_ld_so_cache({})) == "empty file"); }
+  SUBCASE("empty") {
+    CHECK(error_of(parse_ld_so_cache({})) == "empty file");
+  }
   SUBCASE("bad magic") {
     CHECK(error_of(parse_ld_so_cache(as_bytes(std::string("hello, world, this is not a cache")))) ==
           "not an ld.so.cache (bad magic)");

@@ -1,5 +1,4 @@
 #include "loader/ld_so_conf.hpp"
-
 #include "temp_tree.hpp"
 
 #include <doctest/doctest.h>
@@ -9,7 +8,8 @@ using cudadiag::testing::TempTree;
 
 TEST_CASE("ld.so.conf: directories, comments, includes in sorted order, relative include patterns") {
   TempTree tree;
-  tree.write("etc/ld.so.conf", "# libc default\ninclude " + tree.path("etc/ld.so.conf.d") + "/*.conf\n/opt/first/\n");
+  tree.write("etc/ld.so.conf",
+             "# libc default\ninclude " + tree.path("etc/ld.so.conf.d") + "/*.conf\n/opt/first/\n");
   tree.write("etc/ld.so.conf.d/b.conf", "/usr/local/cuda-13.0/lib64   # the toolkit\n\n");
   tree.write("etc/ld.so.conf.d/a.conf", "include sub/*.conf\n/opt/a=libc6\n");
   tree.write("etc/ld.so.conf.d/sub/x.conf", "/opt/stubs\n");

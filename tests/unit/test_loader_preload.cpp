@@ -1,5 +1,4 @@
 #include "loader/preload.hpp"
-
 #include "temp_tree.hpp"
 
 #include <doctest/doctest.h>
@@ -9,7 +8,8 @@ using cudadiag::SystemLayout;
 using cudadiag::loader::system_preloads;
 using cudadiag::testing::TempTree;
 
-TEST_CASE("preloads: LD_PRELOAD split on spaces and colons, then the preload file's entries, in glibc's order") {
+TEST_CASE(
+    "preloads: LD_PRELOAD split on spaces and colons, then the preload file's entries, in glibc's order") {
   TempTree tree;
   Environment env;
   env.set("LD_PRELOAD", "/opt/a.so  libb.so.1:/opt/c.so:");
@@ -26,7 +26,8 @@ TEST_CASE("preloads: LD_PRELOAD split on spaces and colons, then the preload fil
   CHECK(all[4].entry == "libe.so");
   CHECK(all[5].entry == "libf.so");
   CHECK(all[5].from_file);
-  CHECK(all[5].source == "/etc/ld.so.preload"); // named as the system names it, whatever root it is read under
+  CHECK(all[5].source ==
+        "/etc/ld.so.preload"); // named as the system names it, whatever root it is read under
 }
 
 TEST_CASE("preloads: none without LD_PRELOAD and with no preload file") {

@@ -134,7 +134,8 @@ TEST_CASE("pipeline: observed findings come first, problems_only drops info") {
   CHECK_FALSE(has_finding(*report, "lib.not_on_search_path"));
 }
 
-TEST_CASE("pipeline: the frameworks' own loads are predicted for the whole catalog unless the plan leaves them out") {
+TEST_CASE("pipeline: the frameworks' own loads are predicted for the whole catalog unless the plan leaves "
+          "them out") {
   cudadiag::testing::SyntheticWorld world;
   add_torch_venv(world);
   auto plan = world_plan(world);
@@ -149,13 +150,15 @@ TEST_CASE("pipeline: the frameworks' own loads are predicted for the whole catal
   CHECK(left_out->linkage.frameworks.empty());
 }
 
-TEST_CASE("pipeline: the frameworks' loads predicted ahead of the components are those analyze_linkage predicts") {
+TEST_CASE(
+    "pipeline: the frameworks' loads predicted ahead of the components are those analyze_linkage predicts") {
   cudadiag::testing::SyntheticWorld world;
   add_torch_venv(world);
   const auto plan = world_plan(world);
   const auto ahead = cudadiag::pipeline::run(plan); // started before the components are resolved
   REQUIRE(ahead);
-  const auto here = cudadiag::linkage::analyze_linkage(ahead->discovery, plan.environment, plan.discovery.layout);
+  const auto here =
+      cudadiag::linkage::analyze_linkage(ahead->discovery, plan.environment, plan.discovery.layout);
   REQUIRE(ahead->linkage.frameworks.size() == here.frameworks.size());
   REQUIRE_FALSE(here.frameworks.empty());
   for (std::size_t i = 0; i < here.frameworks.size(); ++i) {

@@ -151,12 +151,13 @@ TEST_CASE("policy: gpu.idle holds only when NVML could list the GPU's processes 
   report["selftest"]["tests"][0]["details"]["busy"] = {
       {"known", true}, {"unknown_reason", nullptr}, {"others", json::array()}, {"utilization_before_pct", 0}};
   check_met(report, "gpu.idle", true, "no other process");
-  report["findings"].push_back({{"id", "gpu.busy"},
-                                {"severity", "info"},
-                                {"message", "GPU 0 was used by 1 other process while the self-test ran: pid 4242"},
-                                {"remedy", ""},
-                                {"components", json::array()},
-                                {"evidence", json::object()}});
+  report["findings"].push_back(
+      {{"id", "gpu.busy"},
+       {"severity", "info"},
+       {"message", "GPU 0 was used by 1 other process while the self-test ran: pid 4242"},
+       {"remedy", ""},
+       {"components", json::array()},
+       {"evidence", json::object()}});
   check_met(report, "gpu.idle", false, "pid 4242");
   report["selftest"] = nullptr;
   check_met(report, "gpu.idle", false, "did not run");

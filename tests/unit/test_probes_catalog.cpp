@@ -27,8 +27,9 @@ int soname_major(std::string_view soname) {
 } // namespace
 
 TEST_CASE("catalog: every component cudadiag promises is present with the right kind") {
-  for (const char* name : {"cuda", "nvml", "cudart", "nvrtc", "nvJitLink", "nvvm", "nvfatbin", "cupti", "cublas",
-                           "cublasLt", "cufft", "curand", "cusolver", "cusparse", "nccl", "cudnn"}) {
+  for (const char* name :
+       {"cuda", "nvml", "cudart", "nvrtc", "nvJitLink", "nvvm", "nvfatbin", "cupti", "cublas", "cublasLt",
+        "cufft", "curand", "cusolver", "cusparse", "nccl", "cudnn"}) {
     CAPTURE(name);
     CHECK(find_component(name, ComponentKind::dynamic_lib) != nullptr);
   }
@@ -57,12 +58,15 @@ TEST_CASE("catalog: the 101 names cuda-pathfinder 1.9.1 knows on Linux, by kind"
   CHECK(per_kind[ComponentKind::static_lib] == 1);
   CHECK(per_kind[ComponentKind::bitcode_lib] == 3);
   // Details of 1.9.1's descriptors that are easy to get wrong.
-  CHECK(find_component("cudss")->file_names == std::vector<std::string_view>{"libcudss.so.1", "libcudss.so.0"});
+  CHECK(find_component("cudss")->file_names ==
+        std::vector<std::string_view>{"libcudss.so.1", "libcudss.so.0"});
   CHECK(find_component("nvvm")->file_names.back() == "libnvvm.so");
   CHECK(find_component("cublasmp")->wheel_dirs.front() == "nvidia/cublasmp/cu13/lib");
   CHECK(find_component("custatevec")->wheel_dirs.front() == "cuquantum/lib");
-  CHECK(find_component("cute", ComponentKind::headers)->wheel_dirs.front() == "cutlass_library/source/include");
-  CHECK(find_component("nvshmem", ComponentKind::headers)->system_include_dirs.front() == "/usr/include/nvshmem_*");
+  CHECK(find_component("cute", ComponentKind::headers)->wheel_dirs.front() ==
+        "cutlass_library/source/include");
+  CHECK(find_component("nvshmem", ComponentKind::headers)->system_include_dirs.front() ==
+        "/usr/include/nvshmem_*");
   CHECK(find_component("device")->file_names.front() == "libdevice.10.bc");
   CHECK(find_component("cudadevrt")->conda_dirs == std::vector<std::string_view>{"lib"});
   CHECK(find_component("nsys")->wheel_dirs.front() == "nvidia/nsight_systems/bin");
@@ -81,7 +85,8 @@ TEST_CASE("catalog: dependencies name catalog libraries") {
   }
 }
 
-TEST_CASE("catalog: a bare name prefers the library, then the binary, then the header set, and KIND/NAME picks one") {
+TEST_CASE("catalog: a bare name prefers the library, then the binary, then the header set, and KIND/NAME "
+          "picks one") {
   CHECK(find_component("nvcc")->kind == ComponentKind::binary);
   CHECK(find_component("nvjitlink")->kind == ComponentKind::headers);
   CHECK(find_component("cudadevrt")->kind == ComponentKind::static_lib);

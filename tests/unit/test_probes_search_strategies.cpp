@@ -1,11 +1,11 @@
 // Search strategies in isolation: what each one sees and records in its trace.
+#include "core/filesystem.hpp"
 #include "probes/search_strategies.hpp"
 #include "synthetic_world.hpp"
-#include "core/filesystem.hpp"
-
-#include <sys/stat.h>
 
 #include <doctest/doctest.h>
+
+#include <sys/stat.h>
 
 using cudadiag::probes::derive_toolkit_root;
 using cudadiag::probes::expand_triple;
@@ -16,7 +16,8 @@ TEST_CASE("search strategies: derive_toolkit_root follows cuda-pathfinder's rule
   CHECK(derive_toolkit_root("/usr/local/cuda-13.0/lib64/libcudart.so.13") == "/usr/local/cuda-13.0");
   CHECK(derive_toolkit_root("/usr/local/cuda-13.0/lib/libcudart.so.13") == "/usr/local/cuda-13.0");
   CHECK(derive_toolkit_root("/opt/cuda/targets/x86_64-linux/lib/libcudart.so.12") == "/opt/cuda");
-  CHECK_FALSE(derive_toolkit_root("/usr/lib/x86_64-linux-gnu/libcudart.so.12") == std::optional<std::string>("/usr"));
+  CHECK_FALSE(derive_toolkit_root("/usr/lib/x86_64-linux-gnu/libcudart.so.12") ==
+              std::optional<std::string>("/usr"));
   CHECK_FALSE(derive_toolkit_root("/opt/weird/libcudart.so.12").has_value());
 }
 
@@ -55,15 +56,16 @@ TEST_CASE("search strategies: 5,000 LD_LIBRARY_PATH entries are searched without
 TEST_CASE("search strategies: bad CUDA_HOME, CONDA_PREFIX and VIRTUAL_ENV values are traced, not fatal") {
   SyntheticWorld world;
   world.tree.write("a-file", "x");
-  for (const auto& value : {std::string(""), std::string("relative/dir"), world.tree.path("nope"), world.tree.path("a-file"),
-                            std::string("/\xff\xfe/bad-utf8")}) {
+  for (const auto& value : {std::string(""), std::string("relative/dir"), world.tree.path("nope"),
+                            world.tree.path("a-file"), std::string("/\xff\xfe/bad-utf8")}) {
     CAPTURE(value);
     world.env.set("CUDA_HOME", value);
     world.env.set("CUDA_PATH", value);
     world.env.set("CONDA_PREFIX", value);
     world.env.set("VIRTUAL_ENV", value);
     const auto result = world.discover({"nvrtc", "cccl", "nvcc"});
-    CHECK(result.components.size() == 5); // nvrtc: a library and a header set; nvcc: a binary and a header set
+    CHECK(result.components.size() ==
+          5); // nvrtc: a library and a header set; nvcc: a binary and a header set
     for (const auto& entry : result.components) {
       CHECK(entry.candidates.empty());
     }
@@ -105,12 +107,14 @@ const std::string k_archive = "!<arch>\n";
 
 } // namespace
 
-TEST_CASE("search strategies: static and bitcode libraries follow cuda-pathfinder (wheels, conda, CUDA_PATH)") {
+TEST_CASE(
+    "search strategies: static and bitcode libraries follow cuda-pathfinder (wheels, conda, CUDA_PATH)") {
   using cudadiag::probes::ComponentKind;
   SyntheticWorld world;
   const auto site = world.venv("venv");
   world.env.set("VIRTUAL_ENV", world.tree.path("venv"));
-  const auto wheel_bc = world.tree.write(site.substr(world.tree.root().size() + 1) + "/nvidia/cu13/nvvm/libdevice/libdevice.10.bc",
+  const auto wheel_bc = world.tree.write(site.substr(world.tree.root().size() + 1) +
+                                             "/nvidia/cu13/nvvm/libdevice/libdevice.10.bc",
                                          k_bitcode_magic);
   world.dist_info(site, "nvidia-nvvm", "13.0.88");
   world.tree.write("tk/nvvm/libdevice/libdevice.10.bc", k_bitcode_magic);
@@ -138,7 +142,8 @@ TEST_CASE("search strategies: an empty or foreign bitcode/static file is the ans
   using cudadiag::probes::ComponentKind;
   SyntheticWorld world;
   const auto empty = world.tree.write("tk/nvvm/libdevice/libdevice.10.bc", "");
-  world.tree.write("tk/lib64/libcudadevrt.a", "\x7f" "ELF not an archive");
+  world.tree.write("tk/lib64/libcudadevrt.a", "\x7f"
+                                              "ELF not an archive");
   world.env.set("CUDA_PATH", world.tree.path("tk"));
   const auto result = world.discover({"device", "cudadevrt"});
   const auto device = component(result, "device", ComponentKind::bitcode_lib);
@@ -163,20 +168,23 @@ TEST_CASE("search strategies: a bitcode path that is a directory is passed over,
 TEST_CASE("search strategies: cuDNN, NCCL and NVSHMEM headers fall back to the system include directories") {
   using cudadiag::probes::ComponentKind;
   SyntheticWorld world;
-  const auto multiarch = world.tree.write("sysroot/usr/include/x86_64-linux-gnu/cudnn.h", "#define CUDNN_MAJOR 9\n");
+  const auto multiarch =
+      world.tree.write("sysroot/usr/include/x86_64-linux-gnu/cudnn.h", "#define CUDNN_MAJOR 9\n");
   world.tree.write("sysroot/usr/include/cudnn.h", "");
   world.tree.write("sysroot/usr/include/x86_64-linux-gnu/cudnn_version.h",
                    "#define CUDNN_MAJOR 9\n#define CUDNN_MINOR 19\n#define CUDNN_PATCHLEVEL 0\n");
   world.tree.write("sysroot/usr/include/nvshmem_3/nvshmem.h", "");
   const auto newest = world.tree.write("sysroot/usr/include/nvshmem_12/nvshmem.h", "");
-  world.tree.write("sysroot/usr/local/include/nccl.h", "#define NCCL_MAJOR 2\n#define NCCL_MINOR 28\n#define NCCL_PATCH 9\n");
+  world.tree.write("sysroot/usr/local/include/nccl.h",
+                   "#define NCCL_MAJOR 2\n#define NCCL_MINOR 28\n#define NCCL_PATCH 9\n");
   const auto result = world.discover({"cudnn", "nvshmem", "nccl"});
   const auto cudnn = component(result, "cudnn", ComponentKind::headers);
   CHECK(cudadiag::testing::chosen(cudnn.selected) == cudadiag::fs::parent(multiarch));
   CHECK(cudnn.selected->via.found_via == "supported_install_dir");
   REQUIRE(cudnn.selected_candidate()->version.has_value());
   CHECK(cudnn.selected_candidate()->version->version == "9.19.0");
-  CHECK(component(result, "nvshmem", ComponentKind::headers).selected->via.path == cudadiag::fs::parent(newest));
+  CHECK(component(result, "nvshmem", ComponentKind::headers).selected->via.path ==
+        cudadiag::fs::parent(newest));
   const auto nccl = component(result, "nccl", ComponentKind::headers);
   CHECK(nccl.selected_candidate()->version->version == "2.28.9");
 
@@ -187,13 +195,15 @@ TEST_CASE("search strategies: cuDNN, NCCL and NVSHMEM headers fall back to the s
         cudadiag::fs::parent(in_toolkit));
 }
 
-TEST_CASE("search strategies: conda headers: toolkit sets under the one targets/*/, others under the prefix") {
+TEST_CASE(
+    "search strategies: conda headers: toolkit sets under the one targets/*/, others under the prefix") {
   using cudadiag::probes::ComponentKind;
   SyntheticWorld world;
   const auto nvvm = world.tree.write("conda/targets/x86_64-linux/nvvm/include/nvvm.h", "");
   world.tree.write("conda/nvvm/include/nvvm.h", "");
-  const auto cutensor = world.tree.write("conda/include/cutensor.h",
-                                         "#define CUTENSOR_MAJOR 2\n#define CUTENSOR_MINOR 3\n#define CUTENSOR_PATCH 1\n");
+  const auto cutensor =
+      world.tree.write("conda/include/cutensor.h",
+                       "#define CUTENSOR_MAJOR 2\n#define CUTENSOR_MINOR 3\n#define CUTENSOR_PATCH 1\n");
   world.tree.write("conda/targets/x86_64-linux/include/cutensor.h", "");
   world.env.set("CONDA_PREFIX", world.tree.path("conda"));
   const auto result = world.discover({"nvvm", "cutensor"});
@@ -216,7 +226,8 @@ TEST_CASE("search strategies: a header anchor that is a FIFO is passed over and 
   CHECK_FALSE(cudnn.candidates.front().usable());
 }
 
-TEST_CASE("search strategies: other wheels' layouts (cuquantum/, cutensor/, nvidia/<lib>/cu13/) and their versions") {
+TEST_CASE("search strategies: other wheels' layouts (cuquantum/, cutensor/, nvidia/<lib>/cu13/) and their "
+          "versions") {
   SyntheticWorld world;
   const auto site = world.venv("venv");
   world.env.set("VIRTUAL_ENV", world.tree.path("venv"));
@@ -246,17 +257,26 @@ TEST_CASE("directory cache: a directory under a listed ancestor is answered as o
   tree.symlink("site/link", "nvidia");
   tree.symlink("site/dangling", "nowhere");
   // Each path asked cold (nothing listed) and again after its ancestors were listed: same answer.
-  const std::vector<std::string> paths = {
-      "site/nvidia/cu13/lib", "site/nvidia/cu12/lib", "site/nvidia/cu13/lib/", "site/link/cu13/lib",
-      "site/link/cu12", "site/dangling/lib", "site/a-file/lib", "site/nvidia/../nvidia/cu13",
-      "site/nvidia/./cu13", "site//nvidia/cu13", "site/missing/deeper/still", "site/nvidia/cu13/.."};
+  const std::vector<std::string> paths = {"site/nvidia/cu13/lib",
+                                          "site/nvidia/cu12/lib",
+                                          "site/nvidia/cu13/lib/",
+                                          "site/link/cu13/lib",
+                                          "site/link/cu12",
+                                          "site/dangling/lib",
+                                          "site/a-file/lib",
+                                          "site/nvidia/../nvidia/cu13",
+                                          "site/nvidia/./cu13",
+                                          "site//nvidia/cu13",
+                                          "site/missing/deeper/still",
+                                          "site/nvidia/cu13/.."};
   for (const auto& relative : paths) {
     CAPTURE(relative);
     const auto dir = tree.path(relative);
     const cudadiag::probes::DirectoryCache cold;
     const bool expected = cold.listing(dir).is_directory;
     const cudadiag::probes::DirectoryCache warm;
-    for (const auto* ancestor : {"", "site", "site/nvidia", "site/nvidia/cu13", "site/link", "site/missing"}) {
+    for (const auto* ancestor :
+         {"", "site", "site/nvidia", "site/nvidia/cu13", "site/link", "site/missing"}) {
       (void)warm.listing(tree.path(ancestor));
     }
     CHECK(warm.listing(dir).is_directory == expected);

@@ -5,17 +5,16 @@
 #include "python/distributions.hpp"
 #include "python/framework_builds.hpp"
 #include "python/framework_requirements.hpp"
-#include "versions/tool_binary_version.hpp"
-
 #include "skip.hpp"
 #include "temp_tree.hpp"
+#include "versions/tool_binary_version.hpp"
 
 #include <doctest/doctest.h>
 
 #include <cctype>
 #include <string>
-#include <vector>
 #include <sys/stat.h>
+#include <vector>
 
 using cudadiag::python::Distribution;
 using cudadiag::python::framework_builds;
@@ -42,8 +41,8 @@ TEST_CASE("frameworks: the CUDA a framework was built for, from its files") {
   CHECK(python_string_assignment("cuda: Optional[str] = '13.0'\n", "cuda") == "13.0");
   CHECK(python_string_assignment("cuda = None\n", "cuda") == std::nullopt);
   CHECK(python_string_assignment("xcuda = '1'\ncuda_version = '2'\n", "cuda") == std::nullopt);
-  CHECK(python_string_assignment("build_info = {'cuda_version': '12.5.1', 'cudnn_version': '9'}\n", "cuda_version") ==
-        "12.5.1");
+  CHECK(python_string_assignment("build_info = {'cuda_version': '12.5.1', 'cudnn_version': '9'}\n",
+                                 "cuda_version") == "12.5.1");
 
   cudadiag::testing::TempTree tree;
   tree.write("site/torch/version.py", "__version__ = '2.11.0+cu130'\ncuda: Optional[str] = '13.0'\n");
@@ -74,13 +73,15 @@ TEST_CASE("frameworks: pins are checked with the extras other requirements ask f
              "Name: cuda-toolkit\nVersion: 13.0.2\n"
              "Requires-Dist: nvidia-cublas==13.1.0.3.*; extra == 'cublas'\n"
              "Requires-Dist: nvidia-cufft==12.0.0.61.*; extra == 'cufft'\n");
-  tree.write("first/nvidia_cudnn_cu13-9.19.0.56.dist-info/METADATA", "Name: nvidia-cudnn-cu13\nVersion: 9.19.0.56\n");
+  tree.write("first/nvidia_cudnn_cu13-9.19.0.56.dist-info/METADATA",
+             "Name: nvidia-cudnn-cu13\nVersion: 9.19.0.56\n");
   // A later site directory's copy is hidden by the first one's.
-  tree.write("second/nvidia_cudnn_cu13-9.14.0.64.dist-info/METADATA", "Name: nvidia-cudnn-cu13\nVersion: 9.14.0.64\n");
+  tree.write("second/nvidia_cudnn_cu13-9.14.0.64.dist-info/METADATA",
+             "Name: nvidia-cudnn-cu13\nVersion: 9.14.0.64\n");
   const auto installed = installed_distributions({tree.path("first"), tree.path("second")});
   REQUIRE(installed.size() == 3);
-  const cudadiag::python::MarkerEnvironment linux = {{"python_version", "3.12"}, {"sys_platform", "linux"},
-                                                     {"platform_system", "Linux"}};
+  const cudadiag::python::MarkerEnvironment linux = {
+      {"python_version", "3.12"}, {"sys_platform", "linux"}, {"platform_system", "Linux"}};
   const auto unmet = unmet_framework_requirements(installed, linux);
   REQUIRE(unmet.size() == 1); // cublas through torch's extra; not cufft, nvshmem (Windows), numpy (not CUDA)
   CHECK(unmet[0].framework == "cuda-toolkit");
@@ -113,9 +114,11 @@ TEST_CASE("tool binary version: the release is read from the file, across read b
   CHECK(small.value().version == "12.8.93");
   // The marker, or what follows it, at 1 MiB and straddling the reads: the first of 64 KiB, then
   // reads that double (boundaries at 64, 192, 448, 960 KiB), then 1 MiB reads (1984 KiB on).
-  std::vector<std::size_t> offsets{(std::size_t{1} << 20U) - 40, (std::size_t{1} << 20U) - 10, std::size_t{1} << 20U};
-  for (const std::size_t boundary : {std::size_t{64} << 10U, std::size_t{192} << 10U, std::size_t{448} << 10U,
-                                     std::size_t{960} << 10U, std::size_t{1984} << 10U, std::size_t{3008} << 10U}) {
+  std::vector<std::size_t> offsets{(std::size_t{1} << 20U) - 40, (std::size_t{1} << 20U) - 10,
+                                   std::size_t{1} << 20U};
+  for (const std::size_t boundary :
+       {std::size_t{64} << 10U, std::size_t{192} << 10U, std::size_t{448} << 10U, std::size_t{960} << 10U,
+        std::size_t{1984} << 10U, std::size_t{3008} << 10U}) {
     offsets.insert(offsets.end(), {boundary - 40, boundary - 10, boundary});
   }
   for (const std::size_t before : offsets) {
@@ -139,7 +142,8 @@ TEST_CASE("tool binary version: the release is read from the file, across read b
   CHECK_FALSE(cudadiag::versions::cuda_tool_release(tree.path("missing")).has_value());
 }
 
-TEST_CASE("tool binary version: a real toolkit binary's .rodata gives the same answer as reading the whole file") {
+TEST_CASE(
+    "tool binary version: a real toolkit binary's .rodata gives the same answer as reading the whole file") {
   const std::string bin = "/usr/local/cuda/bin";
   std::size_t compared = 0;
   for (const char* tool : {"ptxas", "nvcc", "nvdisasm", "cuobjdump", "nvlink", "fatbinary"}) {
@@ -151,7 +155,8 @@ TEST_CASE("tool binary version: a real toolkit binary's .rodata gives the same a
     // The reference: the first well-formed string anywhere in the file, found the plain way.
     std::string expected;
     const std::string marker = "Cuda compilation tools, release ";
-    for (auto at = content->find(marker); at != std::string::npos && expected.empty(); at = content->find(marker, at + 1)) {
+    for (auto at = content->find(marker); at != std::string::npos && expected.empty();
+         at = content->find(marker, at + 1)) {
       const auto rest = content->substr(at + marker.size(), 48);
       const auto comma = rest.find(", V");
       if (comma != std::string::npos && comma > 0 && std::isdigit(static_cast<unsigned char>(rest[0])) != 0) {
@@ -182,7 +187,8 @@ TEST_CASE("frameworks: Triton is built for the CUDA of the ptxas it runs, bundle
   CHECK(bundled[0].framework == "triton");
   CHECK(bundled[0].version == "3.5.0");
   CHECK(bundled[0].cuda == "12.8");
-  CHECK(bundled[0].source == tree.path("site/triton/backends/nvidia/bin/ptxas") + " (its version string: V12.8.93)");
+  CHECK(bundled[0].source ==
+        tree.path("site/triton/backends/nvidia/bin/ptxas") + " (its version string: V12.8.93)");
   CHECK(bundled[1].cuda == "12.9");
 
   // TRITON_PTXAS_PATH naming a file replaces the bundled ptxas; one naming nothing does not.
@@ -193,7 +199,8 @@ TEST_CASE("frameworks: Triton is built for the CUDA of the ptxas it runs, bundle
   const auto overridden = framework_builds({tree.path("site")}, installed, env);
   REQUIRE(overridden.size() == 2);
   CHECK(overridden[0].cuda == "13.0");
-  CHECK(overridden[0].source == "TRITON_PTXAS_PATH=" + tree.path("cuda-13.0/bin/ptxas") + " (its version string: V13.0.88)");
+  CHECK(overridden[0].source ==
+        "TRITON_PTXAS_PATH=" + tree.path("cuda-13.0/bin/ptxas") + " (its version string: V13.0.88)");
   CHECK(overridden[1].cuda == "12.9");
 
   // Triton 2.x's place; a ptxas without a version string is not listed (unknown, not guessed).
@@ -221,7 +228,8 @@ TEST_CASE("tool binary version: the toolkit's real ptxas, 26 MB in, agrees with 
     }
   }
   if (!cudadiag::fs::is_regular_file(ptxas) || expected.empty()) {
-    CUDADIAG_SKIP("no CUDA toolkit with bin/ptxas and dist-info/nvidia_cuda_nvcc-*.dist-info at /usr/local/cuda");
+    CUDADIAG_SKIP(
+        "no CUDA toolkit with bin/ptxas and dist-info/nvidia_cuda_nvcc-*.dist-info at /usr/local/cuda");
   }
   const auto release = cudadiag::versions::cuda_tool_release(ptxas);
   REQUIRE(release.has_value());
@@ -261,32 +269,39 @@ TEST_CASE("frameworks: the CUDA builds of real releases, read from their own fil
   const auto tensorflow = release_builds("tensorflow-2.21.0");
   REQUIRE(tensorflow.size() == 1);
   CHECK(tensorflow[0].cuda == "12.5.1");
-  CHECK(code_names(tensorflow[0]) == std::vector<std::string>{"sm_60", "sm_70", "sm_80", "sm_89", "compute_90"});
+  CHECK(code_names(tensorflow[0]) ==
+        std::vector<std::string>{"sm_60", "sm_70", "sm_80", "sm_89", "compute_90"});
   CHECK(tensorflow[0].gpu_code_source.ends_with("tensorflow/python/platform/build_info.py"));
-  for (const auto& [release, major] : std::vector<std::pair<std::string, std::string>>{
-           {"jax-cuda12-plugin-0.11.2", "12"}, {"jax-cuda13-plugin-0.11.2", "13"},
-           {"cupy-cuda12x-14.2.0", "12"}, {"cupy-cuda13x-14.2.0", "13"}}) {
+  for (const auto& [release, major] :
+       std::vector<std::pair<std::string, std::string>>{{"jax-cuda12-plugin-0.11.2", "12"},
+                                                        {"jax-cuda13-plugin-0.11.2", "13"},
+                                                        {"cupy-cuda12x-14.2.0", "12"},
+                                                        {"cupy-cuda13x-14.2.0", "13"}}) {
     CAPTURE(release);
     const auto builds = release_builds(release);
     REQUIRE(builds.size() == 1);
     CHECK(builds[0].cuda == major);
     CHECK_FALSE(builds[0].gpu_code.has_value());
   }
-  CHECK(release_builds("vllm-0.34.0").empty()); // its CUDA is torch's
+  CHECK(release_builds("vllm-0.34.0").empty());  // its CUDA is torch's
   CHECK(release_builds("triton-3.7.0").empty()); // no ptxas in the fixture
 }
 
 TEST_CASE("frameworks: list-valued build facts, in a dict or as pairs") {
   using cudadiag::python::python_string_list_assignment;
   CHECK(python_string_list_assignment("build_info = {'cuda_compute_capabilities': ['sm_70', 'compute_80']}\n",
-                                      "cuda_compute_capabilities") == std::vector<std::string>{"sm_70", "compute_80"});
+                                      "cuda_compute_capabilities") ==
+        std::vector<std::string>{"sm_70", "compute_80"});
   CHECK(python_string_list_assignment("x = OrderedDict([('cuda_compute_capabilities', [\"sm_90a\"])])\n",
                                       "cuda_compute_capabilities") == std::vector<std::string>{"sm_90a"});
   CHECK(python_string_list_assignment("'cuda_compute_capabilities': []\n", "cuda_compute_capabilities") ==
         std::vector<std::string>{});
-  CHECK_FALSE(python_string_list_assignment("'cuda_compute_capabilities': ['sm_70',\n", "cuda_compute_capabilities"));
-  CHECK_FALSE(python_string_list_assignment("'cuda_compute_capabilities': None\n", "cuda_compute_capabilities"));
-  CHECK_FALSE(python_string_list_assignment("'cuda_compute_capabilities': [70]\n", "cuda_compute_capabilities"));
+  CHECK_FALSE(
+      python_string_list_assignment("'cuda_compute_capabilities': ['sm_70',\n", "cuda_compute_capabilities"));
+  CHECK_FALSE(
+      python_string_list_assignment("'cuda_compute_capabilities': None\n", "cuda_compute_capabilities"));
+  CHECK_FALSE(
+      python_string_list_assignment("'cuda_compute_capabilities': [70]\n", "cuda_compute_capabilities"));
   // A quoted key followed by a comma is a pair only inside "(": a list of keys is not an assignment.
   CHECK_FALSE(python_string_assignment("keys = ['cuda_version', 'x']\n", "cuda_version"));
   CHECK(python_string_assignment("pairs = [('cuda_version', '12.5.1')]\n", "cuda_version") == "12.5.1");
@@ -334,13 +349,17 @@ TEST_CASE("frameworks: torch's and JAX's GPU code is read from their libraries o
 
 TEST_CASE("frameworks: every CUDA pin of a real release is listed, met or not") {
   cudadiag::testing::TempTree tree;
-  tree.copy_file(std::string(CUDADIAG_SOURCE_DIR) + "/tests/fixtures/releases/torch-2.8.0/torch-2.8.0.dist-info/METADATA",
+  tree.copy_file(std::string(CUDADIAG_SOURCE_DIR) +
+                     "/tests/fixtures/releases/torch-2.8.0/torch-2.8.0.dist-info/METADATA",
                  "site/torch-2.8.0.dist-info/METADATA");
-  tree.write("site/nvidia_cudnn_cu12-9.10.2.21.dist-info/METADATA", "Name: nvidia-cudnn-cu12\nVersion: 9.10.2.21\n");
+  tree.write("site/nvidia_cudnn_cu12-9.10.2.21.dist-info/METADATA",
+             "Name: nvidia-cudnn-cu12\nVersion: 9.10.2.21\n");
   tree.write("site/nvidia_nccl_cu12-2.26.2.dist-info/METADATA", "Name: nvidia-nccl-cu12\nVersion: 2.26.2\n");
   const auto installed = installed_distributions({tree.path("site")});
-  const cudadiag::python::MarkerEnvironment linux = {{"python_version", "3.11"}, {"sys_platform", "linux"},
-                                                     {"platform_system", "Linux"}, {"platform_machine", "x86_64"}};
+  const cudadiag::python::MarkerEnvironment linux = {{"python_version", "3.11"},
+                                                     {"sys_platform", "linux"},
+                                                     {"platform_system", "Linux"},
+                                                     {"platform_machine", "x86_64"}};
   const auto checked = cudadiag::python::checked_framework_requirements(installed, linux);
   // torch 2.8.0 (cu128) pins 14 nvidia-*-cu12 wheels and triton==3.4.0 on Linux x86_64.
   REQUIRE(checked.size() == 15);

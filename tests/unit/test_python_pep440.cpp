@@ -50,8 +50,10 @@ TEST_CASE("pep440: the pins frameworks write") {
 }
 
 TEST_CASE("pep508: markers evaluate as packaging evaluates them, and bad ones are errors") {
-  const MarkerEnvironment linux = {{"python_version", "3.12"}, {"sys_platform", "linux"},
-                                   {"platform_machine", "x86_64"}, {"extra", "CUDA_13"}};
+  const MarkerEnvironment linux = {{"python_version", "3.12"},
+                                   {"sys_platform", "linux"},
+                                   {"platform_machine", "x86_64"},
+                                   {"extra", "CUDA_13"}};
   CHECK(*evaluate_marker("python_version >= '3.10' and sys_platform == 'linux'", linux));
   CHECK(*evaluate_marker("extra == 'cuda-13'", linux)); // PEP 685 names
   CHECK_FALSE(*evaluate_marker("platform_machine == 'aarch64' or (python_version < '3.9')", linux));

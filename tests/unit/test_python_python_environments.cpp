@@ -1,16 +1,16 @@
-#include "python/python_environments.hpp"
-
 #include "core/filesystem.hpp"
+#include "python/python_environments.hpp"
 #include "skip.hpp"
 #include "temp_tree.hpp"
 
 #include <doctest/doctest.h>
-#include <sys/stat.h>
+
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <string>
+#include <sys/stat.h>
 #include <vector>
 
 using cudadiag::Environment;
@@ -40,7 +40,9 @@ PythonSearchOptions no_system() {
   return options;
 }
 
-std::string real(const std::string& path) { return fs::real_path(path).value(); }
+std::string real(const std::string& path) {
+  return fs::real_path(path).value();
+}
 
 // A CPython installation at `prefix`: bin/pythonX.Y, bin/python3 -> pythonX.Y, the os.py landmark
 // and an empty site-packages. Returns its absolute path.
@@ -526,8 +528,12 @@ TEST_CASE("python: bad VIRTUAL_ENV and CONDA_PREFIX values are trace lines") {
     env.set("VIRTUAL_ENV", tree.path("afile"));
     env.set("CONDA_PREFIX", tree.path("afile"));
   }
-  SUBCASE("a directory without pyvenv.cfg") { env.set("VIRTUAL_ENV", tree.mkdir("plain")); }
-  SUBCASE("non-UTF-8 bytes") { env.set("VIRTUAL_ENV", tree.path("caf\xe9\x01")); }
+  SUBCASE("a directory without pyvenv.cfg") {
+    env.set("VIRTUAL_ENV", tree.mkdir("plain"));
+  }
+  SUBCASE("non-UTF-8 bytes") {
+    env.set("VIRTUAL_ENV", tree.path("caf\xe9\x01"));
+  }
   const auto found = discover_python_environments(env, no_system());
   INFO(dump(found));
   CHECK(found.environments.empty());
@@ -568,7 +574,9 @@ TEST_CASE("python: garbage, huge and non-UTF-8 pyvenv.cfg never break discovery"
   SUBCASE("non-UTF-8 home") {
     tree.write("venv/pyvenv.cfg", "home = /nowhere/\xff\xfe/bin\ninclude-system-site-packages = true\n");
   }
-  SUBCASE("relative home") { tree.write("venv/pyvenv.cfg", "home = bin\nversion = banana\n"); }
+  SUBCASE("relative home") {
+    tree.write("venv/pyvenv.cfg", "home = bin\nversion = banana\n");
+  }
   const auto found = discover_python_environments(env, no_system());
   INFO(dump(found));
   REQUIRE(found.environments.size() == 1);
@@ -649,7 +657,7 @@ TEST_CASE("python: discovery on this machine finds the pyenv 3.11.7 site-package
       env.non_empty("CONDA_PREFIX") || env.non_empty("PYENV_VERSION") || found.environments.empty() ||
       found.environments.front().how.find("from " + root + "/version") == std::string::npos) {
     CUDADIAG_SKIP("this machine's python3 is not the pyenv shim selecting 3.11.7 from " << root
-                                                                                         << "/version");
+                                                                                        << "/version");
   }
   const auto& pe = found.environments.front();
   CHECK(pe.primary);

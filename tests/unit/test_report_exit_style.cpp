@@ -24,16 +24,18 @@ TEST_CASE("exit style: npd and nagios codes") {
 }
 
 TEST_CASE("exit style: the status line names the findings") {
-  const nlohmann::json report = {
-      {"findings",
-       {{{"id", "driver.init_failed"}, {"severity", "error"}}, {{"id", "env.bad_search_path"}, {"severity", "warning"}}}},
-      {"summary", {{"counts", {{"error", 1}, {"warning", 1}, {"info", 0}}}}},
-      {"selftest", nullptr}};
+  const nlohmann::json report = {{"findings",
+                                  {{{"id", "driver.init_failed"}, {"severity", "error"}},
+                                   {{"id", "env.bad_search_path"}, {"severity", "warning"}}}},
+                                 {"summary", {{"counts", {{"error", 1}, {"warning", 1}, {"info", 0}}}}},
+                                 {"selftest", nullptr}};
   CHECK(cudadiag::report::status_line(ExitStyle::npd, report, 1) ==
         "cudadiag PROBLEM: 1 error (driver.init_failed); 1 warning (env.bad_search_path)\n");
   CHECK(cudadiag::report::status_line(ExitStyle::nagios, report, 2) ==
-        "cudadiag CRITICAL: 1 error (driver.init_failed); 1 warning (env.bad_search_path) | errors=1 warnings=1\n");
-  const nlohmann::json clean = {{"findings", nlohmann::json::array()}, {"summary", {{"counts", {{"error", 0}, {"warning", 0}}}}}};
+        "cudadiag CRITICAL: 1 error (driver.init_failed); 1 warning (env.bad_search_path) | errors=1 "
+        "warnings=1\n");
+  const nlohmann::json clean = {{"findings", nlohmann::json::array()},
+                                {"summary", {{"counts", {{"error", 0}, {"warning", 0}}}}}};
   CHECK(cudadiag::report::status_line(ExitStyle::npd, clean, 0) == "cudadiag OK: no errors or warnings\n");
 }
 
@@ -46,7 +48,8 @@ TEST_CASE("exit style: an id raised for several components is named once, with i
         {{"id", "env.bad_search_path"}, {"severity", "warning"}, {"components", nlohmann::json::array()}}}},
       {"summary", {{"counts", {{"error", 0}, {"warning", 4}, {"info", 0}}}}},
       {"selftest", nullptr}};
-  CHECK(cudadiag::report::status_line(ExitStyle::nagios, report, 1) ==
-        "cudadiag WARNING: 0 errors; 4 warnings (lib.python_native_differ: cudnn, nccl; env.bad_search_path) | "
-        "errors=0 warnings=4\n");
+  CHECK(
+      cudadiag::report::status_line(ExitStyle::nagios, report, 1) ==
+      "cudadiag WARNING: 0 errors; 4 warnings (lib.python_native_differ: cudnn, nccl; env.bad_search_path) | "
+      "errors=0 warnings=4\n");
 }

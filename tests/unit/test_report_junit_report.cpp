@@ -36,7 +36,8 @@ std::string attribute(const std::string& xml, const std::string& element_start, 
 
 TEST_CASE("junit: one testcase per component, finding and self-test result, warnings pass unless --fail-on "
           "warning") {
-  const auto report = h200_example_report(); // 21 components, 14 findings (0 errors, 5 warnings), no self-test
+  const auto report =
+      h200_example_report(); // 21 components, 14 findings (0 errors, 5 warnings), no self-test
   const auto xml = render_junit(report, FailOn::error);
   CHECK(xml.rfind("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites", 0) == 0);
   CHECK(attribute(xml, "<testsuite name=\"cudadiag.components\"", "tests") == "21");

@@ -66,12 +66,14 @@ TEST_CASE("markdown: the Python frameworks section: builds, pins, and what torch
   const auto markdown = cudadiag::report::render_markdown(report);
   const auto section = markdown.find("## Python frameworks");
   REQUIRE(section != std::string::npos);
-  CHECK(markdown.find("| torch 2.11.0 | CUDA 13.0<br>`sm_90 compute_90` | **1 of 2** | **fails**<br>`/venv/torch/lib/libtorch_cuda.so` |",
+  CHECK(markdown.find("| torch 2.11.0 | CUDA 13.0<br>`sm_90 compute_90` | **1 of 2** | "
+                      "**fails**<br>`/venv/torch/lib/libtorch_cuda.so` |",
                       section) != std::string::npos);
   CHECK(markdown.find("| cupy-cuda13x 14.2.0 | CUDA 13 | - | - |", section) != std::string::npos);
-  CHECK(markdown.find("import torch (torch 2.11): global deps loaded; fails: OSError: libcudart.so.13", section) !=
-        std::string::npos);
-  CHECK(markdown.find("| cudnn<br>`/venv/nvidia/cudnn/lib/libcudnn.so.9` | 9.19.0.56 | preloaded | another copy |",
+  CHECK(markdown.find("import torch (torch 2.11): global deps loaded; fails: OSError: libcudart.so.13",
                       section) != std::string::npos);
+  CHECK(markdown.find(
+            "| cudnn<br>`/venv/nvidia/cudnn/lib/libcudnn.so.9` | 9.19.0.56 | preloaded | another copy |",
+            section) != std::string::npos);
   CHECK(markdown.find("libc.so.6", section) == std::string::npos); // the system's libraries are not listed
 }

@@ -9,19 +9,24 @@
 
 TEST_CASE("prometheus: families and samples of the H200 example") {
   const auto report = nlohmann::json::parse(
-      cudadiag::fs::read_file_prefix(CUDADIAG_SOURCE_DIR "/docs/examples/h200-selftest-quick.json", 1U << 24U).value());
+      cudadiag::fs::read_file_prefix(CUDADIAG_SOURCE_DIR "/docs/examples/h200-selftest-quick.json", 1U << 24U)
+          .value());
   const auto text = cudadiag::report::render_prometheus(report, 1764700000.5);
-  for (const auto* family : {"cudadiag_up", "cudadiag_findings", "cudadiag_component_info", "cudadiag_selftest_value",
-                             "cudadiag_selftest_score", "cudadiag_last_run_timestamp_seconds"}) {
+  for (const auto* family :
+       {"cudadiag_up", "cudadiag_findings", "cudadiag_component_info", "cudadiag_selftest_value",
+        "cudadiag_selftest_score", "cudadiag_last_run_timestamp_seconds"}) {
     CHECK(text.find(std::string("# HELP ") + family + " ") != std::string::npos);
     CHECK(text.find(std::string("# TYPE ") + family + " gauge\n") != std::string::npos);
   }
   CHECK(text.find("cudadiag_up 1\n") != std::string::npos);
   CHECK(text.find("cudadiag_last_run_timestamp_seconds 1764700000.5\n") != std::string::npos);
-  CHECK(text.find("cudadiag_component_info{name=\"cuda\",kind=\"dynamic_lib\",version=\"580.159.04\",found_via=\"LD_"
-                  "LIBRARY_PATH\"} 1\n") != std::string::npos);
-  CHECK(text.find("cudadiag_selftest_value{device=\"0\",test=\"reduce\",metric=\"f32_gbps\",unit=\"GB/s\"}") !=
-        std::string::npos);
+  CHECK(
+      text.find(
+          "cudadiag_component_info{name=\"cuda\",kind=\"dynamic_lib\",version=\"580.159.04\",found_via=\"LD_"
+          "LIBRARY_PATH\"} 1\n") != std::string::npos);
+  CHECK(
+      text.find("cudadiag_selftest_value{device=\"0\",test=\"reduce\",metric=\"f32_gbps\",unit=\"GB/s\"}") !=
+      std::string::npos);
   CHECK(text.back() == '\n');
 }
 

@@ -121,7 +121,8 @@ TEST_CASE("text layout: a table is sized to its content and its flexible column 
   const auto whole = render_table(table, 50, false);
   CHECK(whole.find("…") == std::string::npos);
   // The path on the line under its row, whole (that line alone wider than the table's width).
-  CHECK(whole.find("\n      /usr/local/cuda-13.0/targets/x86_64-linux/lib/libnvrtc.so.13\n") != std::string::npos);
+  CHECK(whole.find("\n      /usr/local/cuda-13.0/targets/x86_64-linux/lib/libnvrtc.so.13\n") !=
+        std::string::npos);
   table.notes = {"a note under the first row", ""};
   CHECK(render_table(table, 200, false).find("\n      a note under the first row\n") != std::string::npos);
 }

@@ -1,12 +1,11 @@
 // The self-test's mirrored driver, NVRTC and nvJitLink prototypes and structs (cuda_api/driver.hpp,
-// cuda_api/nvrtc.hpp, cuda_api/nvjitlink.hpp) against the real CUDA 13.0 headers, when they are present. The PFN
-// types of cudaTypedefs.h carry the version each mirror asks cuGetProcAddress for.
+// cuda_api/nvrtc.hpp, cuda_api/nvjitlink.hpp) against the real CUDA 13.0 headers, when they are present. The
+// PFN types of cudaTypedefs.h carry the version each mirror asks cuGetProcAddress for.
 
 #include "cuda_api/driver.hpp"
 #include "cuda_api/library.hpp"
 #include "cuda_api/nvjitlink.hpp"
 #include "cuda_api/nvrtc.hpp"
-
 #include "skip.hpp"
 
 #include <doctest/doctest.h>

@@ -130,17 +130,21 @@ TEST_CASE("selftest health: FP32 FMA per clock per SM by architecture") {
   CHECK(selftest::fma_per_clock_per_sm(6, 1) == 128);
   CHECK(selftest::fma_per_clock_per_sm(3, 5) == 0);
   // H200: 132 SMs x 1980 MHz x 128 x 2 FLOP = 66.9 TFLOP/s.
-  CHECK(132 * 1980e6 * selftest::fma_per_clock_per_sm(9, 0) * 2 / 1e12 == doctest::Approx(66.9).epsilon(0.001));
+  CHECK(132 * 1980e6 * selftest::fma_per_clock_per_sm(9, 0) * 2 / 1e12 ==
+        doctest::Approx(66.9).epsilon(0.001));
 }
 
 TEST_CASE("selftest health: slowdown reasons and the summary of clock samples") {
-  CHECK(selftest::slowdown_reason_names(0x1) .empty()); // idle is not a slowdown
-  CHECK(selftest::slowdown_reason_names(0x45) == std::vector<std::string>{"sw_power_cap", "hw_thermal_slowdown"});
-  CHECK(selftest::slowdown_reason_names(0x8 | 0x80) == std::vector<std::string>{"hw_slowdown", "hw_power_brake_slowdown"});
+  CHECK(selftest::slowdown_reason_names(0x1).empty()); // idle is not a slowdown
+  CHECK(selftest::slowdown_reason_names(0x45) ==
+        std::vector<std::string>{"sw_power_cap", "hw_thermal_slowdown"});
+  CHECK(selftest::slowdown_reason_names(0x8 | 0x80) ==
+        std::vector<std::string>{"hw_slowdown", "hw_power_brake_slowdown"});
   CHECK(selftest::summarize_samples({}) == selftest::ClockSummary{});
   CHECK(selftest::clocks_evidence(selftest::summarize_samples({})) == Evidence{{"samples", 0}});
-  std::vector<selftest::ClockSample> samples{
-      {0, 1980, 3201, 500000, 40, 0x1}, {10, 1500, 3201, 700000, 60, 0x4}, {20, 1700, std::nullopt, 650000, 55, 0x0}};
+  std::vector<selftest::ClockSample> samples{{0, 1980, 3201, 500000, 40, 0x1},
+                                             {10, 1500, 3201, 700000, 60, 0x4},
+                                             {20, 1700, std::nullopt, 650000, 55, 0x0}};
   const auto summary = selftest::summarize_samples(samples);
   CHECK(summary.samples == 3);
   CHECK(summary.sm_mhz == selftest::Spread{1500, 1700, 1980});
@@ -167,7 +171,8 @@ TEST_CASE("selftest health: the worker limit comes from the CPU count unless con
   CHECK(selftest::usable_cpus() >= 1);
 }
 
-TEST_CASE("selftest health: a fake NVML's x8 link is a gpu.pcie_degraded finding naming both links and the slot") {
+TEST_CASE(
+    "selftest health: a fake NVML's x8 link is a gpu.pcie_degraded finding naming both links and the slot") {
   const FakeNvmlMode mode("link:5x8");
   std::string error;
   const auto nvml = selftest::NvmlHealth::open(CUDADIAG_FAKE_NVML_LIB, error);
@@ -179,7 +184,8 @@ TEST_CASE("selftest health: a fake NVML's x8 link is a gpu.pcie_degraded finding
   CHECK(link.width_current == 8U);
   CHECK(link.width_max == 16U);
 
-  const auto found = with_id(findings::evaluate_selftest(run_of({pcie_result(*device, 27.6, 27.5)})), "gpu.pcie_degraded");
+  const auto found =
+      with_id(findings::evaluate_selftest(run_of({pcie_result(*device, 27.6, 27.5)})), "gpu.pcie_degraded");
   REQUIRE(found.size() == 1);
   CHECK(found[0].severity == findings::Severity::warning);
   CHECK(found[0].message == "GPU 0: the PCIe link at 0000:19:00.0 runs at gen5 x8, below its max gen5 x16");
@@ -190,7 +196,8 @@ TEST_CASE("selftest health: a fake NVML's x8 link is a gpu.pcie_degraded finding
   CHECK(*run.score.value == doctest::Approx(49.7).epsilon(0.01));
 }
 
-TEST_CASE("selftest health: a fake NVML's gen5 x16 link at the H200's rates gives no finding and scores 100") {
+TEST_CASE(
+    "selftest health: a fake NVML's gen5 x16 link at the H200's rates gives no finding and scores 100") {
   const FakeNvmlMode mode("link:5x16");
   std::string error;
   const auto nvml = selftest::NvmlHealth::open(CUDADIAG_FAKE_NVML_LIB, error);
@@ -205,7 +212,8 @@ TEST_CASE("selftest health: a fake NVML's gen5 x16 link at the H200's rates give
   CHECK(error.find("0000:3b:00.0") != std::string::npos);
 }
 
-TEST_CASE("selftest health: a fake NVML's active power cap during a slow benchmark is a gpu.throttled finding") {
+TEST_CASE(
+    "selftest health: a fake NVML's active power cap during a slow benchmark is a gpu.throttled finding") {
   const FakeNvmlMode mode("reasons:0x4");
   std::string error;
   const auto nvml = selftest::NvmlHealth::open(CUDADIAG_FAKE_NVML_LIB, error);
@@ -237,9 +245,11 @@ TEST_CASE("selftest health: a fake NVML's active power cap during a slow benchma
   auto throttled = with_id(findings_seen, "gpu.throttled");
   REQUIRE(throttled.size() == 1);
   CHECK(throttled[0].severity == findings::Severity::warning);
-  CHECK(throttled[0].message.find("compute.fp32_tflops on GPU 0 reached 82% of expected") != std::string::npos);
+  CHECK(throttled[0].message.find("compute.fp32_tflops on GPU 0 reached 82% of expected") !=
+        std::string::npos);
   CHECK(throttled[0].message.find("while the GPU reported sw_power_cap") != std::string::npos);
-  CHECK(throttled[0].evidence.at("reasons") == cudadiag::EvidenceValue(cudadiag::EvidenceValue::List{"sw_power_cap"}));
+  CHECK(throttled[0].evidence.at("reasons") ==
+        cudadiag::EvidenceValue(cudadiag::EvidenceValue::List{"sw_power_cap"}));
 
   // At target, an active reason is no finding; below target without one, neither.
   compute.metrics = {{"fp32_tflops", 66.0, "TFLOP/s"}, {"fp32_expected_tflops", 66.9, "TFLOP/s"}};
@@ -249,7 +259,8 @@ TEST_CASE("selftest health: a fake NVML's active power cap during a slow benchma
   CHECK(with_id(findings::evaluate_selftest(run_of({compute})), "gpu.throttled").empty());
 }
 
-TEST_CASE("selftest health: a fake NVML's new ECC errors during the memory test are a gpu.memory_errors error") {
+TEST_CASE(
+    "selftest health: a fake NVML's new ECC errors during the memory test are a gpu.memory_errors error") {
   const FakeNvmlMode mode("ecc_rising");
   std::string error;
   const auto nvml = selftest::NvmlHealth::open(CUDADIAG_FAKE_NVML_LIB, error);

@@ -81,8 +81,8 @@ TEST_CASE("libs apart: the merged result lists every library in the test's order
 
 TEST_CASE("libs apart: NCCL failing apart fails the libs test, naming NCCL") {
   std::vector<selftest::TestResult> results{libs_result("pass", Evidence::List({record("cublasLt", "ok")}))};
-  const std::vector<selftest::TestResult> apart{
-      libs_result("fail", Evidence::List({record("nccl", "fail", "ncclCommInitAll(1 device): unhandled cuda error")}))};
+  const std::vector<selftest::TestResult> apart{libs_result(
+      "fail", Evidence::List({record("nccl", "fail", "ncclCommInitAll(1 device): unhandled cuda error")}))};
   selftest::merge_libs_apart(results, apart);
   CHECK(results.front().status == "fail");
   CHECK(results.front().reason == "nccl: ncclCommInitAll(1 device): unhandled cuda error");
@@ -113,7 +113,8 @@ TEST_CASE("libs apart: a main worker that broke keeps its error, and NCCL's reco
 TEST_CASE("libs apart: only skips on both sides make a skip") {
   std::vector<selftest::TestResult> results{
       libs_result("skip", Evidence::List({record("cublasLt", "skip", "not found")}))};
-  selftest::merge_libs_apart(results, {libs_result("skip", Evidence::List({record("nccl", "skip", "not found")}))});
+  selftest::merge_libs_apart(results,
+                             {libs_result("skip", Evidence::List({record("nccl", "skip", "not found")}))});
   CHECK(results.front().status == "skip");
   CHECK(results.front().reason == "no math library ran (cublasLt: not found; nccl: not found)");
 }

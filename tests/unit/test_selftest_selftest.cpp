@@ -153,26 +153,38 @@ TEST_CASE("selftest records: a test result survives the worker protocol unchange
   CHECK(selftest::decode_result("not json").status == "error");
 }
 
-TEST_CASE("selftest records: every field of a result, typed facts and evidence, survives the worker protocol") {
+TEST_CASE(
+    "selftest records: every field of a result, typed facts and evidence, survives the worker protocol") {
   TestResult result = passed("memory", 2, {{"tested_gib", 120.5, "GiB"}, {"wrong_words", 1, "count"}});
   result.primary = result.metrics.front();
   result.description = "memory patterns";
   result.status = "fail";
   result.reason = "1 words read back wrong";
   result.wall_ms = 812.25;
-  result.pcie = selftest::PcieFacts{{"00000000:19:00.0", 4U, 5U, 8U, 16U}, {31.5, 63.0, true, true, "x8 of x16"}};
+  result.pcie =
+      selftest::PcieFacts{{"00000000:19:00.0", 4U, 5U, 8U, 16U}, {31.5, 63.0, true, true, "x8 of x16"}};
   selftest::MemoryCounters before{1U, 2U, 3U, 4U, false, true};
   selftest::MemoryCounters after{std::uint64_t{1} << 40U, std::nullopt, std::nullopt, 5U, true, std::nullopt};
-  result.memory = selftest::MemoryFacts{1, {{"0x7f0000001000", "0x0", "0x1"}}, before, after, {"ecc_corrected +1"}};
-  result.clocks = selftest::ClockSummary{7, selftest::Spread{1500, 1700, 1980}, std::nullopt, 451.5, 61U,
-                                         std::vector<std::string>{"gpu_idle"}, std::vector<std::string>{}};
-  result.busy = selftest::BusyFacts{true, "", {{4242, "python3", std::uint64_t{10} << 30U, true, false},
-                                               {4300, "", std::nullopt, false, true}}, 37U};
-  result.details = {{"memory", {{"bytes_tested", std::uint64_t{1} << 37U}, {"seed", std::uint64_t{18446744073709551615U}}}},
-                    {"negative", -3},
-                    {"flag", false},
-                    {"none", nullptr},
-                    {"list", Evidence::List{"a", 1.25, Evidence{{"k", "v"}}}}};
+  result.memory =
+      selftest::MemoryFacts{1, {{"0x7f0000001000", "0x0", "0x1"}}, before, after, {"ecc_corrected +1"}};
+  result.clocks = selftest::ClockSummary{7,
+                                         selftest::Spread{1500, 1700, 1980},
+                                         std::nullopt,
+                                         451.5,
+                                         61U,
+                                         std::vector<std::string>{"gpu_idle"},
+                                         std::vector<std::string>{}};
+  result.busy = selftest::BusyFacts{
+      true,
+      "",
+      {{4242, "python3", std::uint64_t{10} << 30U, true, false}, {4300, "", std::nullopt, false, true}},
+      37U};
+  result.details = {
+      {"memory", {{"bytes_tested", std::uint64_t{1} << 37U}, {"seed", std::uint64_t{18446744073709551615U}}}},
+      {"negative", -3},
+      {"flag", false},
+      {"none", nullptr},
+      {"list", Evidence::List{"a", 1.25, Evidence{{"k", "v"}}}}};
   const auto back = selftest::decode_result(selftest::encode_result(result));
   CHECK(back.key == result.key);
   CHECK(back.device == result.device);
@@ -197,7 +209,8 @@ TEST_CASE("selftest records: every field of a result, typed facts and evidence, 
   result.clocks = selftest::ClockSummary{};
   result.pcie.reset();
   result.memory.reset();
-  result.busy = selftest::BusyFacts{false, "nvmlDeviceGetComputeRunningProcesses_v3: NVML_ERROR_NOT_SUPPORTED", {}, {}};
+  result.busy =
+      selftest::BusyFacts{false, "nvmlDeviceGetComputeRunningProcesses_v3: NVML_ERROR_NOT_SUPPORTED", {}, {}};
   const auto sparse = selftest::decode_result(selftest::encode_result(result));
   CHECK(sparse.busy == result.busy);
   CHECK(sparse.clocks == selftest::ClockSummary{});
@@ -248,7 +261,8 @@ TEST_CASE("selftest config: the worker's instructions round-trip") {
   CHECK(selftest::decode_config("{}")->libraries.empty());
   CHECK_FALSE(selftest::decode_config("[]").has_value());
   // A hostile value is dropped, not thrown on.
-  const auto hostile = selftest::decode_config(R"({"libraries": {"cublas": 7, "cufft": "/x/libcufft.so.12"}})");
+  const auto hostile =
+      selftest::decode_config(R"({"libraries": {"cublas": 7, "cufft": "/x/libcufft.so.12"}})");
   REQUIRE(hostile.has_value());
   CHECK(hostile->libraries == std::map<std::string, std::string>{{"cufft", "/x/libcufft.so.12"}});
 }
@@ -259,7 +273,8 @@ TEST_CASE("selftest score: the libs test's GEMM figures are held against the pea
                       {"bf16_expected_tflops", 1070.0, "TFLOP/s"},
                       {"sgemm_tflops", 50.0, "TFLOP/s"},
                       {"sgemm_expected_tflops", 66.9, "TFLOP/s"}});
-  const auto result = selftest::score({libs}, devices_with_peak(selftest::k_reference_peak_gbps), Level::quick);
+  const auto result =
+      selftest::score({libs}, devices_with_peak(selftest::k_reference_peak_gbps), Level::quick);
   REQUIRE(result.components.size() == 2);
   CHECK(result.components[0].benchmark == "libs.bf16_gemm_tflops");
   CHECK(result.components[0].ratio == doctest::Approx(0.7));
@@ -268,7 +283,8 @@ TEST_CASE("selftest score: the libs test's GEMM figures are held against the pea
   CHECK(*result.value == doctest::Approx(100.0 * std::sqrt(0.7 * 50.0 / 66.9)).epsilon(0.01));
   // Without a known peak (an architecture not in the table) the figure is reported, not scored.
   libs.metrics = {{"bf16_gemm_tflops", 300.0, "TFLOP/s"}};
-  CHECK(selftest::score({libs}, devices_with_peak(selftest::k_reference_peak_gbps), Level::quick).components.empty());
+  CHECK(selftest::score({libs}, devices_with_peak(selftest::k_reference_peak_gbps), Level::quick)
+            .components.empty());
 }
 
 TEST_CASE("selftest catalog and deadlines: every test has a key, a description and a deadline") {
@@ -277,8 +293,8 @@ TEST_CASE("selftest catalog and deadlines: every test has a key, a description a
   for (const auto& info : catalog) {
     keys.push_back(info.key);
   }
-  CHECK(keys == std::vector<std::string_view>{"jit", "ptx", "reduce", "sort", "pcie", "compute", "memory", "ipc",
-                                              "green_ctx", "libs"});
+  CHECK(keys == std::vector<std::string_view>{"jit", "ptx", "reduce", "sort", "pcie", "compute", "memory",
+                                              "ipc", "green_ctx", "libs"});
   for (const auto& info : catalog) {
     CHECK_FALSE(info.description.empty());
     CHECK(selftest::test_timeout(info.key, Level::quick).count() >= 30000);

@@ -2,11 +2,11 @@
 // error table, and probe_driver run through the worker against the fake drivers of tests/fixtures.
 
 #include "core/environment.hpp"
-#include "fake_driver.hpp"
-#include "skip.hpp"
 #include "core/filesystem.hpp"
 #include "cuda_api/cuda_errors.hpp"
 #include "cuda_api/driver.hpp"
+#include "fake_driver.hpp"
+#include "skip.hpp"
 #include "worker/process.hpp"
 
 #include <doctest/doctest.h>
@@ -218,7 +218,6 @@ TEST_CASE("driver probe: the error table's names are cuda.h's") {
 
 namespace {
 
-
 StepOutcome probe(const std::string& library, const cudadiag::Environment& env) {
   cudadiag::worker::WorkerOptions options;
   options.executable = CUDADIAG_TEST_EXECUTABLE;
@@ -295,9 +294,9 @@ TEST_CASE("driver probe: a working driver reports its version and H200-like devi
 }
 
 TEST_CASE("driver probe: version and device count follow the driver") {
-  const auto result =
-      probe_ok(CUDADIAG_FAKE_DRIVER,
-               cudadiag::testing::fake_driver_env({{"CUDADIAG_FAKE_CUDA_VERSION", "12040"}, {"CUDADIAG_FAKE_CUDA_DEVICES", "3"}}));
+  const auto result = probe_ok(CUDADIAG_FAKE_DRIVER,
+                               cudadiag::testing::fake_driver_env({{"CUDADIAG_FAKE_CUDA_VERSION", "12040"},
+                                                                   {"CUDADIAG_FAKE_CUDA_DEVICES", "3"}}));
   CHECK(result["driver_version"] == 12040);
   CHECK(result["device_count"] == 3);
   REQUIRE(result["devices"].size() == 3);
@@ -310,7 +309,8 @@ TEST_CASE("driver probe: version and device count follow the driver") {
   CHECK(result["devices"][2]["ordinal"] == 2);
   CHECK(result["devices"][2]["pci_bus_id"] == "0000:1D:00.0");
 
-  const auto none = probe_ok(CUDADIAG_FAKE_DRIVER, cudadiag::testing::fake_driver_env({{"CUDADIAG_FAKE_CUDA_DEVICES", "0"}}));
+  const auto none = probe_ok(CUDADIAG_FAKE_DRIVER,
+                             cudadiag::testing::fake_driver_env({{"CUDADIAG_FAKE_CUDA_DEVICES", "0"}}));
   CHECK(none["init"]["code"] == 0);
   CHECK(none["device_count"] == 0);
   CHECK(none["devices"] == nlohmann::json::array());
@@ -333,8 +333,9 @@ TEST_CASE("driver probe: cuInit errors are named, by the driver when it can, els
   };
   for (const auto& test : cases) {
     CAPTURE(test.code);
-    const auto result = probe_ok(CUDADIAG_FAKE_DRIVER,
-                                 cudadiag::testing::fake_driver_env({{"CUDADIAG_FAKE_CUDA", "error:" + std::to_string(test.code)}}));
+    const auto result = probe_ok(
+        CUDADIAG_FAKE_DRIVER,
+        cudadiag::testing::fake_driver_env({{"CUDADIAG_FAKE_CUDA", "error:" + std::to_string(test.code)}}));
     CHECK(result["loaded"] == true);
     CHECK(result["init"]["code"] == test.code);
     if (test.name != nullptr) {
@@ -353,7 +354,8 @@ TEST_CASE("driver probe: cuInit errors are named, by the driver when it can, els
 }
 
 TEST_CASE("driver probe: a stub, which fails even cuGetProcAddress with 34, is still identified by cuInit") {
-  const auto result = probe_ok(CUDADIAG_FAKE_DRIVER, cudadiag::testing::fake_driver_env({{"CUDADIAG_FAKE_CUDA", "stub"}}));
+  const auto result =
+      probe_ok(CUDADIAG_FAKE_DRIVER, cudadiag::testing::fake_driver_env({{"CUDADIAG_FAKE_CUDA", "stub"}}));
   CHECK(result["loaded"] == true);
   CHECK(result["is_stub"] == true);
   CHECK(result["get_proc_address_error"]["code"] == 34);
@@ -384,8 +386,8 @@ TEST_CASE("driver probe: the toolkit's own stub libcuda is recognised") {
 }
 
 TEST_CASE("driver probe: without cuGetProcAddress the driver is loaded but not initialised") {
-  const auto result =
-      probe_ok(CUDADIAG_FAKE_DRIVER_NOPROC, cudadiag::testing::fake_driver_env({{"CUDADIAG_FAKE_CUDA_VERSION", "11020"}}));
+  const auto result = probe_ok(CUDADIAG_FAKE_DRIVER_NOPROC,
+                               cudadiag::testing::fake_driver_env({{"CUDADIAG_FAKE_CUDA_VERSION", "11020"}}));
   CHECK(result["loaded"] == true);
   CHECK(result["missing_symbols"] == nlohmann::json::array({"cuGetProcAddress_v2"}));
   CHECK(result["get_proc_address"].is_null());
@@ -403,9 +405,10 @@ TEST_CASE("driver probe: the 4-argument cuGetProcAddress of CUDA 11.3-11.8 is us
 }
 
 TEST_CASE("driver probe: a symbol the driver lacks is recorded, not fatal") {
-  const auto result = probe_ok(
-      CUDADIAG_FAKE_DRIVER,
-      cudadiag::testing::fake_driver_env({{"CUDADIAG_FAKE_CUDA_MISSING", "cuDeviceGetPCIBusId,cuGetErrorName,cuGetErrorString"}}));
+  const auto result =
+      probe_ok(CUDADIAG_FAKE_DRIVER,
+               cudadiag::testing::fake_driver_env(
+                   {{"CUDADIAG_FAKE_CUDA_MISSING", "cuDeviceGetPCIBusId,cuGetErrorName,cuGetErrorString"}}));
   CHECK(result["missing_symbols"] ==
         nlohmann::json::array({"cuGetErrorName", "cuGetErrorString", "cuDeviceGetPCIBusId"}));
   CHECK(result["init"]["name"] == "CUDA_SUCCESS"); // from cudadiag's table

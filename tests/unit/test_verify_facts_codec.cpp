@@ -126,8 +126,9 @@ TEST_CASE("facts codec: every field of every probe's facts survives the wire") {
   nvrtc.version = "13.0";
   nvrtc.version_error = 7;
   nvrtc.supported_archs = std::vector<int>{75, 80, 90};
-  nvrtc.builtins = verify::NvrtcBuiltins{"libnvrtc-builtins.so.13.0", "/usr/local/cuda/lib64/libnvrtc-builtins.so.13.0",
-                                         false, "cannot open", std::nullopt};
+  nvrtc.builtins =
+      verify::NvrtcBuiltins{"libnvrtc-builtins.so.13.0", "/usr/local/cuda/lib64/libnvrtc-builtins.so.13.0",
+                            false, "cannot open", std::nullopt};
   nvrtc.compile_check = verify::NvrtcCompileCheck{false, "nvrtcCompileProgram", 7, std::nullopt, "log"};
   nvrtc.probe_error = "out of memory";
   check_round_trip("nvrtc", nvrtc);
@@ -175,16 +176,18 @@ TEST_CASE("facts codec: real probes round-trip") {
   SUBCASE("the fake NVML") {
     check_round_trip("nvml", verify::probe_nvml(CUDADIAG_FAKE_NVML_LIB));
   }
-  for (const auto& [kind, file] : {std::pair{"nvrtc", "libnvrtc.so.13"}, std::pair{"nvjitlink", "libnvJitLink.so.13"},
-                                   std::pair{"cudart", "libcudart.so.13"}}) {
+  for (const auto& [kind, file] :
+       {std::pair{"nvrtc", "libnvrtc.so.13"}, std::pair{"nvjitlink", "libnvJitLink.so.13"},
+        std::pair{"cudart", "libcudart.so.13"}}) {
     const std::string path = std::string("/usr/local/cuda/lib64/") + file;
     if (::access(path.c_str(), R_OK) != 0) {
       continue;
     }
     INFO(path);
-    const verify::ProbeFacts facts = std::string_view(kind) == "nvrtc"       ? verify::ProbeFacts(verify::probe_nvrtc(path))
-                                     : std::string_view(kind) == "nvjitlink" ? verify::ProbeFacts(verify::probe_nvjitlink(path))
-                                                                             : verify::ProbeFacts(verify::probe_cudart(path));
+    const verify::ProbeFacts facts =
+        std::string_view(kind) == "nvrtc"       ? verify::ProbeFacts(verify::probe_nvrtc(path))
+        : std::string_view(kind) == "nvjitlink" ? verify::ProbeFacts(verify::probe_nvjitlink(path))
+                                                : verify::ProbeFacts(verify::probe_cudart(path));
     CHECK(verify::load_facts(facts)->loaded);
     check_round_trip(kind, facts);
   }

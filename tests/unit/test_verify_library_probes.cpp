@@ -1,14 +1,14 @@
 #include "core/environment.hpp"
 #include "core/filesystem.hpp"
-#include "loader/ld_so_cache.hpp"
-#include "skip.hpp"
-#include "temp_tree.hpp"
 #include "cuda_api/cudart.hpp"
 #include "cuda_api/library.hpp"
 #include "cuda_api/nvjitlink.hpp"
 #include "cuda_api/nvrtc.hpp"
-#include "verify/probe_support.hpp"
+#include "loader/ld_so_cache.hpp"
+#include "skip.hpp"
+#include "temp_tree.hpp"
 #include "verify/facts_codec.hpp"
+#include "verify/probe_support.hpp"
 #include "verify/probes.hpp"
 #include "versions/version_sources.hpp"
 
@@ -126,7 +126,8 @@ bool loader_finds_by_name(const std::string& soname) {
 // its builtins (by name; through RUNPATH $ORIGIN for a wheel's copy) finds them, so that a compile
 // works; where it does not (a toolkit whose lib directory the loader is not told of), the probe
 // reports the builtins beside NVRTC, unused, and the compile's NVRTC_ERROR_BUILTIN_OPERATION_FAILURE.
-void check_real_nvrtc(const std::string& path, const std::string& expected_version, bool builtins_found_by_name = true) {
+void check_real_nvrtc(const std::string& path, const std::string& expected_version,
+                      bool builtins_found_by_name = true) {
   const json result = verify::to_json(verify::probe_nvrtc(path));
   INFO(result.dump(2));
   check_skeleton(result, path);
@@ -187,18 +188,21 @@ static_assert(!cuda_api::abi_compatible<int (*)(int), int (*)(int, int)>());
 static_assert(!cuda_api::abi_compatible<const char* (*)(int), int (*)(int)>());
 
 #ifdef CUDADIAG_TEST_HAVE_CUDA_HEADERS
-static_assert(cuda_api::abi_compatible<cuda_api::nvrtc::GetErrorStringFn, decltype(&::nvrtcGetErrorString)>());
-static_assert(cuda_api::abi_compatible<cuda_api::nvrtc::VersionFn, decltype(&::nvrtcVersion)>());
 static_assert(
-    cuda_api::abi_compatible<cuda_api::nvrtc::GetNumSupportedArchsFn, decltype(&::nvrtcGetNumSupportedArchs)>());
+    cuda_api::abi_compatible<cuda_api::nvrtc::GetErrorStringFn, decltype(&::nvrtcGetErrorString)>());
+static_assert(cuda_api::abi_compatible<cuda_api::nvrtc::VersionFn, decltype(&::nvrtcVersion)>());
+static_assert(cuda_api::abi_compatible<cuda_api::nvrtc::GetNumSupportedArchsFn,
+                                       decltype(&::nvrtcGetNumSupportedArchs)>());
 static_assert(
     cuda_api::abi_compatible<cuda_api::nvrtc::GetSupportedArchsFn, decltype(&::nvrtcGetSupportedArchs)>());
 static_assert(cuda_api::abi_compatible<cuda_api::nvrtc::CreateProgramFn, decltype(&::nvrtcCreateProgram)>());
-static_assert(cuda_api::abi_compatible<cuda_api::nvrtc::CompileProgramFn, decltype(&::nvrtcCompileProgram)>());
+static_assert(
+    cuda_api::abi_compatible<cuda_api::nvrtc::CompileProgramFn, decltype(&::nvrtcCompileProgram)>());
 static_assert(
     cuda_api::abi_compatible<cuda_api::nvrtc::GetProgramLogSizeFn, decltype(&::nvrtcGetProgramLogSize)>());
 static_assert(cuda_api::abi_compatible<cuda_api::nvrtc::GetProgramLogFn, decltype(&::nvrtcGetProgramLog)>());
-static_assert(cuda_api::abi_compatible<cuda_api::nvrtc::DestroyProgramFn, decltype(&::nvrtcDestroyProgram)>());
+static_assert(
+    cuda_api::abi_compatible<cuda_api::nvrtc::DestroyProgramFn, decltype(&::nvrtcDestroyProgram)>());
 static_assert(cuda_api::nvrtc::k_success == NVRTC_SUCCESS);
 static_assert(cuda_api::nvrtc::k_error_compilation == NVRTC_ERROR_COMPILATION);
 static_assert(cuda_api::nvrtc::k_error_builtin_operation_failure == NVRTC_ERROR_BUILTIN_OPERATION_FAILURE);
@@ -206,7 +210,8 @@ static_assert(cuda_api::nvrtc::k_error_builtin_operation_failure == NVRTC_ERROR_
 static_assert(cuda_api::abi_compatible<cuda_api::nvjitlink::VersionFn, decltype(&::nvJitLinkVersion)>());
 #if CUDART_VERSION >= 13000
 static_assert(cuda_api::abi_compatible<cuda_api::nvjitlink::CreateFn, decltype(&::__nvJitLinkCreate_13_0)>());
-static_assert(cuda_api::abi_compatible<cuda_api::nvjitlink::DestroyFn, decltype(&::__nvJitLinkDestroy_13_0)>());
+static_assert(
+    cuda_api::abi_compatible<cuda_api::nvjitlink::DestroyFn, decltype(&::__nvJitLinkDestroy_13_0)>());
 #endif
 static_assert(cuda_api::nvjitlink::k_success == NVJITLINK_SUCCESS);
 
@@ -410,7 +415,8 @@ TEST_CASE("library probes: a path that cannot be loaded is a result, not an exce
   const std::string not_elf = tree.write("libnvJitLink.so.13", "not an ELF file");
   for (const std::string& path : {nowhere, not_elf}) {
     for (const json& result :
-         {verify::to_json(verify::probe_nvrtc(path)), verify::to_json(verify::probe_nvjitlink(path)), verify::to_json(verify::probe_cudart(path))}) {
+         {verify::to_json(verify::probe_nvrtc(path)), verify::to_json(verify::probe_nvjitlink(path)),
+          verify::to_json(verify::probe_cudart(path))}) {
       INFO(result.dump(2));
       check_skeleton(result, path);
       CHECK(result.at("loaded") == false);

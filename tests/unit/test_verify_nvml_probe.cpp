@@ -1,8 +1,8 @@
+#include "cuda_api/library.hpp"
+#include "cuda_api/nvml.hpp"
 #include "loader/ld_so_cache.hpp"
 #include "skip.hpp"
 #include "temp_tree.hpp"
-#include "cuda_api/library.hpp"
-#include "cuda_api/nvml.hpp"
 #include "verify/facts_codec.hpp"
 #include "verify/probes.hpp"
 
@@ -27,38 +27,46 @@ namespace nvml = cudadiag::cuda_api::nvml;
 static_assert(cudadiag::cuda_api::abi_compatible<nvml::InitFn, decltype(&::nvmlInit_v2)>());
 static_assert(cudadiag::cuda_api::abi_compatible<nvml::ShutdownFn, decltype(&::nvmlShutdown)>());
 static_assert(cudadiag::cuda_api::abi_compatible<nvml::ErrorStringFn, decltype(&::nvmlErrorString)>());
-static_assert(cudadiag::cuda_api::abi_compatible<nvml::SystemGetStringFn, decltype(&::nvmlSystemGetDriverVersion)>());
-static_assert(cudadiag::cuda_api::abi_compatible<nvml::SystemGetStringFn, decltype(&::nvmlSystemGetNVMLVersion)>());
-static_assert(cudadiag::cuda_api::abi_compatible<nvml::SystemGetCudaDriverVersionFn,
-                                     decltype(&::nvmlSystemGetCudaDriverVersion)>());
-static_assert(cudadiag::cuda_api::abi_compatible<nvml::SystemGetCudaDriverVersionFn,
-                                     decltype(&::nvmlSystemGetCudaDriverVersion_v2)>());
-static_assert(cudadiag::cuda_api::abi_compatible<nvml::DeviceGetCountFn, decltype(&::nvmlDeviceGetCount_v2)>());
 static_assert(
-    cudadiag::cuda_api::abi_compatible<nvml::DeviceGetHandleByIndexFn, decltype(&::nvmlDeviceGetHandleByIndex_v2)>());
+    cudadiag::cuda_api::abi_compatible<nvml::SystemGetStringFn, decltype(&::nvmlSystemGetDriverVersion)>());
+static_assert(
+    cudadiag::cuda_api::abi_compatible<nvml::SystemGetStringFn, decltype(&::nvmlSystemGetNVMLVersion)>());
+static_assert(cudadiag::cuda_api::abi_compatible<nvml::SystemGetCudaDriverVersionFn,
+                                                 decltype(&::nvmlSystemGetCudaDriverVersion)>());
+static_assert(cudadiag::cuda_api::abi_compatible<nvml::SystemGetCudaDriverVersionFn,
+                                                 decltype(&::nvmlSystemGetCudaDriverVersion_v2)>());
+static_assert(
+    cudadiag::cuda_api::abi_compatible<nvml::DeviceGetCountFn, decltype(&::nvmlDeviceGetCount_v2)>());
+static_assert(cudadiag::cuda_api::abi_compatible<nvml::DeviceGetHandleByIndexFn,
+                                                 decltype(&::nvmlDeviceGetHandleByIndex_v2)>());
 static_assert(cudadiag::cuda_api::abi_compatible<nvml::DeviceGetStringFn, decltype(&::nvmlDeviceGetName)>());
 static_assert(cudadiag::cuda_api::abi_compatible<nvml::DeviceGetStringFn, decltype(&::nvmlDeviceGetUUID)>());
-static_assert(cudadiag::cuda_api::abi_compatible<nvml::DeviceGetPciInfoFn, decltype(&::nvmlDeviceGetPciInfo_v3)>());
 static_assert(
-    cudadiag::cuda_api::abi_compatible<nvml::DeviceGetUintFn, decltype(&::nvmlDeviceGetCurrPcieLinkGeneration)>());
+    cudadiag::cuda_api::abi_compatible<nvml::DeviceGetPciInfoFn, decltype(&::nvmlDeviceGetPciInfo_v3)>());
+static_assert(cudadiag::cuda_api::abi_compatible<nvml::DeviceGetUintFn,
+                                                 decltype(&::nvmlDeviceGetCurrPcieLinkGeneration)>());
+static_assert(cudadiag::cuda_api::abi_compatible<nvml::DeviceGetUintFn,
+                                                 decltype(&::nvmlDeviceGetMaxPcieLinkGeneration)>());
 static_assert(
-    cudadiag::cuda_api::abi_compatible<nvml::DeviceGetUintFn, decltype(&::nvmlDeviceGetMaxPcieLinkGeneration)>());
-static_assert(cudadiag::cuda_api::abi_compatible<nvml::DeviceGetUintFn, decltype(&::nvmlDeviceGetCurrPcieLinkWidth)>());
-static_assert(cudadiag::cuda_api::abi_compatible<nvml::DeviceGetUintFn, decltype(&::nvmlDeviceGetMaxPcieLinkWidth)>());
-static_assert(cudadiag::cuda_api::abi_compatible<nvml::DeviceGetEccModeFn, decltype(&::nvmlDeviceGetEccMode)>());
+    cudadiag::cuda_api::abi_compatible<nvml::DeviceGetUintFn, decltype(&::nvmlDeviceGetCurrPcieLinkWidth)>());
 static_assert(
-    cudadiag::cuda_api::abi_compatible<nvml::DeviceGetTotalEccErrorsFn, decltype(&::nvmlDeviceGetTotalEccErrors)>());
+    cudadiag::cuda_api::abi_compatible<nvml::DeviceGetUintFn, decltype(&::nvmlDeviceGetMaxPcieLinkWidth)>());
 static_assert(
-    cudadiag::cuda_api::abi_compatible<nvml::DeviceGetRemappedRowsFn, decltype(&::nvmlDeviceGetRemappedRows)>());
+    cudadiag::cuda_api::abi_compatible<nvml::DeviceGetEccModeFn, decltype(&::nvmlDeviceGetEccMode)>());
+static_assert(cudadiag::cuda_api::abi_compatible<nvml::DeviceGetTotalEccErrorsFn,
+                                                 decltype(&::nvmlDeviceGetTotalEccErrors)>());
+static_assert(cudadiag::cuda_api::abi_compatible<nvml::DeviceGetRemappedRowsFn,
+                                                 decltype(&::nvmlDeviceGetRemappedRows)>());
+static_assert(cudadiag::cuda_api::abi_compatible<nvml::DeviceGetPersistenceModeFn,
+                                                 decltype(&::nvmlDeviceGetPersistenceMode)>());
 static_assert(
-    cudadiag::cuda_api::abi_compatible<nvml::DeviceGetPersistenceModeFn, decltype(&::nvmlDeviceGetPersistenceMode)>());
-static_assert(cudadiag::cuda_api::abi_compatible<nvml::DeviceGetMigModeFn, decltype(&::nvmlDeviceGetMigMode)>());
+    cudadiag::cuda_api::abi_compatible<nvml::DeviceGetMigModeFn, decltype(&::nvmlDeviceGetMigMode)>());
 static_assert(cudadiag::cuda_api::abi_compatible<nvml::DeviceGetClocksEventReasonsFn,
-                                     decltype(&::nvmlDeviceGetCurrentClocksEventReasons)>());
+                                                 decltype(&::nvmlDeviceGetCurrentClocksEventReasons)>());
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 static_assert(cudadiag::cuda_api::abi_compatible<nvml::DeviceGetClocksEventReasonsFn,
-                                     decltype(&::nvmlDeviceGetCurrentClocksThrottleReasons)>());
+                                                 decltype(&::nvmlDeviceGetCurrentClocksThrottleReasons)>());
 #pragma GCC diagnostic pop
 
 // nvmlPciInfo_t, member by member.
@@ -76,16 +84,17 @@ static_assert(sizeof(nvml::PciInfo::bus_id_legacy) == NVML_DEVICE_PCI_BUS_ID_BUF
 
 // The busy check's process and utilisation queries (NVML 12+: nvmlProcessInfo_t is the v2 layout).
 static_assert(cudadiag::cuda_api::abi_compatible<nvml::DeviceGetRunningProcessesFn,
-                                     decltype(&::nvmlDeviceGetComputeRunningProcesses_v3)>());
+                                                 decltype(&::nvmlDeviceGetComputeRunningProcesses_v3)>());
 static_assert(cudadiag::cuda_api::abi_compatible<nvml::DeviceGetRunningProcessesFn,
-                                     decltype(&::nvmlDeviceGetGraphicsRunningProcesses_v3)>());
+                                                 decltype(&::nvmlDeviceGetGraphicsRunningProcesses_v3)>());
 static_assert(cudadiag::cuda_api::abi_compatible<nvml::DeviceGetUtilizationRatesFn,
-                                     decltype(&::nvmlDeviceGetUtilizationRates)>());
+                                                 decltype(&::nvmlDeviceGetUtilizationRates)>());
 static_assert(sizeof(nvml::ProcessInfo) == sizeof(nvmlProcessInfo_t));
 static_assert(offsetof(nvml::ProcessInfo, pid) == offsetof(nvmlProcessInfo_t, pid));
 static_assert(offsetof(nvml::ProcessInfo, used_gpu_memory) == offsetof(nvmlProcessInfo_t, usedGpuMemory));
 static_assert(offsetof(nvml::ProcessInfo, gpu_instance_id) == offsetof(nvmlProcessInfo_t, gpuInstanceId));
-static_assert(offsetof(nvml::ProcessInfo, compute_instance_id) == offsetof(nvmlProcessInfo_t, computeInstanceId));
+static_assert(offsetof(nvml::ProcessInfo, compute_instance_id) ==
+              offsetof(nvmlProcessInfo_t, computeInstanceId));
 static_assert(sizeof(nvml::Utilization) == sizeof(nvmlUtilization_t));
 static_assert(offsetof(nvml::Utilization, memory) == offsetof(nvmlUtilization_t, memory));
 static_assert(nvml::k_value_not_available == NVML_VALUE_NOT_AVAILABLE);

@@ -9,12 +9,14 @@ using cudadiag::probes::PathfinderStep;
 using cudadiag::testing::TempTree;
 using cudadiag::verify::pathfinder_builtins_preload;
 
-TEST_CASE("nvrtc builtins preload: a toolkit's NVRTC gets the sibling named from its real file's MAJOR.MINOR") {
+TEST_CASE(
+    "nvrtc builtins preload: a toolkit's NVRTC gets the sibling named from its real file's MAJOR.MINOR") {
   TempTree tree;
   tree.write("tk/lib64/libnvrtc.so.13.1.80", "elf");
   const auto nvrtc = tree.symlink("tk/lib64/libnvrtc.so.13", "libnvrtc.so.13.1.80");
   const auto sibling = tree.write("tk/lib64/libnvrtc-builtins.so.13.1", "elf");
-  for (const auto step : {PathfinderStep::cuda_path, PathfinderStep::ctk_root, PathfinderStep::product_root}) {
+  for (const auto step :
+       {PathfinderStep::cuda_path, PathfinderStep::ctk_root, PathfinderStep::product_root}) {
     CHECK(pathfinder_builtins_preload(nvrtc, step) == sibling);
   }
   // Loaded by name (the loader reaches the directory), or by conda's RPATH: no preload.
@@ -26,7 +28,8 @@ TEST_CASE("nvrtc builtins preload: a toolkit's NVRTC gets the sibling named from
   CHECK(pathfinder_builtins_preload(nvrtc, PathfinderStep::site_packages) == builtins_13_0);
 }
 
-TEST_CASE("nvrtc builtins preload: nothing when the real file's name carries no MAJOR.MINOR or the sibling is missing") {
+TEST_CASE("nvrtc builtins preload: nothing when the real file's name carries no MAJOR.MINOR or the sibling "
+          "is missing") {
   TempTree tree;
   const auto unversioned = tree.write("copied/lib/libnvrtc.so.13", "elf"); // a toolkit copied from a wheel
   tree.write("copied/lib/libnvrtc-builtins.so.13.0", "elf");
@@ -40,5 +43,6 @@ TEST_CASE("nvrtc builtins preload: nothing when the real file's name carries no 
   // A wheel of another major: nothing.
   tree.write("wheel12/lib/libnvrtc.so.12", "elf");
   tree.write("wheel12/lib/libnvrtc-builtins.so.13.0", "elf");
-  CHECK_FALSE(pathfinder_builtins_preload(tree.path("wheel12/lib/libnvrtc.so.12"), PathfinderStep::site_packages));
+  CHECK_FALSE(
+      pathfinder_builtins_preload(tree.path("wheel12/lib/libnvrtc.so.12"), PathfinderStep::site_packages));
 }

@@ -1,12 +1,10 @@
 // Versions from the system package databases: a fake dpkg root (status + info/*.list) and RPM
 // databases written with libsqlite3 (rpmdb.sqlite's tables, a synthesized header blob), good and bad.
-#include "versions/package_db.hpp"
-
 #include "discovery/candidate_inspection.hpp"
 #include "probes/catalog.hpp"
-
 #include "skip.hpp"
 #include "temp_tree.hpp"
+#include "versions/package_db.hpp"
 
 #include <doctest/doctest.h>
 #if CUDADIAG_HAVE_SQLITE3
@@ -14,11 +12,11 @@
 #endif
 
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdint>
 #include <string>
+#include <sys/stat.h>
 #include <vector>
 
 using cudadiag::testing::TempTree;
@@ -56,8 +54,10 @@ struct DpkgRoot {
   explicit DpkgRoot(std::string_view status = k_status) {
     tree.write("dpkg/status", status);
     tree.write("dpkg/info/cuda-nvcc-13-0.list", "/.\n/usr/local/cuda-13.0\n/usr/local/cuda-13.0/bin/nvcc\n");
-    tree.write("dpkg/info/cuda-cupti-13-0:amd64.list", "/usr/local/cuda-13.0/extras/CUPTI/lib64/libcupti.so.2025.3.1\n");
-    tree.write("dpkg/info/bash.list", "/usr/bin/bash\n/usr/local/cuda-13.0/bin/ptxas\n"); // not a CUDA-like name
+    tree.write("dpkg/info/cuda-cupti-13-0:amd64.list",
+               "/usr/local/cuda-13.0/extras/CUPTI/lib64/libcupti.so.2025.3.1\n");
+    tree.write("dpkg/info/bash.list",
+               "/usr/bin/bash\n/usr/local/cuda-13.0/bin/ptxas\n"); // not a CUDA-like name
     paths.dpkg_dir = tree.path("dpkg");
     paths.rpm_db = tree.path("rpm/rpmdb.sqlite");
   }
@@ -76,7 +76,8 @@ TEST_CASE("package db: upstream versions drop epoch and revision") {
 TEST_CASE("package db: dpkg maps a file to its package through info/*.list, and the version from status") {
   DpkgRoot root;
   const PackageDatabase db(root.paths);
-  const auto nvcc = db.version_of_file("/usr/local/cuda/bin/nvcc", std::string("/usr/local/cuda-13.0/bin/nvcc"));
+  const auto nvcc =
+      db.version_of_file("/usr/local/cuda/bin/nvcc", std::string("/usr/local/cuda-13.0/bin/nvcc"));
   REQUIRE(nvcc.has_value());
   CHECK(nvcc->version == "13.0.88");
   CHECK(nvcc->source == VersionSource::dpkg_status);
@@ -131,11 +132,12 @@ TEST_CASE("package db: a search does not wait for the package lists, complete_ve
 }
 
 TEST_CASE("package db: a corrupt, truncated or binary status file gives no version and no crash") {
-  for (const std::string& status : {std::string("Package: cuda-nvcc-13-0\nStatus: install ok installed\n"), // no Version
-                                   std::string("\0\0\xff\xfe garbage \n\n\n", 16),
-                                   std::string("Package: cuda-nvcc-13-0"),                                 // cut
-                                   std::string("Package: cuda-nvcc-13-0\nVersion: 13.0.88-1\n"),         // no Status
-                                   std::string("Package: cuda-nvcc-13-0\nStatus: install ok installed\nVersion: $(rm -rf)\n")}) {
+  for (const std::string& status :
+       {std::string("Package: cuda-nvcc-13-0\nStatus: install ok installed\n"), // no Version
+        std::string("\0\0\xff\xfe garbage \n\n\n", 16),
+        std::string("Package: cuda-nvcc-13-0"),                       // cut
+        std::string("Package: cuda-nvcc-13-0\nVersion: 13.0.88-1\n"), // no Status
+        std::string("Package: cuda-nvcc-13-0\nStatus: install ok installed\nVersion: $(rm -rf)\n")}) {
     CAPTURE(status);
     DpkgRoot root(status);
     const PackageDatabase db(root.paths);
@@ -171,14 +173,17 @@ void put32(std::string& out, std::uint32_t value) {
 
 // An RPM header blob (il, dl, entries, store) with NAME, VERSION, RELEASE and the file list.
 std::string rpm_header(const std::string& name, const std::string& version, const std::string& release,
-                       const std::vector<std::string>& dirs, const std::vector<std::pair<std::uint32_t, std::string>>& files) {
+                       const std::vector<std::string>& dirs,
+                       const std::vector<std::pair<std::uint32_t, std::string>>& files) {
   struct Entry {
     std::uint32_t tag, type, offset, count;
   };
   std::vector<Entry> entries;
   std::string store;
-  const auto add_strings = [&](std::uint32_t tag, std::uint32_t type, const std::vector<std::string>& values) {
-    entries.push_back({tag, type, static_cast<std::uint32_t>(store.size()), static_cast<std::uint32_t>(values.size())});
+  const auto add_strings = [&](std::uint32_t tag, std::uint32_t type,
+                               const std::vector<std::string>& values) {
+    entries.push_back(
+        {tag, type, static_cast<std::uint32_t>(store.size()), static_cast<std::uint32_t>(values.size())});
     for (const auto& value : values) {
       store += value;
       store.push_back('\0');
@@ -196,7 +201,8 @@ std::string rpm_header(const std::string& name, const std::string& version, cons
   while (store.size() % 4 != 0) {
     store.push_back('\0');
   }
-  entries.push_back({1116, 4, static_cast<std::uint32_t>(store.size()), static_cast<std::uint32_t>(files.size())});
+  entries.push_back(
+      {1116, 4, static_cast<std::uint32_t>(store.size()), static_cast<std::uint32_t>(files.size())});
   for (const auto& file : files) {
     put32(store, file.first);
   }
@@ -226,13 +232,15 @@ void write_rpmdb(const std::string& path, const std::string& blob, const std::ve
            "CREATE TABLE Basenames (key TEXT NOT NULL, hnum INTEGER NOT NULL, idx INTEGER NOT NULL);"
            "CREATE TABLE Dirnames (key TEXT NOT NULL, hnum INTEGER NOT NULL, idx INTEGER NOT NULL);");
   sqlite3_stmt* insert = nullptr;
-  REQUIRE(sqlite3_prepare_v2(db, "INSERT INTO Packages (hnum, blob) VALUES (1, ?1)", -1, &insert, nullptr) == SQLITE_OK);
+  REQUIRE(sqlite3_prepare_v2(db, "INSERT INTO Packages (hnum, blob) VALUES (1, ?1)", -1, &insert, nullptr) ==
+          SQLITE_OK);
   sqlite3_bind_blob(insert, 1, blob.data(), static_cast<int>(blob.size()), SQLITE_TRANSIENT);
   REQUIRE(sqlite3_step(insert) == SQLITE_DONE);
   sqlite3_finalize(insert);
   for (const auto& [table, keys] : {std::pair{"Basenames", basenames}, std::pair{"Dirnames", dirnames}}) {
     for (std::size_t i = 0; i < keys.size(); ++i) {
-      const auto sql = std::string("INSERT INTO ") + table + " VALUES ('" + keys[i] + "', 1, " + std::to_string(i) + ")";
+      const auto sql =
+          std::string("INSERT INTO ") + table + " VALUES ('" + keys[i] + "', 1, " + std::to_string(i) + ")";
       exec(db, sql.c_str());
     }
   }
@@ -269,14 +277,15 @@ TEST_CASE("package db: a file that is not SQLite, a locked database and a garble
   CHECK(junk_db.problems().front().find("rpm: ") == 0);
 
   const auto garbled = tree.path("garbled.sqlite");
-  write_rpmdb(garbled, std::string("\x00\x00\x10\x00\xff\xff\xff\xff", 8), {"nvcc"}, {"/usr/local/cuda/bin/"});
+  write_rpmdb(garbled, std::string("\x00\x00\x10\x00\xff\xff\xff\xff", 8), {"nvcc"},
+              {"/usr/local/cuda/bin/"});
   const PackageDatabase garbled_db({tree.path("no-dpkg"), garbled});
   CHECK_FALSE(garbled_db.version_of_file("/usr/local/cuda/bin/nvcc").has_value());
   CHECK_FALSE(garbled_db.problems().empty());
 
   const auto locked = tree.path("locked.sqlite");
-  write_rpmdb(locked, rpm_header("cuda-nvcc-12-4", "12.4.131", "1", {"/usr/local/cuda/bin/"}, {{0, "nvcc"}}), {"nvcc"},
-              {"/usr/local/cuda/bin/"});
+  write_rpmdb(locked, rpm_header("cuda-nvcc-12-4", "12.4.131", "1", {"/usr/local/cuda/bin/"}, {{0, "nvcc"}}),
+              {"nvcc"}, {"/usr/local/cuda/bin/"});
   sqlite3* writer = nullptr;
   REQUIRE(sqlite3_open(locked.c_str(), &writer) == SQLITE_OK);
   exec(writer, "BEGIN EXCLUSIVE; INSERT INTO Dirnames VALUES ('/x/', 1, 9);");

@@ -1,8 +1,7 @@
 // The SQLite mirror (src/versions/sqlite_api.hpp) against sqlite3.h, and a real call through it.
 
-#include "versions/sqlite_api.hpp"
-
 #include "skip.hpp"
+#include "versions/sqlite_api.hpp"
 
 #include <doctest/doctest.h>
 
@@ -34,7 +33,8 @@ static_assert(sqlite::k_open_readonly == SQLITE_OPEN_READONLY && sqlite::k_open_
 } // namespace
 
 TEST_CASE("sqlite api: the mirror matches sqlite3.h, and SQLITE_TRANSIENT is the header's") {
-  const bool same = cudadiag::versions::sqlite::transient() == SQLITE_TRANSIENT; // function pointers: compared here
+  const bool same =
+      cudadiag::versions::sqlite::transient() == SQLITE_TRANSIENT; // function pointers: compared here
   CHECK(same);
 }
 #else
@@ -50,7 +50,8 @@ TEST_CASE("sqlite api: libsqlite3.so.0 loads by name and answers a query through
     CUDADIAG_SKIP("libsqlite3.so.0 is not installed here: " + why);
   }
   sqlite3* db = nullptr;
-  REQUIRE(api->open_v2(":memory:", &db, 0x02 | 0x04, nullptr) == cudadiag::versions::sqlite::k_ok); // READWRITE|CREATE
+  REQUIRE(api->open_v2(":memory:", &db, 0x02 | 0x04, nullptr) ==
+          cudadiag::versions::sqlite::k_ok); // READWRITE|CREATE
   sqlite3_stmt* statement = nullptr;
   REQUIRE(api->prepare_v2(db, "SELECT ?1", -1, &statement, nullptr) == cudadiag::versions::sqlite::k_ok);
   REQUIRE(api->bind_text(statement, 1, "cuda", 4, cudadiag::versions::sqlite::transient()) ==

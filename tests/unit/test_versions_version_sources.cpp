@@ -1,8 +1,7 @@
-#include "versions/version_sources.hpp"
-
 #include "core/filesystem.hpp"
 #include "skip.hpp"
 #include "temp_tree.hpp"
+#include "versions/version_sources.hpp"
 
 #include <doctest/doctest.h>
 
@@ -23,14 +22,14 @@ std::string metadata(std::string_view name, std::string_view version) {
 }
 
 // Writes <dir>/<dist_info>/METADATA declaring `version`.
-void write_dist_info(const TempTree& tree, std::string_view dir, std::string_view dist_info, std::string_view name,
-                     std::string_view version) {
+void write_dist_info(const TempTree& tree, std::string_view dir, std::string_view dist_info,
+                     std::string_view name, std::string_view version) {
   tree.write(std::string(dir) + "/" + std::string(dist_info) + "/METADATA", metadata(name, version));
 }
 
 std::string conda_record(std::string_view name, std::string_view version) {
-  return R"({"build": "h4bc722e_0", "files": ["lib/x.so"], "name": ")" + std::string(name) + R"(", "version": ")" +
-         std::string(version) + R"("})";
+  return R"({"build": "h4bc722e_0", "files": ["lib/x.so"], "name": ")" + std::string(name) +
+         R"(", "version": ")" + std::string(version) + R"("})";
 }
 
 } // namespace
@@ -84,14 +83,15 @@ TEST_CASE("version_from_file_name reads the suffix beyond the SONAME") {
 TEST_CASE("version_from_dist_info reads METADATA of the first matching distribution") {
   TempTree tree;
   const auto site = tree.mkdir("site-packages");
-  write_dist_info(tree, "site-packages", "nvidia_cuda_nvrtc-13.0.88.dist-info", "nvidia-cuda-nvrtc", "13.0.88");
+  write_dist_info(tree, "site-packages", "nvidia_cuda_nvrtc-13.0.88.dist-info", "nvidia-cuda-nvrtc",
+                  "13.0.88");
   write_dist_info(tree, "site-packages", "nvidia_cuda_nvrtc_cu12-12.9.86.dist-info", "nvidia-cuda-nvrtc-cu12",
                   "12.9.86");
   write_dist_info(tree, "site-packages", "nvidia_nvjitlink-13.0.88.dist-info", "nvidia-nvjitlink", "13.0.88");
 
   SUBCASE("PEP 503 normalisation") {
-    for (const std::string_view name :
-         {"nvidia-cuda-nvrtc", "nvidia_cuda_nvrtc", "NVIDIA_CUDA_NVRTC", "Nvidia.Cuda--Nvrtc", "nvidia-cuda_nvrtc"}) {
+    for (const std::string_view name : {"nvidia-cuda-nvrtc", "nvidia_cuda_nvrtc", "NVIDIA_CUDA_NVRTC",
+                                        "Nvidia.Cuda--Nvrtc", "nvidia-cuda_nvrtc"}) {
       CAPTURE(name);
       const std::string_view names[] = {name};
       const auto found = version_from_dist_info(site, names);
@@ -118,7 +118,8 @@ TEST_CASE("version_from_dist_info reads METADATA of the first matching distribut
     CHECK(version_from_dist_info(site, absent_first)->version == "13.0.88");
   }
   SUBCASE("a folder named dist-info is a toolkit's") {
-    write_dist_info(tree, "cuda/dist-info", "nvidia_cuda_nvrtc-13.0.88.dist-info", "nvidia-cuda-nvrtc", "13.0.88");
+    write_dist_info(tree, "cuda/dist-info", "nvidia_cuda_nvrtc-13.0.88.dist-info", "nvidia-cuda-nvrtc",
+                    "13.0.88");
     const std::string_view names[] = {"nvidia-cuda-nvrtc"};
     const auto found = version_from_dist_info(tree.path("cuda/dist-info"), names);
     REQUIRE(found);
@@ -162,7 +163,8 @@ TEST_CASE("version_from_dist_info falls back to the directory name's version") {
     fallback("nvidia_cuda_nvrtc-13.0.88.dist-info");
   }
   SUBCASE("METADATA of binary garbage") {
-    tree.write("site/nvidia_cuda_nvrtc-13.0.88.dist-info/METADATA", "\x00\xff\xfe\nVersion: \xc3\x28\x80\n"sv);
+    tree.write("site/nvidia_cuda_nvrtc-13.0.88.dist-info/METADATA",
+               "\x00\xff\xfe\nVersion: \xc3\x28\x80\n"sv);
     fallback("nvidia_cuda_nvrtc-13.0.88.dist-info");
   }
   SUBCASE("Version beyond the first 64 KiB") {
@@ -195,7 +197,8 @@ TEST_CASE("version_from_dist_info METADATA parsing details") {
     CHECK(version_from_dist_info(site, names)->version == "13.0.88");
   }
   SUBCASE("METADATA wins over the directory name") {
-    write_dist_info(tree, "site", "nvidia_cuda_nvrtc-13.0.88.dist-info", "nvidia-cuda-nvrtc", "13.0.88.post1");
+    write_dist_info(tree, "site", "nvidia_cuda_nvrtc-13.0.88.dist-info", "nvidia-cuda-nvrtc",
+                    "13.0.88.post1");
     CHECK(version_from_dist_info(site, names)->version == "13.0.88.post1");
   }
   SUBCASE("two dist-info directories for one name: the newest") {
@@ -240,19 +243,23 @@ TEST_CASE("version_from_toolkit_json reads version.json") {
     CHECK_FALSE(version_from_toolkit_json(root, {}));
   }
   SUBCASE("entries of the wrong shape are skipped") {
-    tree.write("cuda-13.0/version.json",
-               R"({"a": "13.0", "b": {"version": 13}, "c": {"version": "\u00ff"}, "d": {"version": "12.9.41"}})");
+    tree.write(
+        "cuda-13.0/version.json",
+        R"({"a": "13.0", "b": {"version": 13}, "c": {"version": "\u00ff"}, "d": {"version": "12.9.41"}})");
     const std::string_view keys[] = {"a", "b", "c", "d"};
     CHECK(version_from_toolkit_json(root, keys)->version == "12.9.41");
   }
   const std::string_view keys[] = {"cuda_nvrtc"};
-  SUBCASE("missing") { CHECK_FALSE(version_from_toolkit_json(root, keys)); }
+  SUBCASE("missing") {
+    CHECK_FALSE(version_from_toolkit_json(root, keys));
+  }
   SUBCASE("truncated") {
     tree.write("cuda-13.0/version.json", good.substr(0, good.size() / 2));
     CHECK_FALSE(version_from_toolkit_json(root, keys));
   }
   SUBCASE("not UTF-8") {
-    tree.write("cuda-13.0/version.json", "{\"cuda_nvrtc\": {\"version\": \"13.0.88\", \"name\": \"\xff\xfe\"}}");
+    tree.write("cuda-13.0/version.json",
+               "{\"cuda_nvrtc\": {\"version\": \"13.0.88\", \"name\": \"\xff\xfe\"}}");
     CHECK_FALSE(version_from_toolkit_json(root, keys));
   }
   SUBCASE("not an object") {
@@ -278,7 +285,8 @@ TEST_CASE("toolkit_version prefers version.json, then dist-info, then cuda_runti
   TempTree tree;
   const auto root = tree.mkdir("cuda");
   tree.write("cuda/include/cuda_runtime_api.h", "#define CUDART_VERSION  13000\n");
-  write_dist_info(tree, "cuda/dist-info", "nvidia_cuda_runtime-13.0.96.dist-info", "nvidia-cuda-runtime", "13.0.96");
+  write_dist_info(tree, "cuda/dist-info", "nvidia_cuda_runtime-13.0.96.dist-info", "nvidia-cuda-runtime",
+                  "13.0.96");
 
   SUBCASE("a version.json without \"cuda\" falls through to dist-info") {
     tree.write("cuda/version.json", R"({"cuda_nvrtc": {"version": "13.0.88"}})");
@@ -320,7 +328,8 @@ TEST_CASE("version_from_conda_meta matches record file names first") {
   TempTree tree;
   const auto prefix = tree.mkdir("env");
   tree.write("env/conda-meta/cuda-nvrtc-13.0.88-h4bc722e_0.json", conda_record("cuda-nvrtc", "13.0.88"));
-  tree.write("env/conda-meta/cuda-nvrtc-dev-13.0.88-h4bc722e_0.json", conda_record("cuda-nvrtc-dev", "13.0.88"));
+  tree.write("env/conda-meta/cuda-nvrtc-dev-13.0.88-h4bc722e_0.json",
+             conda_record("cuda-nvrtc-dev", "13.0.88"));
   tree.write("env/conda-meta/libnvjitlink-13.0.88-h4bc722e_0.json", conda_record("libnvjitlink", "13.0.88"));
   tree.write("env/conda-meta/cuda-cccl_linux-64-13.0.85-ha770c72_0.json",
              conda_record("cuda-cccl_linux-64", "13.0.85"));
@@ -479,7 +488,8 @@ TEST_CASE("cuda_version_from_header decodes CUDA_VERSION and CUDART_VERSION") {
   CHECK_FALSE(cuda_version_from_header(include, "binary.h", "CUDA_VERSION"));
 }
 
-TEST_CASE("header macros are found wherever they lie in the first 512 KiB, a line across the first read included") {
+TEST_CASE(
+    "header macros are found wherever they lie in the first 512 KiB, a line across the first read included") {
   // The first read takes the head of the file (16 KiB); the rest is read only when the macros are
   // not all there. Each offset puts the macros before, across and after that boundary.
   TempTree tree;
@@ -494,12 +504,13 @@ TEST_CASE("header macros are found wherever they lie in the first 512 KiB, a lin
     text += macros + "/* tail */\n";
     return text;
   };
-  for (const std::size_t offset : {std::size_t{0}, std::size_t{16 * 1024 - 30}, std::size_t{16 * 1024 - 1},
-                                   std::size_t{16 * 1024}, std::size_t{64 * 1024 - 20}, std::size_t{300 * 1024},
-                                   std::size_t{512 * 1024 - 100}}) {
+  for (const std::size_t offset :
+       {std::size_t{0}, std::size_t{16 * 1024 - 30}, std::size_t{16 * 1024 - 1}, std::size_t{16 * 1024},
+        std::size_t{64 * 1024 - 20}, std::size_t{300 * 1024}, std::size_t{512 * 1024 - 100}}) {
     CAPTURE(offset);
     tree.write("include/lib.h", header_with_macros_at(offset));
-    const auto found = version_from_macros(include, "lib.h", "LIB_VER_MAJOR", "LIB_VER_MINOR", "LIB_VER_PATCH");
+    const auto found =
+        version_from_macros(include, "lib.h", "LIB_VER_MAJOR", "LIB_VER_MINOR", "LIB_VER_PATCH");
     REQUIRE(found);
     CHECK(found->version == "12.4.1");
   }
@@ -546,7 +557,8 @@ TEST_CASE("versions of the real toolkit at /usr/local/cuda") {
   }
   const auto cuda_mm = major_minor(cuda_h->version);
   REQUIRE(cuda_mm);
-  const auto runtime_h = cuda_version_from_header(fs::join(root, "include"), "cuda_runtime_api.h", "CUDART_VERSION");
+  const auto runtime_h =
+      cuda_version_from_header(fs::join(root, "include"), "cuda_runtime_api.h", "CUDART_VERSION");
   REQUIRE(runtime_h);
   CHECK(runtime_h->version == cuda_h->version);
 

@@ -1,5 +1,5 @@
-// The worker layer (worker/process.cpp, worker/child.cpp): real child processes (`cudadiag __worker driver PATH`) against the fake
-// drivers of tests/fixtures, whose behaviour the step environment sets.
+// The worker layer (worker/process.cpp, worker/child.cpp): real child processes (`cudadiag __worker driver
+// PATH`) against the fake drivers of tests/fixtures, whose behaviour the step environment sets.
 
 #include "checks.hpp"
 #include "core/environment.hpp"
@@ -7,9 +7,8 @@
 #include "fake_driver.hpp"
 #include "worker/process.hpp"
 
-#include <nlohmann/json.hpp>
-
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 
 #include <unistd.h>
 
@@ -26,7 +25,6 @@ using cudadiag::worker::WorkerStep;
 using namespace std::chrono_literals;
 
 namespace {
-
 
 // A value no other process has in its environment, to find the processes a test started.
 std::string unique_marker() {
@@ -45,7 +43,8 @@ std::vector<StepOutcome> run(const std::vector<WorkerStep>& steps, const cudadia
 
 StepOutcome run_driver(const std::string& library, const std::string& mode,
                        std::chrono::milliseconds timeout = 10s) {
-  auto outcomes = run({{"cuda", "driver", library}}, cudadiag::testing::fake_driver_env({{"CUDADIAG_FAKE_CUDA", mode}}), timeout);
+  auto outcomes = run({{"cuda", "driver", library}},
+                      cudadiag::testing::fake_driver_env({{"CUDADIAG_FAKE_CUDA", mode}}), timeout);
   REQUIRE(outcomes.size() == 1);
   return outcomes.front();
 }
@@ -142,7 +141,8 @@ TEST_CASE("worker: a hang is killed at the step timeout and leaves nothing behin
   for (const char* mode : {"hang", "hang-on-load"}) {
     CAPTURE(mode);
     const auto marker = unique_marker();
-    auto env = cudadiag::testing::fake_driver_env({{"CUDADIAG_FAKE_CUDA", mode}, {"CUDADIAG_TEST_MARKER", marker}});
+    auto env =
+        cudadiag::testing::fake_driver_env({{"CUDADIAG_FAKE_CUDA", mode}, {"CUDADIAG_TEST_MARKER", marker}});
     const auto start = std::chrono::steady_clock::now();
     const auto outcomes = run({{"cuda", "driver", CUDADIAG_FAKE_DRIVER}}, env, 1000ms);
     const auto wall = std::chrono::steady_clock::now() - start;
@@ -165,7 +165,8 @@ TEST_CASE("worker: everything a child started dies with it, on timeout and on no
   for (const char* mode : {"fork-and-hang", "fork-and-return"}) {
     CAPTURE(mode);
     const auto marker = unique_marker();
-    auto env = cudadiag::testing::fake_driver_env({{"CUDADIAG_FAKE_CUDA", mode}, {"CUDADIAG_TEST_MARKER", marker}});
+    auto env =
+        cudadiag::testing::fake_driver_env({{"CUDADIAG_FAKE_CUDA", mode}, {"CUDADIAG_TEST_MARKER", marker}});
     const auto start = std::chrono::steady_clock::now();
     const auto outcomes = run({{"cuda", "driver", CUDADIAG_FAKE_DRIVER}}, env, 1000ms);
     REQUIRE(outcomes.size() == 1);
@@ -180,7 +181,8 @@ TEST_CASE("worker: everything a child started dies with it, on timeout and on no
 
 TEST_CASE("worker: a daemon that double-forks and leaves the process group with setsid dies too") {
   const auto marker = unique_marker();
-  auto env = cudadiag::testing::fake_driver_env({{"CUDADIAG_FAKE_CUDA", "daemon"}, {"CUDADIAG_TEST_MARKER", marker}});
+  auto env = cudadiag::testing::fake_driver_env(
+      {{"CUDADIAG_FAKE_CUDA", "daemon"}, {"CUDADIAG_TEST_MARKER", marker}});
   const auto outcomes = run({{"cuda", "driver", CUDADIAG_FAKE_DRIVER}}, env, 5000ms);
   REQUIRE(outcomes.size() == 1);
   INFO(outcomes.front().detail);
@@ -189,7 +191,8 @@ TEST_CASE("worker: a daemon that double-forks and leaves the process group with 
   CHECK(marked_processes_gone(marker));
 }
 
-TEST_CASE("worker: a library writing a record nested a million deep on the protocol stops its step, not the parent") {
+TEST_CASE("worker: a library writing a record nested a million deep on the protocol stops its step, not the "
+          "parent") {
   const auto outcome = run_driver(CUDADIAG_FAKE_DRIVER, "protocol-deep", 10000ms);
   INFO(outcome.detail);
   CHECK(outcome.status == "error");
@@ -248,20 +251,22 @@ TEST_CASE("worker: steps run concurrently and come back in step order") {
 }
 
 TEST_CASE("worker: an unknown kind is an error carrying the child's message") {
-  const auto outcomes = run({{"x", "no-such-kind", "/nonexistent/libx.so"}}, cudadiag::testing::fake_driver_env());
+  const auto outcomes =
+      run({{"x", "no-such-kind", "/nonexistent/libx.so"}}, cudadiag::testing::fake_driver_env());
   REQUIRE(outcomes.size() == 1);
   CHECK(outcomes[0].status == "error");
   CHECK(outcomes[0].exit_code == 2);
   CHECK(contains(outcomes[0].detail, "unknown worker kind 'no-such-kind'"));
-  CHECK(contains(outcomes[0].detail, "driver, nvml, nvrtc, nvjitlink, cudart, link_map, selftest, jit_lto, ipc_peer"));
+  CHECK(contains(outcomes[0].detail,
+                 "driver, nvml, nvrtc, nvjitlink, cudart, link_map, selftest, jit_lto, ipc_peer"));
   CHECK(outcomes[0].result.empty());
 }
 
 TEST_CASE("worker: an executable that cannot be started is an error, not an exception") {
   cudadiag::worker::WorkerOptions options;
   options.executable = "/nonexistent/cudadiag";
-  const auto outcomes =
-      cudadiag::worker::run_steps({{"cuda", "driver", CUDADIAG_FAKE_DRIVER}}, options, cudadiag::testing::fake_driver_env());
+  const auto outcomes = cudadiag::worker::run_steps({{"cuda", "driver", CUDADIAG_FAKE_DRIVER}}, options,
+                                                    cudadiag::testing::fake_driver_env());
   REQUIRE(outcomes.size() == 1);
   CHECK(outcomes[0].status == "error");
   CHECK(contains(outcomes[0].detail, "could not start the worker /nonexistent/cudadiag"));

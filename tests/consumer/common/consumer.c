@@ -1,10 +1,10 @@
 /* A C99 program using the installed C API: version agreement, a quick check, its JSON. Exits 0
  * when every call behaves. */
-#include <cudadiag/cudadiag.h>
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <cudadiag/cudadiag.h>
 
 int main(void) {
   cudadiag_options* options = NULL;
