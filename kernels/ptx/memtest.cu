@@ -15,6 +15,10 @@
 // cudadiag_mem_check_write(buffer, elements, mode, arg, next_mode, next_arg, errors): as check, and
 //   each word is then overwritten with the (next_mode, next_arg) pattern; next_mode | 0x200 walks each
 //   thread's elements from the end of the buffer to its start (moving inversions' descending pass).
+// cudadiag_mem_corrupt(buffer, elements, count): flips bit 0 of `count` words spread evenly over the
+//   buffer (word j * (4 * elements / count) for j < count) - the fault injection behind
+//   CUDADIAG_SELFTEST_INJECT_MEMORY_ERRORS, which proves that the check kernels catch a wrong word
+//   (on a busy GPU too); never launched otherwise.
 
 #define CUDADIAG_MEM_RECORDS 32
 
@@ -93,4 +97,13 @@ extern "C" __global__ void cudadiag_mem_check_write(uint4* buffer, unsigned long
     compare(e, buffer[e], pattern_element(e, mode, arg), errors);
     buffer[e] = pattern_element(e, next_mode, next_arg);
   }
+}
+
+extern "C" __global__ void cudadiag_mem_corrupt(unsigned* buffer, unsigned long long elements,
+                                                unsigned long long count) {
+  const unsigned long long stride = static_cast<unsigned long long>(gridDim.x) * blockDim.x;
+  const unsigned long long spacing = count == 0 ? 0 : elements * 4 / count;
+  for (unsigned long long j = static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+       j < count && spacing > 0; j += stride)
+    buffer[j * spacing] ^= 1u;
 }

@@ -53,6 +53,10 @@ void memory_rule(const selftest::TestResult& test, std::vector<Finding>& out) {
   std::string message = gpu_label(test) + " memory: ";
   if (wrong_words) {
     message += std::to_string(memory.wrong_words) + " words read back wrong in the pattern test";
+    if (memory.injected_words > 0) {
+      message += " (" + std::to_string(memory.injected_words) +
+                 " flipped on purpose by CUDADIAG_SELFTEST_INJECT_MEMORY_ERRORS: a test of the test)";
+    }
   }
   if (new_errors) {
     std::string list;
@@ -67,6 +71,7 @@ void memory_rule(const selftest::TestResult& test, std::vector<Finding>& out) {
                               {"wrong_words", memory.wrong_words},
                               {"first_wrong_words", evidence.at("first_wrong_words")},
                               {"new_errors", memory.new_errors},
+                              {"injected_words", memory.injected_words},
                               {"nvml_before", evidence.at("nvml_before")},
                               {"nvml_after", evidence.at("nvml_after")}}));
 }

@@ -7,6 +7,11 @@
 // kernels, the read-back) is ordered on the test's stream, so another process's work cannot reorder
 // it. NVML's ECC counters and remapped rows are read before and after; a wrong word or any new
 // memory error fails the test (and is the gpu.memory_errors finding).
+//
+// Fault injection (a test of this test, never on by default): WorkerConfig::inject_memory_errors
+// words of the first chunk get bit 0 flipped by cudadiag_mem_corrupt, on the test's stream, after
+// the first pass's first fill; the check must then count exactly that many wrong words (a transient
+// error: the repeat pass is not injected), and the result says they were injected.
 
 #include "selftest/test_context.hpp"
 
@@ -78,6 +83,8 @@ TestResult run_memory(const TestContext& context) {
   const auto fill = module.function("cudadiag_mem_fill");
   const auto check = module.function("cudadiag_mem_check");
   const auto check_write = module.function("cudadiag_mem_check_write");
+  const unsigned injected = context.config.inject_memory_errors;
+  const auto corrupt = injected > 0 ? module.function("cudadiag_mem_corrupt") : decltype(fill){};
   const Stream stream(gpu);
   const EventTimer timer(gpu);
 
@@ -121,6 +128,7 @@ TestResult run_memory(const TestContext& context) {
   Evidence::List timings;
   double total_ms = 0;
   std::uint64_t traffic = 0;
+  bool inject_now = injected > 0;
   const auto run_pattern = [&](const Pattern& pattern) {
     timer.start(stream.get());
     for (const auto& step : pattern.steps) {
@@ -142,6 +150,13 @@ TestResult run_memory(const TestContext& context) {
         }
       }
       traffic += tested * (step.kind == 2 ? 2 : 1);
+      if (inject_now && step.kind == 0) {
+        inject_now = false;
+        auto buffer = chunks.front()->get();
+        auto elements = static_cast<unsigned long long>(chunks.front()->size() / 16);
+        auto count = static_cast<unsigned long long>(injected);
+        gpu.launch(corrupt, 1, k_threads, stream.get(), {&buffer, &elements, &count});
+      }
     }
     return timer.stop(stream.get());
   };
@@ -199,6 +214,7 @@ TestResult run_memory(const TestContext& context) {
   MemoryFacts facts;
   facts.wrong_words = wrong;
   facts.first_wrong_words = first;
+  facts.injected_words = injected;
   if (before) {
     facts.nvml_before = *before;
     facts.nvml_after = context.nvml->memory_counters();
@@ -226,7 +242,10 @@ TestResult run_memory(const TestContext& context) {
              ? "; persistent: the patterns run again found " + std::to_string(*repeat_wrong) +
                    " wrong words" +
                    (repeat_first.empty() ? "" : " (first at " + repeat_first.front().address + ")")
-             : std::string("; transient: the patterns run again found none"));
+             : std::string("; transient: the patterns run again found none")) +
+        (injected > 0 ? "; " + std::to_string(injected) +
+                            " of them injected on purpose (CUDADIAG_SELFTEST_INJECT_MEMORY_ERRORS)"
+                      : std::string());
   } else if (!rose.empty()) {
     std::string list;
     for (const auto& item : rose) {

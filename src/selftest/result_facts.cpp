@@ -43,7 +43,8 @@ Evidence memory_evidence(const MemoryFacts& facts) {
           {"first_wrong_words", std::move(first)},
           {"nvml_before", counters(facts.nvml_before)},
           {"nvml_after", counters(facts.nvml_after)},
-          {"new_errors", facts.new_errors}};
+          {"new_errors", facts.new_errors},
+          {"injected_words", facts.injected_words}};
 }
 
 namespace {

@@ -63,6 +63,7 @@ struct MemoryFacts {
   std::optional<MemoryCounters> nvml_before; // nullopt: NVML could not say
   std::optional<MemoryCounters> nvml_after;
   std::vector<std::string> new_errors; // selftest/nvml_health.hpp new_memory_errors
+  std::uint64_t injected_words = 0;    // of wrong_words, flipped on purpose (inject_memory_errors)
   friend bool operator==(const MemoryFacts&, const MemoryFacts&) = default;
 };
 
@@ -124,7 +125,7 @@ EvidenceValue counters_evidence(const MemoryCounters& counters);
 //  "expected_max_gbps", "link_below_max", "slow", "problem" (null when none)}
 Evidence pcie_evidence(const PcieFacts& facts);
 // {"wrong_words", "first_wrong_words": [{address, expected, found}], "nvml_before", "nvml_after",
-//  "new_errors"}
+//  "new_errors", "injected_words" (0 unless the fault injection was asked for)}
 Evidence memory_evidence(const MemoryFacts& facts);
 // {"samples", "sm_mhz": {min, median, max}, "mem_mhz", "power_w_max", "temperature_c_max",
 //  "reasons_seen", "slowdown_reasons"}; no samples: {"samples": 0}.

@@ -191,6 +191,18 @@ std::optional<int> device_arch(const std::vector<verify::Device>& devices, int o
   return std::nullopt;
 }
 
+// CUDADIAG_SELFTEST_INJECT_MEMORY_ERRORS: 1..4096 words the memory test corrupts on purpose (a test
+// of the test: WorkerConfig::inject_memory_errors); anything else is 0, no injection.
+unsigned injected_memory_errors(const Environment& env) {
+  const auto text = env.non_empty("CUDADIAG_SELFTEST_INJECT_MEMORY_ERRORS");
+  unsigned value = 0;
+  if (!text) {
+    return 0;
+  }
+  const auto [end, error] = std::from_chars(text->data(), text->data() + text->size(), value);
+  return error == std::errc{} && end == text->data() + text->size() && value <= 4096 ? value : 0;
+}
+
 // CUDADIAG_SELFTEST_WORKERS: a positive integer (1..4096); anything else is ignored.
 std::optional<unsigned> configured_workers(const Environment& env) {
   const auto text = env.non_empty("CUDADIAG_SELFTEST_WORKERS");
@@ -434,6 +446,7 @@ SelfTestRun run_selftest(const discovery::DiscoveryResult& discovery,
     base.nvml = step_path(steps, "nvml");
     base.load_timeout = options.load_timeout;
     base.session_pid = static_cast<int>(::getpid());
+    base.inject_memory_errors = injected_memory_errors(env);
     run.module = SelfTestModule{base.module_path, base.module_missing_reason};
     // A library verification saw hang or crash is not loaded again: the tests that need it are
     // skipped, naming it (the verification's finding is the error), instead of paying for it twice.

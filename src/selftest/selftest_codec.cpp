@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 namespace cudadiag::selftest {
 namespace {
 
@@ -123,6 +125,7 @@ MemoryFacts memory_from_json(const json& object) {
   facts.nvml_before = counters_from_json(member(object, "nvml_before"));
   facts.nvml_after = counters_from_json(member(object, "nvml_after"));
   facts.new_errors = strings(object, "new_errors");
+  facts.injected_words = optional_unsigned<std::uint64_t>(object, "injected_words").value_or(0);
   return facts;
 }
 
@@ -188,6 +191,7 @@ std::string encode_config(const WorkerConfig& config) {
                {"executable", config.executable},
                {"nvml", config.nvml},
                {"device_arch", nullable(config.device_arch)},
+               {"inject_memory_errors", config.inject_memory_errors},
                {"load_timeout_ms", config.load_timeout.count()},
                {"session_pid", config.session_pid}});
 }
@@ -223,6 +227,8 @@ std::optional<WorkerConfig> decode_config(std::string_view text) {
   config.device_arch = optional_int(object, "device_arch");
   config.load_timeout = std::chrono::milliseconds(optional_int(object, "load_timeout_ms").value_or(0));
   config.session_pid = optional_int(object, "session_pid").value_or(0);
+  config.inject_memory_errors =
+      static_cast<unsigned>(std::clamp(optional_int(object, "inject_memory_errors").value_or(0), 0, 4096));
   return config;
 }
 

@@ -53,6 +53,10 @@ struct WorkerConfig {
   // The cudadiag process that started the workers: it and every process below it are this run's
   // own, never "another process on the GPU" (selftest/gpu_busy.hpp). 0: the worker's parent.
   int session_pid = 0;
+  // Fault injection for tests of the memory test itself (CUDADIAG_SELFTEST_INJECT_MEMORY_ERRORS,
+  // 1-4096): after its first fill, that many words of the first chunk get bit 0 flipped by a kernel
+  // on the test's stream, once; the result says they were injected. 0 = off (always, by default).
+  unsigned inject_memory_errors = 0;
 };
 
 struct DeviceFacts {

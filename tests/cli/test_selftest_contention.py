@@ -113,6 +113,35 @@ def test_a_transient_memory_error_is_reported_as_transient_and_still_fails():
     assert findings_with(doc, "gpu.memory_errors")
 
 
+@pytest.mark.parametrize("contention", ["0", "1"])
+def test_the_memory_tests_own_fault_injection_is_caught_exactly_under_contention(contention):
+    """CUDADIAG_SELFTEST_INJECT_MEMORY_ERRORS: the corrupting kernel (the same one the GPU run uses)
+    flips 7 words after the first fill, on the test's stream: the walking-ones check counts exactly
+    7, the repeat pass none (transient), and the result and the finding say they were injected."""
+    doc = selftest("--only", "memory", "--level", "full",
+                   env=device_env(CUDADIAG_FAKE_CUDA_CONTENTION=contention, CUDADIAG_SELFTEST_INJECT_MEMORY_ERRORS="7"),
+                   allowed=(1,))
+    test = only_test(doc)
+    assert test["status"] == "fail", test
+    memory = test["details"]["memory"]
+    assert memory["wrong_words"] == 7 and memory["injected_words"] == 7
+    assert len(memory["first_wrong_words"]) == 7
+    assert all(int(w["found"], 16) == int(w["expected"], 16) ^ 1 for w in memory["first_wrong_words"])
+    assert memory["repeat"] == {"wrong_words": 0, "first_address": None, "persistent": False}
+    assert "7 of them injected on purpose" in test["reason"]
+    [finding] = findings_with(doc, "gpu.memory_errors")
+    assert finding["evidence"]["injected_words"] == 7
+    assert "flipped on purpose by CUDADIAG_SELFTEST_INJECT_MEMORY_ERRORS" in finding["message"]
+
+
+@pytest.mark.parametrize("value", ["0", "-3", "4097", "7x", ""])
+def test_an_injection_value_outside_1_to_4096_injects_nothing(value):
+    doc = selftest("--only", "memory", "--level", "full",
+                   env=device_env(CUDADIAG_SELFTEST_INJECT_MEMORY_ERRORS=value), allowed=(0,))
+    memory = only_test(doc)["details"]["memory"]
+    assert memory["wrong_words"] == 0 and memory["injected_words"] == 0
+
+
 def test_a_clean_memory_test_under_contention_passes():
     doc = selftest("--only", "memory", "--level", "full", env=device_env(CUDADIAG_FAKE_CUDA_CONTENTION="1"),
                    allowed=(0,))

@@ -14,6 +14,11 @@ per level; then the same N times with the GPU idle. Under load every run must sh
 - no gpu.throttled and no selftest.slow (the figures taken while busy are not the GPU's fault), and
   every score component taken while busy is marked busy.
 
+At the full level, while the competitor still runs, `selftest --only memory --level full` runs
+--inject-runs times more with CUDADIAG_SELFTEST_INJECT_MEMORY_ERRORS=--inject (the memory test's own
+corrupting kernel, on its stream): each run must fail with exactly that many wrong words, all
+injected, transient, and a gpu.memory_errors finding - the test still catches an error on a busy GPU.
+
 Idle, every run must pass with no gpu.busy. A test that fails under load for another reason than
 wrong data is printed as a note. The summary (every run's status, score, and each
 benchmark's median busy and idle figure with their ratio) is printed and written, with every JSON,
@@ -33,9 +38,10 @@ WRONG = ("wrote wrong data", "read back wrong", "different FMA chain result", "d
          "came back different", "summed to", "unsorted", "checksum")
 
 
-def run_selftest(cudadiag, level, path):
+def run_selftest(cudadiag, level, path, extra=(), env=None):
     started = time.monotonic()
-    done = subprocess.run([cudadiag, "selftest", "--level", level, "--json"], capture_output=True, timeout=900)
+    done = subprocess.run([cudadiag, "selftest", "--level", level, "--json", *extra], capture_output=True,
+                          timeout=900, env=env)
     wall = time.monotonic() - started
     with open(path, "wb") as out:
         out.write(done.stdout)
@@ -76,6 +82,23 @@ def problems_of(doc, busy_pid):
     return found
 
 
+def injection_problems(doc, injected):
+    """What is wrong with a run that injected `injected` memory errors: [] when the test caught them."""
+    found = []
+    (test,) = doc["selftest"]["tests"]
+    memory = test["details"].get("memory") or {}
+    if test["status"] != "fail":
+        found.append(f'memory test {test["status"]} with {injected} injected errors: {test["reason"]}')
+    if memory.get("wrong_words") != injected or memory.get("injected_words") != injected:
+        found.append(f'wrong_words {memory.get("wrong_words")}, injected_words {memory.get("injected_words")}, '
+                     f'expected {injected} each')
+    if (memory.get("repeat") or {}).get("persistent") is not False:
+        found.append(f'the repeat pass should find none (transient): {memory.get("repeat")}')
+    if not any(f["id"] == "gpu.memory_errors" for f in doc["findings"]):
+        found.append("no gpu.memory_errors finding")
+    return found
+
+
 def notes_of(doc):
     """Tests that failed under load for a reason other than wrong data: printed, not a failure here."""
     return [f'{t["key"]} {t["status"]}: {t["reason"]}' for t in doc["selftest"]["tests"]
@@ -103,6 +126,8 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--levels", default="quick,full")
     parser.add_argument("--out", default=os.environ.get("OUT", "contention-out"))
+    parser.add_argument("--inject", type=int, default=64, help="memory errors injected per run (full level)")
+    parser.add_argument("--inject-runs", type=int, default=3)
     args = parser.parse_args()
     if not glob.glob("/dev/nvidia[0-9]*"):
         print("SKIP: no NVIDIA GPU device nodes on this machine")
@@ -126,6 +151,20 @@ def main() -> int:
                 for name, value in figures(doc).items():
                     busy_figures.setdefault(name, []).append(value)
                 failed |= bool(found)
+            if level == "full":
+                per_level["injected"] = []
+                env = dict(os.environ, CUDADIAG_SELFTEST_INJECT_MEMORY_ERRORS=str(args.inject))
+                for i in range(args.inject_runs):
+                    doc, code, wall = run_selftest(args.cudadiag, level, f"{args.out}/inject-{i}.json",
+                                                   ("--only", "memory"), env)
+                    found = injection_problems(doc, args.inject)
+                    memory = doc["selftest"]["tests"][0]["details"].get("memory") or {}
+                    per_level["injected"].append({"run": i, "exit": code, "wall_s": round(wall, 2),
+                                                  "wrong_words": memory.get("wrong_words"),
+                                                  "tested_gib": round(memory.get("bytes_tested", 0) / 2**30, 1),
+                                                  "busy": any(f["id"] == "gpu.busy" for f in doc["findings"]),
+                                                  "problems": found})
+                    failed |= bool(found)
         finally:
             competitor.send_signal(signal.SIGTERM)
             competitor.wait(timeout=60)
@@ -147,6 +186,12 @@ def main() -> int:
                             "busy_over_idle": busy / idle if busy and idle else None}
         per_level["figures"] = ratios
         summary["levels"][level] = per_level
+        for r in per_level.get("injected", []):
+            lines.append(f"{level} busy, {args.inject} memory errors injected, run {r['run']}: "
+                         f"{'caught' if not r['problems'] else 'NOT RIGHT'} ({r['wrong_words']} wrong words "
+                         f"in {r['tested_gib']} GiB, gpu.busy {r['busy']}, exit {r['exit']})")
+            for problem in r["problems"]:
+                lines.append(f"  {problem}")
         for kind in ("busy", "idle"):
             good = sum(1 for r in per_level[kind] if not r["problems"])
             lines.append(f"{level} {kind}: {good}/{len(per_level[kind])} runs right; "

@@ -7,7 +7,8 @@
 # gpu.throttled / selftest.slow blamed on the GPU while busy, idle runs pass without gpu.busy.
 # Every JSON, the build log and summary.txt / summary.json go to ${OUT:-out}/contention/.
 #
-#   OUT=$OUT bash tests/gpu/contention_check.sh        (RUNS=2 for a short run; LEVELS=quick or
+#   OUT=$OUT bash tests/gpu/contention_check.sh        (RUNS=2 for a short run; INJECT_RUNS=N memory
+#                                                       runs with injected errors at full; LEVELS=quick or
 #                                                       LEVELS=full for one level per call; the
 #                                                       build in build-gpu/ is reused when present)
 set -uo pipefail
@@ -21,4 +22,5 @@ mkdir -p "$out"
 } >"$out/build.log" 2>&1 || { tail -60 "$out/build.log"; exit 1; }
 nvidia-smi --query-gpu=name,driver_version,utilization.gpu,memory.used --format=csv >"$out/nvidia-smi.csv" 2>&1
 python3 tests/gpu/check_gpu_contention.py build-gpu/cli/cudadiag build-gpu/tests/cudadiag_gpu_competitor \
-        kernels/ptx --runs "${RUNS:-10}" --levels "${LEVELS:-quick,full}" --out "$out"
+        kernels/ptx --runs "${RUNS:-10}" --levels "${LEVELS:-quick,full}" --inject-runs "${INJECT_RUNS:-3}" \
+        --out "$out"
