@@ -10,7 +10,7 @@ set -euo pipefail
 # dpkg-dev and file: CPack computes the .deb's Depends with dpkg-shlibdeps (packaging/).
 # libsimdjson-dev: `cudadiag fleet` parses thousands of node reports with it (optional in CMake).
 # libsqlite3-dev: versions from RPM's package database (rpmdb.sqlite).
-packages=(cmake g++ make pkg-config libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev doctest-dev
+packages=(cmake g++ make pkg-config libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev doctest-dev clang-format-14
           zlib1g-dev libsqlite3-dev python3 python3-venv strace dpkg-dev file libsimdjson-dev)
 if [[ ${1:-} == fuzz ]]; then
   packages+=(clang libclang-rt-dev)

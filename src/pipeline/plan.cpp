@@ -13,6 +13,7 @@
 #include "findings/verification_rules.hpp"
 #include "linkage/load_check.hpp"
 #include "loader/ld_so_cache.hpp"
+#include "policy/evaluate.hpp"
 #include "python/framework_builds.hpp"
 #include "report/json_report.hpp"
 

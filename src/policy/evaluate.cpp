@@ -286,13 +286,4 @@ std::vector<findings::Finding> unmet_findings(const std::vector<Outcome>& outcom
   return out;
 }
 
-json outcomes_to_json(const std::vector<Outcome>& outcomes, const std::vector<std::string>& sources,
-                      std::string_view fail_on) {
-  json requirements = json::array();
-  for (const auto& outcome : outcomes) {
-    requirements.push_back({{"spec", outcome.spec}, {"met", outcome.met}, {"detail", outcome.detail}});
-  }
-  return {{"sources", sources}, {"fail_on", std::string(fail_on)}, {"requirements", requirements}};
-}
-
 } // namespace cudadiag::policy

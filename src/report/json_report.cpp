@@ -294,13 +294,20 @@ json members_but_streamed(const Report& report) {
                        {"info", report.summary.infos}}}}}};
   if (report.policy) {
     document["policy"] =
-        policy::outcomes_to_json(report.policy->outcomes, report.policy->sources,
-                                 report.summary.fail_on == FailOn::warning ? "warning" : "error");
+        policy_to_json(*report.policy, report.summary.fail_on == FailOn::warning ? "warning" : "error");
   }
   return document;
 }
 
 } // namespace
+
+json policy_to_json(const PolicyResult& policy, std::string_view fail_on) {
+  json requirements = json::array();
+  for (const auto& outcome : policy.outcomes) {
+    requirements.push_back({{"spec", outcome.spec}, {"met", outcome.met}, {"detail", outcome.detail}});
+  }
+  return {{"sources", policy.sources}, {"fail_on", std::string(fail_on)}, {"requirements", requirements}};
+}
 
 json report_to_json(const Report& report) {
   return json::parse(render_json(report));

@@ -24,6 +24,10 @@ nlohmann::json finding_to_json(const findings::Finding& finding);
 // render_json's text, parsed.
 nlohmann::json report_to_json(const Report& report);
 
+// The report's "policy" object: {"sources": [...], "fail_on": "error"|"warning",
+// "requirements": [{"spec", "met", "detail"}]}.
+nlohmann::json policy_to_json(const PolicyResult& policy, std::string_view fail_on);
+
 // Two-space indented JSON document with a trailing newline.
 std::string render_json(const Report& report);
 // The same document in pieces, to be written out one after the other: the components' and the

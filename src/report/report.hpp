@@ -7,7 +7,7 @@
 #include "discovery/discovery.hpp"
 #include "findings/findings.hpp"
 #include "linkage/linkage.hpp"
-#include "policy/evaluate.hpp"
+#include "report/policy_result.hpp"
 #include "selftest/selftest.hpp"
 #include "verify/verification.hpp"
 
@@ -39,12 +39,6 @@ struct Summary {
   int errors = 0, warnings = 0, infos = 0;
   FailOn fail_on = FailOn::error;                // the level exit_code was computed under
   [[nodiscard]] std::string_view status() const; // "ok", "warning", "error"
-};
-
-// The CI gates a run was given and how each fared (their unmet ones are also findings).
-struct PolicyResult {
-  std::vector<std::string> sources;      // where the requirements came from (--require, a policy file)
-  std::vector<policy::Outcome> outcomes; // one per requirement, in order
 };
 
 struct Report {

@@ -4,6 +4,7 @@
 #include "core/filesystem.hpp"
 #include "findings/findings.hpp"
 #include "policy/evaluate.hpp"
+#include "report/json_report.hpp"
 
 #include <doctest/doctest.h>
 
@@ -138,7 +139,7 @@ TEST_CASE("policy: finding counts, and unmet requirements become policy.unmet fi
   CHECK(found[0].evidence.at("requirement") == "driver>=590");
   CHECK_FALSE(found[0].remedy.empty());
 
-  const auto document = outcomes_to_json(outcomes, {"--require"}, "error");
+  const auto document = cudadiag::report::policy_to_json({{"--require"}, outcomes}, "error");
   CHECK(document["requirements"].size() == 3);
   CHECK(document["requirements"][0]["met"] == true);
   CHECK(document["requirements"][1]["met"] == false);
