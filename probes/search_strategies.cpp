@@ -751,7 +751,7 @@ DirectoryCache::dist_info_version(const std::string& dir, std::span<const std::s
       key, [&] { return versions::version_from_dist_info(dir, names, names_if_complete(dir)); });
 }
 
-const nlohmann::json& DirectoryCache::toolkit_version_json(const std::string& toolkit_root) const {
+const versions::ToolkitVersions& DirectoryCache::toolkit_version_json(const std::string& toolkit_root) const {
   return m_version_json.get(toolkit_root, [&] { return versions::read_toolkit_version_json(toolkit_root); });
 }
 

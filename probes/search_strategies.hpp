@@ -13,8 +13,6 @@
 #include "python/python_environments.hpp"
 #include "versions/package_db.hpp"
 
-#include <nlohmann/json.hpp>
-
 #include <memory>
 #include <optional>
 #include <span>
@@ -48,7 +46,7 @@ public:
   [[nodiscard]] const std::vector<std::string_view>* names_if_complete(const std::string& dir) const;
   // <toolkit_root>/version.json, parsed on the first question (every component found under that
   // root asks); a discarded value when it is missing, too large or not JSON.
-  [[nodiscard]] const nlohmann::json& toolkit_version_json(const std::string& toolkit_root) const;
+  [[nodiscard]] const versions::ToolkitVersions& toolkit_version_json(const std::string& toolkit_root) const;
   // versions::version_from_dist_info(dir, names) over dir's listing, answered once per run for each
   // directory and list of names (a toolkit's dist-info answers for every binary of nvcc's wheel).
   [[nodiscard]] const std::optional<versions::FoundVersion>&
@@ -91,7 +89,7 @@ private:
   [[nodiscard]] bool known_missing(std::string_view dir) const;
 
   OnceMap<std::shared_ptr<const Listing>> m_listings;
-  OnceMap<nlohmann::json> m_version_json;
+  OnceMap<versions::ToolkitVersions> m_version_json;
   OnceMap<std::optional<fs::FileId>> m_file_ids;
   OnceMap<std::optional<versions::FoundVersion>> m_dist_info_versions;
   OnceMap<std::optional<versions::FoundVersion>> m_header_versions;

@@ -499,8 +499,18 @@ std::optional<FoundVersion> version_from_dist_info(const std::string& dir,
   return std::nullopt;
 }
 
-nlohmann::json read_toolkit_version_json(const std::string& toolkit_root) {
-  return read_json_file(fs::join(toolkit_root, "version.json"), k_version_json_max_bytes);
+ToolkitVersions read_toolkit_version_json(const std::string& toolkit_root) {
+  ToolkitVersions versions;
+  const auto document = read_json_file(fs::join(toolkit_root, "version.json"), k_version_json_max_bytes);
+  if (!document.is_object()) {
+    return versions;
+  }
+  for (const auto& [key, entry] : document.items()) {
+    if (auto version = string_member(entry, "version")) {
+      versions.emplace(key, std::move(*version));
+    }
+  }
+  return versions;
 }
 
 std::optional<FoundVersion> version_from_toolkit_json(const std::string& toolkit_root,
@@ -509,19 +519,12 @@ std::optional<FoundVersion> version_from_toolkit_json(const std::string& toolkit
 }
 
 std::optional<FoundVersion> version_from_toolkit_json(const std::string& toolkit_root,
-                                                      const nlohmann::json& json,
+                                                      const ToolkitVersions& versions,
                                                       std::span<const std::string_view> keys) {
-  const auto path = fs::join(toolkit_root, "version.json");
-  if (!json.is_object()) {
-    return std::nullopt;
-  }
   for (const auto key : keys) {
-    const auto it = json.find(key);
-    if (it == json.end()) {
-      continue;
-    }
-    if (auto version = string_member(*it, "version"); version && is_plausible_version(*version, true)) {
-      return FoundVersion{std::move(*version), VersionSource::toolkit_version_json, path};
+    if (const auto it = versions.find(key); it != versions.end() && is_plausible_version(it->second, true)) {
+      return FoundVersion{it->second, VersionSource::toolkit_version_json,
+                          fs::join(toolkit_root, "version.json")};
     }
   }
   return std::nullopt;

@@ -4,8 +4,7 @@
 // running anything. Every reader is bounded (it reads a few KiB to 1 MiB per file, lists each
 // directory once) and returns nullopt, never throws, on missing, unreadable, huge or garbled input.
 
-#include <nlohmann/json.hpp>
-
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -66,12 +65,14 @@ std::optional<FoundVersion> version_from_dist_info(const std::string& dir,
 // (e.g. {"cuda_nvrtc"}). Nullopt if the file is missing, over 1 MiB or not valid JSON.
 std::optional<FoundVersion> version_from_toolkit_json(const std::string& toolkit_root,
                                                       std::span<const std::string_view> keys);
-// The same from <toolkit_root>/version.json's document already read (read_toolkit_version_json).
+// What <toolkit_root>/version.json says: each top-level key whose value is an object with a string
+// "version" (e.g. "cuda_nvrtc" -> "13.0.88"); empty when the file is missing, over 1 MiB or not JSON.
+using ToolkitVersions = std::map<std::string, std::string, std::less<>>;
+ToolkitVersions read_toolkit_version_json(const std::string& toolkit_root);
+// The same answer as above from a version.json already read (read_toolkit_version_json).
 std::optional<FoundVersion> version_from_toolkit_json(const std::string& toolkit_root,
-                                                      const nlohmann::json& document,
+                                                      const ToolkitVersions& versions,
                                                       std::span<const std::string_view> keys);
-// <toolkit_root>/version.json parsed; a discarded value when it is missing, over 1 MiB or not JSON.
-nlohmann::json read_toolkit_version_json(const std::string& toolkit_root);
 
 // The toolkit's overall version: version.json's "cuda" entry; else, in <toolkit_root>/dist-info, the
 // cuda-toolkit meta-package, then the CUDA runtime wheel (nvidia-cuda-runtime, -cu12/-cu11), whose
