@@ -427,7 +427,12 @@ int run_find(const GlobalOptions& options, const FindOptions& find) {
   extras.headers = find.headers;
   const auto report = cli_support::run(api, extras);
   const auto& component = report.components.front();
+  // CUDA Python's load failed before it raised "not found": the file it failed on is its answer (a
+  // native dlopen's answer is told on stderr).
+  const auto* python_failed =
+      !component.selected && component.python_failed ? &*component.python_failed : nullptr;
   const auto* answer = component.selected ? &*component.selected
+                       : python_failed    ? python_failed
                        : component.loader ? &*component.loader
                                           : nullptr;
   // The answer exists but loading it fails (a broken first file): print it, say why, exit 1.
@@ -445,7 +450,19 @@ int run_find(const GlobalOptions& options, const FindOptions& find) {
   } else if (answer != nullptr) {
     write_stdout(cli_support::escape_controls(cli_support::to_valid_utf8(answer->path)) + "\n");
   }
-  if (answer == nullptr && find.explain) {
+  if (python_failed != nullptr) {
+    const auto& native = component.loader;
+    spdlog::error(
+        "{} does not load in CUDA Python: its system search's dlopen reaches {} and the load {}: {}; "
+        "cuda-pathfinder then raises DynamicLibNotFoundError{}",
+        find.name, cli_support::to_valid_utf8(python_failed->path),
+        python_failed->outcome == "crashes" ? "crashes the process" : "fails",
+        cli_support::to_valid_utf8(python_failed->fails),
+        native && native->fails.empty()
+            ? " (a native dlopen loads " + cli_support::to_valid_utf8(native->path) +
+                  ", which is not CUDA Python's answer)"
+            : "");
+  } else if (answer == nullptr && find.explain) {
     spdlog::warn("{} not found", find.name);
   } else if (answer == nullptr) {
     spdlog::warn("{} not found (run `cudadiag find --explain {}` for the search trace)", find.name,

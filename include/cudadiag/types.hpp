@@ -81,6 +81,10 @@ struct Component {
   std::optional<Location> selected; // what CUDA Python (cuda-pathfinder) loads
   std::optional<Location> loader;   // what dlopen("libX.so.N") resolves (PATH lookup for binaries)
   std::size_t candidates = 0;       // every copy seen, usable or not
+  // Libraries, when `selected` is empty although CUDA Python tried a file: the file its system
+  // search's dlopen("libX.so.N") failed to load (`fails` says why) before cuda-pathfinder raised
+  // "not found". CUDA Python cannot load the library then (status "error"), whatever `loader` says.
+  std::optional<Location> python_failed;
 };
 
 struct Finding {

@@ -41,6 +41,7 @@ Component to_public(const discovery::ComponentResult& result) {
   out.selected = to_public(result, result.selected);
   out.loader = to_public(result, result.loader);
   out.candidates = result.candidates.size();
+  out.python_failed = to_public(result, result.python_failed);
   return out;
 }
 

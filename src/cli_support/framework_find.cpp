@@ -119,6 +119,11 @@ FrameworkFind find_for_framework(const Options& options, std::string_view framew
   }
   end_picks();
   result.text += line(who + " opens " + opened + load.value().library + ".");
+  const auto outcome = linkage::framework_outcome(closure, opened_first);
+  result.text += line("outcome: " + std::string(probes::to_string(outcome)) +
+                      (outcome == probes::LoadOutcome::loads
+                           ? std::string()
+                           : " (" + linkage::framework_failure(closure, opened_first) + ")"));
   if (opened_first) {
     result.text +=
         line(opened_first->statement + " (" + opened_first->model + "): " + opened_first->branch + ".");

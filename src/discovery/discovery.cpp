@@ -377,7 +377,8 @@ std::vector<const ComponentSpec*> wanted_components(const std::vector<std::strin
   return specs;
 }
 
-DiscoveryResult finish_discovery(DiscoveryContext&& context, std::vector<ComponentResult> components) {
+std::vector<ComponentResult> follow_loads_from(const DiscoveryContext& context,
+                                               std::vector<ComponentResult>& components) {
   // cuda-pathfinder loads a library's dependencies first: resolve those not reported (find NAME),
   // then let a failing (or missing required) dependency fail its dependents.
   std::vector<const ComponentSpec*> missing;
@@ -402,17 +403,14 @@ DiscoveryResult finish_discovery(DiscoveryContext&& context, std::vector<Compone
   }
   auto extra =
       missing.empty() ? std::vector<ComponentResult>{} : resolve_components(context, missing, components);
-  std::vector<const ComponentResult*> resolved;
-  for (const auto* list : {&components, &extra}) {
-    for (const auto& component : *list) {
-      resolved.push_back(&component);
-    }
-  }
-  {
-    const timeline::Span span("follow_loads");
-    const auto setting = linkage::search_setting(context.env, context.options.layout, context.cache.get());
-    follow_loads(components, extra, setting, *context.files);
-  }
+  const timeline::Span span("follow_loads");
+  const auto setting = linkage::search_setting(context.env, context.options.layout, context.cache.get());
+  follow_loads(components, extra, setting, *context.files);
+  return extra;
+}
+
+DiscoveryResult finish_discovery(DiscoveryContext&& context, std::vector<ComponentResult> components) {
+  auto extra = follow_loads_from(context, components);
 
   DiscoveryResult result;
   if (context.frameworks.valid()) {

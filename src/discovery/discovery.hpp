@@ -32,6 +32,11 @@ struct ComponentResult {
   std::vector<Candidate> candidates; // first sighting order
   std::optional<Choice> selected;    // cuda-pathfinder's priority; `fails` set when it cannot load
   std::optional<Choice> loader;      // dlopen(SONAME) for libraries; PATH lookup for binaries
+  // CUDA Python's failed load when `selected` is null although a file was tried: the first file its
+  // system search's dlopen(SONAME) reached and failed to load (outcome, fails and reason say why),
+  // after which cuda-pathfinder found no other file and raised DynamicLibNotFoundError. The library
+  // then does not load in CUDA Python (status error), whatever `loader` says. nullopt otherwise.
+  std::optional<Choice> python_failed;
   // The first file at which dlopen of a declared SONAME stops with an error (whether or not an
   // older SONAME then resolves).
   std::optional<std::size_t> loader_blocked_by;

@@ -103,26 +103,38 @@ private:
     return level;
   }
 
+  // What dlopen(`soname`) reaches (the file it loads, or the file it stops at) after `preloads`,
+  // with the outcome of that load; nullopt when no file of that name is reached. `load_failed` is
+  // set when the file itself is usable and its load (a dependency, a symbol) is what fails.
+  std::optional<Choice> attempt_for(const ComponentResult& result, const std::string& soname,
+                                    const std::vector<std::string>& preloads, bool& load_failed) const {
+    load_failed = false;
+    auto met = resolve_name(result, soname);
+    std::optional<Choice> attempt = met.found ? std::move(met.found) : std::move(met.blocked);
+    if (attempt && attempt->loads()) {
+      const auto outcome = load(*attempt, route_of(attempt->via), preloads);
+      attempt->set_outcome(outcome.outcome, outcome.why);
+      load_failed = !attempt->loads();
+    }
+    return attempt;
+  }
+
   // dlopen(SONAME) in a plain process, declared SONAMEs newest first.
   void follow_loader(ComponentResult& result) {
     std::optional<Choice> first_failure;
     for (const auto file_name : result.spec->file_names) {
       const std::string soname(file_name);
-      auto met = resolve_name(result, soname);
-      std::optional<Choice> attempt = met.found ? std::move(met.found) : std::move(met.blocked);
+      bool load_failed = false;
+      auto attempt = attempt_for(result, soname, {}, load_failed);
       if (!attempt) {
         continue;
       }
-      if (attempt->loads()) {
-        const auto outcome = load(*attempt, route_of(attempt->via), {});
-        if (outcome.outcome != LoadOutcome::loads) {
-          attempt->set_outcome(outcome.outcome, outcome.why);
-          attempt->reason = "dlopen(\"" + soname + "\") finds it through " + attempt->via.found_via +
-                            " and " +
-                            (outcome.outcome == LoadOutcome::crashes ? "the process dies" : "the load fails");
-          result.trace.push_back("load: dlopen(\"" + soname + "\") " +
-                                 std::string(probes::to_string(outcome.outcome)) + ": " + outcome.why);
-        }
+      if (load_failed) {
+        attempt->reason = "dlopen(\"" + soname + "\") finds it through " + attempt->via.found_via + " and " +
+                          (attempt->outcome == LoadOutcome::crashes ? "the process dies" : "the load fails");
+        result.trace.push_back("load: dlopen(\"" + soname + "\") " +
+                               std::string(probes::to_string(attempt->outcome)) + ": " +
+                               attempt->fails.value_or(""));
       }
       if (attempt->loads() || attempt->outcome == LoadOutcome::crashes) {
         if (attempt->loads() && first_failure) {
@@ -188,6 +200,7 @@ private:
 
   void follow_python(ComponentResult& result) {
     const auto file_level = result.selected; // select()'s answer, each file alone
+    result.python_failed.reset();
     // 1. The early steps.
     std::optional<Choice> early = first_file_at(result, probes::PathfinderStep::site_packages);
     if (!early) {
@@ -259,16 +272,13 @@ private:
     }
     // 4. The system search: dlopen(SONAME) newest first, failures swallowed.
     std::string system_search_failed;
+    std::optional<Choice> first_failure;
     for (const auto file_name : result.spec->file_names) {
       const std::string soname(file_name);
-      auto met = resolve_name(result, soname);
-      std::optional<Choice> attempt = met.found ? std::move(met.found) : std::move(met.blocked);
+      bool load_failed = false;
+      auto attempt = attempt_for(result, soname, preloads, load_failed);
       if (!attempt) {
         continue;
-      }
-      if (attempt->loads()) {
-        const auto outcome = load(*attempt, route_of(attempt->via), preloads);
-        attempt->set_outcome(outcome.outcome, outcome.why);
       }
       if (attempt->loads() || attempt->outcome == LoadOutcome::crashes) {
         attempt->reason = "cuda-pathfinder's system search (plain dlopen) finds it: " + attempt->reason +
@@ -280,6 +290,11 @@ private:
           "dlopen(\"" + soname + "\") fails at " + attempt->via.path + ": " + attempt->fails.value_or("");
       result.trace.push_back("load: cuda-pathfinder's system search: " + line + "; it goes on");
       system_search_failed += (system_search_failed.empty() ? "" : "; ") + line;
+      if (!first_failure) {
+        attempt->reason = "cuda-pathfinder's system search: dlopen(\"" + soname + "\") finds it through " +
+                          attempt->via.found_via + " and the load fails";
+        first_failure = std::move(attempt);
+      }
     }
     const auto after_system_search = [&](Choice choice) {
       if (!system_search_failed.empty()) {
@@ -298,9 +313,12 @@ private:
         return;
       }
     }
-    // 6. Not found.
-    if (!system_search_failed.empty()) {
+    // 6. Not found: when a file failed in the system search, CUDA Python's load of this library
+    // fails there (python_failed), although it raises "not found".
+    if (first_failure) {
       result.trace.push_back("load: cuda-pathfinder finds no other file and raises DynamicLibNotFoundError");
+      first_failure->reason += "; cuda-pathfinder finds no other file and raises DynamicLibNotFoundError";
+      result.python_failed = std::move(first_failure);
     }
     result.selected.reset();
   }

@@ -15,7 +15,8 @@
 //      SONAME, then the next step, is tried;
 //   5. then product roots and CUDA_PATH/CUDA_HOME (by path: a failure raises), then for the
 //      canary's libraries the toolkit root derived from cudart when cudart's system search loads;
-//   6. else DynamicLibNotFoundError: `selected` is null.
+//   6. else DynamicLibNotFoundError: `selected` is null, and when a system-search dlopen failed
+//      on a file, `python_failed` is that file (CUDA Python's load fails there: status error).
 // Driver libraries are only system-searched. The loader's answer (a plain dlopen(SONAME) in a fresh
 // process) is the first declared SONAME whose load succeeds; when none does, the first failure (a
 // crash ends the process there).
@@ -35,5 +36,12 @@ namespace cudadiag::discovery {
 // kinds are left as select() answered them. `store` caches the files for the closure stage.
 void follow_loads(std::vector<ComponentResult>& components, std::vector<ComponentResult>& dependencies,
                   const linkage::SearchSetting& setting, linkage::ObjectStore& store);
+
+// follow_loads over `components` (resolved from `context`), with their cuda-pathfinder
+// dependencies that are not among them resolved from `context` first; returns those dependencies.
+// finish_discovery calls it once for the run's components; a stage that needs the load model's
+// answers earlier (verification starts its workers before the rest is resolved) calls it on a copy.
+std::vector<ComponentResult> follow_loads_from(const DiscoveryContext& context,
+                                               std::vector<ComponentResult>& components);
 
 } // namespace cudadiag::discovery

@@ -148,6 +148,9 @@ std::optional<Choice> first_in_pathfinder_order(const ComponentResult& result) {
 } // namespace
 
 ComponentStatus status_of(const ComponentResult& result) {
+  if (!result.selected && result.python_failed) {
+    return ComponentStatus::error; // CUDA Python's load fails, though it says "not found"
+  }
   const auto& answer = result.selected ? result.selected : result.loader;
   if (!answer) {
     return ComponentStatus::not_found;
@@ -158,6 +161,7 @@ ComponentStatus status_of(const ComponentResult& result) {
 void select(ComponentResult& result) {
   result.loader.reset();
   result.loader_blocked_by.reset();
+  result.python_failed.reset();
   if (result.spec->kind == ComponentKind::dynamic_lib) {
     select_loader(result);
   } else if (result.spec->kind == ComponentKind::binary) {

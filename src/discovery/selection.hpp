@@ -49,7 +49,8 @@ struct NameOutcome {
 NameOutcome resolve_name(const ComponentResult& result, const std::string& soname);
 
 // found when the answer CUDA Python gets loads (or, with no such answer, the loader's does),
-// error when it does not, not_found when there is no answer.
+// error when it does not or when CUDA Python's load failed before it raised "not found"
+// (python_failed), not_found when there is no answer.
 ComponentStatus status_of(const ComponentResult& result);
 
 } // namespace cudadiag::discovery

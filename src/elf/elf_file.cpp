@@ -717,14 +717,15 @@ std::optional<TruncatedLoad> truncated_load(const std::string& path) {
     }
     return value;
   };
+  const bool elf_magic = got >= 4 && std::memcmp(header.data(),
+                                                 "\x7f"
+                                                 "ELF",
+                                                 4) == 0;
   if (got >= 0 && static_cast<std::size_t>(got) < ehdr_size) {
     result = TruncatedLoad{false, "file too short"};
-  } else if (got >= 0 &&
-             std::memcmp(header.data(),
-                         "\x7f"
-                         "ELF",
-                         4) == 0 &&
-             header[k_ident_class] == (is64 ? 2 : 1) &&
+  } else if (got >= 0 && !elf_magic) {
+    result = TruncatedLoad{false, "invalid ELF header"};
+  } else if (got >= 0 && header[k_ident_class] == (is64 ? 2 : 1) &&
              header[k_ident_data] == (host_little_endian() ? 1 : 2)) {
     const std::uint64_t phoff = field(header.data() + (is64 ? 32 : 28), is64 ? 8 : 4);
     const std::uint64_t phentsize = field(header.data() + (is64 ? 54 : 42), 2);

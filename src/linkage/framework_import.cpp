@@ -54,4 +54,16 @@ std::string dlerror_text(const Closure& closure) {
   return {};
 }
 
+probes::LoadOutcome framework_outcome(const Closure& closure,
+                                      const std::optional<FrameworkImport>& import_model) {
+  return import_model && import_model->import_error ? probes::LoadOutcome::fails : closure.outcome();
+}
+
+std::string framework_failure(const Closure& closure, const std::optional<FrameworkImport>& import_model) {
+  if (import_model && import_model->import_error) {
+    return import_model->statement + " raises before the library is loaded: " + *import_model->import_error;
+  }
+  return closure.failure();
+}
+
 } // namespace cudadiag::linkage

@@ -50,4 +50,12 @@ inline bool framework_loads(const Closure& closure, const std::optional<Framewor
 // glibc's dlerror() for the first thing that stops `closure` loading ("" when it loads).
 std::string dlerror_text(const Closure& closure);
 
+// The outcome of the framework's load of its CUDA library, as every answer carries one: fails when
+// its own code raises first (the library is never loaded), else the closure's (loads, fails,
+// crashes: SIGBUS on a truncated file). `framework_failure` says why ("" when it loads): the import
+// error, else glibc's words for the closure (Closure::failure()).
+probes::LoadOutcome framework_outcome(const Closure& closure,
+                                      const std::optional<FrameworkImport>& import_model);
+std::string framework_failure(const Closure& closure, const std::optional<FrameworkImport>& import_model);
+
 } // namespace cudadiag::linkage

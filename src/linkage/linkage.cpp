@@ -211,6 +211,15 @@ private:
         add("direct", via.path, Route::root, fs::parent(via.path), {}, via.path);
       }
     }
+    if (!component.selected && opens(component.python_failed)) {
+      // CUDA Python's system search reached this file with its dependencies already loaded and
+      // failed there (then raised "not found"): that closure shows why.
+      const auto& via = component.python_failed->via;
+      std::vector<std::string> preloads;
+      std::vector<const probes::ComponentSpec*> visiting;
+      pathfinder_preloads(*component.spec, preloads, visiting);
+      add("python", via.path, loader_route(via), via.search_dir, preloads, via.path);
+    }
     if (opens(component.loader)) {
       const auto& via = component.loader->via;
       // By name only where this process's loader searches what the prediction did: under

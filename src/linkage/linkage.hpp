@@ -2,7 +2,8 @@
 // The closure stage: for every library discovery found, the dependency closure and symbol check of
 // each way it is loaded (closure.hpp), predicted from the files, nothing loaded:
 //  - "python": cuda-pathfinder's answer: its dependencies loaded first, each from its own selected
-//    copy (its DIRECT_DEPENDENCIES, depth first), then the selected file by its path;
+//    copy (its DIRECT_DEPENDENCIES, depth first), then the selected file by its path; with no
+//    selected file, the file its system search failed on (ComponentResult::python_failed);
 //  - "direct": the selected file loaded by its path with nothing loaded before, as a framework's
 //    own library reaches it through its RUNPATH, or ctypes.CDLL(path) does; only computed for a
 //    site-packages file whose component has cuda-pathfinder dependencies (else it equals "python",

@@ -275,6 +275,9 @@ void write_linkage(JsonStream& out, const Linkage& linkage) {
     element.begin_object();
     element.key("closure");
     write_closure(element, framework.closure);
+    element.key("fails");
+    const auto fails = framework_failure(framework.closure.closure, framework.import_model);
+    element.optional_string(fails.empty() ? std::nullopt : std::optional<std::string>(fails));
     element.key("framework");
     element.string(framework.framework);
     element.key("import");
@@ -283,6 +286,8 @@ void write_linkage(JsonStream& out, const Linkage& linkage) {
     element.string(framework.library);
     element.key("loads");
     element.boolean(framework.loads());
+    element.key("outcome");
+    element.string(probes::to_string(framework_outcome(framework.closure.closure, framework.import_model)));
     element.key("version");
     element.string(framework.version);
     element.end_object();

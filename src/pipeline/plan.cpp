@@ -4,6 +4,7 @@
 #include "core/parallel.hpp"
 #include "core/text.hpp"
 #include "core/timeline.hpp"
+#include "discovery/load_model.hpp"
 #include "discovery/selection.hpp"
 #include "findings/framework_load_rules.hpp"
 #include "findings/framework_rules.hpp"
@@ -204,8 +205,14 @@ Expected<report::Report> run(const Plan& plan) {
   std::vector<ComponentResult> others;
   if (plan.verify.enabled) {
     log.start("loading libraries in isolated workers");
-    auto workers = std::async(std::launch::async, [&loaded, &plan] {
-      return verify::verify(loaded, plan.verify, plan.environment);
+    auto workers = std::async(std::launch::async, [&loaded, &plan, &context] {
+      // The workers load what the load model answers (each load followed, closures and
+      // cuda-pathfinder's control flow included), not select()'s file-by-file choice; on a copy, as
+      // finish_discovery follows the loads of the run's components once, traces and all.
+      discovery::DiscoveryResult answers;
+      answers.components = loaded.components;
+      static_cast<void>(discovery::follow_loads_from(context, answers.components));
+      return verify::verify(answers, plan.verify, plan.environment);
     });
     others = discovery::resolve_components(context, rest, loaded.components);
     report.verification = workers.get();

@@ -21,13 +21,18 @@ std::string comparison(const Requirement& requirement) {
 Outcome component_outcome(const json& report, const Requirement& requirement) {
   Outcome out{requirement.text, false, "", {requirement.name}};
   const auto* component = report::find_component(report, requirement.name);
-  const auto* answer = component != nullptr ? report::chosen_answer(*component) : nullptr;
+  // CUDA Python's load failed before it raised "not found": that failure is the answer, not what a
+  // native dlopen does.
+  const auto* python_failed = component != nullptr ? report::python_failed(*component) : nullptr;
+  const auto* native = component != nullptr ? report::chosen_answer(*component) : nullptr;
+  const auto* answer = python_failed != nullptr ? python_failed : native;
   if (answer == nullptr) {
     out.detail = requirement.name + " was not found" +
                  (component != nullptr ? " (status " + display(*component, "status", "?") + ")" : "");
     return out;
   }
-  const bool python = component->contains("selected") && (*component)["selected"].is_object();
+  const bool python =
+      python_failed != nullptr || (component->contains("selected") && (*component)["selected"].is_object());
   const auto where = std::string(python ? "CUDA Python" : "native loader") + ", " +
                      display(*answer, "found_via", "?") + ", " + display(*answer, "path", "?");
   // An answer whose load does not succeed is no answer (older reports: no outcome, fails set).
@@ -36,6 +41,12 @@ Outcome component_outcome(const json& report, const Requirement& requirement) {
   if ((!outcome.empty() && outcome != "loads") || (outcome.empty() && !fails.empty())) {
     out.detail = requirement.name + " is found (" + where + ") but loading it " +
                  (outcome == "crashes" ? "crashes the process" : "fails") + ": " + fails;
+    if (python_failed != nullptr) {
+      out.detail += "; cuda-pathfinder then raises DynamicLibNotFoundError";
+      if (native != nullptr && display(*native, "outcome", "loads") == "loads") {
+        out.detail += " (a native dlopen loads " + display(*native, "path", "?") + ")";
+      }
+    }
     return out;
   }
   const auto version = display(*answer, "version");

@@ -236,6 +236,10 @@ void write_component(JsonStream& out, const discovery::ComponentResult& componen
   write_choice(out, component, component.loader);
   out.key("name");
   out.text(component.spec->name);
+  if (component.spec->kind == probes::ComponentKind::dynamic_lib) {
+    out.key("python_failed");
+    write_choice(out, component, component.python_failed);
+  }
   out.key("selected");
   write_choice(out, component, component.selected);
   out.key("status");

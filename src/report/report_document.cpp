@@ -56,6 +56,13 @@ const json* chosen_answer(const json& component) {
   return nullptr;
 }
 
+const json* python_failed(const json& component) {
+  const auto* selected = member(component, "selected");
+  const auto* failed = member(component, "python_failed");
+  return (selected == nullptr || selected->is_null()) && failed != nullptr && failed->is_object() ? failed
+                                                                                                  : nullptr;
+}
+
 const json* verification_step(const json& report, std::string_view component) {
   const auto* verification = member(report, "verification");
   const auto* steps = verification != nullptr ? member(*verification, "steps") : nullptr;

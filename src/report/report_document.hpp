@@ -22,6 +22,9 @@ const nlohmann::json* find_component(const nlohmann::json& report, std::string_v
 // The answer a program gets for a component: "selected" (what CUDA Python loads), else "loader"
 // (what a native dlopen resolves). nullptr when it was not found.
 const nlohmann::json* chosen_answer(const nlohmann::json& component);
+// The component's "python_failed" answer when its "selected" is null (CUDA Python's load failed
+// before it raised "not found"): CUDA Python then has no answer, whatever chosen_answer() returns.
+const nlohmann::json* python_failed(const nlohmann::json& component);
 
 // The verification step for a component name ("cuda", "nvml", "nvrtc", ...); nullptr if it did not run.
 const nlohmann::json* verification_step(const nlohmann::json& report, std::string_view component);

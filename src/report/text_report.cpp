@@ -101,10 +101,14 @@ std::string components_table(const Report& report, TextStyle style) {
     notes.push_back(std::move(note));
   };
   for (const auto& component : report.discovery.components) {
-    const auto* python = component.selected_candidate();
+    // CUDA Python's failed load (before it raised "not found") is its answer here, not the native one.
+    const auto& python_choice = component.selected ? component.selected : component.python_failed;
+    const auto* python = python_choice && python_choice->candidate < component.candidates.size()
+                             ? &component.candidates[python_choice->candidate]
+                             : nullptr;
     const auto* native = component.loader_candidate();
     const auto* shown = python != nullptr ? python : native;
-    const auto& choice = python != nullptr ? component.selected : component.loader;
+    const auto& choice = python != nullptr ? python_choice : component.loader;
     std::string where;
     std::string via = "-";
     std::string_view where_color;
@@ -115,10 +119,19 @@ std::string components_table(const Report& report, TextStyle style) {
       if (python == nullptr) {
         via += " (native only)";
       }
+
       if (shown->is_stub) {
         note += paint(style, k_red, "[stub]");
       }
-      if (choice->fails) {
+      if (!component.selected && component.python_failed && python != nullptr) {
+        // cuda-pathfinder's system search failed on this file, then it raised "not found".
+        const bool native_loads = native == python && component.loader->loads();
+        note += (note.empty() ? "" : " ") +
+                paint(style, k_red,
+                      "[CUDA Python " + std::string(probes::to_string(choice->outcome)) + ": " +
+                          to_valid_utf8(choice->fails.value_or("")) +
+                          (native_loads ? "; a native dlopen loads it" : "") + "]");
+      } else if (choice->fails) {
         const bool says_crash = choice->fails->find("crashes (SIGBUS)") != std::string::npos;
         note +=
             (note.empty() ? "" : " ") +
@@ -1002,8 +1015,8 @@ std::string render_explanation(const discovery::ComponentResult& component, Text
     out += render_table(table, style.width, style.color);
   }
   out += heading(style, "Decision");
-  out += wrap(decision(component, component.selected, true), style.width,
-              "  python (cuda-pathfinder order): ", spaces(4));
+  out += wrap(decision(component, component.selected ? component.selected : component.python_failed, true),
+              style.width, "  python (cuda-pathfinder order): ", spaces(4));
   if (component.spec->kind == probes::ComponentKind::dynamic_lib ||
       component.spec->kind == probes::ComponentKind::binary) {
     out += wrap(decision(component, component.loader, false), style.width,

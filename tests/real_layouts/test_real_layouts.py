@@ -173,6 +173,46 @@ def _conda_missing_dependency(tmp: Path) -> dict:
     return {"CONDA_PREFIX": str(tmp / "conda")}
 
 
+def _versioned_library(directory: Path, soname: str, functions: tuple[str, ...]) -> Path:
+    """`directory/soname` defining `functions` under the version node named like the SONAME, as the
+    real cuBLAS/cuFFT do (an unversioned definition of a versioned reference makes glibc 2.36 assert)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    c_file = directory / f".{soname}.c"
+    c_file.write_text("".join(f"int {name}(void) {{ return 0; }}\n" for name in functions))
+    script = directory / f".{soname}.map"
+    script.write_text(f"{soname} {{ global: *; }};\n")
+    done = subprocess.run(["cc", "-shared", "-fPIC", f"-Wl,-soname,{soname}", f"-Wl,--version-script={script}",
+                           "-o", str(directory / soname), "-x", "c", str(c_file)],
+                          capture_output=True, text=True, timeout=60, check=False)
+    c_file.unlink(missing_ok=True)
+    script.unlink(missing_ok=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot build a test shared library: {done.stderr[-300:]}")
+    return directory / soname
+
+
+def _venv_with_wheel_cublas_lacking_symbols(tmp: Path) -> dict:
+    """A venv of its own (the bare venv's packages through a .pth file: cuda-pathfinder importable)
+    whose nvidia/cu13/lib holds a libcublas.so.13, libcublasLt.so.13 and libcufft.so.12 that load but
+    lack what the system's libnvblas.so.13, libcusolverMg.so.12 and libcufftw.so.12 (ld.so.cache)
+    need: cuda-pathfinder loads the wheel's files first, its system search's dlopen(SONAME) of the
+    cache's file fails with "undefined symbol", and it raises DynamicLibNotFoundError."""
+    for soname in ("libnvblas.so.13", "libcusolverMg.so.12", "libcufftw.so.12"):
+        real_system_lib(soname)
+    base = venv("bare")
+    root = tmp / "venv"
+    made = subprocess.run([str(base.python), "-m", "venv", "--without-pip", str(root)], capture_output=True,
+                          text=True, timeout=120, check=False)
+    assert made.returncode == 0, made.stderr
+    site = Venv(root).site_packages()
+    (site / "cudadiag-bare-venv.pth").write_text(f"{base.site_packages()}\n")
+    lib = site / "nvidia" / "cu13" / "lib"
+    _versioned_library(lib, "libcublasLt.so.13", ("cublasLtCreate",))
+    _versioned_library(lib, "libcublas.so.13", ("cublasCreate_v2",))
+    _versioned_library(lib, "libcufft.so.12", ("cufftPlan1d",))
+    return {"__VENV__": str(root)}
+
+
 SCENARIOS = [
     Scenario("wheels", "wheels"),
     Scenario("bare", "bare"),
@@ -218,6 +258,14 @@ SCENARIOS = [
              notes="SIGBUS in the system search's dlopen: the process dies"),
     Scenario("bare-conda-missing-dependency-nvrtc", "bare", setup=_conda_missing_dependency, names=("nvrtc", "cudnn"),
              notes="found by path in conda, its load fails: RuntimeError, no fallback"),
+    Scenario("venv-wheel-cublas-breaks-system-nvblas", "bare", setup=_venv_with_wheel_cublas_lacking_symbols,
+             drop=("CUDA_HOME", "CUDA_PATH", "LD_LIBRARY_PATH"),
+             names=("nvblas", "cusolverMg", "cufftw", "cublas", "cublasLt", "cufft"),
+             notes="the cache's nvblas/cusolverMg/cufftw bound to the wheel's cuBLAS/cuFFT fail: not found"),
+    Scenario("bare-not-elf-64-bytes-first", "bare", setup=_bad_file_first(b"a" * 64), names=("nvrtc",),
+             notes="glibc's 'invalid ELF header' (64 bytes, not ELF); cuda-pathfinder goes on to CUDA_HOME"),
+    Scenario("bare-conda-not-elf-64-bytes-nvrtc", "bare", setup=_conda_with(b"a" * 64), names=("nvrtc", "cudnn"),
+             notes="found by path in conda: RuntimeError ... invalid ELF header, no fallback"),
 ]
 
 
@@ -233,10 +281,13 @@ class ScenarioRun:
 _runs: dict[str, ScenarioRun] = {}
 
 
-def build_env(scenario: Scenario, chosen: Venv, tmp: Path) -> dict:
+def build_env(scenario: Scenario, chosen: Venv, tmp: Path) -> tuple[dict, Venv]:
+    """The scenario's environment, and the venv it runs in (a setup may make one: "__VENV__")."""
     env = {k: v for k, v in os.environ.items() if k not in scenario.drop}
     env.pop("PYTHONPATH", None)
     changes = scenario.setup(tmp)
+    if "__VENV__" in changes:
+        chosen = Venv(Path(changes.pop("__VENV__")))
     if changes.pop("__PATH_PREFIX__", None):
         env["PATH"] = f"{chosen.bin_dir}:{env.get('PATH', '/usr/bin:/bin')}"
     env.update(changes)
@@ -244,7 +295,7 @@ def build_env(scenario: Scenario, chosen: Venv, tmp: Path) -> dict:
         env = chosen.activated_env(env)
     else:
         env.pop("VIRTUAL_ENV", None)
-    return env
+    return env, chosen
 
 
 def run_oracle(python: Path, env: dict, names=(), system_search=False) -> dict:
@@ -261,7 +312,7 @@ def scenario_run(scenario: Scenario, tmp_path_factory) -> ScenarioRun:
         chosen = venv(scenario.venv)
         real_system_lib(NVRTC_SONAME)
         tmp = tmp_path_factory.mktemp(scenario.id)
-        env = build_env(scenario, chosen, tmp)
+        env, chosen = build_env(scenario, chosen, tmp)
         result = run(["--json", *scenario.cudadiag_args(chosen)], env=env, cwd=tmp)
         assert result.returncode in (0, 1), describe(result)
         report = parse_report(result, validate=False)  # validity: test_reports_are_schema_valid
@@ -443,10 +494,77 @@ def test_failure_class_agrees_with_cuda_pathfinder(scenario, tmp_path_factory):
     assert not problems, f"scenario {scenario.id}:\n  " + "\n  ".join(problems)
 
 
+# In cuda-pathfinder's process after its load of NAME raised: dlopen(SONAME) again, its dependencies
+# still loaded (RTLD_GLOBAL), as its system search did: the file and glibc's words.
+_RETRY_IN_PATHFINDERS_PROCESS = """
+import ctypes, json, os, sys
+import cuda.pathfinder as pathfinder
+name, soname = sys.argv[1], sys.argv[2]
+try:
+    pathfinder.load_nvidia_dynamic_lib(name)
+    raised = None
+except Exception as error:
+    raised = type(error).__name__
+try:
+    ctypes.CDLL(soname, mode=os.RTLD_NOW | os.RTLD_GLOBAL)
+    error = None
+except OSError as failure:
+    error = str(failure)
+print(json.dumps({"raised": raised, "error": error}))
+"""
+
+def same_glibc_words(glibc: str, ours: str) -> bool:
+    """Whether cudadiag's reason says what dlerror() said: the same text, or for a missing symbol the
+    same kind and version (glibc names the first symbol it looks up, cudadiag may list another first)."""
+    if glibc in ours or ours in glibc:
+        return True
+    symbol = re.match(r"undefined symbol: \S+?(, version (\S+))?$", glibc)
+    return bool(symbol) and "undefined symbol: " in ours and (symbol.group(2) or "") in ours
+
+
+PYTHON_FAILED_SCENARIOS = [s for s in SCENARIOS if s.id in {
+    "venv-wheel-cublas-breaks-system-nvblas", "bare-no-cuda-home-missing-dependency-first"}]
+
+
+@pytest.mark.parametrize("scenario", PYTHON_FAILED_SCENARIOS, ids=lambda s: s.id)
+def test_python_failed_is_the_file_cuda_pathfinders_load_fails_on(scenario, tmp_path_factory):
+    """Where cuda-pathfinder raises DynamicLibNotFoundError after its system search failed, cudadiag's
+    `python_failed` names the file: in cuda-pathfinder's own process, dlopen(SONAME) fails at that
+    file with glibc's words that cudadiag gives in `fails`; `status` is error."""
+    outcome = scenario_run(scenario, tmp_path_factory)
+    problems, compared = [], 0
+    for key, answer in sorted(outcome.oracle.items()):
+        entry = cudadiag_entry(outcome.report, answer["kind"], answer["name"])
+        if entry is None or answer["kind"] != "dynamic_lib" or not entry.get("python_failed"):
+            continue
+        failed = entry["python_failed"]
+        compared += 1
+        if entry["status"] != "error" or entry["selected"] is not None:
+            problems.append(f"{key}: status {entry['status']}, selected {entry['selected']}")
+        done = subprocess.run([str(outcome.venv.python), "-c", _RETRY_IN_PATHFINDERS_PROCESS, answer["name"],
+                               os.path.basename(failed["path"])], env=outcome.env, capture_output=True, text=True,
+                              timeout=120, check=False)
+        assert done.returncode == 0, done.stderr[-500:]
+        real = json.loads(done.stdout)
+        error = real["error"] or ""
+        if real["raised"] != "DynamicLibNotFoundError":
+            problems.append(f"{key}: cuda-pathfinder raised {real['raised']}")
+        # glibc names the object it stopped at ("PATH: undefined symbol: ..."), or for a missing
+        # dependency only that dependency ("NAME: cannot open shared object file: ...").
+        names_a_file = error.startswith("/")
+        path, words = error.split(": ", 1) if names_a_file else (None, error)
+        if not error or (names_a_file and realpath_or_none(path) != realpath_or_none(failed["realpath"] or failed["path"])):
+            problems.append(f"{key}: dlopen fails at {error[:200]!r}, cudadiag's python_failed {failed['path']}")
+        elif not same_glibc_words(words, failed["fails"]):
+            problems.append(f"{key}: glibc says {error[:200]!r}, cudadiag {failed['fails'][:200]!r}")
+    assert compared, "no python_failed answer to compare"
+    assert not problems, f"scenario {scenario.id}:\n  " + "\n  ".join(problems)
+
+
 LOADER_SCENARIOS = [s for s in SCENARIOS if s.id in {
     "bare", "wheels-ld-library-path", "bare-empty-file-first", "bare-not-elf-first", "bare-elf32-first",
     "bare-missing-dependency-first", "bare-origin-dependency-first", "bare-truncated-program-headers-first",
-    "bare-truncated-segments-first"}]
+    "bare-truncated-segments-first", "bare-not-elf-64-bytes-first"}]
 
 
 @pytest.mark.parametrize("scenario", LOADER_SCENARIOS, ids=lambda s: s.id)

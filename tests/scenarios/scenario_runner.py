@@ -465,6 +465,12 @@ def check_report(report: dict, result: subprocess.CompletedProcess, expect: dict
                       if f"{f['id']}:{f['severity']}" in extra]
             problems.append(f"findings: missing {missing}, unexpected {extra}" +
                             ("".join("\n      " + d for d in detail)))
+    for name, want in expect.get("verified", {}).items():
+        steps = [step for step in (report.get("verification") or {}).get("steps", []) if step["component"] == name]
+        if not steps:
+            problems.append(f"verified.{name}: no verification step")
+        elif not same_path(steps[0]["path"], built.expand(want)):
+            problems.append(f"verified.{name}: the worker loaded {steps[0]['path']}, expected {built.expand(want)}")
     for check in expect.get("finding", []):
         matches = [f for f in report["findings"] if f["id"] == check["id"]]
         if not matches:
@@ -530,10 +536,11 @@ def dlopen_in_child(env: dict, cwd: Path, sonames: list[str]) -> dict:
     return json.loads(done.stdout)
 
 
-def check_dlopen_oracle(report: dict, built: Built, names: list[str]) -> list[str]:
+def check_dlopen_oracle(report: dict, built: Built, names: list[str], words: bool = False) -> list[str]:
     """The loader answer against a real dlopen of each declared SONAME, newest first (first success),
     each in a child of its own: a child killed by a signal is the outcome "crashes" (the process would
-    die there, whatever the later SONAMEs do)."""
+    die there, whatever the later SONAMEs do). With `words`, a failing answer's `fails` must be what
+    glibc's dlerror() said (its text after the path)."""
     problems = []
     for name in names:
         sonames = DECLARED_SONAMES[name]
@@ -557,6 +564,11 @@ def check_dlopen_oracle(report: dict, built: Built, names: list[str]) -> list[st
         elif our_outcome != expected_outcome:
             problems.append(f"dlopen oracle {name}: cudadiag says {our_outcome}, dlopen {expected_outcome} "
                             f"({'; '.join(errors)[:300]})")
+        elif words and expected_outcome == "fails" and loader and errors:
+            said = errors[0].split(": ", 1)[-1]
+            if loader.get("fails") != said:
+                problems.append(f"dlopen oracle {name}: cudadiag says it fails with {loader.get('fails')!r}, "
+                                f"dlopen with {said!r}")
     return problems
 
 
@@ -652,7 +664,8 @@ def run_scenario(scenario: dict, root: Path, factory: ElfFactory) -> list[str]:
         return [f"stdout is not one JSON document ({error})\n{describe(result)}"]
     problems += check_report(report, result, scenario.get("expect", {}), built)
     if scenario.get("dlopen_oracle"):
-        problems += check_dlopen_oracle(report, built, scenario["dlopen_oracle"])
+        problems += check_dlopen_oracle(report, built, scenario["dlopen_oracle"],
+                                        scenario.get("dlopen_oracle_words", False))
     for find in scenario.get("expect", {}).get("find", []):
         find_args = ["find", *([] if "headers" not in find else ["--headers"]), find["name"], *built.args]
         done = run_cudadiag(built, find_args)

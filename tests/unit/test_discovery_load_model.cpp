@@ -44,13 +44,19 @@ TEST_CASE(
     CHECK(cufft.loader->outcome == LoadOutcome::fails);
     REQUIRE(cufft.loader->fails.has_value());
     CHECK(cufft.loader->fails->find("libgone.so.1") != std::string::npos);
+    CHECK_FALSE(cufft.python_failed.has_value()); // CUDA Python's load succeeds by path
   }
-  SUBCASE("nothing else: DynamicLibNotFoundError, the status says the loader's answer fails") {
+  SUBCASE("nothing else: DynamicLibNotFoundError, CUDA Python's load failed on the system search's file") {
     const auto cufft = component(world.discover({"cufft"}), "cufft");
     CHECK_FALSE(cufft.selected.has_value());
     CHECK(cufft.status == ComponentStatus::error);
     CHECK(chosen(cufft.loader) == broken);
     CHECK(cufft.loader->outcome == LoadOutcome::fails);
+    REQUIRE(cufft.python_failed.has_value());
+    CHECK(chosen(cufft.python_failed) == broken);
+    CHECK(cufft.python_failed->outcome == LoadOutcome::fails);
+    CHECK(cufft.python_failed->fails->find("libgone.so.1") != std::string::npos);
+    CHECK(cufft.python_failed->reason.find("raises DynamicLibNotFoundError") != std::string::npos);
   }
 }
 
@@ -97,6 +103,7 @@ TEST_CASE("load model: a dependency cuda-pathfinder loads first fails its depend
           "found") {
     const auto cusparse = component(world.discover({"cusparse"}), "cusparse");
     CHECK_FALSE(cusparse.selected.has_value());
+    CHECK_FALSE(cusparse.python_failed.has_value()); // no file of its own was tried
     CHECK(std::any_of(cusparse.trace.begin(), cusparse.trace.end(), [](const std::string& line) {
       return line.find("dependency nvJitLink first and does not find it") != std::string::npos;
     }));

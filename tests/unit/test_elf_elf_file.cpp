@@ -509,7 +509,18 @@ TEST_CASE("elf: what dlopen does with a truncated copy of a real library (glibc 
     CHECK(cut->reason.rfind("crashes (SIGBUS)", 0) == 0);
   }
   CHECK_FALSE(cudadiag::elf::truncated_load(k_nvrtc).has_value());
-  CHECK_FALSE(cudadiag::elf::truncated_load(tree.write("text.so", std::string(200, 'x'))).has_value());
+  // Not ELF: glibc reads an ELF header's 64 bytes first ("file too short" below that), then the
+  // magic ("invalid ELF header"); measured with ctypes.CDLL on 63- and 64-byte text files.
+  const auto text = cudadiag::elf::truncated_load(tree.write("text.so", std::string(200, 'x')));
+  REQUIRE(text.has_value());
+  CHECK_FALSE(text->crashes);
+  CHECK(text->reason == "invalid ELF header");
+  const auto header_long = cudadiag::elf::truncated_load(tree.write("text64.so", std::string(64, 'x')));
+  REQUIRE(header_long.has_value());
+  CHECK(header_long->reason == "invalid ELF header");
+  const auto short_text = cudadiag::elf::truncated_load(tree.write("text63.so", std::string(63, 'x')));
+  REQUIRE(short_text.has_value());
+  CHECK(short_text->reason == "file too short");
 }
 
 TEST_CASE("elf: a PT_LOAD segment that reaches past the last page of the file crashes the load") {
