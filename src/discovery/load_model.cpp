@@ -257,9 +257,13 @@ private:
       result.selected = by_path(std::move(*early), preloads);
       return;
     }
-    // 4. The system search: dlopen(SONAME) newest first, failures swallowed.
+    // 4. The system search: dlopen(SONAME) newest first, failures swallowed; only the SONAMEs
+    // cuda-pathfinder declares (an older one, such as libcudart.so.11.0, is never asked for).
     std::string system_search_failed;
     for (const auto file_name : result.spec->file_names) {
+      if (!probes::cuda_python_declares(*result.spec, file_name)) {
+        continue;
+      }
       const std::string soname(file_name);
       auto met = resolve_name(result, soname);
       std::optional<Choice> attempt = met.found ? std::move(met.found) : std::move(met.blocked);

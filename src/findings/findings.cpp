@@ -669,7 +669,9 @@ void check_not_on_search_path(const ComponentResult& result, std::vector<Finding
     return;
   }
   for (const auto& candidate : result.candidates) {
-    if (candidate.usable() && !candidate.is_stub) {
+    // A copy vendored in a framework wheel (torch/lib) is that framework's own: no search path
+    // is meant to reach it.
+    if (candidate.usable() && !candidate.is_stub && candidate.first.found_via != "vendored") {
       out.push_back(make("lib.not_on_search_path",
                          component_label(result) + " exists at " + candidate.first.path +
                              " but neither cuda-pathfinder nor the native loader would find it",
