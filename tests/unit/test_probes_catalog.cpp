@@ -164,8 +164,8 @@ TEST_CASE("catalog: older SONAMEs and the libraries beyond cuda-pathfinder are t
   const auto* cudart = find_component("cudart");
   REQUIRE(cudart != nullptr);
   // The older SONAMEs follow the declared ones, so the loader asks for them last.
-  CHECK(cudart->file_names ==
-        std::vector<std::string_view>{"libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0"});
+  CHECK(cudart->file_names == std::vector<std::string_view>{"libcudart.so.13", "libcudart.so.12",
+                                                            "libcudart.so.11.0", "libcudart.so.10.2"});
   CHECK(cuda_python_declares(*cudart, "libcudart.so.12"));
   CHECK_FALSE(cuda_python_declares(*cudart, "libcudart.so.11.0"));
   CHECK_FALSE(cuda_python_declares(*cudart, "libcudart.so"));
@@ -196,11 +196,11 @@ TEST_CASE("catalog: older SONAMEs and the libraries beyond cuda-pathfinder are t
       }
     }
   }
-  CHECK(beyond == std::set<std::string_view>{"cudnn_graph", "cudnn_engines_precompiled",
-                                             "cudnn_engines_runtime_compiled", "cudnn_heuristic", "cudnn_ops",
-                                             "cudnn_cnn", "cudnn_adv", "cudnn_ops_infer", "cudnn_ops_train",
-                                             "cudnn_cnn_infer", "cudnn_cnn_train", "cudnn_adv_infer",
-                                             "cudnn_adv_train", "nvToolsExt"});
+  CHECK(beyond == std::set<std::string_view>{
+                      "cudnn_graph", "cudnn_engines_precompiled", "cudnn_engines_runtime_compiled",
+                      "cudnn_engines_tensor_ir", "cudnn_heuristic", "cudnn_ops", "cudnn_cnn", "cudnn_adv",
+                      "cudnn_ops_infer", "cudnn_ops_train", "cudnn_cnn_infer", "cudnn_cnn_train",
+                      "cudnn_adv_infer", "cudnn_adv_train", "nvToolsExt"});
   CHECK(find_component("cudnn_ops_infer")->file_names ==
         std::vector<std::string_view>{"libcudnn_ops_infer.so.8"});
 }
