@@ -56,7 +56,15 @@ struct ComponentSpec {
   // dynamic_lib: the declared SONAMEs, newest CUDA major first (cuda-pathfinder >= 1.8 accepts only these).
   // headers: the anchor file whose directory is the answer ("cuda/std/version").
   // binary: the executable's file name.
+  // In catalog()'s table the older_sonames follow, so every search and the loader's answer take them.
   std::vector<std::string_view> file_names = {};
+  // Libraries: SONAMEs of older releases that cuda-pathfinder 1.9.1 does not declare (CUDA 11's
+  // libcudart.so.11.0, cuDNN 8's libcudnn.so.8, cuTENSOR 1's libcutensor.so.1), newest first. The
+  // native loader and the frameworks bind them; CUDA Python never does (cuda_python_declares).
+  std::vector<std::string_view> older_sonames = {};
+  // Whether CUDA Python (cuda-pathfinder 1.9.1) knows this name. false: a library cudadiag adds
+  // beyond its catalog (cuDNN's sub-libraries), answered by the loader and the frameworks only.
+  bool cuda_python = true;
   // Wheel directories under a site-packages dir, in cuda-pathfinder's order: CUDA 13's
   // "nvidia/cu13/..." first, then the CUDA 12 per-component directory.
   std::vector<std::string_view> wheel_dirs = {};
@@ -91,6 +99,11 @@ struct ComponentSpec {
   // and what it loads first when it can (a missing one is passed over).
   std::vector<std::string_view> dependencies = {};
   std::vector<std::string_view> optional_dependencies = {};
+  // Libraries: the libraries that must come from one release share a group name here (cuBLAS and
+  // cuBLASLt, cuFFT and cuFFTW, NPP's libraries, cuSOLVER and cuSOLVERMg, cuDNN 9 and its
+  // sub-libraries, cuDNN 8 and its); "" for none. Two members of different versions bound in one
+  // closure are one lib.release_mismatch.
+  std::string_view release_group = {};
   // Headers: the version macros, when the header set has them.
   std::optional<VersionMacros> version_macros = std::nullopt;
   // Verification loads it in a worker with this probe; nullopt: it is found, never loaded.
@@ -100,8 +113,14 @@ struct ComponentSpec {
 
 // Every component, libraries first, then headers, binaries, static and bitcode libraries: the 101
 // names cuda-pathfinder 1.9.1 knows on Linux (50 libraries, 31 header sets, 16 binaries, 1 static
-// and 3 bitcode libraries).
+// and 3 bitcode libraries), then the libraries it does not know (cuda_python false), which only the
+// loader and the frameworks answer. Each library's file_names end with its older_sonames.
 const std::vector<ComponentSpec>& catalog();
+
+// Whether CUDA Python (cuda-pathfinder 1.9.1) looks for `file_name` as `spec`: a name it knows and
+// one of the file names it declares (not an older SONAME). A file found under any other name is
+// "not supported by CUDA Python": its `selected` answer never takes it.
+bool cuda_python_declares(const ComponentSpec& spec, std::string_view file_name);
 
 // The component named `name` of `kind`, or, with no kind, the one a bare name means: a library
 // before a binary before a header set ("cudart" the library, "nvcc" the compiler, not its headers),

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <span>
 #include <sys/stat.h>
@@ -223,6 +224,88 @@ public:
             trace_missing_dir(out, name(), dir); // what look_in_if_directory says, without a listing of it
           } else {
             look_in_if_directory(inputs, spec, dir, name(), step, LoaderStep::none, out);
+          }
+        }
+      }
+    }
+  }
+};
+
+// --- copies vendored inside framework wheels ---------------------------------------------------
+
+// The directories of the primary environment where framework wheels keep their own copies of CUDA
+// libraries under hashed names (auditwheel's "lib<name>-<8 hex>.so.<version>", its SONAME renamed
+// too), or under the SONAME itself: torch 1.x's bundled-CUDA wheels (libcudart-6d56b25a.so.11.0,
+// libnvrtc-3a20f2b6.so.11.1, libnvToolsExt-24de1d56.so.1; torch 1.12.1's libcublas.so.10).
+constexpr std::array<std::string_view, 1> k_vendoring_dirs = {"torch/lib"};
+
+// "libnvrtc.so.11.1" for "libnvrtc-3a20f2b6.so.11.1": the name without auditwheel's hash; "" when
+// `name` has no "-<8 hex>" just before ".so".
+std::string without_wheel_hash(std::string_view name) {
+  const auto so = name.find(".so");
+  if (so == std::string_view::npos || so < 9 || name[so - 9] != '-') {
+    return {};
+  }
+  const auto hash = name.substr(so - 8, 8);
+  if (hash.find_first_not_of("0123456789abcdef") != std::string_view::npos) {
+    return {};
+  }
+  return std::string(name.substr(0, so - 9)) + std::string(name.substr(so));
+}
+
+class VendoredSearch final : public SearchStrategy {
+public:
+  [[nodiscard]] std::string_view name() const override { return "vendored"; }
+  [[nodiscard]] bool applies_to(const ComponentSpec& spec) const override {
+    return spec.kind == ComponentKind::dynamic_lib && spec.packaging != Packaging::driver;
+  }
+  // A copy counts when its ELF SONAME is its own hashed name and, without the hash, one of `spec`'s
+  // SONAMEs: that is what the wheel's libraries were relinked against and what the framework loads.
+  // Neither CUDA Python nor the loader takes it (both steps `none`); the sighting's file_name is the
+  // SONAME without the hash.
+  void search(const ComponentSpec& spec, const SearchInputs& inputs, SearchOutput& out) const override {
+    for (const auto& environment : inputs.python.environments) {
+      if (!environment.primary) {
+        continue;
+      }
+      for (const auto& site_dir : environment.site_dirs) {
+        for (const auto rel_dir : k_vendoring_dirs) {
+          const auto dir = fs::join(site_dir, rel_dir);
+          const auto* listing = listing_of(inputs, dir);
+          fs::DirectoryNames read_here;
+          if (listing == nullptr || !listing->complete) {
+            auto names = fs::list_directory_names(dir);
+            if (!names) {
+              continue;
+            }
+            read_here = std::move(*names);
+          }
+          const auto& entries = listing != nullptr && listing->complete
+                                    ? static_cast<const fs::DirectoryNames&>(*listing).names
+                                    : read_here.names;
+          for (const auto& entry : entries) {
+            // A hashed copy, or one kept under the SONAME itself (torch 1.12's libcublas.so.10).
+            auto plain = without_wheel_hash(entry);
+            if (plain.empty()) {
+              plain = std::string(entry);
+            }
+            if (std::find(spec.file_names.begin(), spec.file_names.end(), plain) == spec.file_names.end()) {
+              continue;
+            }
+            const auto path = fs::join(dir, entry);
+            const auto info = elf::read_elf_info(path);
+            if (!info || info->soname != std::string(entry)) {
+              out.trace.push_back(
+                  concat(name(), ": ", path, " is named like a copy of ", plain, " but its ELF SONAME is ",
+                         info && info->soname ? *info->soname : std::string("missing"), ": not counted"));
+              continue;
+            }
+            out.trace.push_back(concat(name(), ": ", path, " is a copy of ", plain, " vendored in ", rel_dir,
+                                       " (SONAME ", entry,
+                                       "); the framework loads it, CUDA Python and "
+                                       "the loader do not"));
+            out.sightings.push_back(
+                Sighting{path, std::string(name()), dir, PathfinderStep::none, LoaderStep::none, plain});
           }
         }
       }
@@ -862,6 +945,7 @@ std::vector<std::unique_ptr<SearchStrategy>> all_strategies() {
   strategies.push_back(std::make_unique<SystemIncludeSearch>());
   strategies.push_back(std::make_unique<SystemToolkitSearch>());
   strategies.push_back(std::make_unique<PathSearch>());
+  strategies.push_back(std::make_unique<VendoredSearch>());
   return strategies;
 }
 

@@ -3,6 +3,7 @@
 #include "discovery/candidate_inspection.hpp"
 #include "probes/search_strategies.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <sys/stat.h>
@@ -247,18 +248,30 @@ std::optional<std::string> root_above(const std::string& path, ComponentKind kin
 }
 
 // The wheel distributions that can own a file at `path`, most likely first: CUDA 13 wheels put
-// files under nvidia/cu13/, CUDA 12 wheels (named *-cu12) under per-component directories; a
-// site-packages dir may hold both, so the layout decides which metadata to read first.
+// files under nvidia/cu13/, CUDA 12 wheels (named *-cu12) under per-component directories, and
+// CUDA 11 wheels (*-cu11) in those same directories under their older SONAMEs (libcudart.so.11.0);
+// a site-packages dir may hold several, so the layout and the file's name decide which metadata to
+// read first.
 std::vector<std::string_view> wheel_distributions_for(const ComponentSpec& spec, const std::string& path) {
   const bool cu13_layout = path.find("/cu13/") != std::string::npos; // nvidia/cu13/, nvidia/cublasmp/cu13/
-  std::vector<std::string_view> first;
-  std::vector<std::string_view> rest;
-  for (const auto name : spec.wheel_distributions) {
-    const bool cu12_name = name.size() > 5 && name.substr(name.size() - 5) == "-cu12";
-    (cu12_name != cu13_layout ? first : rest).push_back(name);
-  }
-  first.insert(first.end(), rest.begin(), rest.end());
-  return first;
+  const auto file_name = fs::basename(path);
+  const bool older_soname =
+      std::find(spec.older_sonames.begin(), spec.older_sonames.end(), file_name) != spec.older_sonames.end();
+  const auto rank = [&](std::string_view name) {
+    const bool cu12_name = name.ends_with("-cu12");
+    const bool cu11_name = name.ends_with("-cu11");
+    if (cu13_layout) {
+      return cu12_name || cu11_name ? 1 : 0;
+    }
+    if (older_soname) {
+      return cu11_name ? 0 : cu12_name ? 1 : 2;
+    }
+    return cu12_name ? 0 : cu11_name ? 2 : 1;
+  };
+  std::vector<std::string_view> names(spec.wheel_distributions.begin(), spec.wheel_distributions.end());
+  std::stable_sort(names.begin(), names.end(),
+                   [&](std::string_view a, std::string_view b) { return rank(a) < rank(b); });
+  return names;
 }
 
 template <class T> std::span<const std::string_view> as_span(const T& list) {
@@ -289,6 +302,14 @@ std::optional<versions::FoundVersion> find_version(const ComponentSpec& spec, co
       if (!soname_number.empty() && version->rfind(soname_number + ".", 0) == 0) {
         return from_file_name;
       }
+    }
+  }
+  // A copy vendored in a framework wheel under a hashed name (libnvrtc-3a20f2b6.so.11.1): no
+  // packaging metadata describes it, its name's numbers are its version.
+  if (spec.kind == ComponentKind::dynamic_lib && sighting.found_via == "vendored") {
+    const auto name = fs::basename(*realpath);
+    if (const auto so = name.find(".so."); so != std::string::npos && so + 4 < name.size()) {
+      return versions::FoundVersion{name.substr(so + 4), versions::VersionSource::file_name, *realpath};
     }
   }
   if (spec.kind == ComponentKind::headers) {

@@ -38,6 +38,43 @@ namespace {
 
 using probes::ComponentSpec;
 
+// The searched names of `spec`'s CUDA Python declares, for the trace: "libcudart.so.13, libcudart.so.12".
+std::string declared_names(const ComponentSpec& spec) {
+  std::string names;
+  for (const auto name : spec.file_names) {
+    if (probes::cuda_python_declares(spec, name)) {
+      names += (names.empty() ? "" : ", ") + std::string(name);
+    }
+  }
+  return names;
+}
+
+// A library file seen under a name CUDA Python does not declare (an older SONAME, or a library it
+// does not know) is no step of cuda-pathfinder's: its sightings leave every CUDA Python step, and
+// the trace says once per name that only the loader and the frameworks take it.
+void mark_not_supported_by_cuda_python(const ComponentSpec& spec, probes::SearchOutput& out) {
+  if (spec.kind != probes::ComponentKind::dynamic_lib) {
+    return;
+  }
+  std::vector<std::string> said;
+  for (auto& sighting : out.sightings) {
+    const auto name = sighting.file_name.empty() ? fs::basename(sighting.path) : sighting.file_name;
+    if (probes::cuda_python_declares(spec, name)) {
+      continue;
+    }
+    sighting.pathfinder_step = probes::PathfinderStep::none;
+    if (std::find(said.begin(), said.end(), name) == said.end()) {
+      said.push_back(name);
+      out.trace.push_back(
+          name + ": not supported by CUDA Python (" +
+          (spec.cuda_python
+               ? "cuda-pathfinder 1.9.1 declares " + declared_names(spec) + " for " + std::string(spec.name)
+               : "cuda-pathfinder 1.9.1 does not know " + std::string(spec.name)) +
+          "): only the native loader and the frameworks load it");
+    }
+  }
+}
+
 struct Searcher {
   const probes::SearchInputs& inputs;
   const std::vector<std::unique_ptr<probes::SearchStrategy>>& strategies;
@@ -77,6 +114,7 @@ struct Searcher {
         probes::search_toolkit_root(spec, inputs, *root, "system-ctk-root", PathfinderStep::ctk_root, out);
       }
     }
+    mark_not_supported_by_cuda_python(spec, out);
     ComponentResult result;
     result.spec = &spec;
     {
@@ -92,10 +130,26 @@ struct Searcher {
   }
 };
 
+// A loader answer under a name CUDA Python does not declare says so in its reason: the library is
+// found, for native programs and frameworks, but `selected` (CUDA Python's answer) never takes it.
+void say_when_not_supported_by_cuda_python(ComponentResult& result) {
+  if (!result.loader || result.spec->kind != probes::ComponentKind::dynamic_lib) {
+    return;
+  }
+  const auto name = result.loader->via.file_name.empty() ? fs::basename(result.loader->via.path)
+                                                         : result.loader->via.file_name;
+  if (!probes::cuda_python_declares(*result.spec, name)) {
+    result.loader->reason += "; " + name + " is not supported by CUDA Python";
+  }
+}
+
 // cuda-pathfinder's CTK-root canary: the toolkit root above the cudart that a plain dlopen finds,
 // as dlinfo reports it (the directory resolved, the SONAME kept).
 std::optional<std::string> canary_root(const ComponentResult& cudart) {
-  if (!cudart.loader || cudart.loader->fails) {
+  if (!cudart.loader || cudart.loader->fails ||
+      !probes::cuda_python_declares(*cudart.spec, cudart.loader->via.file_name.empty()
+                                                      ? fs::basename(cudart.loader->via.path)
+                                                      : cudart.loader->via.file_name)) {
     return std::nullopt;
   }
   const auto& path = cudart.loader->via.path;
@@ -406,6 +460,9 @@ std::vector<ComponentResult> follow_loads_from(const DiscoveryContext& context,
   const timeline::Span span("follow_loads");
   const auto setting = linkage::search_setting(context.env, context.options.layout, context.cache.get());
   follow_loads(components, extra, setting, *context.files);
+  for (auto& component : components) {
+    say_when_not_supported_by_cuda_python(component);
+  }
   return extra;
 }
 

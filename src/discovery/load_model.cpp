@@ -270,10 +270,14 @@ private:
       result.selected = by_path(std::move(*early), preloads);
       return;
     }
-    // 4. The system search: dlopen(SONAME) newest first, failures swallowed.
+    // 4. The system search: dlopen(SONAME) newest first, failures swallowed; only the SONAMEs
+    // cuda-pathfinder declares (an older one, such as libcudart.so.11.0, is never asked for).
     std::string system_search_failed;
     std::optional<Choice> first_failure;
     for (const auto file_name : result.spec->file_names) {
+      if (!probes::cuda_python_declares(*result.spec, file_name)) {
+        continue;
+      }
       const std::string soname(file_name);
       bool load_failed = false;
       auto attempt = attempt_for(result, soname, preloads, load_failed);

@@ -111,7 +111,8 @@ std::optional<Choice> first_in_pathfinder_order(const ComponentResult& result) {
     if (step == PathfinderStep::system_search) {
       // cuda-pathfinder calls dlopen(SONAME) per declared name and swallows the errors: whatever
       // the native loader resolves, or on to the next step.
-      if (library && result.loader && result.loader->loads()) {
+      if (library && result.loader && result.loader->loads() &&
+          probes::cuda_python_declares(*result.spec, searched_name(result.loader->via))) {
         Choice choice = *result.loader;
         choice.reason = "cuda-pathfinder's system search (plain dlopen) finds it: " + choice.reason;
         return choice;

@@ -31,6 +31,9 @@ const std::vector<FindingDefinition>& finding_definitions() {
     {"lib.python_native_differ", Severity::warning,
      "CUDA Python (cuda-pathfinder) and a native program would load different files for the same component (info when both are the same version).",
      "Decide which copy you want; align LD_LIBRARY_PATH (native) with the pip/conda environment (Python), or remove the copy you do not use."},
+    {"lib.release_mismatch", Severity::warning,
+     "One load binds two libraries that must come from one release (cuBLAS and cuBLASLt, cuFFT and cuFFTW, NPP's libraries, cuSOLVER and cuSOLVERMg, cuDNN and its sub-libraries, cuTENSOR's) from different releases.",
+     "Install both from one release (one wheel, one toolkit), or stop the search route that reaches the odd one out."},
     {"lib.multiple_versions", Severity::warning,
      "Different versions of one component are reachable; which one a program gets depends on how it searches.",
      "Remove or stop pointing at the copies you do not use, so every program resolves the same version."},
@@ -669,7 +672,9 @@ void check_not_on_search_path(const ComponentResult& result, std::vector<Finding
     return;
   }
   for (const auto& candidate : result.candidates) {
-    if (candidate.usable() && !candidate.is_stub) {
+    // A copy vendored in a framework wheel (torch/lib) is that framework's own: no search path
+    // is meant to reach it.
+    if (candidate.usable() && !candidate.is_stub && candidate.first.found_via != "vendored") {
       out.push_back(make("lib.not_on_search_path",
                          component_label(result) + " exists at " + candidate.first.path +
                              " but neither cuda-pathfinder nor the native loader would find it",
@@ -861,6 +866,83 @@ void check_framework_requirements(const discovery::DiscoveryResult& result, std:
   }
 }
 
+// A lib.release_mismatch is the cause of the generic findings its pair raises: the pair's
+// lib.python_native_differ and the lib.undefined_symbol between its two files (one of them needs
+// it; the other is bound, or for an unversioned symbol the same load binds no definition) go into it.
+void fold_into_release_mismatch(std::vector<Finding>& found) {
+  const auto list_of = [](const Finding& finding, std::string_view name) {
+    std::vector<std::string> items;
+    if (const auto* value = finding.evidence.find(name); value != nullptr && value->list() != nullptr) {
+      for (const auto& item : *value->list()) {
+        if (const auto* text = item.string()) {
+          items.push_back(*text);
+        }
+      }
+    }
+    return items;
+  };
+  const auto real = [](const std::string& path) {
+    const auto resolved = fs::real_path(path);
+    return resolved ? *resolved : path;
+  };
+  std::vector<Finding> kept;
+  std::vector<std::size_t> mismatches;
+  for (std::size_t i = 0; i < found.size(); ++i) {
+    if (found[i].id == "lib.release_mismatch") {
+      mismatches.push_back(i);
+    }
+  }
+  for (std::size_t i = 0; i < found.size(); ++i) {
+    auto& finding = found[i];
+    Finding* owner = nullptr;
+    for (const auto index : mismatches) {
+      const auto pair = list_of(found[index], "pair");
+      std::vector<std::string> paths;
+      for (const auto& path : list_of(found[index], "paths")) {
+        paths.push_back(real(path));
+      }
+      const auto in = [](const std::vector<std::string>& list, const std::string& item) {
+        return std::find(list.begin(), list.end(), item) != list.end();
+      };
+      const bool differ = finding.id == "lib.python_native_differ" && finding.components.size() == 1 &&
+                          in(pair, finding.components.front());
+      // The symbol one of the pair needs, which the other (or, for an unversioned symbol, nothing
+      // in that same load) defines.
+      const auto* needed_by = finding.evidence.string("needed_by");
+      const auto* bound = finding.evidence.string("bound");
+      const auto answers = list_of(finding, "answers");
+      const auto owner_answers = list_of(found[index], "answers");
+      const bool same_load = std::any_of(answers.begin(), answers.end(), [&](const std::string& answer) {
+        return in(owner_answers, answer);
+      });
+      const bool symbol = finding.id == "lib.undefined_symbol" && needed_by != nullptr &&
+                          in(paths, real(*needed_by)) &&
+                          (bound != nullptr ? in(paths, real(*bound)) : same_load);
+      if (differ || symbol) {
+        owner = &found[index];
+        break;
+      }
+    }
+    if (owner == nullptr) {
+      continue;
+    }
+    owner->evidence["folded"].push_back(finding.id);
+    if (finding.severity == Severity::error) {
+      owner->severity = Severity::error; // the load itself fails: folding never lowers a severity
+    }
+    if (finding.id == "lib.undefined_symbol") {
+      owner->message += " Here the load fails: " + finding.message;
+    }
+    finding.id.clear(); // folded: removed below
+  }
+  for (auto& finding : found) {
+    if (!finding.id.empty()) {
+      kept.push_back(std::move(finding));
+    }
+  }
+  found = std::move(kept);
+}
+
 } // namespace
 
 void merge_shared_causes(std::vector<Finding>& found) {
@@ -896,6 +978,7 @@ void merge_shared_causes(std::vector<Finding>& found) {
     }
   }
   found = std::move(kept);
+  fold_into_release_mismatch(found);
 }
 
 std::vector<Finding> evaluate_discovery(const discovery::DiscoveryResult& result, const Environment& env) {

@@ -64,6 +64,9 @@ std::optional<LoadCause> load_cause(const discovery::DiscoveryResult& all,
 // One cause, one finding, across the rule sets: a closure's broken dependency (lib.missing_dependency
 // with an `error`) whose file is already the cause of a lib.unusable_candidate, lib.wrong_arch or
 // lib.loader_blocked (compared by real path) is folded into that finding, its components added.
+// A lib.release_mismatch takes in what its pair raises besides it: the lib.python_native_differ of
+// either member and the lib.undefined_symbol between its two files (their ids listed in its
+// evidence's `folded`).
 // For the whole list, after every rule set has run.
 void merge_shared_causes(std::vector<Finding>& found);
 

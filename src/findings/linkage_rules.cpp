@@ -1,6 +1,7 @@
 #include "findings/linkage_rules.hpp"
 
 #include "core/text.hpp"
+#include "probes/catalog.hpp"
 
 #include <algorithm>
 #include <functional>
@@ -321,6 +322,73 @@ void duplicates(Collector& out, const std::string& component, const AnswerClosur
   }
 }
 
+// Whether two versions name one release: equal, or one extends the other ("12.1.3" and "12.1.3.1").
+bool same_release(const std::string& a, const std::string& b) {
+  const auto& shorter = a.size() <= b.size() ? a : b;
+  const auto& longer = a.size() <= b.size() ? b : a;
+  return longer.compare(0, shorter.size(), shorter) == 0 &&
+         (longer.size() == shorter.size() || longer[shorter.size()] == '.');
+}
+
+// Two members of one release group (the catalog's release_group: cuBLAS and cuBLASLt, cuDNN 9 and
+// its sub-libraries, ...) bound in one closure with different versions: one finding per pair of
+// files, whichever closures bind them, naming both files and how each was reached.
+void release_mismatch(Collector& out, const std::string& component, const AnswerClosure& answer) {
+  std::vector<std::pair<std::size_t, std::string_view>> members; // object index, its group
+  for (std::size_t i = 0; i < answer.facts.size(); ++i) {
+    const auto& facts = answer.facts[i];
+    if (facts.component.empty() || facts.version.empty()) {
+      continue;
+    }
+    const auto* spec = probes::find_component(facts.component, probes::ComponentKind::dynamic_lib);
+    if (spec != nullptr && !spec->release_group.empty()) {
+      members.emplace_back(i, spec->release_group);
+    }
+  }
+  for (std::size_t x = 0; x < members.size(); ++x) {
+    for (std::size_t y = x + 1; y < members.size(); ++y) {
+      auto first = members[x].first;
+      auto second = members[y].first;
+      const auto& group = members[x].second;
+      if (group != members[y].second || answer.facts[first].component == answer.facts[second].component ||
+          same_release(answer.facts[first].version, answer.facts[second].version)) {
+        continue;
+      }
+      // The one that needs the other first: "libcublas.so.11 (...) is bound with libcublasLt.so.11 (...)".
+      if (answer.closure.objects[first].needed_by == second) {
+        std::swap(first, second);
+      }
+      const auto& one = answer.closure.objects[first];
+      const auto& other = answer.closure.objects[second];
+      const auto key_a = std::min(one.file->realpath, other.file->realpath);
+      const auto key_b = std::max(one.file->realpath, other.file->realpath);
+      out.add("rel|" + std::string(group) + "|" + key_a + "|" + key_b, component, answer, [&] {
+        const auto& a = answer.facts[first];
+        const auto& b = answer.facts[second];
+        Evidence evidence = {
+            {"group", std::string(group)},
+            {"pair", std::vector<std::string>{a.component, b.component}},
+            {"paths", std::vector<std::string>{one.path, other.path}},
+            {"versions", std::vector<std::string>{a.version, b.version}},
+            {"reached_via", std::vector<std::string>{std::string(linkage::to_string(one.route)),
+                                                     std::string(linkage::to_string(other.route))}}};
+        auto finding = make_finding("lib.release_mismatch",
+                                    a.component + " and " + b.component + " must come from one " +
+                                        std::string(group) + " release, but this load binds " +
+                                        describe(answer, first) + " with " + describe(answer, second) +
+                                        ": calls from one into the other can fail (undefined symbols at "
+                                        "load, errors at the first call).",
+                                    {}, std::move(evidence));
+        finding.components = {a.component, b.component};
+        const auto reached = other.needed_by ? second : first;
+        return with_remedy(std::move(finding), "install " + a.component + " and " + b.component +
+                                                   " from one release; " +
+                                                   route_remedy(answer, reached, out.m_discovery, out.m_env));
+      });
+    }
+  }
+}
+
 // What loading the closure in a worker showed, where it contradicts the prediction: a library
 // that does not load although nothing predicted it (or crashes its process), or a link map that
 // differs from the predicted closure (then the closure findings above may be wrong).
@@ -383,6 +451,7 @@ std::vector<Finding> evaluate_linkage(const discovery::DiscoveryResult& discover
       missing_versions(out, name, answer);
       unresolved_symbols(out, name, answer);
       duplicates(out, name, answer);
+      release_mismatch(out, name, answer);
       load_check(out, name, answer);
     }
   }

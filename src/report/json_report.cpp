@@ -228,6 +228,8 @@ void write_component(JsonStream& out, const discovery::ComponentResult& componen
     write_candidate(out, candidate, nullptr);
   }
   out.end_array();
+  out.key("cuda_python");
+  out.boolean(component.spec->cuda_python);
   out.key("description");
   out.text(component.spec->description);
   out.key("kind");

@@ -693,8 +693,10 @@ def test_every_name_agrees_with_cuda_pathfinder_in_synthetic_layouts(tmp_path_fa
 
 
 def test_catalog_names_are_cuda_pathfinders():
-    """`cudadiag --json --no-load` lists every (kind, name) cuda-pathfinder exports, and only those:
-    101 for the pinned 1.9.1 (50 libraries, 31 header sets, 16 binaries, 1 static, 3 bitcode)."""
+    """`cudadiag --json --no-load` lists every (kind, name) cuda-pathfinder exports, and marks only those
+    `cuda_python`: 101 for the pinned 1.9.1 (50 libraries, 31 header sets, 16 binaries, 1 static,
+    3 bitcode). The libraries cudadiag adds beyond them (cuDNN's sub-libraries) are `cuda_python: false`
+    and never have a `selected` answer."""
     chosen = venv("bare")
     listed = subprocess.run([str(chosen.python), str(ORACLE), "--list"], capture_output=True, text=True,
                             timeout=120, check=True)
@@ -703,7 +705,10 @@ def test_catalog_names_are_cuda_pathfinders():
                              capture_output=True, text=True, timeout=120, check=True).stdout.strip()
     result = run(["--json", "--no-load"], env=chosen.activated_env())
     assert result.returncode in (0, 1), describe(result)
-    ours = {(entry["kind"], entry["name"]) for entry in parse_report(result)["components"]}
+    components = parse_report(result)["components"]
+    ours = {(entry["kind"], entry["name"]) for entry in components if entry["cuda_python"]}
+    beyond = [entry for entry in components if not entry["cuda_python"]]
+    assert beyond and all(entry["kind"] == "dynamic_lib" and entry["selected"] is None for entry in beyond), beyond
     assert ours == theirs, (f"only cudadiag: {sorted(ours - theirs)}; "
                             f"only cuda-pathfinder {version}: {sorted(theirs - ours)}")
     if version == "1.9.1":

@@ -497,6 +497,23 @@ def check_report(report: dict, result: subprocess.CompletedProcess, expect: dict
             problems.append(f"{key}.status: expected {expected['status']}, got {entry['status']}")
         compare_choice(key, entry["selected"], expected, "selected", built, problems)
         compare_choice(key, entry["loader"], expected, "loader", built, problems)
+        for want in expected.get("candidate", []):  # a file that must be listed, with its version and route
+            path = built.expand(want["path"])
+            match = [c for c in entry["candidates"] if same_path(c["path"], path)]
+            if not match:
+                problems.append(f"{key}: {path} is not a candidate "
+                                f"(candidates: {[c['path'] for c in entry['candidates']]})")
+                continue
+            for field in ("version", "found_via"):
+                if field in want and match[0].get(field) != want[field]:
+                    problems.append(f"{key}: candidate {path}: {field} expected {want[field]!r}, "
+                                    f"got {match[0].get(field)!r}")
+        for path in expected.get("not_candidate", []):
+            path = built.expand(path)
+            if any(same_path(c["path"], path) for c in entry["candidates"]):
+                problems.append(f"{key}: {path} should not be a candidate")
+        if "cuda_python" in expected and entry.get("cuda_python") != expected["cuda_python"]:
+            problems.append(f"{key}.cuda_python: expected {expected['cuda_python']}, got {entry.get('cuda_python')}")
         for path in expected.get("candidate_is_stub", []):
             path = built.expand(path)
             match = [c for c in entry["candidates"] if same_path(c["path"], path)]

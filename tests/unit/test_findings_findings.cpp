@@ -218,3 +218,38 @@ TEST_CASE("findings: a CUPTI-style year-numbered file without other metadata is 
   CHECK(with_id(found, "lib.multiple_versions") == nullptr);
   CHECK(with_id(found, "lib.python_native_differ") != nullptr);
 }
+
+TEST_CASE("findings: a lib.release_mismatch takes in its pair's lib.python_native_differ and the undefined "
+          "symbol between its two files") {
+  using cudadiag::Evidence;
+  using cudadiag::findings::make_finding;
+  const std::vector<std::string> paths = {"/w/nvidia/cublas/lib/libcublas.so.12", "/old/libcublasLt.so.12"};
+  auto mismatch =
+      make_finding("lib.release_mismatch", "cublas and cublasLt must come from one cublas release.",
+                   {"cublas", "cublasLt"},
+                   Evidence{{"pair", std::vector<std::string>{"cublas", "cublasLt"}}, {"paths", paths}});
+  auto differ = make_finding("lib.python_native_differ", "cublasLt differs.", {"cublasLt"}, {});
+  auto other_differ = make_finding("lib.python_native_differ", "nvrtc differs.", {"nvrtc"}, {});
+  auto symbol = make_finding("lib.undefined_symbol", "libcublas.so.12 needs cublasLtHSHMatmulAlgoInit.",
+                             {"cublas"}, Evidence{{"needed_by", paths[0]}, {"bound", paths[1]}});
+  auto other_symbol =
+      make_finding("lib.undefined_symbol", "libcusparse.so.12 needs __nvJitLinkCreate_13_0.", {"cusparse"},
+                   Evidence{{"needed_by", std::string("/a/libcusparse.so.12")},
+                            {"bound", std::string("/a/libnvJitLink.so.13")}});
+  std::vector<Finding> found = {differ, mismatch, other_differ, symbol, other_symbol};
+  cudadiag::findings::merge_shared_causes(found);
+  std::vector<std::string> ids;
+  for (const auto& finding : found) {
+    ids.push_back(finding.id + ":" + finding.components.front());
+  }
+  CHECK(ids == std::vector<std::string>{"lib.release_mismatch:cublas", "lib.python_native_differ:nvrtc",
+                                        "lib.undefined_symbol:cusparse"});
+  const auto& kept = found.front();
+  CHECK(kept.severity == Severity::error); // the folded undefined symbol fails the load
+  CHECK(kept.message.find("Here the load fails: libcublas.so.12 needs cublasLtHSHMatmulAlgoInit.") !=
+        std::string::npos);
+  const auto* folded = kept.evidence.find("folded");
+  REQUIRE(folded != nullptr);
+  REQUIRE(folded->list() != nullptr);
+  CHECK(folded->size() == 2);
+}

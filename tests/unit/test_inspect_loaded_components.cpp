@@ -189,7 +189,10 @@ TEST_CASE("inspect: component_for_file matches declared SONAMEs and their versio
       {"/x/libcudart.so.13.0a", "", ""},
       {"/x/libcudart.so.13..0", "", ""},
       {"/x/libcudart.so.bak", "", ""},
-      {"/x/libcudnn_ops.so.9", "", ""},
+      {"/x/libcudnn_ops.so.9", "cudnn_ops", ""}, // cuDNN 9's sub-library, a component beyond CUDA Python's
+      {"/x/libcudart.so.11.0", "cudart", ""},    // an older SONAME: the loader's and frameworks'
+      {"/x/libnvToolsExt-24de1d56.so.1", "",
+       ""}, // a vendored copy's hashed name is discovery's, not inspect's
       {"/libcuda.so.1/libc.so.6", "", ""},
       {"/x/libc.so.6", "", ""},
       {"", "", ""},

@@ -4,6 +4,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <string>
@@ -14,14 +15,25 @@ using cudadiag::probes::find_component;
 
 namespace {
 
-// The trailing number of "libfoo.so.13" (13), or -1 when there is none.
-int soname_major(std::string_view soname) {
-  const auto dot = soname.rfind('.');
-  const auto tail = soname.substr(dot + 1);
-  if (tail.empty() || tail.find_first_not_of("0123456789") != std::string_view::npos) {
-    return -1;
+// The numbers after ".so." of "libfoo.so.11.2" ({11, 2}); empty when there are none or one is not a
+// number ("libnvvm.so").
+std::vector<int> soname_numbers(std::string_view soname) {
+  const auto at = soname.find(".so.");
+  if (at == std::string_view::npos) {
+    return {};
   }
-  return std::stoi(std::string(tail));
+  std::vector<int> numbers;
+  auto tail = soname.substr(at + 4);
+  while (!tail.empty()) {
+    const auto dot = std::min(tail.find('.'), tail.size());
+    const auto part = tail.substr(0, dot);
+    if (part.empty() || part.find_first_not_of("0123456789") != std::string_view::npos) {
+      return {};
+    }
+    numbers.push_back(std::stoi(std::string(part)));
+    tail = tail.substr(std::min(dot + 1, tail.size()));
+  }
+  return numbers;
 }
 
 } // namespace
@@ -48,10 +60,14 @@ TEST_CASE("catalog: every component cudadiag promises is present with the right 
 
 TEST_CASE("catalog: the 101 names cuda-pathfinder 1.9.1 knows on Linux, by kind") {
   std::map<ComponentKind, int> per_kind;
+  std::size_t known = 0;
   for (const auto& spec : catalog()) {
-    ++per_kind[spec.kind];
+    if (spec.cuda_python) {
+      ++per_kind[spec.kind];
+      ++known;
+    }
   }
-  CHECK(catalog().size() == 101);
+  CHECK(known == 101);
   CHECK(per_kind[ComponentKind::dynamic_lib] == 50);
   CHECK(per_kind[ComponentKind::headers] == 31);
   CHECK(per_kind[ComponentKind::binary] == 16);
@@ -124,12 +140,13 @@ TEST_CASE("catalog: names are unique per kind, SONAMEs newest first, CUDA 13 whe
     CHECK_FALSE(spec.description.empty());
     CHECK(spec.pathfinder_toolkit_dirs <= spec.toolkit_dirs.size());
     if (spec.kind == ComponentKind::dynamic_lib) {
-      int previous = 1 << 20;
+      std::vector<int> previous = {1 << 20};
       for (const auto soname : spec.file_names) {
-        const int major = soname_major(soname);
-        if (major >= 0) {
-          CHECK(major < previous);
-          previous = major;
+        CAPTURE(std::string(soname));
+        const auto numbers = soname_numbers(soname);
+        if (!numbers.empty()) {
+          CHECK(numbers < previous);
+          previous = numbers;
         }
       }
     }
@@ -140,4 +157,50 @@ TEST_CASE("catalog: names are unique per kind, SONAMEs newest first, CUDA 13 whe
       CHECK(spec.wheel_dirs.empty()); // cuda-pathfinder finds driver libraries only through the loader
     }
   }
+}
+
+TEST_CASE("catalog: older SONAMEs and the libraries beyond cuda-pathfinder are the loader's only") {
+  using cudadiag::probes::cuda_python_declares;
+  const auto* cudart = find_component("cudart");
+  REQUIRE(cudart != nullptr);
+  // The older SONAMEs follow the declared ones, so the loader asks for them last.
+  CHECK(cudart->file_names == std::vector<std::string_view>{"libcudart.so.13", "libcudart.so.12",
+                                                            "libcudart.so.11.0", "libcudart.so.10.2"});
+  CHECK(cuda_python_declares(*cudart, "libcudart.so.12"));
+  CHECK_FALSE(cuda_python_declares(*cudart, "libcudart.so.11.0"));
+  CHECK_FALSE(cuda_python_declares(*cudart, "libcudart.so"));
+  CHECK_FALSE(cuda_python_declares(*find_component("nvrtc"), "libnvrtc.so.11.2"));
+  CHECK_FALSE(cuda_python_declares(*find_component("cudnn"), "libcudnn.so.8"));
+  CHECK(cuda_python_declares(*find_component("cudnn"), "libcudnn.so.9"));
+  CHECK_FALSE(cuda_python_declares(*find_component("cutensor"), "libcutensor.so.1"));
+  // CUDA 12's curand and cusolver kept CUDA 11's SONAMEs: declared, not older.
+  CHECK(cuda_python_declares(*find_component("curand"), "libcurand.so.10"));
+  CHECK(cuda_python_declares(*find_component("cusolver"), "libcusolver.so.11"));
+  // The CUDA 11 wheels' distributions give the older files their versions.
+  const auto& dists = cudart->wheel_distributions;
+  CHECK(std::find(dists.begin(), dists.end(), "nvidia-cuda-runtime-cu11") != dists.end());
+
+  std::set<std::string_view> beyond;
+  for (const auto& spec : catalog()) {
+    CAPTURE(std::string(spec.name));
+    for (const auto older : spec.older_sonames) {
+      CHECK(spec.kind == ComponentKind::dynamic_lib);
+      CHECK(std::find(spec.file_names.begin(), spec.file_names.end(), older) != spec.file_names.end());
+    }
+    if (!spec.cuda_python) {
+      beyond.insert(spec.name);
+      CHECK(spec.kind == ComponentKind::dynamic_lib);
+      CHECK(spec.dependencies.empty()); // cuda-pathfinder's table: it has no row for them
+      for (const auto name : spec.file_names) {
+        CHECK_FALSE(cuda_python_declares(spec, name));
+      }
+    }
+  }
+  CHECK(beyond == std::set<std::string_view>{
+                      "cudnn_graph", "cudnn_engines_precompiled", "cudnn_engines_runtime_compiled",
+                      "cudnn_engines_tensor_ir", "cudnn_heuristic", "cudnn_ops", "cudnn_cnn", "cudnn_adv",
+                      "cudnn_ops_infer", "cudnn_ops_train", "cudnn_cnn_infer", "cudnn_cnn_train",
+                      "cudnn_adv_infer", "cudnn_adv_train", "nvToolsExt"});
+  CHECK(find_component("cudnn_ops_infer")->file_names ==
+        std::vector<std::string_view>{"libcudnn_ops_infer.so.8"});
 }
