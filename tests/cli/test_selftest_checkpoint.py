@@ -206,3 +206,16 @@ def test_a_controller_killed_mid_cycle_leaves_a_target_that_ends_checkpointed_an
     assert left_behind(run_env.marker) == []
     # The fake driver's records: the controller's own (running) and the target's (checkpointed).
     assert sorted(final_states(run_env.state).values()) == [0, 2]
+
+
+def test_a_hung_target_whose_controller_was_cut_is_found_by_the_outer_sweep_and_ended(run_env):
+    # The target hangs after its restore and its controller (the self-test worker) is killed at the
+    # budget: nothing of the worker's own run is left to end it. cudadiag's sweep must find it (it
+    # carries the worker's run among CUDADIAG_WORKER_OUTER_SESSIONS), send SIGTERM, and SIGKILL it
+    # when it does not end within the grace.
+    env = run_env(CUDADIAG_FAKE_CUDA_CHECKPOINT="hang-target", CUDADIAG_SELFTEST_BUDGET_S="6")
+    result = run(["selftest", "--json", "--only", "checkpoint"], env=env, timeout=240)
+    doc = parse_report(result)
+    (test,) = doc["selftest"]["tests"]
+    assert "cut while running" in test["reason"], test
+    assert left_behind(run_env.marker) == []
