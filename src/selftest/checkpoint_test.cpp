@@ -455,6 +455,14 @@ struct Cycle {
     if (code == cu::CUDA_SUCCESS) {
       add_metric(result, std::string(name) + "_ms", ms, "ms");
     }
+    // Not supported before the lock succeeded: the driver cannot checkpoint here. After it: the driver
+    // can, and refuses what the process holds (UVM or IPC memory, MIG, MPS): a failure of the cycle.
+    if (code == cu::CUDA_ERROR_NOT_SUPPORTED && (name == "checkpoint" || name == "restore")) {
+      return stop(CheckpointOutcome::failed, std::string(name), code,
+                  std::string(name) + " returned " + code_text(code) +
+                      " after the lock succeeded: the process holds what the driver cannot checkpoint "
+                      "(managed/UVM memory, IPC memory, MIG, MPS)");
+    }
     if (code == cu::CUDA_ERROR_NOT_SUPPORTED) {
       return stop(CheckpointOutcome::unsupported, std::string(name), code,
                   "cuCheckpointProcess " + std::string(name) + " returned " + code_text(code) +
@@ -660,10 +668,12 @@ TestResult run_checkpoint(const TestContext& context) {
       const auto listing = context.nvml->processes();
       Evidence release = {{"known", listing.known}};
       if (listing.known) {
+        // Listed with memory: not released. Listed without a figure (NVML_VALUE_NOT_AVAILABLE): unknown.
         std::uint64_t held = 0;
         for (const auto& process : listing.processes) {
           if (static_cast<int>(process.pid) == pid) {
-            held = std::max<std::uint64_t>(held, process.used_memory_bytes.value_or(1));
+            release["listed"] = true;
+            held = std::max<std::uint64_t>(held, process.used_memory_bytes.value_or(0));
           }
         }
         release["held_bytes"] = held;

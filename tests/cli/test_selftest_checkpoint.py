@@ -152,6 +152,15 @@ def test_each_failing_step_is_named_with_its_code_and_ends_the_target_safely(run
     assert left_behind(run_env.marker) == []
 
 
+def test_not_supported_after_a_successful_lock_is_a_failure_of_what_the_process_holds(run_env):
+    doc, test = checkpoint(run_env(CUDADIAG_FAKE_CUDA_CHECKPOINT="fail:checkpoint:801"))
+    assert test["status"] == "fail"
+    (finding,) = findings_with(doc, "checkpoint.failed")
+    assert finding["evidence"]["step"] == "checkpoint" and finding["evidence"]["code"] == 801
+    assert "managed/UVM memory" in finding["message"]
+    assert "checkpoint.unsupported" not in finding_ids(doc)
+
+
 def test_operation_not_permitted_names_persistence_mode_and_privileges(run_env):
     doc, test = checkpoint(run_env(CUDADIAG_FAKE_CUDA_CHECKPOINT="fail:lock:800"))
     (finding,) = findings_with(doc, "checkpoint.failed")
