@@ -617,9 +617,9 @@ int run_command(int argc, char** argv) {
         ->add_option("--level", selftest_options.level,
                      "quick (default; a few seconds) or full (2^28+ elements; under a minute)")
         ->check(CLI::IsMember(k_levels));
-    selftest_command->add_option(
-        "--only", selftest_options.only,
-        "Comma-separated tests: jit, ptx, reduce, sort, pcie, compute, memory, ipc, green_ctx, libs");
+    selftest_command->add_option("--only", selftest_options.only,
+                                 "Comma-separated tests: jit, ptx, reduce, sort, pcie, compute, memory, ipc, "
+                                 "green_ctx, libs, checkpoint");
     selftest_command->add_option("--device", selftest_options.device,
                                  "A CUDA device ordinal, or 'all' (default; one worker per GPU)");
     selftest_command->fallthrough();

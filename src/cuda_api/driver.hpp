@@ -260,4 +260,42 @@ using PfnGreenCtxGetDevResource = CUresult (*)(CUgreenCtx, CUdevResource*, CUdev
 using PfnGreenCtxStreamCreate = CUresult (*)(CUstream*, CUgreenCtx, unsigned int, int); // (12.5)
 // clang-format on
 
+// --- Process checkpoint and restore (CUDA 12.8+, driver R570+; Linux) ---
+
+// CUprocessState (cuda.h: enum CUprocessState_enum).
+enum CUprocessState : int {
+  CU_PROCESS_STATE_RUNNING = 0,
+  CU_PROCESS_STATE_LOCKED = 1,
+  CU_PROCESS_STATE_CHECKPOINTED = 2,
+  CU_PROCESS_STATE_FAILED = 3,
+};
+// CUcheckpointLockArgs (64 bytes in every header from 12.8 on); every reserved field must be zero.
+struct CUcheckpointLockArgs {
+  unsigned int timeoutMs; // 0: no timeout
+  unsigned int reserved0;
+  cuuint64_t reserved1[7];
+};
+// The checkpoint, restore and unlock arguments differ between headers (13.0 adds GPU pairs to the
+// restore's); cudadiag passes NULL for them (the driver's defaults: restore onto the same GPUs).
+struct CUcheckpointCheckpointArgs;
+struct CUcheckpointRestoreArgs;
+struct CUcheckpointUnlockArgs;
+// The CUDA version the checkpoint entry points are asked for: the release that introduced them.
+inline constexpr int k_checkpoint_version = 12080;
+
+enum CUpointer_attribute : int { CU_POINTER_ATTRIBUTE_CONTEXT = 1 };
+inline constexpr unsigned k_mem_attach_global = 0x1; // CU_MEM_ATTACH_GLOBAL
+
+// clang-format off
+using PfnCheckpointProcessGetState = CUresult (*)(int pid, CUprocessState* state);            // (12.8)
+using PfnCheckpointProcessLock = CUresult (*)(int pid, CUcheckpointLockArgs* args);           // (12.8)
+using PfnCheckpointProcessCheckpoint = CUresult (*)(int pid, CUcheckpointCheckpointArgs* args); // (12.8)
+using PfnCheckpointProcessRestore = CUresult (*)(int pid, CUcheckpointRestoreArgs* args);     // (12.8)
+using PfnCheckpointProcessUnlock = CUresult (*)(int pid, CUcheckpointUnlockArgs* args);       // (12.8)
+using PfnCheckpointProcessGetRestoreThreadId = CUresult (*)(int pid, int* tid);               // (12.8)
+using PfnPointerGetAttribute = CUresult (*)(void* data, CUpointer_attribute attribute, CUdeviceptr ptr); // cuPointerGetAttribute (4.0)
+using PfnCtxGetCurrent = CUresult (*)(CUcontext* context);                                    // cuCtxGetCurrent (4.0)
+using PfnMemAllocManaged = CUresult (*)(CUdeviceptr* dptr, std::size_t bytes, unsigned int flags); // cuMemAllocManaged (6.0)
+// clang-format on
+
 } // namespace cudadiag::cuda_api::cu

@@ -204,6 +204,38 @@ void busy_rule(const selftest::SelfTestRun& run, std::vector<Finding>& out) {
   }
 }
 
+// The checkpoint test's outcome: one finding, naming the step and what it means for snapshots.
+void checkpoint_rule(const selftest::TestResult& test, std::vector<Finding>& out) {
+  if (!test.checkpoint || test.checkpoint->outcome == selftest::CheckpointOutcome::restored) {
+    return;
+  }
+  const auto& facts = *test.checkpoint;
+  const auto outcome = facts.outcome;
+  const char* id = outcome == selftest::CheckpointOutcome::unsupported ? "checkpoint.unsupported"
+                   : outcome == selftest::CheckpointOutcome::corrupt   ? "checkpoint.corrupt"
+                                                                       : "checkpoint.failed";
+  std::string message = gpu_label(test) + ": ";
+  if (outcome == selftest::CheckpointOutcome::unsupported) {
+    message += "process checkpoint and restore are not available (" + facts.detail +
+               "); driver needed: R570 (CUDA 12.8) or newer";
+  } else if (outcome == selftest::CheckpointOutcome::corrupt) {
+    message += "a process restored from a checkpoint was wrong: " + facts.detail;
+  } else {
+    message += "process checkpoint failed at '" + facts.step + "': " + facts.detail +
+               "; a CRIU dump or restore or a Kubernetes pod snapshot of a CUDA process fails the same way";
+  }
+  out.push_back(make_finding(
+      id, message, {},
+      {{"device", test.device},
+       {"step", facts.step.empty() ? EvidenceValue() : EvidenceValue(facts.step)},
+       {"code", facts.code},
+       {"driver_words", facts.driver_words.empty() ? EvidenceValue() : EvidenceValue(facts.driver_words)},
+       {"driver_version", facts.driver_version},
+       {"persistence_mode", facts.persistence_mode},
+       {"target_ended_checkpointed", facts.target_ended_checkpointed},
+       {"details", selftest::details_evidence(test)}}));
+}
+
 } // namespace
 
 Severity gpu_busy_severity(RunContext context, bool exclusive) {
@@ -222,6 +254,9 @@ std::vector<Finding> evaluate_selftest(const selftest::SelfTestRun& run) {
     if (test.status != "fail" && test.status != "error") {
       continue;
     }
+    if (test.checkpoint && test.status == "fail") {
+      continue; // checkpoint.failed or checkpoint.corrupt names it
+    }
     const std::string where = test.device ? " on GPU " + std::to_string(*test.device) : std::string();
     out.push_back(make_finding("selftest.failed",
                                "self-test '" + test.key + "'" + where + " " +
@@ -236,6 +271,7 @@ std::vector<Finding> evaluate_selftest(const selftest::SelfTestRun& run) {
   for (const auto& test : run.tests) {
     pcie_rule(test, out);
     memory_rule(test, out);
+    checkpoint_rule(test, out);
   }
   busy_rule(run, out);
   // A figure measured while another process used the GPU is gpu.busy's evidence, not the GPU's fault.

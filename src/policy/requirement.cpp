@@ -15,8 +15,8 @@ namespace cudadiag::policy {
 namespace {
 
 constexpr std::string_view k_operator_chars = "<>=!";
-constexpr std::string_view k_units[] = {"GB/s", "GB", "Gkeys/s", "Gkeys",    "TFLOP/s", "TFLOP",
-                                        "GiB",  "ms", "us",      "fraction", "count"};
+constexpr std::string_view k_units[] = {"GB/s",  "GB",  "Gkeys/s", "Gkeys", "TFLOP/s",  "TFLOP",
+                                        "GiB/s", "GiB", "ms",      "us",    "fraction", "count"};
 
 Error bad(std::string_view spec, const std::string& why) {
   return Error{"bad requirement '" + std::string(spec) + "': " + why};
@@ -71,7 +71,7 @@ std::optional<Error> split_number(std::string_view spec, std::string_view value,
   if (!unit.empty() && std::none_of(std::begin(k_units), std::end(k_units),
                                     [unit](std::string_view known) { return same_unit(known, unit); })) {
     return bad(spec, "unknown unit '" + std::string(unit) +
-                         "' (units: GB/s, Gkeys/s, TFLOP/s, GiB, ms, us, fraction, count)");
+                         "' (units: GB/s, Gkeys/s, TFLOP/s, GiB/s, GiB, ms, us, fraction, count)");
   }
   out.value = std::string(value.substr(0, digits));
   out.unit = std::string(unit);

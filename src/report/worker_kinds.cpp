@@ -30,6 +30,7 @@ constexpr WorkerKind k_worker_kinds[] = {
     {"selftest",  "LIBCUDA CONFIG_JSON",        2, [](Arguments a) { return selftest::encode_evidence(selftest::run_selftest_worker(a[0], a[1])); }},   // one device's tests
     {"jit_lto",   "NVRTC ARCH CCCL_INCLUDE BUILTINS", 4, [](Arguments a) { return selftest::encode_evidence(selftest::run_jit_lto_compile(a[0], a[1], a[2], a[3])); }}, // the jit test's LTO-IR compile
     {"ipc_peer",  "LIBCUDA",                    1, [](Arguments a) { return selftest::encode_evidence(selftest::run_ipc_peer(a[0])); }},        // the ipc test's second process (socket on fd 4)
+    {"checkpoint_target", "LIBCUDA ORDINAL BYTES SEED MODE", 5, [](Arguments a) { return selftest::encode_evidence(selftest::run_checkpoint_target(a[0], a[1], a[2], a[3], a[4])); }}, // the checkpoint test's target (socket on fd 4)
 };
 // clang-format on
 

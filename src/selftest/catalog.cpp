@@ -10,16 +10,17 @@
 namespace cudadiag::selftest {
 
 // The tests' entry points (contract: test_context.hpp).
-TestResult run_jit(const TestContext& context);       // jit_test.cpp
-TestResult run_ptx(const TestContext& context);       // ptx_test.cpp
-TestResult run_reduce(const TestContext& context);    // cub_tests.cpp
-TestResult run_sort(const TestContext& context);      // cub_tests.cpp
-TestResult run_ipc(const TestContext& context);       // ipc_test.cpp
-TestResult run_green_ctx(const TestContext& context); // green_ctx_test.cpp
-TestResult run_pcie(const TestContext& context);      // pcie_test.cpp
-TestResult run_compute(const TestContext& context);   // compute_test.cpp
-TestResult run_memory(const TestContext& context);    // memory_test.cpp
-TestResult run_libs(const TestContext& context);      // libs_test.cpp (libs_checks.cpp)
+TestResult run_jit(const TestContext& context);        // jit_test.cpp
+TestResult run_ptx(const TestContext& context);        // ptx_test.cpp
+TestResult run_reduce(const TestContext& context);     // cub_tests.cpp
+TestResult run_sort(const TestContext& context);       // cub_tests.cpp
+TestResult run_ipc(const TestContext& context);        // ipc_test.cpp
+TestResult run_green_ctx(const TestContext& context);  // green_ctx_test.cpp
+TestResult run_pcie(const TestContext& context);       // pcie_test.cpp
+TestResult run_compute(const TestContext& context);    // compute_test.cpp
+TestResult run_memory(const TestContext& context);     // memory_test.cpp
+TestResult run_libs(const TestContext& context);       // libs_test.cpp (libs_checks.cpp)
+TestResult run_checkpoint(const TestContext& context); // checkpoint_test.cpp
 
 namespace {
 
@@ -49,6 +50,8 @@ constexpr TestInfo k_tests[] = {
      .quick_timeout = seconds(30),  .full_timeout = seconds(90),  .run = run_green_ctx},
     {.key = "libs",      .description = "one verified call into each math library discovery selected (cuBLAS SGEMM, cuBLASLt bf16 GEMM TFLOP/s, cuFFT, cuRAND, cuSPARSE SpMV, cuSOLVER potrf, cuDNN convolution, NCCL all-reduce), loaded by path",
      .quick_timeout = seconds(60),  .full_timeout = seconds(120), .run = run_libs},
+    {.key = "checkpoint", .description = "a second process's CUDA state locked, checkpointed, restored and unlocked by the driver (cuCheckpointProcess*, R570+): each step timed, its GPU memory released meanwhile, its data and context intact after; full level, or when named",
+     .quick_timeout = seconds(120), .full_timeout = seconds(180), .run = run_checkpoint},
 };
 // clang-format on
 

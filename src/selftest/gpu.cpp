@@ -80,6 +80,17 @@ void resolve_all(cuda_api::DriverResolver& r, DriverEntryPoints& a) {
   r.resolve(a.ctx_from_green_ctx, "cuCtxFromGreenCtx", green);
   r.resolve(a.green_ctx_get_dev_resource, "cuGreenCtxGetDevResource", green);
   r.resolve(a.green_ctx_stream_create, "cuGreenCtxStreamCreate", {13000, 12050});
+  r.resolve(a.get_error_string, "cuGetErrorString");
+  r.resolve(a.pointer_get_attribute, "cuPointerGetAttribute");
+  r.resolve(a.ctx_get_current, "cuCtxGetCurrent");
+  r.resolve(a.mem_alloc_managed, "cuMemAllocManaged");
+  const auto checkpoint = {cu::k_checkpoint_version};
+  r.resolve(a.checkpoint_get_state, "cuCheckpointProcessGetState", checkpoint);
+  r.resolve(a.checkpoint_lock, "cuCheckpointProcessLock", checkpoint);
+  r.resolve(a.checkpoint_checkpoint, "cuCheckpointProcessCheckpoint", checkpoint);
+  r.resolve(a.checkpoint_restore, "cuCheckpointProcessRestore", checkpoint);
+  r.resolve(a.checkpoint_unlock, "cuCheckpointProcessUnlock", checkpoint);
+  r.resolve(a.checkpoint_get_restore_thread_id, "cuCheckpointProcessGetRestoreThreadId", checkpoint);
 }
 
 } // namespace
@@ -128,6 +139,15 @@ std::string Gpu::error_name(cu::CUresult code) const {
     return std::string(known->name);
   }
   return "CUresult " + std::to_string(static_cast<int>(code));
+}
+
+std::string Gpu::error_text(cu::CUresult code) const {
+  const char* text = nullptr;
+  if (m_api.get_error_string != nullptr && m_api.get_error_string(code, &text) == cu::CUDA_SUCCESS &&
+      text != nullptr) {
+    return text;
+  }
+  return {};
 }
 
 void Gpu::check(cu::CUresult code, const std::string& call) const {

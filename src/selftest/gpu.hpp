@@ -106,6 +106,17 @@ struct DriverEntryPoints {
   cu::PfnCtxFromGreenCtx ctx_from_green_ctx = nullptr;
   cu::PfnGreenCtxGetDevResource green_ctx_get_dev_resource = nullptr;
   cu::PfnGreenCtxStreamCreate green_ctx_stream_create = nullptr;
+  cu::PfnGetErrorString get_error_string = nullptr;
+  cu::PfnPointerGetAttribute pointer_get_attribute = nullptr;
+  cu::PfnCtxGetCurrent ctx_get_current = nullptr;
+  cu::PfnMemAllocManaged mem_alloc_managed = nullptr;
+  // Process checkpoint and restore (R570+): all six or the checkpoint test skips.
+  cu::PfnCheckpointProcessGetState checkpoint_get_state = nullptr;
+  cu::PfnCheckpointProcessLock checkpoint_lock = nullptr;
+  cu::PfnCheckpointProcessCheckpoint checkpoint_checkpoint = nullptr;
+  cu::PfnCheckpointProcessRestore checkpoint_restore = nullptr;
+  cu::PfnCheckpointProcessUnlock checkpoint_unlock = nullptr;
+  cu::PfnCheckpointProcessGetRestoreThreadId checkpoint_get_restore_thread_id = nullptr;
 };
 
 // One loaded driver. Not copyable; lives for the whole worker (never dlclose'd).
@@ -123,6 +134,8 @@ public:
 
   // The driver's name for a code ("CUDA_ERROR_OUT_OF_MEMORY"), else cudadiag's, else "CUresult N".
   [[nodiscard]] std::string error_name(cu::CUresult code) const;
+  // The driver's own words for a code (cuGetErrorString: "operation not permitted"); "" when it has none.
+  [[nodiscard]] std::string error_text(cu::CUresult code) const;
   // Throws CudaFailure unless `code` is CUDA_SUCCESS.
   void check(cu::CUresult code, const std::string& call) const;
   // Throws CudaFailure(CUDA_ERROR_NOT_SUPPORTED) naming `what` when `entry` is null.

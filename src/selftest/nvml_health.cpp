@@ -43,6 +43,7 @@ std::unique_ptr<NvmlHealth> NvmlHealth::open(const std::string& path, std::strin
   a.graphics_running_processes =
       sym.require<nvml::DeviceGetRunningProcessesFn>("nvmlDeviceGetGraphicsRunningProcesses_v3");
   a.utilization_rates = sym.require<nvml::DeviceGetUtilizationRatesFn>("nvmlDeviceGetUtilizationRates");
+  a.persistence_mode = sym.require<nvml::DeviceGetPersistenceModeFn>("nvmlDeviceGetPersistenceMode");
   if (a.init == nullptr || a.shutdown == nullptr) {
     error = path + " has no nvmlInit_v2/nvmlShutdown";
     return nullptr;
@@ -220,6 +221,15 @@ std::optional<unsigned> NvmlDevice::utilization_pct() const {
   if (const auto fn = m_nvml->api().utilization_rates;
       fn != nullptr && fn(m_handle, &rates) == nvml::k_success) {
     return rates.gpu;
+  }
+  return std::nullopt;
+}
+
+std::optional<bool> NvmlDevice::persistence_mode() const {
+  nvml::EnableState state = 0;
+  if (const auto fn = m_nvml->api().persistence_mode;
+      fn != nullptr && fn(m_handle, &state) == nvml::k_success) {
+    return state != 0;
   }
   return std::nullopt;
 }

@@ -44,6 +44,7 @@ struct NvmlHealthApi {
   cuda_api::nvml::DeviceGetRunningProcessesFn compute_running_processes = nullptr;  // _v3
   cuda_api::nvml::DeviceGetRunningProcessesFn graphics_running_processes = nullptr; // _v3
   cuda_api::nvml::DeviceGetUtilizationRatesFn utilization_rates = nullptr;
+  cuda_api::nvml::DeviceGetPersistenceModeFn persistence_mode = nullptr;
 };
 
 // One NVML listing of the processes on a GPU: the compute and graphics queries merged by pid.
@@ -102,6 +103,8 @@ public:
   [[nodiscard]] ProcessListing processes() const;
   // nvmlDeviceGetUtilizationRates' GPU percentage; nullopt where NVML does not say.
   [[nodiscard]] std::optional<unsigned> utilization_pct() const;
+  // nvmlDeviceGetPersistenceMode: true when enabled; nullopt where NVML does not say.
+  [[nodiscard]] std::optional<bool> persistence_mode() const;
   [[nodiscard]] const std::string& bus_id() const { return m_bus_id; }
 
 private:

@@ -122,6 +122,40 @@ Evidence busy_evidence(const BusyFacts& facts) {
           {"utilization_before_pct", facts.utilization_before_pct}};
 }
 
+std::string_view checkpoint_outcome_name(CheckpointOutcome outcome) {
+  switch (outcome) {
+  case CheckpointOutcome::restored: return "restored";
+  case CheckpointOutcome::unsupported: return "unsupported";
+  case CheckpointOutcome::failed: return "failed";
+  case CheckpointOutcome::corrupt: return "corrupt";
+  }
+  return "failed";
+}
+
+std::optional<CheckpointOutcome> checkpoint_outcome_from(std::string_view name) {
+  for (const auto outcome : {CheckpointOutcome::restored, CheckpointOutcome::unsupported,
+                             CheckpointOutcome::failed, CheckpointOutcome::corrupt}) {
+    if (checkpoint_outcome_name(outcome) == name) {
+      return outcome;
+    }
+  }
+  return std::nullopt;
+}
+
+Evidence checkpoint_evidence(const CheckpointFacts& facts) {
+  const auto text = [](const std::string& value) {
+    return value.empty() ? EvidenceValue() : EvidenceValue(value);
+  };
+  return {{"outcome", checkpoint_outcome_name(facts.outcome)},
+          {"step", text(facts.step)},
+          {"code", facts.code},
+          {"driver_words", text(facts.driver_words)},
+          {"detail", text(facts.detail)},
+          {"driver_version", facts.driver_version},
+          {"persistence_mode", facts.persistence_mode},
+          {"target_ended_checkpointed", facts.target_ended_checkpointed}};
+}
+
 Evidence details_evidence(const TestResult& result) {
   auto details = result.details;
   // The typed facts' fields join the test's own record of the same name (pcie, memory).
@@ -139,6 +173,9 @@ Evidence details_evidence(const TestResult& result) {
   }
   if (result.memory) {
     merge_into("memory", memory_evidence(*result.memory));
+  }
+  if (result.checkpoint) {
+    merge_into("checkpoint", checkpoint_evidence(*result.checkpoint));
   }
   if (result.clocks) {
     details.set("clocks", clocks_evidence(*result.clocks));

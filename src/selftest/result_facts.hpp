@@ -116,6 +116,33 @@ struct BusyFacts {
 // listing was (a process seen once is seen).
 void merge_busy(BusyFacts& into, const BusyFacts& more);
 
+// --- checkpoint and restore ---------------------------------------------------------------------
+
+// How the checkpoint test's cycle ended (selftest/checkpoint_test.cpp).
+enum class CheckpointOutcome {
+  restored,    // every step succeeded and the target's data and context were intact afterwards
+  unsupported, // the driver cannot checkpoint here (too old, a symbol missing, CUDA_ERROR_NOT_SUPPORTED)
+  failed,      // a step failed or did not finish (`step` names it)
+  corrupt,     // restore succeeded but the data or the context was wrong afterwards
+};
+std::string_view checkpoint_outcome_name(CheckpointOutcome outcome);
+// nullopt for any other text.
+std::optional<CheckpointOutcome> checkpoint_outcome_from(std::string_view name);
+
+struct CheckpointFacts {
+  CheckpointOutcome outcome = CheckpointOutcome::failed;
+  // The step that failed or reported lack of support: "gate", "target", "get_state", "lock",
+  // "checkpoint", "release", "restore", "unlock", "verify"; "" when restored.
+  std::string step;
+  std::optional<int> code;                // the CUresult of that step, when a driver call gave one
+  std::string driver_words;               // cuGetErrorString of that code ("" when none)
+  std::string detail;                     // what happened, in one sentence
+  std::optional<int> driver_version;      // cuDriverGetVersion (13000 = 13.0)
+  std::optional<bool> persistence_mode;   // NVML's; nullopt where it does not say
+  bool target_ended_checkpointed = false; // the target was locked and checkpointed before it ended
+  friend bool operator==(const CheckpointFacts&, const CheckpointFacts&) = default;
+};
+
 // --- as evidence --------------------------------------------------------------------------------
 
 // {"ecc_corrected_volatile", "ecc_uncorrected_volatile", "remapped_rows_correctable",
@@ -134,5 +161,8 @@ Evidence clocks_evidence(const ClockSummary& summary);
 //  "utilization_before_pct"}
 Evidence busy_evidence(const BusyFacts& facts);
 EvidenceValue process_evidence(const GpuProcess& process);
+// {"outcome", "step", "code", "driver_words", "detail", "driver_version", "persistence_mode",
+//  "target_ended_checkpointed"}; empty strings are null.
+Evidence checkpoint_evidence(const CheckpointFacts& facts);
 
 } // namespace cudadiag::selftest

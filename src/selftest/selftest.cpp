@@ -435,6 +435,7 @@ SelfTestRun run_selftest(const discovery::DiscoveryResult& discovery,
         base.tests.emplace_back(info.key);
       }
     }
+    base.tests_named = !options.only.empty();
     base.libcuda = step_path(steps, "driver");
     base.libraries = library_paths(discovery);
     base.nvrtc = step_path(steps, "nvrtc");

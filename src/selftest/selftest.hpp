@@ -13,6 +13,8 @@
 //   sort       cub::DeviceRadixSort::SortKeys (u32 and u64, DoubleBuffer) from the same module.
 //   ipc        device memory shared with a second process: legacy IPC handles and VMM POSIX fds.
 //   green_ctx  SM partitions from green contexts: confinement proven with %smid, and isolation.
+//   checkpoint a second process's CUDA state locked, checkpointed, restored and unlocked by the driver
+//              (cuCheckpointProcess*); its data and context checked afterwards.
 //   libs       one verified call into each math library discovery selected (cuBLAS, cuBLASLt with
 //              the bf16 GEMM figure, cuFFT, cuRAND, cuSPARSE, cuSOLVER, cuDNN, NCCL).
 //
@@ -87,7 +89,8 @@ struct SelfTestOptions {
   bool exclusive = false;
 };
 
-// A named figure a test measured. `unit` is one of "GB/s", "Gkeys/s", "ms", "us", "fraction", "count".
+// A named figure a test measured. `unit` is one of "GB/s", "Gkeys/s", "TFLOP/s", "GiB/s", "GiB", "ms",
+// "us", "fraction", "count".
 struct Metric {
   std::string name;
   double value = 0;
@@ -105,8 +108,10 @@ struct TestResult {
   std::optional<Metric> primary; // the headline figure (copy GB/s, reduce f32 GB/s, sort u32 Gkeys/s, ...)
   // The facts the findings' rules read (selftest/result_facts.hpp); details_evidence renders them
   // into the details.
-  std::optional<PcieFacts> pcie;      // the pcie test's link and verdict (details.pcie)
-  std::optional<MemoryFacts> memory;  // the memory test's wrong words and NVML counters (details.memory)
+  std::optional<PcieFacts> pcie;     // the pcie test's link and verdict (details.pcie)
+  std::optional<MemoryFacts> memory; // the memory test's wrong words and NVML counters (details.memory)
+  std::optional<CheckpointFacts>
+      checkpoint;                     // the checkpoint test's outcome and failed step (details.checkpoint)
   std::optional<ClockSummary> clocks; // NVML's clocks while the test ran (details.clocks)
   std::optional<BusyFacts> busy;      // other processes on the GPU while the test ran (details.busy)
   Evidence details;                   // the rest of the test-specific evidence (archs, SM sets, CUresults)
@@ -116,7 +121,8 @@ struct TestResult {
 Evidence details_evidence(const TestResult& result);
 
 // The score, 0..100 per device and overall (the minimum over devices). Documented in README.md
-// ("Self-test score"): 0 when a correctness gate failed, else 100 x the geometric mean over the
+// ("Self-test score"): 0 when a correctness gate failed (any fail or error but a checkpoint cycle
+// that failed without wrong data), else 100 x the geometric mean over the
 // benchmarks that ran of min(1, measured / expected), where expected is what CUB reaches on an H200
 // scaled by this device's attribute peak bandwidth; figures measured while another process used the
 // GPU are listed but left out of the value.

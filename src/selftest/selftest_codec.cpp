@@ -170,6 +170,20 @@ BusyFacts busy_from_json(const json& object) {
   return facts;
 }
 
+CheckpointFacts checkpoint_from_json(const json& object) {
+  CheckpointFacts facts;
+  facts.outcome = checkpoint_outcome_from(json_fields::string_or(object, "outcome", ""))
+                      .value_or(CheckpointOutcome::failed);
+  facts.step = json_fields::string_or(object, "step", "");
+  facts.code = optional_int(object, "code");
+  facts.driver_words = json_fields::string_or(object, "driver_words", "");
+  facts.detail = json_fields::string_or(object, "detail", "");
+  facts.driver_version = optional_int(object, "driver_version");
+  facts.persistence_mode = optional_bool(object, "persistence_mode");
+  facts.target_ended_checkpointed = optional_bool(object, "target_ended_checkpointed").value_or(false);
+  return facts;
+}
+
 } // namespace
 
 // --- the worker's configuration -----------------------------------------------------------------
@@ -179,6 +193,7 @@ std::string encode_config(const WorkerConfig& config) {
                {"no_device_reason", config.no_device_reason},
                {"level", level_name(config.level)},
                {"tests", config.tests},
+               {"tests_named", config.tests_named},
                {"libcuda", config.libcuda},
                {"libraries", config.libraries},
                {"libs_checked", config.libs_checked},
@@ -207,6 +222,7 @@ std::optional<WorkerConfig> decode_config(std::string_view text) {
   config.no_device_reason = json_fields::string_or(object, "no_device_reason", "");
   config.level = json_fields::string_or(object, "level", "quick") == "full" ? Level::full : Level::quick;
   config.tests = strings(object, "tests");
+  config.tests_named = optional_bool(object, "tests_named").value_or(false);
   config.libcuda = json_fields::string_or(object, "libcuda", "");
   if (const auto& libraries = member(object, "libraries"); libraries.is_object()) {
     for (const auto& [name, path] : libraries.items()) {
@@ -249,6 +265,8 @@ std::string encode_result(const TestResult& result) {
                {"primary", result.primary ? metric_to_json(*result.primary) : json(nullptr)},
                {"pcie", result.pcie ? evidence_to_json(pcie_evidence(*result.pcie)) : json(nullptr)},
                {"memory", result.memory ? evidence_to_json(memory_evidence(*result.memory)) : json(nullptr)},
+               {"checkpoint", result.checkpoint ? evidence_to_json(checkpoint_evidence(*result.checkpoint))
+                                                : json(nullptr)},
                {"clocks", result.clocks ? evidence_to_json(clocks_evidence(*result.clocks)) : json(nullptr)},
                {"busy", result.busy ? evidence_to_json(busy_evidence(*result.busy)) : json(nullptr)},
                {"details", evidence_to_json(result.details)}});
@@ -281,6 +299,9 @@ TestResult decode_result(std::string_view text) {
   }
   if (const auto& memory = member(object, "memory"); memory.is_object()) {
     result.memory = memory_from_json(memory);
+  }
+  if (const auto& checkpoint = member(object, "checkpoint"); checkpoint.is_object()) {
+    result.checkpoint = checkpoint_from_json(checkpoint);
   }
   if (const auto& clocks = member(object, "clocks"); clocks.is_object()) {
     result.clocks = clocks_from_json(clocks);

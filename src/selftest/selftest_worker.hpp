@@ -30,4 +30,12 @@ Evidence run_jit_lto_compile(const std::string& nvrtc_path, const std::string& a
 // on file descriptor 4. Returns the peer's summary.
 Evidence run_ipc_peer(const std::string& libcuda_path);
 
+// The checkpoint test's target process: `cudadiag __worker checkpoint_target LIBCUDA ORDINAL BYTES
+// SEED MODE` with the controller's socket on file descriptor 4 (protocol: checkpoint_test.cpp).
+// Returns the target's summary; it always ends with its CUDA state checkpointed where the driver
+// allowed (parked by the controller, or by itself when the controller has gone or on SIGTERM).
+Evidence run_checkpoint_target(const std::string& libcuda_path, const std::string& ordinal_text,
+                               const std::string& bytes_text, const std::string& seed_text,
+                               const std::string& mode);
+
 } // namespace cudadiag::selftest

@@ -28,7 +28,8 @@ struct WorkerConfig {
   std::string no_device_reason; // why there is no device, for the skips
   Level level = Level::quick;
   std::vector<std::string> tests;
-  std::string libcuda; // the driver discovery's loader order resolves; "" = none
+  bool tests_named = false; // the tests were named (--only), not every test of the level
+  std::string libcuda;      // the driver discovery's loader order resolves; "" = none
   // The libs test's math libraries and their dependencies (selftest/libs.hpp): catalog name ->
   // the file discovery selected; a name that is absent was not found.
   std::map<std::string, std::string> libraries;

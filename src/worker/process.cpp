@@ -110,7 +110,8 @@ public:
       : m_timeout(options.step_timeout),
         m_budget(options.step_budget.count() > 0 ? std::max(options.step_budget, options.step_timeout)
                                                  : options.step_timeout),
-        m_arguments(step.arguments), m_pass_fd(step.pass_fd), m_on_record(options.on_record) {
+        m_arguments(step.arguments), m_pass_fd(step.pass_fd), m_term_grace(step.term_grace),
+        m_on_record(options.on_record) {
     outcome.id = step.id;
     outcome.kind = step.kind;
     outcome.path = step.path;
@@ -193,7 +194,13 @@ public:
     }
     if (!m_killed_at && now >= m_deadline) {
       m_timed_out = true;
-      kill_group(now);
+      if (m_term_grace.count() > 0 && !m_termed_at) {
+        ::kill(-m_pid, SIGTERM); // it ends itself (WorkerStep::term_grace); SIGKILL after the grace
+        m_termed_at = now;
+        m_deadline = now + m_term_grace;
+      } else {
+        kill_group(now);
+      }
     }
     siginfo_t info{};
     const int waited = ::waitid(P_PID, static_cast<id_t>(m_pid), &info, WEXITED | WNOHANG | WNOWAIT);
@@ -467,6 +474,8 @@ private:
   std::chrono::milliseconds m_budget;  // the hard limit of the whole step
   std::vector<std::string> m_arguments;
   int m_pass_fd = -1;
+  std::chrono::milliseconds m_term_grace{0};    // WorkerStep::term_grace
+  std::optional<Clock::time_point> m_termed_at; // when SIGTERM was sent at the deadline
   std::function<void(const StepOutcome&, const std::string&)> m_on_record;
   pid_t m_pid = -1;
   int m_protocol_fd = -1;
@@ -491,18 +500,71 @@ std::string session_variable() {
   return "CUDADIAG_WORKER_SESSION=" + std::to_string(::getpid()) + "." + std::to_string(random);
 }
 
-// SIGKILLs every process whose environment holds `variable` (a daemon a library double-forked out
-// of its worker's process group keeps the variable it inherited). Only processes this user may
-// read are seen, which covers everything a worker started. Two passes: one that was forking
-// during the first is caught by the second.
+constexpr std::string_view k_session_name = "CUDADIAG_WORKER_SESSION";
+// The sessions of the runs above this one (a worker that starts workers), comma-separated, so that
+// each enclosing run's sweep finds what its workers started.
+constexpr std::string_view k_outer_sessions_name = "CUDADIAG_WORKER_OUTER_SESSIONS";
+
+// Whether the environment block `environ` (NUL-separated) belongs to the run whose session value
+// is `value`, and whether it is marked as ending itself on SIGTERM.
+struct SessionMatch {
+  bool member = false;
+  bool ends_on_sigterm = false;
+};
+SessionMatch match_session(std::string_view environ, std::string_view value) {
+  SessionMatch match;
+  while (!environ.empty()) {
+    const auto end = environ.find('\0');
+    const auto entry = environ.substr(0, end);
+    environ = end == std::string_view::npos ? std::string_view() : environ.substr(end + 1);
+    const auto equals = entry.find('=');
+    if (equals == std::string_view::npos) {
+      continue;
+    }
+    const auto name = entry.substr(0, equals);
+    auto text = entry.substr(equals + 1);
+    if (name == k_session_name && text == value) {
+      match.member = true;
+    } else if (name == k_outer_sessions_name) {
+      while (!text.empty()) {
+        const auto comma = text.find(',');
+        match.member = match.member || text.substr(0, comma) == value;
+        text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
+      }
+    } else if (name == k_ends_on_sigterm_variable && text == "1") {
+      match.ends_on_sigterm = true;
+    }
+  }
+  return match;
+}
+
+// Whether `pid` has gone (no longer exists, or is a zombie).
+bool gone(pid_t pid) {
+  const auto stat = fs::read_file_prefix("/proc/" + std::to_string(pid) + "/stat", 4096);
+  if (!stat) {
+    return true;
+  }
+  const auto close = stat->rfind(')');
+  return close == std::string::npos || close + 2 >= stat->size() || (*stat)[close + 2] == 'Z' ||
+         (*stat)[close + 2] == 'X';
+}
+
+// Ends every process of the run whose session variable is `variable`: one whose environment holds
+// it (a daemon a library double-forked out of its worker's process group keeps the variable it
+// inherited) or names its value among the outer sessions (started by a worker of this run). Only
+// processes this user may read are seen, which covers everything a worker started. A process marked
+// k_ends_on_sigterm_variable gets SIGTERM and up to k_sweep_term_grace to end itself before
+// SIGKILL; every other one gets SIGKILL at once. Two passes: one that was forking during the first
+// is caught by the second.
 void sweep_session(const std::string& variable) {
-  const std::string needle = variable + '\0';
+  const std::string_view value = std::string_view(variable).substr(k_session_name.size() + 1);
   for (int pass = 0; pass < 2; ++pass) {
     DIR* proc = ::opendir("/proc");
     if (proc == nullptr) {
       return;
     }
     bool killed = false;
+    std::vector<pid_t> ending;
     while (const dirent* entry = ::readdir(proc)) {
       pid_t pid = 0;
       const std::string_view name(entry->d_name);
@@ -511,13 +573,33 @@ void sweep_session(const std::string& variable) {
         continue;
       }
       const auto environ = fs::read_file_prefix("/proc/" + std::string(name) + "/environ", 1U << 20U);
-      if (environ && (environ->find(needle) != std::string::npos ||
-                      (environ->size() >= variable.size() && environ->ends_with(variable)))) {
-        ::kill(pid, SIGKILL);
-        killed = true;
+      if (!environ) {
+        continue;
       }
+      const auto match = match_session(*environ, value);
+      if (!match.member) {
+        continue;
+      }
+      if (match.ends_on_sigterm) {
+        ::kill(pid, SIGTERM);
+        ending.push_back(pid);
+      } else {
+        ::kill(pid, SIGKILL);
+      }
+      killed = true;
     }
     ::closedir(proc);
+    const auto give_up = Clock::now() + k_sweep_term_grace;
+    while (!ending.empty()) {
+      std::erase_if(ending, gone);
+      if (ending.empty() || Clock::now() >= give_up) {
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    for (const pid_t pid : ending) {
+      ::kill(pid, SIGKILL); // it did not end itself in time
+    }
     if (!killed) {
       return;
     }
@@ -528,9 +610,17 @@ std::vector<StepOutcome> run_all(const std::vector<WorkerStep>& steps, const Wor
                                  const Environment& env) {
   std::vector<std::string> variables;
   variables.reserve(env.variables().size() + 2);
+  std::string outer_sessions;
   for (const auto& [name, value] : env.variables()) {
-    if (name == "CUDADIAG_WORKER_SESSION" || name == k_memory_limit_variable) {
-      continue; // a worker starting workers marks them with a session (and a limit) of its own
+    if (name == k_session_name || name == k_outer_sessions_name) {
+      // A worker starting workers marks them with a session of its own, and lists the sessions above.
+      if (!value.empty()) {
+        outer_sessions += (outer_sessions.empty() ? "" : ",") + value;
+      }
+      continue;
+    }
+    if (name == k_memory_limit_variable || name == k_ends_on_sigterm_variable) {
+      continue; // a limit of its own, and the mark only where a step asks for it
     }
     auto& variable = variables.emplace_back(name);
     variable += '=';
@@ -538,6 +628,9 @@ std::vector<StepOutcome> run_all(const std::vector<WorkerStep>& steps, const Wor
   }
   const std::string session = session_variable();
   variables.push_back(session);
+  if (!outer_sessions.empty()) {
+    variables.push_back(std::string(k_outer_sessions_name) + "=" + outer_sessions);
+  }
   if (const auto limit = options.memory_limit_mb.value_or(memory_limit_mb(env)); limit > 0) {
     variables.push_back(std::string(k_memory_limit_variable) + "=" + std::to_string(limit));
   }
@@ -547,12 +640,18 @@ std::vector<StepOutcome> run_all(const std::vector<WorkerStep>& steps, const Wor
     envp.push_back(variable.data());
   }
   envp.push_back(nullptr);
+  // The same, marked as ending itself on SIGTERM, for the steps with a term_grace.
+  std::string ends_on_sigterm = std::string(k_ends_on_sigterm_variable) + "=1";
+  std::vector<char*> envp_ends_on_sigterm(envp.begin(), envp.end() - 1);
+  envp_ends_on_sigterm.push_back(ends_on_sigterm.data());
+  envp_ends_on_sigterm.push_back(nullptr);
 
   std::vector<std::unique_ptr<Child>> children;
   children.reserve(steps.size());
   for (const auto& step : steps) {
     children.push_back(std::make_unique<Child>(step, options));
-    children.back()->start(options.executable, envp.data(), env.cwd);
+    children.back()->start(options.executable,
+                           step.term_grace.count() > 0 ? envp_ends_on_sigterm.data() : envp.data(), env.cwd);
   }
 
   std::vector<pollfd> fds;

@@ -29,16 +29,27 @@ namespace cudadiag::worker {
 struct WorkerStep {
   WorkerStep() = default;
   WorkerStep(std::string step_id, std::string step_kind, std::string step_path,
-             std::vector<std::string> step_arguments = {}, int step_pass_fd = -1)
+             std::vector<std::string> step_arguments = {}, int step_pass_fd = -1,
+             std::chrono::milliseconds step_term_grace = std::chrono::milliseconds(0))
       : id(std::move(step_id)), kind(std::move(step_kind)), path(std::move(step_path)),
-        arguments(std::move(step_arguments)), pass_fd(step_pass_fd) {}
+        arguments(std::move(step_arguments)), pass_fd(step_pass_fd), term_grace(step_term_grace) {}
 
   std::string id;                     // the caller's name for the step (a catalog component name)
   std::string kind;                   // a row of the worker kinds table (report/worker_kinds.cpp)
   std::string path;                   // the absolute path of the file to dlopen
   std::vector<std::string> arguments; // appended to the command line after PATH
   int pass_fd = -1;                   // when >= 0: becomes the child's file descriptor 4
+  // When > 0, the child must not be killed outright: it ends itself on SIGTERM (a checkpoint target
+  // first locks and checkpoints its own CUDA state: a live restored context must never be torn
+  // down by a kill). It carries k_ends_on_sigterm_variable; at its deadline, and in every session
+  // sweep that finds it, it gets SIGTERM and this long to end before SIGKILL.
+  std::chrono::milliseconds term_grace{0};
 };
+
+// Marks a process that ends itself on SIGTERM (WorkerStep::term_grace): "CUDADIAG_WORKER_ENDS_ON_SIGTERM=1".
+inline constexpr std::string_view k_ends_on_sigterm_variable = "CUDADIAG_WORKER_ENDS_ON_SIGTERM";
+// How long a session sweep waits for such processes to end after SIGTERM, before SIGKILL.
+inline constexpr std::chrono::milliseconds k_sweep_term_grace{20000};
 
 struct StepOutcome {
   std::string id, kind, path;
@@ -87,9 +98,11 @@ std::uint64_t memory_limit_mb(const Environment& env);
 // environment of `env` (its variables only, nothing of this process) plus a session variable
 // unique to this call (CUDADIAG_WORKER_SESSION), cwd env.cwd (when it is a directory), stdin and
 // stdout /dev/null, stderr and fd 3 piped back. A child runs in a process group of its own; at its
-// deadline the whole group is killed with SIGKILL. When a step ends, any process left in its group
-// is killed too, and the child is reaped; when all have ended, any process still carrying the
-// session variable (a daemon that left the group with setsid) is killed.
+// deadline the whole group is killed with SIGKILL (a step with a term_grace: SIGTERM first). When a
+// step ends, any process left in its group is killed too, and the child is reaped; when all have
+// ended, any process still carrying the session variable (a daemon that left the group with setsid),
+// or naming it among CUDADIAG_WORKER_OUTER_SESSIONS (a worker started by a worker), is killed: one
+// marked k_ends_on_sigterm_variable gets SIGTERM first and up to k_sweep_term_grace to end.
 // Every protocol line is parsed bounded (depth, size); a step that sends more than its limits of
 // lines, records or bytes is stopped and reported as an error naming the limit.
 // Never throws, never leaves children behind. Outcomes are returned in step order.

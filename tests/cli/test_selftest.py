@@ -18,7 +18,7 @@ from cudadiag_harness import SYSTEM_CTK, clean_env, describe, finding_ids, parse
 
 FIXTURES = Path(os.environ.get("CUDADIAG_FIXTURES_DIR") or Path(__file__).resolve().parents[2] / "build" / "tests" / "fixtures")
 FAKE_DRIVER = FIXTURES / "fake-driver"
-GPU_TESTS = {"ptx", "reduce", "sort", "pcie", "compute", "memory", "ipc", "green_ctx", "libs"}
+GPU_TESTS = {"ptx", "reduce", "sort", "pcie", "compute", "memory", "ipc", "green_ctx", "libs", "checkpoint"}
 
 
 def selftest_doc(*args, env=None, timeout_s=120, allowed=(0, 1)) -> dict:

@@ -3,7 +3,7 @@
 
     check_gpu_selftest.py CUDADIAG [--level quick|full] [--json-out FILE]
 
-Every test must pass on every device (ipc and green_ctx included; memory skips at the quick level),
+Every test must pass on every device (ipc and green_ctx included; memory and checkpoint skip at the quick level),
 with the evidence that makes a pass meaningful: jit ran all three routes on the device; the %smid
 probe reached every SM; the green-context partitions were disjoint and each stayed within its SMs;
 both IPC paths exchanged data; pcie read the link from NVML and found it at its max gen and width;
@@ -22,8 +22,10 @@ import sys
 
 
 def key_level_skip(test, level):
-    """The memory test runs at the full level only; at quick its skip is expected."""
-    return test["key"] == "memory" and level == "quick" and test["status"] == "skip" and "full" in (test["reason"] or "")
+    """The memory and checkpoint tests run at the full level only (checkpoint also when named); at
+    quick their skip is expected."""
+    return (test["key"] in ("memory", "checkpoint") and level == "quick" and test["status"] == "skip"
+            and "full" in (test["reason"] or ""))
 
 
 def main() -> int:

@@ -82,6 +82,15 @@ static_assert(abi_compatible<cu::PfnGreenCtxDestroy, PFN_cuGreenCtxDestroy_v1204
 static_assert(abi_compatible<cu::PfnCtxFromGreenCtx, PFN_cuCtxFromGreenCtx_v12040>());
 static_assert(abi_compatible<cu::PfnGreenCtxGetDevResource, PFN_cuGreenCtxGetDevResource_v12040>());
 static_assert(abi_compatible<cu::PfnGreenCtxStreamCreate, PFN_cuGreenCtxStreamCreate_v12050>());
+static_assert(abi_compatible<cu::PfnGetErrorString, PFN_cuGetErrorString_v6000>());
+static_assert(abi_compatible<cu::PfnCtxGetCurrent, PFN_cuCtxGetCurrent_v4000>());
+static_assert(abi_compatible<cu::PfnMemAllocManaged, PFN_cuMemAllocManaged_v6000>());
+static_assert(abi_compatible<cu::PfnPointerGetAttribute, PFN_cuPointerGetAttribute_v4000>());
+static_assert(abi_compatible<cu::PfnCheckpointProcessGetState, PFN_cuCheckpointProcessGetState_v12080>());
+static_assert(abi_compatible<cu::PfnCheckpointProcessLock, PFN_cuCheckpointProcessLock_v12080>());
+// Checkpoint, Restore and Unlock take argument structs cudadiag never fills (it passes NULL): they
+// are declared, not defined, in the mirror, which abi_compatible does not match with a complete one.
+static_assert(abi_compatible<cu::PfnCheckpointProcessGetRestoreThreadId, PFN_cuCheckpointProcessGetRestoreThreadId_v12080>());
 
 static_assert(abi_compatible<cudadiag::cuda_api::nvrtc::GetSizeFn, decltype(&::nvrtcGetCUBINSize)>());
 static_assert(abi_compatible<cudadiag::cuda_api::nvrtc::GetSizeFn, decltype(&::nvrtcGetLTOIRSize)>());
@@ -105,7 +114,16 @@ static_assert(offsetof(cu::CUdevSmResource, minSmPartitionSize) ==
 static_assert(offsetof(cu::CUdevSmResource, smCoscheduledAlignment) ==
               offsetof(::CUdevSmResource, smCoscheduledAlignment));
 
+static_assert(sizeof(cu::CUcheckpointLockArgs) == sizeof(::CUcheckpointLockArgs));
+static_assert(offsetof(cu::CUcheckpointLockArgs, reserved1) == offsetof(::CUcheckpointLockArgs, reserved1));
+
 // Enumerators and flags.
+static_assert(cu::CU_PROCESS_STATE_RUNNING == static_cast<int>(::CU_PROCESS_STATE_RUNNING));
+static_assert(cu::CU_PROCESS_STATE_LOCKED == static_cast<int>(::CU_PROCESS_STATE_LOCKED));
+static_assert(cu::CU_PROCESS_STATE_CHECKPOINTED == static_cast<int>(::CU_PROCESS_STATE_CHECKPOINTED));
+static_assert(cu::CU_PROCESS_STATE_FAILED == static_cast<int>(::CU_PROCESS_STATE_FAILED));
+static_assert(cu::CU_POINTER_ATTRIBUTE_CONTEXT == static_cast<int>(::CU_POINTER_ATTRIBUTE_CONTEXT));
+static_assert(cu::k_mem_attach_global == ::CU_MEM_ATTACH_GLOBAL);
 static_assert(static_cast<int>(cu::CU_JIT_ERROR_LOG_BUFFER) == static_cast<int>(::CU_JIT_ERROR_LOG_BUFFER));
 static_assert(static_cast<int>(cu::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES) ==
               static_cast<int>(::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES));

@@ -218,6 +218,91 @@ TEST_CASE(
   CHECK_FALSE(sparse.memory.has_value());
 }
 
+TEST_CASE("selftest records: the checkpoint test's facts survive the worker protocol and render as details") {
+  TestResult result = passed("checkpoint", 0, {{"checkpoint_restore_gibps", 3.5, "GiB/s"}});
+  result.status = "fail";
+  selftest::CheckpointFacts facts;
+  facts.outcome = selftest::CheckpointOutcome::failed;
+  facts.step = "lock";
+  facts.code = 909;
+  facts.driver_words = "the operation timed out";
+  facts.detail = "lock returned CUDA_ERROR_TIMEOUT (909) after 5001 ms";
+  facts.driver_version = 13000;
+  facts.persistence_mode = false;
+  facts.target_ended_checkpointed = true;
+  result.checkpoint = facts;
+  result.details = {{"checkpoint", {{"extra", 1}}}};
+  const auto back = selftest::decode_result(selftest::encode_result(result));
+  CHECK(back.checkpoint == result.checkpoint);
+  const auto details = selftest::details_evidence(back);
+  CHECK(details.at("checkpoint").at("outcome") == "failed");
+  CHECK(details.at("checkpoint").at("step") == "lock");
+  CHECK(details.at("checkpoint").at("extra") == 1);
+  // Every outcome has a name that reads back; anything else is not an outcome.
+  for (const auto outcome : {selftest::CheckpointOutcome::restored, selftest::CheckpointOutcome::unsupported,
+                             selftest::CheckpointOutcome::failed, selftest::CheckpointOutcome::corrupt}) {
+    CHECK(selftest::checkpoint_outcome_from(selftest::checkpoint_outcome_name(outcome)) == outcome);
+  }
+  CHECK_FALSE(selftest::checkpoint_outcome_from("RESTORED").has_value());
+  result.checkpoint.reset();
+  CHECK_FALSE(selftest::decode_result(selftest::encode_result(result)).checkpoint.has_value());
+}
+
+TEST_CASE(
+    "selftest findings: the checkpoint test's outcome is one checkpoint finding, never selftest.failed") {
+  const auto run_with = [](selftest::CheckpointOutcome outcome, const char* status) {
+    selftest::SelfTestRun run;
+    run.ran = true;
+    auto test = passed("checkpoint", 0, {});
+    test.status = status;
+    test.reason = "why";
+    selftest::CheckpointFacts facts;
+    facts.outcome = outcome;
+    facts.step = outcome == selftest::CheckpointOutcome::unsupported ? "gate" : "restore";
+    facts.detail = "restore returned CUDA_ERROR_OUT_OF_MEMORY (2)";
+    test.checkpoint = facts;
+    run.tests = {test};
+    return findings::evaluate_selftest(run);
+  };
+  const auto failed = run_with(selftest::CheckpointOutcome::failed, "fail");
+  REQUIRE(failed.size() == 1);
+  CHECK(failed[0].id == "checkpoint.failed");
+  CHECK(failed[0].severity == findings::Severity::warning);
+  CHECK(failed[0].message.find("'restore'") != std::string::npos);
+  CHECK(failed[0].message.find("CRIU") != std::string::npos);
+  CHECK(failed[0].evidence.at("step") == "restore");
+  const auto corrupt = run_with(selftest::CheckpointOutcome::corrupt, "fail");
+  REQUIRE(corrupt.size() == 1);
+  CHECK(corrupt[0].id == "checkpoint.corrupt");
+  CHECK(corrupt[0].severity == findings::Severity::error);
+  const auto unsupported = run_with(selftest::CheckpointOutcome::unsupported, "skip");
+  REQUIRE(unsupported.size() == 1);
+  CHECK(unsupported[0].id == "checkpoint.unsupported");
+  CHECK(unsupported[0].severity == findings::Severity::info);
+  CHECK(unsupported[0].message.find("R570 (CUDA 12.8)") != std::string::npos);
+  CHECK(run_with(selftest::CheckpointOutcome::restored, "pass").empty());
+  // A failed cycle is not a correctness gate of the score; wrong data after a restore is.
+  const auto scored = [](selftest::CheckpointOutcome outcome) {
+    auto test = passed("checkpoint", 0, {});
+    test.status = "fail";
+    test.checkpoint = selftest::CheckpointFacts{};
+    test.checkpoint->outcome = outcome;
+    return selftest::score({test}, devices_with_peak(selftest::k_reference_peak_gbps), Level::full);
+  };
+  CHECK(scored(selftest::CheckpointOutcome::failed).correctness_passed);
+  CHECK_FALSE(scored(selftest::CheckpointOutcome::corrupt).correctness_passed);
+  // A test that broke (no facts: the worker died) is still selftest.failed.
+  selftest::SelfTestRun broken;
+  broken.ran = true;
+  auto test = passed("checkpoint", 0, {});
+  test.status = "error";
+  test.reason = "timed out";
+  broken.tests = {test};
+  const auto found = findings::evaluate_selftest(broken);
+  REQUIRE(found.size() == 1);
+  CHECK(found[0].id == "selftest.failed");
+}
+
 TEST_CASE("selftest config: the worker's instructions round-trip") {
   selftest::WorkerConfig config;
   config.device = 3;
@@ -237,6 +322,7 @@ TEST_CASE("selftest config: the worker's instructions round-trip") {
   config.nvml = "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1";
   config.device_arch = 90;
   config.session_pid = 31337;
+  config.tests_named = true;
   const auto decoded = selftest::decode_config(selftest::encode_config(config));
   REQUIRE(decoded.has_value());
   const auto& back = *decoded;
@@ -250,6 +336,8 @@ TEST_CASE("selftest config: the worker's instructions round-trip") {
   CHECK(back.nvml == config.nvml);
   CHECK(back.device_arch == 90);
   CHECK(back.session_pid == 31337);
+  CHECK(back.tests_named);
+  CHECK_FALSE(selftest::decode_config("{}")->tests_named);
   CHECK(back.device == 3);
   CHECK(back.level == Level::full);
   CHECK(back.tests == config.tests);
@@ -294,7 +382,7 @@ TEST_CASE("selftest catalog and deadlines: every test has a key, a description a
     keys.push_back(info.key);
   }
   CHECK(keys == std::vector<std::string_view>{"jit", "ptx", "reduce", "sort", "pcie", "compute", "memory",
-                                              "ipc", "green_ctx", "libs"});
+                                              "ipc", "green_ctx", "libs", "checkpoint"});
   for (const auto& info : catalog) {
     CHECK_FALSE(info.description.empty());
     CHECK(selftest::test_timeout(info.key, Level::quick).count() >= 30000);
