@@ -289,6 +289,9 @@ std::optional<std::string> explain_finding_json(std::string_view id) {
                                          : nlohmann::ordered_json(nullptr);
   out["remedy"] = definition != nullptr ? nlohmann::ordered_json(std::string(definition->remedy))
                                         : nlohmann::ordered_json(nullptr);
+  out["repair"] = definition != nullptr
+                      ? nlohmann::ordered_json(std::string(findings::to_string(definition->repair)))
+                      : nlohmann::ordered_json(nullptr);
   out["reference"] = *text;
   return out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }

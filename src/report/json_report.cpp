@@ -257,6 +257,7 @@ json finding_to_json(const findings::Finding& finding) {
           {"severity", std::string(findings::to_string(finding.severity))},
           {"message", text(finding.message)},
           {"remedy", text(finding.remedy)},
+          {"repair", std::string(findings::to_string(finding.repair))},
           {"components", finding.components},
           {"evidence", evidence}};
 }
