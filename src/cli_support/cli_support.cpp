@@ -96,6 +96,7 @@ Report run(const Options& options, const RunExtras& extras) {
     };
   }
   plan.policy = std::move(policy);
+  plan.expect_gpus = extras.expect_gpus;
   return api::run_plan(plan, "cli");
 }
 
