@@ -223,10 +223,14 @@ std::vector<Finding> evaluate_kernel_log(const health::KernelLog& log,
       message += " — the driver: \"" + event.text + "\"";
     }
     const auto count = std::max<std::size_t>(group.count, 1);
-    message += count == 1
-                   ? " (at " + seconds_text(event.seconds) + " since boot)"
-                   : " (" + std::to_string(count) + " lines, first at " + seconds_text(group.first->seconds) +
-                         ", last at " + seconds_text(event.seconds) + " since boot)";
+    if (count == 1) {
+      message += event.seconds ? " (at " + seconds_text(event.seconds) + " since boot)" : std::string();
+    } else if (group.first->seconds && event.seconds) {
+      message += " (" + std::to_string(count) + " lines, first at " + seconds_text(group.first->seconds) +
+                 ", last at " + seconds_text(event.seconds) + " since boot)";
+    } else {
+      message += " (" + std::to_string(count) + " lines)";
+    }
     Evidence evidence{{"code", event.code},
                       {"kind", std::string(health::to_string(event.kind))},
                       {"pci", event.pci},
