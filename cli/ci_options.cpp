@@ -5,7 +5,7 @@
 namespace cudadiag::cli {
 
 bool CiOptions::any() const {
-  return !requirements.empty() || !policy_file.empty() || exit_style != "cudadiag" ||
+  return !requirements.empty() || !policy_file.empty() || exit_style != "cudadiag" || expect_gpus > 0 ||
          std::any_of(files.begin(), files.end(), [](const auto& file) { return !file.second.empty(); });
 }
 
@@ -23,6 +23,12 @@ void add_ci_options(CLI::App& app, CiOptions& options) {
          "--policy", options.policy_file,
          "CI gates from a file (JSON or TOML): require = [SPEC, ...], fail_on = \"error\"|\"warning\"")
       ->type_name("FILE");
+  app.add_option(
+         "--expect-gpus", options.expect_gpus,
+         "The GPUs this node must show: fewer at the PCI bus, the driver, NVML or CUDA is a gpu.missing "
+         "error naming the layer that lost them")
+      ->check(CLI::Range(1, 4096))
+      ->type_name("N");
   for (const auto& format : cli_support::output_formats()) {
     app.add_option(format.flag, options.files[format.flag], format.help)->type_name("FILE");
   }
@@ -33,7 +39,7 @@ void add_ci_options(CLI::App& app, CiOptions& options) {
 }
 
 std::string ci_option_names() {
-  std::string names = "--require, --policy";
+  std::string names = "--require, --policy, --expect-gpus";
   for (const auto& format : cli_support::output_formats()) {
     names += ", " + format.flag;
   }
@@ -44,6 +50,9 @@ cli_support::RunExtras run_extras(const CiOptions& options) {
   cli_support::RunExtras extras;
   extras.requirements = options.requirements;
   extras.policy_file = options.policy_file;
+  if (options.expect_gpus > 0) {
+    extras.expect_gpus = static_cast<std::size_t>(options.expect_gpus);
+  }
   return extras;
 }
 

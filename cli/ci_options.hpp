@@ -19,6 +19,7 @@ struct CiOptions {
   std::string policy_file;                  // --policy
   std::map<std::string, std::string> files; // output format flag -> FILE
   std::string exit_style = "cudadiag";      // --exit-style cudadiag|npd|nagios
+  int expect_gpus = 0;                      // --expect-gpus N; 0: not given
 
   [[nodiscard]] bool any() const;
 };

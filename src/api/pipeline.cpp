@@ -74,6 +74,11 @@ pipeline::Plan make_plan(const Options& options, Stages stages) {
     plan.discovery.layout.ld_so_conf = options.ld_so_conf;
   }
   plan.fail_on = options.fail_on_warning ? report::FailOn::warning : report::FailOn::error;
+  if (options.context) {
+    plan.context = *options.context == Context::fleet ? RunContext::fleet
+                   : *options.context == Context::ci  ? RunContext::ci
+                                                      : RunContext::interactive;
+  }
   plan.not_loaded_reason = "discover(): files were inspected only; no code from them ran";
   if (stages == Stages::discover) {
     return plan;
@@ -97,11 +102,7 @@ pipeline::Plan make_plan(const Options& options, Stages stages) {
     selftest.level =
         options.self_test_level == SelfTestLevel::full ? selftest::Level::full : selftest::Level::quick;
     selftest.only = options.self_tests;
-    if (options.context) {
-      selftest.context = *options.context == Context::fleet ? RunContext::fleet
-                         : *options.context == Context::ci  ? RunContext::ci
-                                                            : RunContext::interactive;
-    }
+    selftest.context = plan.context;
     selftest.exclusive = options.exclusive;
     selftest.device = options.device;
     selftest.executable = *worker;

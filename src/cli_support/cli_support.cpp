@@ -96,6 +96,7 @@ Report run(const Options& options, const RunExtras& extras) {
     };
   }
   plan.policy = std::move(policy);
+  plan.expect_gpus = extras.expect_gpus;
   return api::run_plan(plan, "cli");
 }
 
@@ -289,6 +290,9 @@ std::optional<std::string> explain_finding_json(std::string_view id) {
                                          : nlohmann::ordered_json(nullptr);
   out["remedy"] = definition != nullptr ? nlohmann::ordered_json(std::string(definition->remedy))
                                         : nlohmann::ordered_json(nullptr);
+  out["repair"] = definition != nullptr
+                      ? nlohmann::ordered_json(std::string(findings::to_string(definition->repair)))
+                      : nlohmann::ordered_json(nullptr);
   out["reference"] = *text;
   return out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }

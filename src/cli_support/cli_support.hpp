@@ -33,6 +33,7 @@ struct RunExtras {
   bool headers = false;
   std::vector<std::string> requirements;               // --require SPEC, in order
   std::string policy_file;                             // --policy FILE
+  std::optional<std::size_t> expect_gpus;              // --expect-gpus N (wins over the policy's)
   std::function<void(std::string_view line)> progress; // the self-test: a line as tests start and finish
   // What the run is doing now ("loading libraries in isolated workers"), for a live line.
   std::function<void(std::string_view activity)> activity;

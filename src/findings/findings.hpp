@@ -6,6 +6,7 @@
 #include "core/environment.hpp"
 #include "core/evidence.hpp"
 #include "discovery/discovery.hpp"
+#include "findings/repair.hpp"
 
 #include <optional>
 #include <string>
@@ -22,6 +23,7 @@ struct Finding {
   Severity severity = Severity::info;
   std::string message;
   std::string remedy;
+  Repair repair = Repair::none; // the id's default unless its rule chose another for this instance
   std::vector<std::string> components;
   Evidence evidence; // a record; rendered as the finding's "evidence" object
 };
@@ -30,13 +32,15 @@ struct Finding {
 struct FindingDefinition {
   std::string_view id;
   Severity severity;
+  Repair repair;            // the default repair class of its instances
   std::string_view summary; // one line: the situation
   std::string_view remedy;  // what to do about it
 };
 const std::vector<FindingDefinition>& finding_definitions();
 const FindingDefinition* find_definition(std::string_view id);
 
-// A finding of a defined id with that id's severity and remedy (unless `severity` overrides it).
+// A finding of a defined id with that id's severity, remedy and repair class (unless `severity`
+// overrides the first).
 Finding make_finding(std::string_view id, std::string message, std::vector<std::string> components,
                      Evidence evidence = {}, std::optional<Severity> severity = std::nullopt);
 
@@ -46,6 +50,11 @@ Finding make_finding(std::string_view id, std::string message, std::vector<std::
 // conda package (from conda-meta) or the system directory. One clause, no final full stop.
 std::string remedy_for_route(const discovery::Sighting& via, const discovery::DiscoveryResult& discovery,
                              const Environment& env);
+
+// The repair class of that remedy: a variable (LD_LIBRARY_PATH, CUDA_PATH, PATH, LD_PRELOAD, ...)
+// or a loader configuration file (ld.so.conf.d, /etc/ld.so.preload) is fix_environment; a file a
+// package owns (a wheel, a conda package, a system directory) is reinstall_package.
+Repair repair_for_route(const discovery::Sighting& via);
 
 // The pip distribution whose RECORD lists `path` (a file under some site-packages), e.g.
 // "nvidia-nvjitlink-cu12"; nullopt when no dist-info in that site dir claims it.

@@ -43,29 +43,44 @@ struct DriverBranchRow {
 };
 constexpr std::array<DriverBranchRow, 2> k_minimum_driver = {{{13, 580}, {12, 525}}};
 
-// Remedies for the cuInit results users hit most, keyed by CUresult.
+// Remedies for the cuInit results users hit most, keyed by CUresult, with the repair class each
+// remedy is (driver.init_failed's default, reinstall_package, for any other code).
 struct InitRemedy {
   int code;
   const char* remedy;
+  Repair repair;
 };
 constexpr std::array<InitRemedy, 7> k_init_remedies = {{
-    {35, "The driver is older than this CUDA runtime: upgrade the driver or use libraries built for an older "
-         "CUDA."},
-    {100, "No CUDA-capable device is visible: check CUDA_VISIBLE_DEVICES / NVIDIA_VISIBLE_DEVICES, the "
-          "container's GPU "
-          "access (--gpus), and that nvidia-smi lists the GPU."},
-    {101, "CUDA_VISIBLE_DEVICES names a device that does not exist; fix or unset it."},
-    {803, "The user-mode driver (libcuda) and the kernel module are different versions: reboot after a "
-          "driver upgrade, "
-          "or remove the stale libcuda copy (often a container image shipping its own driver libraries)."},
-    {804, "A forward-compatibility libcuda (cuda-compat) is loaded on hardware or a kernel driver it does "
-          "not support: "
-          "remove the compat directory from LD_LIBRARY_PATH."},
-    {999, "Unknown error: usually a driver or GPU fault. Check dmesg for Xid errors and nvidia-smi; a driver "
-          "reload or "
-          "reboot often clears it."},
-    {3, "The driver did not initialise (no /dev/nvidia* access?): check device node permissions and the "
-        "container's GPU access."},
+    {35,
+     "The driver is older than this CUDA runtime: upgrade the driver or use libraries built for an older "
+     "CUDA.",
+     Repair::reinstall_package},
+    {100,
+     "No CUDA-capable device is visible: check CUDA_VISIBLE_DEVICES / NVIDIA_VISIBLE_DEVICES, the "
+     "container's GPU "
+     "access (--gpus), and that nvidia-smi lists the GPU.",
+     Repair::fix_environment},
+    {101, "CUDA_VISIBLE_DEVICES names a device that does not exist; fix or unset it.",
+     Repair::fix_environment},
+    {803,
+     "The user-mode driver (libcuda) and the kernel module are different versions: reboot after a "
+     "driver upgrade, "
+     "or remove the stale libcuda copy (often a container image shipping its own driver libraries).",
+     Repair::reboot},
+    {804,
+     "A forward-compatibility libcuda (cuda-compat) is loaded on hardware or a kernel driver it does "
+     "not support: "
+     "remove the compat directory from LD_LIBRARY_PATH.",
+     Repair::fix_environment},
+    {999,
+     "Unknown error: usually a driver or GPU fault. Check dmesg for Xid errors and nvidia-smi; a driver "
+     "reload or "
+     "reboot often clears it.",
+     Repair::reboot},
+    {3,
+     "The driver did not initialise (no /dev/nvidia* access?): check device node permissions and the "
+     "container's GPU access.",
+     Repair::fix_environment},
 }};
 
 std::optional<MajorMinor> parse_major_minor(const std::string& text) {
@@ -309,6 +324,7 @@ void check_driver(const discovery::DiscoveryResult& discovery, const verify::Ver
   for (const auto& row : k_init_remedies) {
     if (row.code == code) {
       finding.remedy = row.remedy;
+      finding.repair = row.repair;
     }
   }
   out.push_back(std::move(finding));
@@ -433,6 +449,7 @@ void check_nvjitlink_pairs(const discovery::DiscoveryResult& discovery,
                        remedy_for_route(pair.nvjitlink->via, discovery, Environment{}) +
                        ", so that an nvJitLink " + std::to_string(pair.nvrtc_version.first) +
                        ".x not older than NVRTC is found.";
+      finding.repair = repair_for_route(pair.nvjitlink->via);
     }
     out.push_back(std::move(finding));
   }

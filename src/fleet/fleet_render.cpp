@@ -68,6 +68,18 @@ std::string headline(const FleetSummary& summary) {
   return line;
 }
 
+// "Repairs: 2 nodes reboot, 1 node reset_gpu", most invasive first; empty when no node needs one.
+std::string repairs_line(const FleetSummary& summary) {
+  std::string line;
+  for (auto it = summary.repair_nodes.rbegin(); it != summary.repair_nodes.rend(); ++it) {
+    if (it->first != findings::Repair::none && it->second > 0) {
+      line += (line.empty() ? "" : ", ") + counted(it->second, "node", "nodes") + " " +
+              std::string(findings::to_string(it->first));
+    }
+  }
+  return line.empty() ? line : "Repairs: " + line;
+}
+
 std::string verdict(const FleetSummary& summary) {
   if (summary.exit_code != 0) {
     return "PROBLEM";
@@ -171,6 +183,9 @@ std::string render_fleet_text(const FleetSummary& summary, TextStyle style) {
   for (const auto& reason : summary.reasons) {
     out += "  " + reason + "\n";
   }
+  if (const auto repairs = repairs_line(summary); !repairs.empty()) {
+    out += "  " + repairs + "\n";
+  }
   if (!summary.older.empty()) {
     out += "  " + counted(summary.older.size(), "older report", "older reports") +
            " of the same hosts not counted (each host's newest counts):\n";
@@ -196,6 +211,9 @@ std::string render_fleet_text(const FleetSummary& summary, TextStyle style) {
         ids += (ids.empty() ? "" : ", ") + id;
       }
       problems += "  " + report::pad(to_valid_utf8(node.name), 24) + paint(style, report::k_red, ids) + "  " +
+                  (node.repair == findings::Repair::none
+                       ? std::string()
+                       : "[" + std::string(findings::to_string(node.repair)) + "]  ") +
                   paint(style, report::k_dim, "(" + to_valid_utf8(node.source) + ")") + "\n";
     }
   }
@@ -306,6 +324,7 @@ json fleet_to_json(const FleetSummary& summary) {
                      {"group", group_of[index]},
                      {"errors", node.errors},
                      {"warnings", node.warnings},
+                     {"repair", std::string(findings::to_string(node.repair))},
                      {"tool_version", to_valid_utf8(node.tool_version)},
                      {"selftest", figures}});
   }
@@ -371,6 +390,10 @@ json fleet_to_json(const FleetSummary& summary) {
                         {"line", problem.line == 0 ? json(nullptr) : json(problem.line)},
                         {"message", to_valid_utf8(problem.message)}});
   }
+  json repairs = json::object();
+  for (const auto& [repair, count] : summary.repair_nodes) {
+    repairs[std::string(findings::to_string(repair))] = count;
+  }
   return {{"schema_version", k_fleet_schema_version},
           {"tool", {{"name", "cudadiag"}, {"version", CUDADIAG_VERSION}}},
           {"kind", "fleet"},
@@ -382,7 +405,8 @@ json fleet_to_json(const FleetSummary& summary) {
             {"warning_nodes", summary.warning_nodes},
             {"differing_nodes",
              summary.groups.empty() ? 0 : summary.nodes.size() - summary.groups.front().members.size()},
-            {"input_problems", summary.problems.size()}}},
+            {"input_problems", summary.problems.size()},
+            {"repairs", repairs}}},
           {"groups", groups},
           {"nodes", nodes},
           {"selftest", figures},

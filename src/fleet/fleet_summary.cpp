@@ -230,6 +230,12 @@ FleetSummary FleetBuilder::finish(const FleetOptions& options) && {
     summary.error_nodes += node.status == "error" ? 1U : 0U;
     summary.warning_nodes += node.status == "warning" ? 1U : 0U;
   }
+  for (const auto repair : findings::k_repairs) {
+    summary.repair_nodes[repair] = 0;
+  }
+  for (const auto& node : summary.nodes) {
+    ++summary.repair_nodes[node.repair];
+  }
   summary.uniform = summary.groups.size() <= 1;
 
   if (summary.error_nodes > 0) {

@@ -8,6 +8,7 @@
 #include "fleet/node_facts.hpp"
 
 #include <cstddef>
+#include <map>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -79,6 +80,8 @@ struct FleetSummary {
   std::vector<std::size_t> node_order; // every node: errors first, then warnings, then the rest
   double tolerance_percent = 10;
   std::size_t error_nodes = 0, warning_nodes = 0;
+  // Nodes by the most invasive repair their findings ask for (NodeFacts::repair), every class.
+  std::map<findings::Repair, std::size_t> repair_nodes;
   bool uniform = true;              // one group only
   std::vector<std::string> reasons; // why the exit code is 1 ("2 nodes have errors", ...)
   int exit_code = 0;                // 0 uniform and healthy; 1 errors, core drift or unreadable input

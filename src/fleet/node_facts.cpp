@@ -77,6 +77,12 @@ void add_findings(NodeFacts& facts, const json& report) {
         errors.insert(std::move(id));
       } else if (severity == "warning") {
         warnings.insert(std::move(id));
+      } else {
+        continue;
+      }
+      const auto repair = findings::parse_repair(json_fields::string_or(finding, "repair"));
+      if (repair && *repair > facts.repair) {
+        facts.repair = *repair;
       }
     }
   }
@@ -154,7 +160,7 @@ void add_figures(NodeFacts& facts, const json& report) {
 }
 
 // The members read above and in report_document.cpp's readers that they call.
-constexpr std::array<std::string_view, 27> k_fields = {
+constexpr std::array<std::string_view, 28> k_fields = {
     "host.node_name",
     "host.hostname",
     "summary.status", // identity, verdict
@@ -170,7 +176,8 @@ constexpr std::array<std::string_view, 27> k_fields = {
     "components.loader.found_via",
     "components.loader.is_stub", // and the driver
     "findings.id",
-    "findings.severity", // add_findings()
+    "findings.severity",
+    "findings.repair", // add_findings()
     "devices.ordinal",
     "devices.name", // device_models()
     "devices.nvml.pcie.gen_max",

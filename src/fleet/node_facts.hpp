@@ -10,6 +10,8 @@
 //   warning findings (ids)
 //   GPUs (count and models), PCIe link (max gen and width, per distinct value)
 
+#include "findings/repair.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <optional>
@@ -41,6 +43,10 @@ struct NodeFacts {
   std::string status;                // the report's verdict: "ok", "warning", "error"
   std::vector<std::string> errors;   // error-level finding ids, sorted, unique
   std::vector<std::string> warnings; // warning-level finding ids, sorted, unique
+  // The most invasive repair class among its warning and error findings (`findings[].repair`;
+  // none for a report of an earlier release, and a class this release does not know is left out).
+  // Not part of the fingerprint: the finding ids already are.
+  findings::Repair repair = findings::Repair::none;
   std::vector<FingerprintField> fingerprint;
   std::vector<SelftestFigure> figures;
   std::string tool_version;

@@ -6,9 +6,12 @@
 #include "core/timeline.hpp"
 #include "discovery/load_model.hpp"
 #include "discovery/selection.hpp"
+#include "findings/environment_rules.hpp"
 #include "findings/framework_load_rules.hpp"
 #include "findings/framework_rules.hpp"
+#include "findings/gpu_count_rules.hpp"
 #include "findings/jax_rules.hpp"
+#include "findings/kernel_log_rules.hpp"
 #include "findings/linkage_rules.hpp"
 #include "findings/selftest_rules.hpp"
 #include "findings/verification_rules.hpp"
@@ -365,17 +368,51 @@ Expected<report::Report> run(const Plan& plan) {
     log.done("frameworks' GPU code", std::to_string(report.discovery.frameworks.size()) + " frameworks");
   }
 
+  // The driver's Xid/SXid events: a question about this GPU's health, read with verification (never
+  // under --no-load, which promises no more than files), or from the file CUDADIAG_KMSG names.
+  if (const auto file = plan.environment.non_empty("CUDADIAG_KMSG")) {
+    report.kernel_log = health::read_kernel_log(*file);
+  } else if (plan.verify.enabled) {
+    report.kernel_log = health::read_kernel_log("/dev/kmsg");
+  } else {
+    report.kernel_log = health::kernel_log_not_read(
+        "/dev/kmsg", plan.not_loaded_reason.empty() ? "read only with verification" : plan.not_loaded_reason);
+  }
+
   log.start("evaluating findings");
   const timeline::Span findings_span("findings");
   FindingList found(plan.problems_only);
   found.add(plan.observed);
   found.add(findings::evaluate_discovery(report.discovery, plan.environment));
+  found.add(findings::evaluate_environment(plan.environment,
+                                           plan.context.value_or(detect_run_context(plan.environment))));
   found.add(findings::evaluate_linkage(report.discovery, report.linkage, plan.environment));
   found.add(findings::evaluate_verification(report.discovery, report.verification));
   found.add(findings::evaluate_frameworks(report.discovery, report.verification));
   found.add(findings::evaluate_jax_checks(report.discovery, report.verification, plan.environment));
   found.add(findings::evaluate_framework_loads(report.linkage));
   found.add(findings::evaluate_selftest(report.selftest));
+  found.add(findings::evaluate_kernel_log(report.kernel_log, report.verification.devices));
+  if (const auto expected = plan.expect_gpus ? plan.expect_gpus : plan.policy.expect_gpus) {
+    health::GpuRoots roots;
+    roots.pci_devices = plan.environment.non_empty("CUDADIAG_PCI_DEVICES").value_or(roots.pci_devices);
+    roots.nvidia_gpus = plan.environment.non_empty("CUDADIAG_NVIDIA_GPUS").value_or(roots.nvidia_gpus);
+    auto counts = health::count_gpu_layers(roots);
+    // NVML's and CUDA's counts only where they answered: nvmlInit and cuInit succeeded.
+    if (const auto* step = report.verification.step("nvml"); step != nullptr && step->status == "ok") {
+      const auto* facts = std::get_if<verify::NvmlFacts>(&step->facts);
+      if (facts != nullptr && facts->init && facts->init->code == 0 && facts->device_count) {
+        counts.nvml = *facts->device_count;
+      }
+    }
+    if (const auto* step = report.verification.step("cuda"); step != nullptr && step->status == "ok") {
+      const auto* facts = std::get_if<verify::DriverFacts>(&step->facts);
+      if (facts != nullptr && facts->init && facts->init->code == 0 && facts->device_count) {
+        counts.cuda = static_cast<std::size_t>(*facts->device_count);
+      }
+    }
+    found.add(findings::evaluate_expected_gpus(*expected, counts));
+  }
   report.findings = found.take();
   findings::merge_shared_causes(report.findings);
 

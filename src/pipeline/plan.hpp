@@ -9,6 +9,7 @@
 
 #include "core/environment.hpp"
 #include "core/expected.hpp"
+#include "core/run_context.hpp"
 #include "discovery/discovery.hpp"
 #include "findings/findings.hpp"
 #include "policy/policy_file.hpp"
@@ -47,7 +48,16 @@ struct Plan {
   selftest::SelfTestOptions selftest; // off: no self-test
   std::optional<std::string> selftest_skipped; // asked for but cannot run here: the report says why
 
+  // Where cudadiag runs (core/run_context.hpp: --context); nullopt: from the environment snapshot.
+  // It sets how loud env.behaviour_variable is (and the self-test's gpu.busy, through selftest.context).
+  std::optional<RunContext> context;
+
   policy::Policy policy; // CI gates: each unmet requirement is a finding
+  // The GPUs this node must show (--expect-gpus, else the policy's expect_gpus): fewer at any layer
+  // is gpu.missing, naming the layer. The layers' roots are CUDADIAG_PCI_DEVICES and
+  // CUDADIAG_NVIDIA_GPUS in the snapshot when set (tests), else /sys/bus/pci/devices and
+  // /proc/driver/nvidia/gpus.
+  std::optional<std::size_t> expect_gpus;
   report::FailOn fail_on =
       report::FailOn::error; // the summary's level: the stricter of this and policy.fail_on
 

@@ -32,7 +32,7 @@ bool is_toml(const std::string& path, std::string_view text) {
 
 Expected<Policy> policy_from_document(const nlohmann::json& document, const std::string& origin) {
   if (!document.is_object()) {
-    return Error{origin + ": expected an object with \"require\" and/or \"fail_on\""};
+    return Error{origin + ": expected an object with \"require\", \"fail_on\" and/or \"expect_gpus\""};
   }
   Policy policy;
   policy.sources.push_back(origin);
@@ -57,8 +57,14 @@ Expected<Policy> policy_from_document(const nlohmann::json& document, const std:
         return Error{origin + ": \"fail_on\" must be \"error\" or \"warning\", not " + value.dump()};
       }
       policy.fail_on = value == "warning" ? report::FailOn::warning : report::FailOn::error;
+    } else if (key == "expect_gpus") {
+      if (!value.is_number_integer() || value.get<long long>() < 1 || value.get<long long>() > 4096) {
+        return Error{origin + ": \"expect_gpus\" must be an integer from 1 to 4096, not " + value.dump()};
+      }
+      policy.expect_gpus = value.get<std::size_t>();
     } else {
-      return Error{origin + ": unknown key \"" + std::string(key) + "\" (known: require, fail_on)"};
+      return Error{origin + ": unknown key \"" + std::string(key) +
+                   "\" (known: require, fail_on, expect_gpus)"};
     }
   }
   return policy;

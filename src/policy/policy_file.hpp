@@ -7,7 +7,8 @@
 //         fail_on = "warning"
 //
 // "require" is an array of specs (requirement.hpp) or a single spec string; "fail_on" is "error" or
-// "warning". Unknown keys are errors (a misspelt key must not silently weaken a gate).
+// "warning"; "expect_gpus" the number of GPUs the node must show (1 to 4096), as --expect-gpus.
+// Unknown keys are errors (a misspelt key must not silently weaken a gate).
 
 #include "core/expected.hpp"
 #include "policy/requirement.hpp"
@@ -24,9 +25,11 @@ namespace cudadiag::policy {
 struct Policy {
   std::vector<Requirement> requirements;
   std::optional<report::FailOn> fail_on; // from a policy file; nullopt = not stated
-  std::vector<std::string> sources;      // where the requirements came from: "--require", file paths
+  // expect_gpus = N: the node must show N GPUs at every layer (gpu.missing); nullopt = not stated.
+  std::optional<std::size_t> expect_gpus;
+  std::vector<std::string> sources; // where the requirements came from: "--require", file paths
 
-  [[nodiscard]] bool empty() const { return requirements.empty() && !fail_on; }
+  [[nodiscard]] bool empty() const { return requirements.empty() && !fail_on && !expect_gpus; }
 };
 
 // Parses a policy document already read as JSON (from JSON or TOML). `origin` names it in errors.

@@ -4,6 +4,7 @@
 #include "core/parallel.hpp"
 #include "core/timeline.hpp"
 #include "core/utf8.hpp"
+#include "findings/environment_rules.hpp"
 #include "linkage/linkage_json.hpp"
 #include "report/selftest_json.hpp"
 #include "verify/facts_codec.hpp"
@@ -175,8 +176,16 @@ json environment_to_json(const Report& report) {
          {"extra", requirement.through_extra ? json(text(*requirement.through_extra)) : json(nullptr)},
          {"met", requirement.met}});
   }
+  json behaviour = json::array();
+  for (const auto* row : findings::set_behaviour_variables(report.environment)) {
+    behaviour.push_back({{"name", std::string(row->name)},
+                         {"value", text(report.environment.get(row->name).value_or(""))},
+                         {"class", std::string(findings::to_string(row->kind))},
+                         {"effect", std::string(row->effect)}});
+  }
   const auto& cache = report.discovery.ld_cache;
   return {{"variables", std::move(variables)},
+          {"behaviour_variables", std::move(behaviour)},
           {"cwd", text(report.environment.cwd)},
           {"uid", report.environment.uid},
           {"python_environments", std::move(pythons)},
@@ -255,6 +264,30 @@ void write_component(JsonStream& out, const discovery::ComponentResult& componen
   out.end_object();
 }
 
+json kernel_log_to_json(const health::KernelLog& log) {
+  // The newest events only: the findings group them all; a flooded log must not flood the report.
+  constexpr std::size_t k_events = 64;
+  json events = json::array();
+  const auto start = log.events.size() > k_events ? log.events.size() - k_events : 0;
+  for (std::size_t i = start; i < log.events.size(); ++i) {
+    const auto& event = log.events[i];
+    events.push_back({{"kind", std::string(health::to_string(event.kind))},
+                      {"code", event.code},
+                      {"pci", text(event.pci)},
+                      {"seconds", event.seconds ? json(*event.seconds) : json(nullptr)},
+                      {"pid", event.pid ? json(*event.pid) : json(nullptr)},
+                      {"process", optional_text(event.name)},
+                      {"text", text(event.text)}});
+  }
+  return {{"source", text(log.source)},
+          {"status", std::string(health::to_string(log.status))},
+          {"reason", log.reason.empty() ? json(nullptr) : text(log.reason)},
+          {"bytes", log.bytes},
+          {"truncated", log.truncated},
+          {"event_count", log.events.size()},
+          {"events", std::move(events)}};
+}
+
 json finding_to_json(const findings::Finding& finding) {
   // Evidence strings may hold raw paths: round-trip through a sanitizing dump.
   const auto evidence =
@@ -263,6 +296,7 @@ json finding_to_json(const findings::Finding& finding) {
           {"severity", std::string(findings::to_string(finding.severity))},
           {"message", text(finding.message)},
           {"remedy", text(finding.remedy)},
+          {"repair", std::string(findings::to_string(finding.repair))},
           {"components", finding.components},
           {"evidence", evidence}};
 }
@@ -291,6 +325,7 @@ json members_but_streamed(const Report& report) {
                    {"verification", verification_to_json(report.verification)},
                    {"selftest", sanitized(selftest_to_json(report.selftest))},
                    {"findings", std::move(found)},
+                   {"kernel_log", kernel_log_to_json(report.kernel_log)},
                    {"summary",
                     {{"status", std::string(report.summary.status())},
                      {"exit_code", report.summary.exit_code},

@@ -1,6 +1,7 @@
 #include "report/prometheus_textfile.hpp"
 
 #include "core/json_fields.hpp"
+#include "findings/repair.hpp"
 #include "report/json_report.hpp"
 #include "report/output_formats.hpp"
 #include "report/report_document.hpp"
@@ -91,17 +92,36 @@ std::string render_prometheus(const json& report, double timestamp_seconds) {
   out.family("cudadiag_up", "1 when cudadiag made a report of this node's CUDA stack.");
   out.sample("cudadiag_up", {}, 1);
 
-  out.family("cudadiag_findings", "Findings of the last report by id and severity (error, warning, info).");
-  std::map<std::pair<std::string, std::string>, int> findings;
+  out.family("cudadiag_findings",
+             "Findings of the last report by id, severity (error, warning, info) and repair class.");
+  std::map<std::tuple<std::string, std::string, std::string>, int> findings;
+  std::map<findings::Repair, int> repairs;
+  for (const auto repair : findings::k_repairs) {
+    repairs[repair] = 0;
+  }
   const auto& listed = member(report, "findings");
   if (listed.is_array()) {
     for (const auto& finding : listed) {
+      // A report of an earlier release has no repair class: "none" is the truth it can tell.
+      const auto repair = json_fields::string_or(finding, "repair", "none");
       ++findings[{json_fields::string_or(finding, "id", "?"),
-                  json_fields::string_or(finding, "severity", "?")}];
+                  json_fields::string_or(finding, "severity", "?"), repair}];
+      if (const auto known = findings::parse_repair(repair)) {
+        ++repairs[*known];
+      }
     }
   }
   for (const auto& [key, count] : findings) {
-    out.sample("cudadiag_findings", {{"id", key.first}, {"severity", key.second}}, count);
+    const auto& [id, severity, repair] = key;
+    out.sample("cudadiag_findings", {{"id", id}, {"severity", severity}, {"repair", repair}}, count);
+  }
+
+  out.family("cudadiag_repair",
+             "Findings of the last report that ask for each repair class (none, fix_environment, "
+             "reinstall_package, restart_process, reset_gpu, reboot, hardware_inspection); every class "
+             "is listed, 0 when none asks for it.");
+  for (const auto& [repair, count] : repairs) {
+    out.sample("cudadiag_repair", {{"repair", std::string(findings::to_string(repair))}}, count);
   }
 
   out.family("cudadiag_component_info",

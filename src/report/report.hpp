@@ -6,6 +6,7 @@
 #include "core/environment.hpp"
 #include "discovery/discovery.hpp"
 #include "findings/findings.hpp"
+#include "health/kernel_log.hpp"
 #include "linkage/linkage.hpp"
 #include "report/policy_result.hpp"
 #include "selftest/selftest.hpp"
@@ -48,6 +49,7 @@ struct Report {
   linkage::Linkage linkage; // the found libraries' predicted closures (not run under --no-closure)
   verify::Verification verification;
   selftest::SelfTestRun selftest;     // not run unless asked (selftest.enabled)
+  health::KernelLog kernel_log;       // the driver's Xid/SXid events (read with verification)
   std::optional<PolicyResult> policy; // when the run had requirements
   std::vector<findings::Finding> findings;
   Summary summary;

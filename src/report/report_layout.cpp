@@ -315,7 +315,15 @@ Section environment_section(const json& report) {
                             Cell{display(python, "version", "?"), "", Tone::plain},
                             Cell{primary ? "yes" : "no", "", primary ? Tone::ok : Tone::muted}});
   }
-  for (auto* table : {&variables, &pythons}) {
+  // The variables that change how CUDA behaves (findings/environment_rules.hpp), with what each does.
+  Table behaviour{{"Changes CUDA's behaviour", "Class", "Effect"}, {}};
+  for (const auto& variable : array_at(environment, "behaviour_variables")) {
+    behaviour.rows.push_back(
+        {Cell{display(variable, "name", "?") + "=" + display(variable, "value"), "", Tone::plain},
+         Cell{display(variable, "class", "?"), "", Tone::plain},
+         Cell{"", display(variable, "effect"), Tone::muted}});
+  }
+  for (auto* table : {&variables, &behaviour, &pythons}) {
     if (!table->rows.empty()) {
       section.tables.push_back(std::move(*table));
     }

@@ -7,13 +7,17 @@ container engine) and must install the .deb. Shell scripts pass shellcheck where
 
 from __future__ import annotations
 
+import json
+import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from cudadiag_harness import SOURCE_DIR
+from cudadiag_harness import SOURCE_DIR, SYSTEM_CTK, describe, require_binary
+from fleet_harness import fake_driver_dir
 
 KUBERNETES = SOURCE_DIR / "packaging" / "kubernetes"
 MANIFESTS = sorted(KUBERNETES.glob("*.yaml"))
@@ -103,3 +107,57 @@ def test_scripts_pass_shellcheck(script):
         pytest.skip("shellcheck is not installed")
     done = subprocess.run([shellcheck, str(script)], capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 0, done.stdout
+
+
+def node_condition_script(tmp_path: Path) -> Path:
+    """The node-problem-detector plugin of cudadiag-node-condition.yaml, as the pod mounts it."""
+    config = next(d for p in MANIFESTS for d in documents(p)
+                  if d["kind"] == "ConfigMap" and d["metadata"]["name"] == "cudadiag-node-condition")
+    script = tmp_path / "cudadiag-repair.sh"
+    script.write_text(config["data"]["cudadiag-repair.sh"])
+    script.chmod(0o755)
+    monitor = json.loads(config["data"]["cudadiag-repair.json"])
+    conditions = {c["type"] for c in monitor["conditions"]}
+    assert {rule["condition"] for rule in monitor["rules"]} == conditions
+    assert all(rule["path"] == "/config/" + script.name for rule in monitor["rules"])
+    return script
+
+
+def test_node_condition_plugin_reads_the_repair_classes_cudadiag_wrote(tmp_path):
+    """The node condition example: cudadiag (the fake driver failing cuInit with 999, whose repair
+    class is reboot) writes the textfile; the plugin says "reboot needed" naming the finding (exit 1),
+    and no other class; a healthy report clears it (0); no textfile or a stale one is unknown (2)."""
+    binary = require_binary()
+    script = node_condition_script(tmp_path)
+    driver = fake_driver_dir(tmp_path, "580.95.05")
+    textfile = tmp_path / "cudadiag.prom"
+
+    def check(driver_mode: str) -> None:
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "CUDA_HOME": str(SYSTEM_CTK),
+               "LD_LIBRARY_PATH": str(driver), "CUDADIAG_FAKE_CUDA": driver_mode}
+        done = subprocess.run([str(binary), "--no-selftest", "--prometheus", str(textfile)], env=env,
+                              capture_output=True, text=True, timeout=120, check=False)
+        assert done.returncode in (0, 1), describe(done)
+
+    def plugin(*classes: str) -> subprocess.CompletedProcess:
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "CUDADIAG_TEXTFILE": str(textfile)}
+        return subprocess.run(["sh", str(script), *classes], env=env, capture_output=True, text=True, timeout=30,
+                              check=False)
+
+    check("error:999")
+    assert 'repair="reboot"} 1' in textfile.read_text()
+    reboot = plugin("reboot")
+    assert reboot.returncode == 1 and "driver.init_failed" in reboot.stdout, reboot
+    assert plugin("reset_gpu").returncode == 0
+    assert plugin("hardware_inspection").returncode == 0
+
+    check("ok")
+    assert plugin("reboot").returncode == 0, plugin("reboot")
+
+    stale = textfile.read_text()
+    stale = re.sub(r"(?m)^cudadiag_last_run_timestamp_seconds .*$", "cudadiag_last_run_timestamp_seconds 1000", stale)
+    textfile.write_text(stale)
+    assert plugin("reboot").returncode == 2
+    textfile.unlink()
+    missing = plugin("reboot")
+    assert missing.returncode == 2 and "no cudadiag textfile" in missing.stdout

@@ -189,7 +189,7 @@ def test_healthcheck_drains_on_a_failing_driver_and_resumes_when_healthy(cluster
     assert drained, f"not drained: {[cluster.node(n) for n in NODES]}\n{tail(cluster.root / 'log' / 'slurmd-n1.log')}"
     # The health check also wrote the node_exporter textfile, atomically.
     prom = (cluster.root / "cudadiag.prom").read_text()
-    assert 'cudadiag_findings{id="driver.init_failed",severity="error"} 1' in prom
+    assert 'cudadiag_findings{id="driver.init_failed",severity="error",repair="reboot"} 1' in prom
 
     write_healthcheck_conf(cluster, binary, healthy=True)
     resumed = wait_for(lambda: all(cluster.states().get(n, "").startswith("idle") and not reason_of(cluster, n)

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <sys/stat.h>
@@ -170,6 +171,59 @@ TEST_CASE("findings: ids are unique, dotted lower-case, and each is documented i
     CHECK(std::string(definition.id).find_first_of("ABCDEFGHIJKLMNOPQRSTUVWXYZ ") == std::string::npos);
     CHECK(text.str().find("## `" + std::string(definition.id) + "`") != std::string::npos);
   }
+}
+
+TEST_CASE("findings: docs/findings.md's repair table is the findings table's repair column") {
+  using cudadiag::findings::parse_repair;
+  std::ifstream doc(CUDADIAG_SOURCE_DIR "/docs/findings.md");
+  REQUIRE(doc.good());
+  // Rows "| `id` | severity | `class` |" of the section "## Repair classes".
+  std::map<std::string, std::pair<std::string, std::string>> documented;
+  bool in_section = false;
+  for (std::string line; std::getline(doc, line);) {
+    if (line.rfind("## ", 0) == 0) {
+      in_section = line == "## Repair classes";
+      continue;
+    }
+    if (!in_section || line.rfind("| `", 0) != 0) {
+      continue;
+    }
+    std::vector<std::string> cells;
+    std::stringstream row(line.substr(1));
+    for (std::string cell; std::getline(row, cell, '|');) {
+      const auto first = cell.find_first_not_of(" `");
+      const auto last = cell.find_last_not_of(" `");
+      cells.push_back(first == std::string::npos ? "" : cell.substr(first, last - first + 1));
+    }
+    if (cells.size() == 3) { // the id table (the class table has two columns)
+      documented[cells[0]] = {cells[1], cells[2]};
+    }
+  }
+  CHECK(documented.size() == cudadiag::findings::finding_definitions().size());
+  for (const auto& definition : cudadiag::findings::finding_definitions()) {
+    CAPTURE(std::string(definition.id));
+    const auto it = documented.find(std::string(definition.id));
+    REQUIRE(it != documented.end());
+    CHECK(it->second.first == cudadiag::findings::to_string(definition.severity));
+    CHECK(parse_repair(it->second.second) == definition.repair);
+  }
+}
+
+TEST_CASE("findings: repair classes name and order themselves, and a finding takes its id's default") {
+  using cudadiag::findings::Repair;
+  for (const auto repair : cudadiag::findings::k_repairs) {
+    CHECK(cudadiag::findings::parse_repair(cudadiag::findings::to_string(repair)) == repair);
+  }
+  CHECK_FALSE(cudadiag::findings::parse_repair("drain"));
+  CHECK(Repair::none < Repair::fix_environment);
+  CHECK(Repair::reboot < Repair::hardware_inspection);
+  CHECK(cudadiag::findings::make_finding("verify.timeout", "m", {}).repair == Repair::reboot);
+  CHECK(cudadiag::findings::make_finding("driver.forward_compat", "m", {}).repair == Repair::none);
+  cudadiag::discovery::Sighting via;
+  via.found_via = "LD_LIBRARY_PATH";
+  CHECK(cudadiag::findings::repair_for_route(via) == Repair::fix_environment);
+  via.found_via = "site-packages";
+  CHECK(cudadiag::findings::repair_for_route(via) == Repair::reinstall_package);
 }
 
 TEST_CASE("findings: lib.python_native_differ is only info when both copies are the same version") {

@@ -101,8 +101,13 @@ TEST_CASE("verification rules: a healthy stack gives no finding") {
 }
 
 TEST_CASE("verification rules: driver.init_failed decodes cuInit errors with code-specific remedies") {
+  using cudadiag::findings::Repair;
   Stack stack;
-  for (const int code : {35, 100, 803, 804, 999, 3}) {
+  const std::vector<std::pair<int, Repair>> cases = {
+      {35, Repair::reinstall_package}, {100, Repair::fix_environment}, {803, Repair::reboot},
+      {804, Repair::fix_environment},  {999, Repair::reboot},          {3, Repair::fix_environment},
+      {46, Repair::reinstall_package}}; // 46 (busy or unavailable): no row, the id's default
+  for (const auto& [code, repair] : cases) {
     CAPTURE(code);
     const auto found =
         stack.evaluate({ok_step("cuda", "driver", stack.driver(), driver_result(code, 13000))});
@@ -110,6 +115,7 @@ TEST_CASE("verification rules: driver.init_failed decodes cuInit errors with cod
     REQUIRE(finding != nullptr);
     CHECK(finding->evidence.at("code") == code);
     CHECK(finding->message.find(std::to_string(code)) != std::string::npos);
+    CHECK(finding->repair == repair);
   }
   const auto stub = stack.evaluate({ok_step("cuda", "driver", stack.driver(), driver_result(34, 13000))});
   CHECK(with_id(stub, "driver.stub") != nullptr);

@@ -131,6 +131,41 @@ TEST_CASE("fleet: nodes with errors come first and fail the fleet") {
   CHECK(summary.reasons.size() == 3); // errors, core drift (error findings), an unreadable input
 }
 
+TEST_CASE("fleet: nodes are counted by the most invasive repair their findings ask for") {
+  using cudadiag::findings::Repair;
+  FleetBuilder builder;
+  add(builder, example(), "ok1");
+  auto reboot = example();
+  reboot["findings"].push_back(
+      {{"id", "gpu.xid"}, {"severity", "error"}, {"message", "m"}, {"repair", "reboot"}});
+  reboot["findings"].push_back({{"id", "lib.multiple_versions"},
+                                {"severity", "warning"},
+                                {"message", "m"},
+                                {"repair", "fix_environment"}});
+  reboot["summary"]["status"] = "error";
+  add(builder, reboot, "bad1");
+  auto info_only = example();
+  // An info finding's class does not count, and neither does a class of a later release.
+  info_only["findings"].push_back(
+      {{"id", "gpu.busy"}, {"severity", "info"}, {"message", "m"}, {"repair", "reset_gpu"}});
+  info_only["findings"].push_back(
+      {{"id", "x.later"}, {"severity", "warning"}, {"message", "m"}, {"repair", "replace_node"}});
+  add(builder, info_only, "ok2");
+  const auto summary = std::move(builder).finish({});
+  CHECK(summary.nodes[summary.node_order[0]].repair == Repair::reboot);
+  CHECK(summary.repair_nodes.at(Repair::reboot) == 1);
+  CHECK(summary.repair_nodes.at(Repair::none) == 2);
+  CHECK(summary.repair_nodes.at(Repair::reset_gpu) == 0);
+  CHECK(summary.repair_nodes.size() == cudadiag::findings::k_repairs.size());
+  const auto text = cudadiag::fleet::render_fleet_text(summary, {});
+  CHECK(text.find("Repairs: 1 node reboot\n") != std::string::npos);
+  CHECK(text.find("[reboot]") != std::string::npos);
+  const auto doc = cudadiag::fleet::fleet_to_json(summary);
+  CHECK(doc["counts"]["repairs"]["reboot"] == 1);
+  CHECK(doc["counts"]["repairs"]["hardware_inspection"] == 0);
+  CHECK(doc["nodes"][0]["repair"] == "reboot");
+}
+
 TEST_CASE("fleet: host lists fold numbered names") {
   using cudadiag::fleet::compress_names;
   CHECK(compress_names({"n1", "n2", "n3", "n5"}) == "n[1-3,5]");

@@ -30,6 +30,28 @@ TEST_CASE("prometheus: families and samples of the H200 example") {
   CHECK(text.back() == '\n');
 }
 
+TEST_CASE("prometheus: findings carry their repair class; every class is counted") {
+  const auto report = nlohmann::json::parse(R"({"findings": [
+      {"id": "gpu.xid", "severity": "error", "repair": "reset_gpu"},
+      {"id": "gpu.xid", "severity": "error", "repair": "reset_gpu"},
+      {"id": "gpu.xid", "severity": "error", "repair": "hardware_inspection"},
+      {"id": "lib.multiple_versions", "severity": "warning"}]})");
+  const auto text = cudadiag::report::render_prometheus(report, 1);
+  CHECK(text.find("cudadiag_findings{id=\"gpu.xid\",severity=\"error\",repair=\"reset_gpu\"} 2\n") !=
+        std::string::npos);
+  CHECK(
+      text.find("cudadiag_findings{id=\"gpu.xid\",severity=\"error\",repair=\"hardware_inspection\"} 1\n") !=
+      std::string::npos);
+  // A report of an earlier release (no repair) reads as none.
+  CHECK(
+      text.find("cudadiag_findings{id=\"lib.multiple_versions\",severity=\"warning\",repair=\"none\"} 1\n") !=
+      std::string::npos);
+  CHECK(text.find("# TYPE cudadiag_repair gauge\n") != std::string::npos);
+  CHECK(text.find("cudadiag_repair{repair=\"reset_gpu\"} 2\n") != std::string::npos);
+  CHECK(text.find("cudadiag_repair{repair=\"none\"} 1\n") != std::string::npos);
+  CHECK(text.find("cudadiag_repair{repair=\"reboot\"} 0\n") != std::string::npos);
+}
+
 TEST_CASE("prometheus: label values are escaped") {
   CHECK(cudadiag::report::prometheus_label_value("a\"b\\c\nd") == "a\\\"b\\\\c\\nd");
   CHECK(cudadiag::report::prometheus_label_value("plain 1.2") == "plain 1.2");
