@@ -156,6 +156,7 @@ LoadCheck judge(const Closure& closure, const std::string& loaded_as, const Link
 void check_by_loading(Linkage& linkage, const LoadCheckOptions& options, const Environment& env) {
   const auto start = std::chrono::steady_clock::now();
   std::vector<AnswerClosure*> closures;
+  std::vector<std::vector<std::string>> closure_preloads;
   std::vector<worker::WorkerStep> steps;
   for (auto& component : linkage.components) {
     for (auto& answer : component.closures) {
@@ -166,6 +167,7 @@ void check_by_loading(Linkage& linkage, const LoadCheckOptions& options, const E
         }
       }
       closures.push_back(&answer);
+      closure_preloads.push_back(preloads);
       std::string id(component.spec->name);
       for (const auto& name : answer.answers) {
         id += (&name == &answer.answers.front() ? " (" : "+") + name;
@@ -174,8 +176,10 @@ void check_by_loading(Linkage& linkage, const LoadCheckOptions& options, const E
                          std::vector<std::string>{join_preloads(preloads)});
     }
   }
-  // A closure holding a file verification saw hang or crash is not loaded again.
+  // A closure holding a file verification saw hang or crash is not loaded again; one whose load
+  // the cache has proven, with every file unchanged, is judged from that proof.
   std::vector<AnswerClosure*> to_load;
+  std::vector<const std::vector<std::string>*> to_load_preloads;
   std::vector<worker::WorkerStep> load_steps;
   for (std::size_t i = 0; i < closures.size(); ++i) {
     if (const auto* proven = proven_outcome(closures[i]->closure, options.proven)) {
@@ -185,7 +189,18 @@ void check_by_loading(Linkage& linkage, const LoadCheckOptions& options, const E
       closures[i]->check = std::move(check);
       continue;
     }
+    if (options.cache != nullptr) {
+      if (auto cached =
+              options.cache->find(closures[i]->closure, closures[i]->load_name, closure_preloads[i])) {
+        auto check = judge(closures[i]->closure, closures[i]->load_name, cached->facts);
+        check.proven_at = cached->proven_at;
+        check.proven_ms = cached->elapsed_ms;
+        closures[i]->check = std::move(check);
+        continue;
+      }
+    }
     to_load.push_back(closures[i]);
+    to_load_preloads.push_back(&closure_preloads[i]);
     load_steps.push_back(std::move(steps[i]));
   }
   const auto budget = options.total_budget.count() > 0 ? options.total_budget : 2 * options.step_timeout;
@@ -213,6 +228,10 @@ void check_by_loading(Linkage& linkage, const LoadCheckOptions& options, const E
       LoadCheck check;
       if (real) {
         check = judge(answer.closure, answer.load_name, *real);
+        if (options.cache != nullptr) {
+          options.cache->store(answer.closure, answer.load_name, *to_load_preloads[first + i], *real,
+                               outcome.elapsed_ms);
+        }
       } else {
         check.status = outcome.status == "ok" ? "error" : outcome.status;
         check.detail = outcome.status == "ok" ? "the worker's answer is not a link map" : outcome.detail;
@@ -232,6 +251,10 @@ void check_by_loading(Linkage& linkage, const LoadCheckOptions& options, const E
     linkage.load_check_cut = std::to_string(cut) + " of " + std::to_string(closures.size()) +
                              " closures not loaded: the load check's bound of " + seconds_text(budget) +
                              " (2 x --timeout) was reached";
+  }
+  if (options.cache != nullptr) {
+    options.cache->save();
+    linkage.load_cache = options.cache->use();
   }
   linkage.load_checked = true;
   linkage.load_check_ms =

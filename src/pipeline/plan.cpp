@@ -302,6 +302,10 @@ Expected<report::Report> run(const Plan& plan) {
         "the driver (" + driver_step->path + ") " + (driver_step->status == "crashed" ? "crashed" : "hung") +
         " when loaded (verify." + (driver_step->status == "crashed" ? "crashed" : "timeout") +
         "); libraries that load it would too: fix the driver first";
+  } else if (plan.verify.enabled && !plan.load_check) {
+    report.linkage.load_check_skipped =
+        "--no-load-check: the closures were predicted from the files and verification loaded the selected "
+        "libraries, but no closure was loaded to prove its prediction";
   } else if (plan.verify.enabled) {
     // A file verification saw hang or crash is not loaded again (its closures take that outcome).
     linkage::LoadCheckOptions load_options;
@@ -317,7 +321,11 @@ Expected<report::Report> run(const Plan& plan) {
                 " in verification (verify." + step.status + ")"};
       }
     }
-    load_check = std::async(std::launch::async, [&report, &plan, load_options = std::move(load_options)] {
+    load_check = std::async(std::launch::async, [&report, &plan, &layout = options.layout,
+                                                 load_options = std::move(load_options)]() mutable {
+      auto cache =
+          linkage::LoadCache::open(plan.load_cache, plan.environment, load_options.executable, layout);
+      load_options.cache = &cache;
       linkage::check_by_loading(report.linkage, load_options, plan.environment);
     });
   } else {
