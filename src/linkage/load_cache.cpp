@@ -226,11 +226,11 @@ LoadCache LoadCache::open_at(CacheMode mode, const std::string& path, const Envi
   cache.m_use.path = path;
   cache.m_context = context_of(env, executable, layout);
   const auto dir = fs::parent(path);
+  if (mode == CacheMode::read && !fs::exists(dir)) {
+    return cache; // only reading: a directory that is not there yet is an empty cache, not a problem
+  }
   if (auto usable = usable_directory(dir, mode == CacheMode::read_write); !usable) {
-    // Only reading, a directory that is not there yet is an empty cache, not a problem.
-    if (mode == CacheMode::read_write || fs::exists(dir)) {
-      cache.m_use.problem = "not used: " + usable.error().message;
-    }
+    cache.m_use.problem = "not used: " + usable.error().message;
     cache.m_use.mode = CacheMode::off;
     return cache;
   }
