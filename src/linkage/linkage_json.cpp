@@ -302,6 +302,8 @@ void write_linkage(JsonStream& out, const Linkage& linkage) {
   out.begin_object();
   out.key("cache");
   out.begin_object();
+  out.key("facts");
+  out.unsigned_integer(linkage.load_cache.facts);
   out.key("hits");
   out.unsigned_integer(linkage.load_cache.hits);
   out.key("mode");

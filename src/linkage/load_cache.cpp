@@ -306,8 +306,9 @@ std::map<std::string, LoadCache::Entry> LoadCache::read_entries(const std::strin
                                             file[3].get<std::uint64_t>(), file[4].get<std::uint64_t>(),
                                             file[5].get<std::int64_t>(), file[6].get<std::int64_t>()});
     }
-    if (!decode_link_map(entry.facts)) {
-      return corrupt("an entry whose answer is not a link map");
+    const bool fact = entry.key.find("\nverify ") != std::string::npos;
+    if (fact ? !bounded_json::parse_or_error(entry.facts, "fact") : !decode_link_map(entry.facts)) {
+      return corrupt(fact ? "an entry whose answer is not JSON" : "an entry whose answer is not a link map");
     }
     auto key = entry.key;
     entries[std::move(key)] = std::move(entry);
@@ -321,6 +322,62 @@ std::string LoadCache::key_for(const std::string& load_name, const std::vector<s
     key += "preload " + preload + "\n";
   }
   return key;
+}
+
+std::optional<const LoadCache::Entry*> LoadCache::valid_entry(const std::string& key) const {
+  const auto found = m_entries.find(key);
+  if (found == m_entries.end()) {
+    return std::nullopt;
+  }
+  for (const auto& [path, id] : found->second.files) {
+    if (identity_of(path) != id) {
+      return std::nullopt;
+    }
+  }
+  return &found->second;
+}
+
+std::optional<std::pair<std::string, std::int64_t>> LoadCache::find_fact(const std::string& kind,
+                                                                         const std::string& path) {
+  if (m_use.mode == CacheMode::off) {
+    return std::nullopt;
+  }
+  const auto entry = valid_entry(m_context + "verify " + kind + " " + path + "\n");
+  if (!entry) {
+    return std::nullopt;
+  }
+  ++m_use.facts;
+  return std::pair{(*entry)->facts, (*entry)->proven_at};
+}
+
+void LoadCache::store_fact(const std::string& kind, const std::string& path,
+                           const std::vector<std::string>& also, std::string outcome) {
+  if (m_use.mode != CacheMode::read_write) {
+    return;
+  }
+  std::set<std::string> paths(m_default_dirs.begin(), m_default_dirs.end());
+  for (const auto& file : also) {
+    if (!file.empty() && file.front() == '/') {
+      paths.insert(file);
+      paths.insert(fs::parent(file));
+    }
+  }
+  const auto real = fs::real_path(path);
+  for (const auto& file : {path, real ? *real : path}) {
+    if (!file.empty() && file.front() == '/') {
+      paths.insert(file);
+      paths.insert(fs::parent(file));
+    }
+  }
+  Entry entry;
+  entry.key = m_context + "verify " + kind + " " + path + "\n";
+  for (const auto& file : paths) {
+    entry.files.emplace_back(file, identity_of(file));
+  }
+  entry.facts = std::move(outcome);
+  entry.proven_at = static_cast<std::int64_t>(std::time(nullptr));
+  auto key = entry.key;
+  m_new[std::move(key)] = std::move(entry);
 }
 
 std::optional<CachedLoad> LoadCache::find(const Closure& closure, const std::string& load_name,

@@ -70,6 +70,7 @@ struct CacheUse {
   std::string problem;    // why it was not read or not written ("": no problem)
   std::size_t hits = 0;   // closures answered from it
   std::size_t stored = 0; // proofs added or renewed by this run
+  std::size_t facts = 0;  // verification answers taken from it
 };
 
 class LoadCache {
@@ -93,6 +94,18 @@ public:
   // Records what a worker that ended normally answered for this closure.
   void store(const Closure& closure, const std::string& load_name, const std::vector<std::string>& preloads,
              const LinkMapFacts& facts, double elapsed_ms);
+  // Verification's answers that are facts of the files (what NVRTC and nvJitLink report about
+  // themselves; never the driver's, NVML's or anything that asks the driver): the worker's whole
+  // outcome for (kind, path), valid while the library (as given and real), its directory, every
+  // file in `also` (e.g. the NVRTC builtins it loaded) and their directories, the loader's default
+  // directories and the context above are unchanged. Only outcomes with status "ok" are stored.
+  [[nodiscard]] std::optional<std::pair<std::string, std::int64_t>> find_fact(const std::string& kind,
+                                                                              const std::string& path);
+  void store_fact(const std::string& kind, const std::string& path, const std::vector<std::string>& also,
+                  std::string outcome);
+  // The loader's default directories the facts depend on (the layout's).
+  void set_default_dirs(std::vector<std::string> dirs) { m_default_dirs = std::move(dirs); }
+
   // Writes the cache back when the mode allows and this run added anything; a failure is recorded
   // in use().problem and never fails the run.
   void save();
@@ -112,8 +125,11 @@ private:
   std::string key_for(const std::string& load_name, const std::vector<std::string>& preloads) const;
   static std::map<std::string, Entry> read_entries(const std::string& path, std::string& problem);
 
+  [[nodiscard]] std::optional<const Entry*> valid_entry(const std::string& key) const;
+
   CacheUse m_use;
   std::string m_context;
+  std::vector<std::string> m_default_dirs;
   std::map<std::string, Entry> m_entries;
   std::map<std::string, Entry> m_new;
 };

@@ -290,10 +290,6 @@ void check_by_loading(Linkage& linkage, const LoadCheckOptions& options, const E
                              " closures not loaded: the load check's bound of " + seconds_text(budget) +
                              " (2 x --timeout) was reached";
   }
-  if (options.cache != nullptr) {
-    options.cache->save();
-    linkage.load_cache = options.cache->use();
-  }
   linkage.load_checked = true;
   linkage.load_check_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

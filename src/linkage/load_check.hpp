@@ -41,8 +41,7 @@ struct LoadCheckOptions {
   // with the detail saying where it was seen.
   std::map<std::string, ProvenOutcome> proven;
   // The cache of proven loads (load_cache.hpp), or null: a closure it answers is judged from the
-  // stored answer, not loaded; every worker that ends normally is stored, and the cache is saved
-  // (when its mode allows) before check_by_loading returns. Linkage::load_cache tells how it went.
+  // stored answer, not loaded; every worker that ends normally is stored. The caller saves it.
   LoadCache* cache = nullptr;
 };
 

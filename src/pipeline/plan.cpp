@@ -23,6 +23,7 @@
 #include <future>
 #include <iterator>
 #include <limits>
+#include <optional>
 #include <span>
 #include <utility>
 
@@ -201,10 +202,20 @@ Expected<report::Report> run(const Plan& plan) {
   report.host = report::read_host_info(plan.environment);
   report.environment = plan.environment;
   std::vector<ComponentResult> others;
+  // The per-user cache of proven loads and of the libraries' own answers (linkage/load_cache.hpp):
+  // read before verification, written (when its mode allows) once the load check has ended.
+  std::optional<linkage::LoadCache> cache;
+  auto verify_options = plan.verify;
+  if (plan.verify.enabled) {
+    cache =
+        linkage::LoadCache::open(plan.load_cache, plan.environment, plan.verify.executable, options.layout);
+    cache->set_default_dirs(options.layout.default_lib_dirs);
+    verify_options.cache = &*cache;
+  }
   if (plan.verify.enabled) {
     log.start("loading libraries in isolated workers");
-    auto workers = std::async(std::launch::async, [&loaded, &plan] {
-      return verify::verify(loaded, plan.verify, plan.environment);
+    auto workers = std::async(std::launch::async, [&loaded, &plan, &verify_options] {
+      return verify::verify(loaded, verify_options, plan.environment);
     });
     others = discovery::resolve_components(context, rest, loaded.components);
     report.verification = workers.get();
@@ -321,11 +332,8 @@ Expected<report::Report> run(const Plan& plan) {
                 " in verification (verify." + step.status + ")"};
       }
     }
-    load_check = std::async(std::launch::async, [&report, &plan, &layout = options.layout,
-                                                 load_options = std::move(load_options)]() mutable {
-      auto cache =
-          linkage::LoadCache::open(plan.load_cache, plan.environment, load_options.executable, layout);
-      load_options.cache = &cache;
+    load_options.cache = cache ? &*cache : nullptr;
+    load_check = std::async(std::launch::async, [&report, &plan, load_options = std::move(load_options)] {
       linkage::check_by_loading(report.linkage, load_options, plan.environment);
     });
   } else {
@@ -357,6 +365,11 @@ Expected<report::Report> run(const Plan& plan) {
     log.done("load check", std::to_string(checked) + " closures loaded in " +
                                std::to_string(static_cast<long long>(report.linkage.load_check_ms)) +
                                " ms, " + std::to_string(agree) + " as predicted");
+  }
+
+  if (cache) {
+    cache->save();
+    report.linkage.load_cache = cache->use();
   }
 
   if (gpu_code.valid()) {

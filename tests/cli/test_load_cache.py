@@ -264,7 +264,10 @@ def test_no_load_check_verifies_without_loading_the_closures(stack):
     check = doc["linkage"]["load_check"]
     assert check["ran"] is False and check["skipped_reason"].startswith("--no-load-check"), check
     assert all(closure["check"] is None for _, closure in closures(doc))
-    assert not stack.cache_file.exists()
+    # Only verification's facts of the files may have been kept: no closure was proven.
+    if stack.cache_file.exists():
+        entries = json.loads(stack.cache_file.read_text())["entries"]
+        assert all("\nverify " in entry["key"] for entry in entries), [e["key"][-200:] for e in entries]
 
 
 def test_full_text_report_says_which_loads_came_from_the_cache(stack):
@@ -274,3 +277,38 @@ def test_full_text_report_says_which_loads_came_from_the_cache(stack):
     assert result.returncode in (0, 1), describe(result)
     text = result.stdout.decode()
     assert "answered from the cache of proven loads" in text, text[-3000:]
+
+
+def test_the_libraries_own_answers_are_cached_and_the_driver_is_always_asked_live(stack):
+    """NVRTC's and nvJitLink's answers are facts of their files; the driver's, NVML's and cudart's
+    (which asks the driver) are asked again on every run."""
+    nvrtc = sorted((SYSTEM_CTK / "lib64").glob("libnvrtc.so.1[0-9]"))
+    if not nvrtc:
+        pytest.skip(f"no NVRTC under {SYSTEM_CTK}/lib64")
+    toolkit = stack.root / "cuda"
+    (toolkit / "lib64").mkdir(parents=True)
+    for library in (SYSTEM_CTK / "lib64").glob("libnvrtc*.so*"):
+        (toolkit / "lib64" / library.name).symlink_to(library.resolve())
+    for library in (SYSTEM_CTK / "lib64").glob("libnvJitLink.so*"):
+        (toolkit / "lib64" / library.name).symlink_to(library.resolve())
+    env = stack.env(CUDA_HOME=str(toolkit))
+    first = stack.report(env=env)
+    second = stack.report(env=env)
+    steps = {s["component"]: s for s in second["verification"]["steps"]}
+    assert "nvrtc" in steps, list(steps)
+    before = {s["component"]: s for s in first["verification"]["steps"]}
+    for name, step in steps.items():
+        if name in ("nvrtc", "nvJitLink") and before[name]["status"] == "ok":
+            assert step["cache"] is not None and step["cache"]["proven_at"].endswith("Z"), name
+            assert step["result"] == before[name]["result"], name
+        else:
+            assert step["cache"] is None, name
+    assert second["linkage"]["load_check"]["cache"]["facts"] == sum(1 for s in steps.values() if s["cache"])
+    # A changed directory (the link replaced by a new one to the same file) asks NVRTC again.
+    link = toolkit / "lib64" / nvrtc[-1].name
+    target = os.readlink(link)
+    link.unlink()
+    link.symlink_to(target)
+    third = {s["component"]: s for s in stack.report(env=env)["verification"]["steps"]}
+    assert third["nvrtc"]["cache"] is None
+    assert {s["component"]: s for s in stack.report("--no-cache", env=env)["verification"]["steps"]}["nvrtc"]["cache"] is None
