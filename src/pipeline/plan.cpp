@@ -224,7 +224,8 @@ Expected<report::Report> run(const Plan& plan) {
                  std::to_string(rest.size()) + " more components found");
     for (const auto& step : report.verification.steps) {
       log.say(Detail::step, "worker " + step.id + ": " + step.status + " in " +
-                                std::to_string(static_cast<long long>(step.elapsed_ms)) + " ms, last phase " +
+                                std::to_string(static_cast<long long>(step.elapsed_ms)) + " ms" +
+                                (step.proven_at ? " (from the cache)" : "") + ", last phase " +
                                 (step.last_phase.empty() ? std::string("-") : step.last_phase) +
                                 (step.detail.empty() ? std::string() : ": " + step.detail) +
                                 (step.stderr_tail.empty() ? std::string() : "; stderr: " + step.stderr_tail));
