@@ -46,6 +46,8 @@ struct GlobalOptions {
   std::string ld_so_conf;
   std::string fail_on = "error";
   bool no_load = false;
+  bool no_load_check = false; // --no-load-check
+  bool no_cache = false;      // --no-cache
   bool no_selftest = false;
   double timeout_seconds = 15;
   std::string context;    // --context interactive|ci|fleet; "": from the environment
@@ -211,6 +213,8 @@ Options api_options(const GlobalOptions& options) {
                                              : Context::interactive;
   }
   out.exclusive = options.exclusive;
+  out.load_check = !options.no_load_check;
+  out.cache = options.no_cache ? Cache::off : Cache::read_write;
   return out;
 }
 
@@ -569,6 +573,12 @@ int run_command(int argc, char** argv) {
         ->check(CLI::IsMember(k_severities));
     app.add_flag("--no-load", options.no_load,
                  "Inspect files only: load no library, run no code from them (skips verification)");
+    app.add_flag("--no-load-check", options.no_load_check,
+                 "Verify without loading every dependency closure in a worker to prove its prediction "
+                 "(faster the first time; the default proves every closure)");
+    app.add_flag("--no-cache", options.no_cache,
+                 "Load every closure again instead of taking proven loads of unchanged files from the "
+                 "per-user cache (~/.cache/cudadiag; also CUDADIAG_CACHE=0)");
     app.add_option("--timeout", options.timeout_seconds,
                    "Seconds each library may take to load and answer (default 15)")
         ->check(CLI::Range(0.1, 3600.0));

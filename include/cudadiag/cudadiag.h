@@ -118,6 +118,14 @@ CUDADIAG_API void cudadiag_options_free(cudadiag_options* options);
  *   "exclusive":       false                   the self-test needs the GPU to itself: another process
  *                                              on it is an error-level gpu.busy (default false)
  *   "timeout_seconds": 15                      seconds each library verified may take (default 15)
+ *   "load_check":      true                    with "verify": also load every dependency closure in a
+ *                                              worker and compare its link map with the prediction
+ *                                              (default true; a key added in 0.1, issue 52)
+ *   "cache":           "read" | "read_write" | "off"
+ *                                              the per-user cache of proven loads: "read" takes a proof
+ *                                              of unchanged files instead of loading again and writes
+ *                                              nothing; "read_write" also writes this run's proofs;
+ *                                              CUDADIAG_CACHE=0 is "off" (default "read"; issue 52)
  *   "executable":      "/usr/bin/cudadiag"     the cudadiag executable the workers run; "" = the
  *                                              environment's CUDADIAG_EXECUTABLE, else the one installed
  *                                              with this library (default "")

@@ -35,6 +35,11 @@ enum class SelfTestLevel { quick, full };
 // Where cudadiag runs, which sets how loud some findings are: interactive (a terminal), ci (a CI
 // job: CI=true), fleet (a node health check: under Slurm or in a Kubernetes pod).
 enum class Context { interactive, ci, fleet };
+// How verify/self_test use the per-user cache of proven loads ($XDG_CACHE_HOME/cudadiag, else
+// ~/.cache/cudadiag): off, read (a closure proven before with every file unchanged is not loaded
+// again), or read_write (and this run's proofs are written back). CUDADIAG_CACHE=0 in the
+// environment turns it off whatever is set here.
+enum class Cache { off, read, read_write };
 
 struct Options {
   // cuda-pathfinder component names to examine ("cuda", "nvrtc", "cccl", ...; every component of
@@ -56,6 +61,10 @@ struct Options {
   std::optional<Context> context;
   bool exclusive =
       false; // the self-test needs the GPU to itself: another process on it is an error (gpu.busy)
+  // verify/self_test also load every closure in a worker and compare its link map with the
+  // prediction (the load check); false: verification without it.
+  bool load_check = true;
+  Cache cache = Cache::read; // the embedded API reads proven loads and writes only when asked
   // verify/self_test run every library in an isolated worker: this cudadiag executable re-run.
   // Empty: $CUDADIAG_EXECUTABLE, else the `cudadiag` installed with this library.
   std::string executable;

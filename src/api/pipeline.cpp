@@ -96,6 +96,11 @@ pipeline::Plan make_plan(const Options& options, Stages stages) {
   plan.verify.enabled = true;
   plan.verify.executable = *worker;
   plan.verify.step_timeout = timeout;
+  plan.load_check = options.load_check;
+  plan.load_cache = plan.environment.get("CUDADIAG_CACHE") == "0" ? linkage::CacheMode::off
+                    : options.cache == Cache::read_write          ? linkage::CacheMode::read_write
+                    : options.cache == Cache::read                ? linkage::CacheMode::read
+                                                                  : linkage::CacheMode::off;
   if (stages == Stages::self_test) {
     auto& selftest = plan.selftest;
     selftest.enabled = true;

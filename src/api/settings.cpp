@@ -119,6 +119,16 @@ const std::map<std::string, Apply, std::less<>>& keys() {
          return problem;
        }},
       {"exclusive", [](const json& v, Settings& s) { return read_bool(v, s.options.exclusive); }},
+      {"load_check", [](const json& v, Settings& s) { return read_bool(v, s.options.load_check); }},
+      {"cache",
+       [](const json& v, Settings& s) {
+         std::string mode;
+         auto problem = read_choice(v, {"off", "read", "read_write"}, mode);
+         s.options.cache = mode == "off"          ? Cache::off
+                           : mode == "read_write" ? Cache::read_write
+                                                  : Cache::read;
+         return problem;
+       }},
       {"device",
        [](const json& v, Settings& s) -> std::string {
          if (v.is_null()) {
@@ -254,6 +264,10 @@ json to_json(const Settings& settings) {
                       : *options.context == Context::ci    ? json("ci")
                                                            : json("interactive")},
           {"exclusive", options.exclusive},
+          {"load_check", options.load_check},
+          {"cache", options.cache == Cache::off          ? "off"
+                    : options.cache == Cache::read_write ? "read_write"
+                                                         : "read"},
           {"timeout_seconds", options.timeout_seconds},
           {"executable", options.executable},
           {"environment", environment}};

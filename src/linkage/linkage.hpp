@@ -15,7 +15,9 @@
 #include "discovery/discovery.hpp"
 #include "linkage/closure.hpp"
 #include "linkage/framework_load.hpp"
+#include "linkage/load_cache.hpp"
 
+#include <cstdint>
 #include <future>
 #include <memory>
 #include <optional>
@@ -56,7 +58,11 @@ struct LoadCheck {
   std::vector<std::string> already_in_worker;
   // Objects in the link map that the closure does not hold (a library's own dlopen at load time).
   std::vector<std::string> also_loaded;
-  double elapsed_ms = 0;
+  double elapsed_ms = 0; // the worker's time; 0 when answered from the cache
+  // Set when the worker's answer came from the cache of proven loads (load_cache.hpp) instead of a
+  // load in this run: when that load was proven (Unix seconds) and how long it took then.
+  std::optional<std::int64_t> proven_at;
+  double proven_ms = 0;
 
   [[nodiscard]] bool loads() const { return status == "ok" && !error; }
   [[nodiscard]] bool agrees() const { return status == "ok" && differences.empty(); }
@@ -106,6 +112,7 @@ struct Linkage {
   // 10 s (2 x --timeout) was reached"); "" when every closure was loaded (or judged without loading).
   std::string load_check_cut;
   double load_check_ms = 0;
+  CacheUse load_cache; // how the load check used the cache of proven loads
 };
 
 // What analyze_linkage predicts besides the libraries discovery found.

@@ -66,6 +66,17 @@ void write_check(JsonStream& out, const std::optional<LoadCheck>& check) {
   out.strings(check->already_in_worker);
   out.key("also_loaded");
   out.strings(check->also_loaded);
+  out.key("cache");
+  if (check->proven_at) {
+    out.begin_object();
+    out.key("proven_at");
+    out.string(utc_time(*check->proven_at));
+    out.key("proven_ms");
+    out.value(check->proven_ms);
+    out.end_object();
+  } else {
+    out.null();
+  }
   out.key("detail");
   out.string(check->detail);
   out.key("differences");
@@ -294,6 +305,21 @@ void write_linkage(JsonStream& out, const Linkage& linkage) {
   });
   out.key("load_check");
   out.begin_object();
+  out.key("cache");
+  out.begin_object();
+  out.key("facts");
+  out.unsigned_integer(linkage.load_cache.facts);
+  out.key("hits");
+  out.unsigned_integer(linkage.load_cache.hits);
+  out.key("mode");
+  out.string(to_string(linkage.load_cache.mode));
+  out.key("path");
+  string_or_null(out, linkage.load_cache.path);
+  out.key("problem");
+  string_or_null(out, linkage.load_cache.problem);
+  out.key("stored");
+  out.unsigned_integer(linkage.load_cache.stored);
+  out.end_object();
   out.key("cut");
   if (linkage.load_check_cut.empty()) {
     out.null();

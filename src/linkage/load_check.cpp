@@ -5,7 +5,10 @@
 #include "worker/process.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cstdint>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -156,6 +159,7 @@ LoadCheck judge(const Closure& closure, const std::string& loaded_as, const Link
 void check_by_loading(Linkage& linkage, const LoadCheckOptions& options, const Environment& env) {
   const auto start = std::chrono::steady_clock::now();
   std::vector<AnswerClosure*> closures;
+  std::vector<std::vector<std::string>> closure_preloads;
   std::vector<worker::WorkerStep> steps;
   for (auto& component : linkage.components) {
     for (auto& answer : component.closures) {
@@ -166,6 +170,7 @@ void check_by_loading(Linkage& linkage, const LoadCheckOptions& options, const E
         }
       }
       closures.push_back(&answer);
+      closure_preloads.push_back(preloads);
       std::string id(component.spec->name);
       for (const auto& name : answer.answers) {
         id += (&name == &answer.answers.front() ? " (" : "+") + name;
@@ -174,8 +179,10 @@ void check_by_loading(Linkage& linkage, const LoadCheckOptions& options, const E
                          std::vector<std::string>{join_preloads(preloads)});
     }
   }
-  // A closure holding a file verification saw hang or crash is not loaded again.
+  // A closure holding a file verification saw hang or crash is not loaded again; one whose load
+  // the cache has proven, with every file unchanged, is judged from that proof.
   std::vector<AnswerClosure*> to_load;
+  std::vector<const std::vector<std::string>*> to_load_preloads;
   std::vector<worker::WorkerStep> load_steps;
   for (std::size_t i = 0; i < closures.size(); ++i) {
     if (const auto* proven = proven_outcome(closures[i]->closure, options.proven)) {
@@ -185,49 +192,99 @@ void check_by_loading(Linkage& linkage, const LoadCheckOptions& options, const E
       closures[i]->check = std::move(check);
       continue;
     }
+    if (options.cache != nullptr) {
+      if (auto cached =
+              options.cache->find(closures[i]->closure, closures[i]->load_name, closure_preloads[i])) {
+        auto check = judge(closures[i]->closure, closures[i]->load_name, cached->facts);
+        check.proven_at = cached->proven_at;
+        check.proven_ms = cached->elapsed_ms;
+        closures[i]->check = std::move(check);
+        continue;
+      }
+    }
     to_load.push_back(closures[i]);
+    to_load_preloads.push_back(&closure_preloads[i]);
     load_steps.push_back(std::move(steps[i]));
   }
   const auto budget = options.total_budget.count() > 0 ? options.total_budget : 2 * options.step_timeout;
   const auto deadline = start + budget;
-  worker::WorkerOptions worker;
-  worker.executable = options.executable;
-  const std::size_t parallel = options.parallel != 0 ? options.parallel : default_parallel();
-  std::size_t first = 0;
-  std::size_t cut = 0; // closures the bound left unloaded, or ended while they were still loading
-  for (; first < load_steps.size(); first += parallel) {
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
-      break;
-    }
-    worker.step_timeout = std::min(options.step_timeout, left);
-    const auto last = std::min(load_steps.size(), first + parallel);
-    const std::vector<worker::WorkerStep> batch(load_steps.begin() + static_cast<std::ptrdiff_t>(first),
-                                                load_steps.begin() + static_cast<std::ptrdiff_t>(last));
-    auto outcomes = worker::run_steps(batch, worker, env);
-    for (std::size_t i = 0; i < outcomes.size(); ++i) {
-      auto& answer = *to_load[first + i];
-      const auto& outcome = outcomes[i];
-      const auto real = outcome.status == "ok" ? decode_link_map(outcome.result) : std::nullopt;
-      LoadCheck check;
-      if (real) {
-        check = judge(answer.closure, answer.load_name, *real);
-      } else {
-        check.status = outcome.status == "ok" ? "error" : outcome.status;
-        check.detail = outcome.status == "ok" ? "the worker's answer is not a link map" : outcome.detail;
-      }
-      check.elapsed_ms = outcome.elapsed_ms;
-      if (check.status == "timeout" && worker.step_timeout < options.step_timeout) {
-        // Ended by the stage's bound before its own --timeout: not evidence of a hang, only of a
-        // slow machine. Left unchecked, and counted.
-        ++cut;
-        continue;
-      }
-      answer.check = std::move(check);
+  // The largest closures start first and a worker starts whenever one ends (not in rounds): the
+  // few closures holding cuBLASLt (hundreds of MB, most of the stage's time in their constructors'
+  // page faults and relocation) overlap each other and the small ones fill the gaps.
+  std::vector<std::size_t> order(load_steps.size());
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    order[i] = i;
+  }
+  std::vector<std::uint64_t> bytes(load_steps.size(), 0);
+  for (std::size_t i = 0; i < to_load.size(); ++i) {
+    for (const auto& object : to_load[i]->closure.objects) {
+      bytes[i] += fs::file_size(object.file->realpath).value_or(0);
     }
   }
-  cut += load_steps.size() - std::min(first, load_steps.size());
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return bytes[a] > bytes[b]; });
+  const std::size_t parallel =
+      std::min(load_steps.size(), options.parallel != 0 ? options.parallel : default_parallel());
+  std::vector<std::optional<worker::StepOutcome>> outcomes(load_steps.size());
+  std::vector<std::chrono::milliseconds> given(load_steps.size(), options.step_timeout);
+  std::atomic<std::size_t> next{0};
+  const auto run_queue = [&] {
+    for (std::size_t taken = next++; taken < order.size(); taken = next++) {
+      const auto i = order[taken];
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) {
+        continue; // not started: cut
+      }
+      worker::WorkerOptions worker;
+      worker.executable = options.executable;
+      worker.step_timeout = std::min(options.step_timeout, left);
+      given[i] = worker.step_timeout;
+      auto outcome = worker::run_steps({load_steps[i]}, worker, env);
+      if (!outcome.empty()) {
+        outcomes[i] = std::move(outcome.front());
+      }
+    }
+  };
+  {
+    std::vector<std::thread> threads;
+    for (std::size_t t = 1; t < parallel; ++t) {
+      threads.emplace_back(run_queue);
+    }
+    run_queue();
+    for (auto& thread : threads) {
+      thread.join();
+    }
+  }
+  std::size_t cut = 0; // closures the bound left unloaded, or ended while they were still loading
+  for (std::size_t i = 0; i < load_steps.size(); ++i) {
+    if (!outcomes[i]) {
+      ++cut;
+      continue;
+    }
+    auto& answer = *to_load[i];
+    const auto& outcome = *outcomes[i];
+    const auto real = outcome.status == "ok" ? decode_link_map(outcome.result) : std::nullopt;
+    LoadCheck check;
+    if (real) {
+      check = judge(answer.closure, answer.load_name, *real);
+      if (options.cache != nullptr) {
+        options.cache->store(answer.closure, answer.load_name, *to_load_preloads[i], *real,
+                             outcome.elapsed_ms);
+      }
+    } else {
+      check.status = outcome.status == "ok" ? "error" : outcome.status;
+      check.detail = outcome.status == "ok" ? "the worker's answer is not a link map" : outcome.detail;
+    }
+    check.elapsed_ms = outcome.elapsed_ms;
+    if (check.status == "timeout" && given[i] < options.step_timeout) {
+      // Ended by the stage's bound before its own --timeout: not evidence of a hang, only of a
+      // slow machine. Left unchecked, and counted.
+      ++cut;
+      continue;
+    }
+    answer.check = std::move(check);
+  }
   if (cut > 0) {
     linkage.load_check_cut = std::to_string(cut) + " of " + std::to_string(closures.size()) +
                              " closures not loaded: the load check's bound of " + seconds_text(budget) +

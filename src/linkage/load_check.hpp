@@ -15,6 +15,7 @@
 #include "core/environment.hpp"
 #include "linkage/link_map.hpp"
 #include "linkage/linkage.hpp"
+#include "linkage/load_cache.hpp"
 
 #include <chrono>
 #include <map>
@@ -39,6 +40,9 @@ struct LoadCheckOptions {
   // that holds one is not loaded again; its check takes that outcome ("timeout" or "crashed"),
   // with the detail saying where it was seen.
   std::map<std::string, ProvenOutcome> proven;
+  // The cache of proven loads (load_cache.hpp), or null: a closure it answers is judged from the
+  // stored answer, not loaded; every worker that ends normally is stored. The caller saves it.
+  LoadCache* cache = nullptr;
 };
 
 // The comparison of one closure's prediction with its real load.

@@ -28,6 +28,7 @@
 #include <future>
 #include <iterator>
 #include <limits>
+#include <optional>
 #include <span>
 #include <utility>
 
@@ -206,16 +207,26 @@ Expected<report::Report> run(const Plan& plan) {
   report.host = report::read_host_info(plan.environment);
   report.environment = plan.environment;
   std::vector<ComponentResult> others;
+  // The per-user cache of proven loads and of the libraries' own answers (linkage/load_cache.hpp):
+  // read before verification, written (when its mode allows) once the load check has ended.
+  std::optional<linkage::LoadCache> cache;
+  auto verify_options = plan.verify;
+  if (plan.verify.enabled) {
+    cache =
+        linkage::LoadCache::open(plan.load_cache, plan.environment, plan.verify.executable, options.layout);
+    cache->set_default_dirs(options.layout.default_lib_dirs);
+    verify_options.cache = &*cache;
+  }
   if (plan.verify.enabled) {
     log.start("loading libraries in isolated workers");
-    auto workers = std::async(std::launch::async, [&loaded, &plan, &context] {
+    auto workers = std::async(std::launch::async, [&loaded, &plan, &context, &verify_options] {
       // The workers load what the load model answers (each load followed, closures and
       // cuda-pathfinder's control flow included), not select()'s file-by-file choice; on a copy, as
       // finish_discovery follows the loads of the run's components once, traces and all.
       discovery::DiscoveryResult answers;
       answers.components = loaded.components;
       static_cast<void>(discovery::follow_loads_from(context, answers.components));
-      return verify::verify(answers, plan.verify, plan.environment);
+      return verify::verify(answers, verify_options, plan.environment);
     });
     others = discovery::resolve_components(context, rest, loaded.components);
     report.verification = workers.get();
@@ -224,7 +235,8 @@ Expected<report::Report> run(const Plan& plan) {
                  std::to_string(rest.size()) + " more components found");
     for (const auto& step : report.verification.steps) {
       log.say(Detail::step, "worker " + step.id + ": " + step.status + " in " +
-                                std::to_string(static_cast<long long>(step.elapsed_ms)) + " ms, last phase " +
+                                std::to_string(static_cast<long long>(step.elapsed_ms)) + " ms" +
+                                (step.proven_at ? " (from the cache)" : "") + ", last phase " +
                                 (step.last_phase.empty() ? std::string("-") : step.last_phase) +
                                 (step.detail.empty() ? std::string() : ": " + step.detail) +
                                 (step.stderr_tail.empty() ? std::string() : "; stderr: " + step.stderr_tail));
@@ -313,6 +325,10 @@ Expected<report::Report> run(const Plan& plan) {
         "the driver (" + driver_step->path + ") " + (driver_step->status == "crashed" ? "crashed" : "hung") +
         " when loaded (verify." + (driver_step->status == "crashed" ? "crashed" : "timeout") +
         "); libraries that load it would too: fix the driver first";
+  } else if (plan.verify.enabled && !plan.load_check) {
+    report.linkage.load_check_skipped =
+        "--no-load-check: the closures were predicted from the files and verification loaded the selected "
+        "libraries, but no closure was loaded to prove its prediction";
   } else if (plan.verify.enabled) {
     // A file verification saw hang or crash is not loaded again (its closures take that outcome).
     linkage::LoadCheckOptions load_options;
@@ -328,6 +344,7 @@ Expected<report::Report> run(const Plan& plan) {
                 " in verification (verify." + step.status + ")"};
       }
     }
+    load_options.cache = cache ? &*cache : nullptr;
     load_check = std::async(std::launch::async, [&report, &plan, load_options = std::move(load_options)] {
       linkage::check_by_loading(report.linkage, load_options, plan.environment);
     });
@@ -360,6 +377,11 @@ Expected<report::Report> run(const Plan& plan) {
     log.done("load check", std::to_string(checked) + " closures loaded in " +
                                std::to_string(static_cast<long long>(report.linkage.load_check_ms)) +
                                " ms, " + std::to_string(agree) + " as predicted");
+  }
+
+  if (cache) {
+    cache->save();
+    report.linkage.load_cache = cache->use();
   }
 
   if (gpu_code.valid()) {

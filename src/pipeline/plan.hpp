@@ -12,6 +12,7 @@
 #include "core/run_context.hpp"
 #include "discovery/discovery.hpp"
 #include "findings/findings.hpp"
+#include "linkage/load_cache.hpp"
 #include "policy/policy_file.hpp"
 #include "probes/catalog.hpp"
 #include "report/report.hpp"
@@ -43,7 +44,13 @@ struct Plan {
   // corrupt one is reported as the cache's status, as the default cache's problems are.
   std::optional<std::string> ld_so_cache;
 
-  verify::VerifyOptions verify;       // off: nothing is loaded
+  verify::VerifyOptions verify; // off: nothing is loaded
+  // With verification, every closure is loaded in a worker and compared with its prediction (the
+  // load check, linkage/load_check.hpp), unless this is false (--no-load-check): the report then
+  // says why it did not run.
+  bool load_check = true;
+  // How the load check uses the per-user cache of proven loads (linkage/load_cache.hpp).
+  linkage::CacheMode load_cache = linkage::CacheMode::off;
   std::string not_loaded_reason;      // the report's reason when verify is off ("": verification's own)
   selftest::SelfTestOptions selftest; // off: no self-test
   std::optional<std::string> selftest_skipped; // asked for but cannot run here: the report says why

@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <vector>
 
 namespace cudadiag::report {
@@ -107,8 +109,11 @@ std::string outcome(const AnswerClosure& answer, TextStyle style) {
       text +=
           "; in a worker: " + paint(style, k_red, check.status) + " (" + to_valid_utf8(check.detail) + ")";
     } else {
-      text += check.agrees() ? "; loaded in a worker: as predicted"
-                             : "; loaded in a worker: " + paint(style, k_yellow, "not as predicted");
+      const std::string how =
+          check.proven_at ? "; loaded in a worker at " + linkage::utc_time(*check.proven_at) + " (cache): "
+                          : std::string("; loaded in a worker: ");
+      text +=
+          how + (check.agrees() ? std::string("as predicted") : paint(style, k_yellow, "not as predicted"));
     }
   }
   return text;
@@ -191,11 +196,15 @@ std::string render_closures_section(const linkage::Linkage& linkage, TextStyle s
   std::size_t closures = 0;
   std::size_t checked = 0;
   std::size_t agree = 0;
+  std::optional<std::int64_t> oldest_proof;
   for (const auto& component : linkage.components) {
     for (const auto& answer : component.closures) {
       ++closures;
       checked += answer.check ? 1U : 0U;
       agree += answer.check && answer.check->agrees() ? 1U : 0U;
+      if (answer.check && answer.check->proven_at) {
+        oldest_proof = std::min(oldest_proof.value_or(*answer.check->proven_at), *answer.check->proven_at);
+      }
     }
   }
   std::string summary = std::to_string(closures) + " closures of " +
@@ -206,6 +215,14 @@ std::string render_closures_section(const linkage::Linkage& linkage, TextStyle s
     summary += "loaded in workers: " + std::to_string(agree) + " of " + std::to_string(checked) +
                " as predicted (" + milliseconds(linkage.load_check_ms) + ")" +
                (linkage.load_check_cut.empty() ? std::string() : "; " + linkage.load_check_cut);
+    if (linkage.load_cache.hits > 0 && oldest_proof) {
+      summary += "; " + std::to_string(linkage.load_cache.hits) +
+                 " answered from the cache of proven loads (files unchanged since " +
+                 linkage::utc_time(*oldest_proof) + " or later; --no-cache loads them again)";
+    }
+    if (!linkage.load_cache.problem.empty()) {
+      summary += "; cache " + linkage.load_cache.path + ": " + linkage.load_cache.problem;
+    }
   } else {
     summary += "not loaded (" +
                (linkage.load_check_skipped.empty() ? std::string("--no-load") : linkage.load_check_skipped) +

@@ -214,6 +214,7 @@ json step_to_json(const verify::LibraryStep& step) {
           {"last_phase", text(step.last_phase)},
           {"stderr_tail", text(step.stderr_tail)},
           {"elapsed_ms", step.elapsed_ms},
+          {"cache", step.proven_at ? json{{"proven_at", linkage::utc_time(*step.proven_at)}} : json(nullptr)},
           {"result", sanitized(verify::to_json(step.facts))}};
 }
 

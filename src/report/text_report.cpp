@@ -217,7 +217,8 @@ std::string verification_section(const Report& report, TextStyle style) {
     }
     const auto color = state == "ok" ? k_green : k_red;
     table.rows.push_back({step.id, to_valid_utf8(reported_version(step)),
-                          std::to_string(static_cast<long long>(step.elapsed_ms)) + " ms",
+                          std::to_string(static_cast<long long>(step.elapsed_ms)) + " ms" +
+                              (step.proven_at ? " (cache, " + linkage::utc_time(*step.proven_at) + ")" : ""),
                           paint(style, color, to_valid_utf8(state))});
     table.notes.push_back(step.status != "ok" ? to_valid_utf8(step.detail) : std::string());
   }

@@ -1,6 +1,12 @@
 #include "verify/verification.hpp"
 
+#include "core/bounded_json.hpp"
 #include "verify/facts_codec.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string_view>
 
 namespace cudadiag::verify {
 
@@ -19,6 +25,83 @@ namespace {
 template <class Facts> const Facts* answer(const Verification& verification, std::string_view component) {
   const auto* step = verification.step(component);
   return step != nullptr && step->status == "ok" ? std::get_if<Facts>(&step->facts) : nullptr;
+}
+
+// The probes whose answers are facts of the library's files alone (no driver, no GPU): the ones the
+// cache may keep.
+bool file_facts(std::string_view kind) {
+  return kind == "nvrtc" || kind == "nvjitlink";
+}
+
+// The files a probe's answer says the library loaded besides itself (NVRTC's builtins).
+std::vector<std::string> files_loaded(const ProbeFacts& facts) {
+  std::vector<std::string> files;
+  if (const auto* nvrtc = std::get_if<NvrtcFacts>(&facts); nvrtc != nullptr && nvrtc->builtins) {
+    for (const auto* path : {&nvrtc->builtins->path, &nvrtc->builtins->used}) {
+      if (*path) {
+        files.push_back(**path);
+      }
+    }
+  }
+  return files;
+}
+
+std::string encode_outcome(const worker::StepOutcome& step) {
+  const nlohmann::json out = {
+      {"id", step.id},
+      {"kind", step.kind},
+      {"path", step.path},
+      {"status", step.status},
+      {"exit_code", step.exit_code ? nlohmann::json(*step.exit_code) : nlohmann::json()},
+      {"detail", step.detail},
+      {"stderr_tail", step.stderr_tail},
+      {"last_phase", step.last_phase},
+      {"result", step.result},
+      {"records", step.records},
+      {"elapsed_ms", step.elapsed_ms}};
+  return out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+// nullopt when `text` is not an outcome encode_outcome wrote.
+std::optional<worker::StepOutcome> decode_outcome(std::string_view text) {
+  const auto parsed = bounded_json::parse(text);
+  const auto* in = std::get_if<nlohmann::json>(&parsed);
+  if (in == nullptr || !in->is_object()) {
+    return std::nullopt;
+  }
+  worker::StepOutcome step;
+  for (auto [key, field] : {std::pair{"id", &step.id},
+                            {"kind", &step.kind},
+                            {"path", &step.path},
+                            {"status", &step.status},
+                            {"detail", &step.detail},
+                            {"stderr_tail", &step.stderr_tail},
+                            {"last_phase", &step.last_phase},
+                            {"result", &step.result}}) {
+    const auto found = in->find(key);
+    if (found == in->end() || !found->is_string()) {
+      return std::nullopt;
+    }
+    *field = found->get<std::string>();
+  }
+  const auto records = in->find("records");
+  const auto elapsed = in->find("elapsed_ms");
+  const auto exit_code = in->find("exit_code");
+  if (records == in->end() || !records->is_array() || elapsed == in->end() || !elapsed->is_number() ||
+      exit_code == in->end() || !(exit_code->is_null() || exit_code->is_number_integer())) {
+    return std::nullopt;
+  }
+  for (const auto& record : *records) {
+    if (!record.is_string()) {
+      return std::nullopt;
+    }
+    step.records.push_back(record.get<std::string>());
+  }
+  step.elapsed_ms = elapsed->get<double>();
+  if (exit_code->is_number_integer()) {
+    step.exit_code = exit_code->get<int>();
+  }
+  return step;
 }
 
 } // namespace
@@ -107,13 +190,42 @@ Verification verify(const discovery::DiscoveryResult& discovery, const VerifyOpt
   worker.executable = options.executable;
   worker.step_timeout = options.step_timeout;
   verification.ran = true;
-  for (auto& outcome : worker::run_steps(steps, worker, env)) {
+  std::vector<std::optional<LibraryStep>> known(steps.size());
+  std::vector<worker::WorkerStep> to_run;
+  std::vector<std::size_t> run_index;
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    if (options.cache != nullptr && file_facts(steps[i].kind)) {
+      if (auto hit = options.cache->find_fact(steps[i].kind, steps[i].path)) {
+        if (auto outcome = decode_outcome(hit->first); outcome && outcome->status == "ok") {
+          LibraryStep step;
+          static_cast<worker::StepOutcome&>(step) = std::move(*outcome);
+          step.facts = decode(step.kind, step.result);
+          step.proven_at = hit->second;
+          known[i] = std::move(step);
+          continue;
+        }
+      }
+    }
+    to_run.push_back(steps[i]);
+    run_index.push_back(i);
+  }
+  auto outcomes =
+      to_run.empty() ? std::vector<worker::StepOutcome>{} : worker::run_steps(to_run, worker, env);
+  for (std::size_t r = 0; r < outcomes.size() && r < run_index.size(); ++r) {
     LibraryStep step;
-    static_cast<worker::StepOutcome&>(step) = std::move(outcome);
+    static_cast<worker::StepOutcome&>(step) = std::move(outcomes[r]);
     if (step.status == "ok") {
       step.facts = decode(step.kind, step.result);
+      if (options.cache != nullptr && file_facts(step.kind)) {
+        options.cache->store_fact(step.kind, step.path, files_loaded(step.facts), encode_outcome(step));
+      }
     }
-    verification.steps.push_back(std::move(step));
+    known[run_index[r]] = std::move(step);
+  }
+  for (auto& step : known) {
+    if (step) {
+      verification.steps.push_back(std::move(*step));
+    }
   }
   verification.devices = merge_devices(verification.driver(), verification.nvml());
   return verification;

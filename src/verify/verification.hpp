@@ -5,10 +5,12 @@
 
 #include "core/environment.hpp"
 #include "discovery/discovery.hpp"
+#include "linkage/load_cache.hpp"
 #include "verify/facts.hpp"
 #include "worker/process.hpp"
 
 #include <chrono>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,12 +21,20 @@ struct VerifyOptions {
   bool enabled = false;                          // off: no code from the found libraries runs (--no-load)
   std::string executable;                        // the cudadiag binary to re-execute as the worker
   std::chrono::milliseconds step_timeout{15000}; // per library
+  // The per-user cache (linkage/load_cache.hpp), or null: NVRTC's and nvJitLink's answers (facts of
+  // their files: versions, architectures, the builtins, the compile and create checks) are taken
+  // from it while the files are unchanged, and stored when their worker ends normally. The driver's,
+  // NVML's and cudart's (which asks the driver) are always asked live. Saved by the caller.
+  linkage::LoadCache* cache = nullptr;
 };
 
 // One loaded library: how its worker ended, and the probe's answer (decoded from the worker's
 // result; monostate unless status is "ok").
 struct LibraryStep : worker::StepOutcome {
   ProbeFacts facts;
+  // Set when the outcome came from the cache instead of a worker of this run: when that worker ran
+  // (Unix seconds); elapsed_ms is then that worker's time.
+  std::optional<std::int64_t> proven_at;
 };
 
 struct Verification {

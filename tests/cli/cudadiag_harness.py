@@ -284,6 +284,8 @@ def all_candidate_paths(entry: dict) -> dict[str, dict]:
 def clean_env(**overrides) -> dict:
     """A minimal environment with no CUDA-related variables; values may be str or bytes."""
     env = {"PATH": "/usr/bin:/bin", "HOME": os.environ.get("HOME", "/root"), "LANG": "C.UTF-8"}
+    if "XDG_CACHE_HOME" in os.environ:  # where ctest keeps the load-check cache of test runs
+        env["XDG_CACHE_HOME"] = os.environ["XDG_CACHE_HOME"]
     env.update(overrides)
     return env
 

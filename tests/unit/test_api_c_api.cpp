@@ -16,11 +16,13 @@
 #include <atomic>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <mutex>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -396,6 +398,53 @@ TEST_CASE("c api: verify loads the driver in the worker the options name") {
   CHECK(json["verification"]["ran"] == true);
   REQUIRE(json["devices"].size() == 1);
   CHECK(json["devices"][0]["sm_count"] == 132);
+}
+
+TEST_CASE("c api: the load-check cache is read by default and written only when the options ask") {
+  const TempTree tree;
+  const auto driver_dir =
+      std::string(CUDADIAG_FAKE_DRIVER).substr(0, std::string(CUDADIAG_FAKE_DRIVER).rfind('/'));
+  const auto cache_file = tree.path("xdg/cudadiag/load-check.json");
+  const auto options_for = [&](std::string_view cache) {
+    std::string json = R"({"components": ["cuda"], "verify": true, "executable": ")" +
+                       std::string(CUDADIAG_TEST_EXECUTABLE) + R"(", "environment": {"LD_LIBRARY_PATH": ")" +
+                       driver_dir + R"(", "CUDADIAG_FAKE_CUDA": "ok", "XDG_CACHE_HOME": ")" +
+                       tree.path("xdg") + R"("})";
+    if (!cache.empty()) {
+      json += R"(, "cache": ")" + std::string(cache) + '"';
+    }
+    return make_options(json + "}");
+  };
+  const auto cache_use = [&](std::string_view cache) {
+    auto options = options_for(cache);
+    cudadiag_report* raw = nullptr;
+    REQUIRE(cudadiag_report_new(options.get(), &raw) == CUDADIAG_OK);
+    const ReportPtr report(raw);
+    return report_json(report.get())["linkage"]["load_check"]["cache"];
+  };
+
+  CHECK(nlohmann::json::parse(options_json(options_for("").get()))["cache"] == "read");
+  CHECK(nlohmann::json::parse(options_json(options_for("").get()))["load_check"] == true);
+  const auto read_only = cache_use("");
+  CHECK(read_only["mode"] == "read");
+  CHECK(read_only["stored"] == 0);
+  CHECK_FALSE(std::filesystem::exists(cache_file));
+
+  const auto written = cache_use("read_write");
+  CHECK(written["mode"] == "read_write");
+  CHECK(written["stored"].get<int>() > 0);
+  CHECK(std::filesystem::exists(cache_file));
+
+  const auto answered = cache_use("read");
+  CHECK(answered["hits"] == written["stored"]);
+  CHECK(answered["stored"] == 0);
+  CHECK(cache_use("off")["mode"] == "off");
+
+  auto options = options_for("");
+  check_failed_with(cudadiag_options_from_json(options.get(), R"({"cache": "sometimes"})"),
+                    CUDADIAG_ERROR_INVALID_OPTIONS, "cache");
+  check_failed_with(cudadiag_options_from_json(options.get(), R"({"load_check": 1})"),
+                    CUDADIAG_ERROR_INVALID_OPTIONS, "load_check");
 }
 
 TEST_CASE("c api: verify without a usable worker executable is skipped with the reason") {
