@@ -65,6 +65,7 @@ bool is_symlink(const std::string& path) {
 }
 
 bool is_executable_file(const std::string& path) {
+  note_path(path);
   return is_regular_file(path) && ::access(path.c_str(), X_OK) == 0;
 }
 
