@@ -14,7 +14,8 @@ machine's slow phase hits every variant alike:
 and prints the median and p90 of each and each one's ratio to the no-cache reference measured in the
 same run. From one repeated run's JSON it prints what stays live: the verification workers of the
 driver (cuda) and NVML, measured and shown separately (never cached). With --quick-check, it runs
-that bench_quick_check program (300 in-process calls) and prints the first and repeated call.
+that bench_quick_check program (300 in-process calls) and prints the first and repeated call; with
+--quick-check-baseline, another build's program alternately with it (3 rounds) and the ratios.
 
 Exits 0: the figures are for reading, not a pass/fail test.
 """
@@ -68,6 +69,8 @@ def main() -> int:
     parser.add_argument("--cudadiag", required=True, type=Path)
     parser.add_argument("--baseline", type=Path, help="another cudadiag binary, run as it is (its own default)")
     parser.add_argument("--quick-check", type=Path, help="the bench_quick_check program of the same build")
+    parser.add_argument("--quick-check-baseline", type=Path,
+                        help="another build's bench_quick_check, run alternately with --quick-check (3 rounds each)")
     parser.add_argument("-n", type=int, default=20, help="runs of each variant (default 20)")
     parser.add_argument("--json-out", type=Path, help="also write the figures as JSON here")
     args = parser.parse_args()
@@ -118,19 +121,37 @@ def main() -> int:
           f"first over no-cache: {reference / figures['first']['median_ms']:.2f}x")
 
     if args.quick_check:
-        result = subprocess.run([str(args.quick_check), "300"], capture_output=True, text=True, timeout=600,
-                                check=False)
-        first = re.search(r"first call\s+([0-9.]+) ms", result.stdout)
-        median = re.search(r"median\s+([0-9.]+) ms", result.stdout)
-        tail = re.search(r"p90\s+([0-9.]+) ms", result.stdout)
-        if first and median and tail:
-            figures["quick_check"] = {"first_ms": float(first.group(1)), "median_ms": float(median.group(1)),
-                                      "p90_ms": float(tail.group(1)), "calls": 300}
-            print(f"quick_check(): first call {first.group(1)} ms, repeated median {median.group(1)} ms "
-                  f"(p90 {tail.group(1)} ms, 300 calls); first/repeated "
-                  f"x{float(first.group(1)) / float(median.group(1)):.1f}")
-        else:
-            print(f"quick_check bench gave no figures: {result.stdout[-500:]} {result.stderr[-500:]}")
+        def quick_figures(program: Path):
+            result = subprocess.run([str(program), "300"], capture_output=True, text=True, timeout=600, check=False)
+            first = re.search(r"first call\s+([0-9.]+) ms", result.stdout)
+            median = re.search(r"median\s+([0-9.]+) ms", result.stdout)
+            tail = re.search(r"p90\s+([0-9.]+) ms", result.stdout)
+            if not (first and median and tail):
+                print(f"quick_check bench gave no figures: {result.stdout[-500:]} {result.stderr[-500:]}")
+                return None
+            return {"first_ms": float(first.group(1)), "median_ms": float(median.group(1)),
+                    "p90_ms": float(tail.group(1)), "calls": 300}
+
+        # Alternated with the baseline's program when there is one: the ratio is of the same minutes.
+        rounds = 3 if args.quick_check_baseline else 1
+        ours, theirs = [], []
+        for _ in range(rounds):
+            if (mine := quick_figures(args.quick_check)) is not None:
+                ours.append(mine)
+            if args.quick_check_baseline and (other := quick_figures(args.quick_check_baseline)) is not None:
+                theirs.append(other)
+        if ours:
+            figures["quick_check"] = ours[0] if rounds == 1 else {"rounds": ours}
+            for mine in ours:
+                print(f"quick_check(): first call {mine['first_ms']} ms, repeated median {mine['median_ms']} ms "
+                      f"(p90 {mine['p90_ms']} ms, 300 calls); first/repeated "
+                      f"x{mine['first_ms'] / mine['median_ms']:.1f}")
+        if theirs:
+            figures["quick_check_baseline"] = {"rounds": theirs}
+            for mine, other in zip(ours, theirs):
+                print(f"quick_check() baseline: first call {other['first_ms']} ms, median {other['median_ms']} ms; "
+                      f"baseline/new median x{other['median_ms'] / mine['median_ms']:.1f}, "
+                      f"first x{other['first_ms'] / mine['first_ms']:.2f}")
 
     if args.json_out:
         args.json_out.write_text(json.dumps(figures, indent=2) + "\n")

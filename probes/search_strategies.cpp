@@ -2,6 +2,7 @@
 
 #include "core/filesystem.hpp"
 #include "core/once_flag.hpp"
+#include "core/read_record.hpp"
 #include "core/text.hpp"
 #include "core/timeline.hpp"
 #include "core/unique_fd.hpp"
@@ -22,6 +23,7 @@ namespace {
 
 bool name_exists(const std::string& path) {
   struct stat st {};
+  fs::note_path(path);
   return ::lstat(path.c_str(), &st) == 0; // broken symlinks and loops count: they are reported
 }
 
@@ -875,6 +877,7 @@ std::shared_ptr<const DirectoryCache::Listing> DirectoryCache::read(const std::s
   if (known_missing(dir)) {
     return listing; // site-packages/nvidia/<wheel>/lib for every wheel a component may come in
   }
+  fs::note_path(dir);
   const UniqueFd handle(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK));
   if (handle.get() < 0) {
     // A directory that can be searched but not read (mode 0711) still serves lookups by name.

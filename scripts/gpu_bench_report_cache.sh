@@ -3,7 +3,8 @@
 # every core, then runs bench/bench_report_cache.py: `cudadiag --json --no-selftest` first (empty
 # load-check cache) vs repeated (the cache filled) vs --no-cache (the same run's reference: every
 # closure loaded, as before the cache) vs --no-load-check, N runs each (default 20), the live driver
-# and NVML workers shown separately, and quick_check() first vs repeated (300 in-process calls).
+# and NVML workers shown separately, and quick_check() first vs repeated (300 in-process calls),
+# alternated with BASE's bench_quick_check (3 rounds each) when BASE is built.
 # When git can see BASE (default 7150271, the code before issue 52), that commit is built too and
 # run beside it as "baseline". Writes ${OUT:-out}/report-cache.txt (the figures), report-cache.json,
 # build.log. Needs no network.
@@ -22,8 +23,9 @@ if git rev-parse --verify -q "$base^{commit}" >/dev/null 2>&1; then
   rm -rf build-base-src && mkdir -p build-base-src && git archive "$base" | tar -x -C build-base-src &&
     {
       cmake -S build-base-src -B build-base -DCMAKE_BUILD_TYPE=Release -DCUDADIAG_WERROR=ON &&
-        cmake --build build-base --parallel "$(nproc)" --target cudadiag
-    } >>"$out/build.log" 2>&1 && baseline=(--baseline "$PWD/build-base/cli/cudadiag")
+        cmake --build build-base --parallel "$(nproc)" --target cudadiag bench_quick_check
+    } >>"$out/build.log" 2>&1 && baseline=(--baseline "$PWD/build-base/cli/cudadiag"
+      --quick-check-baseline "$PWD/build-base/bench/bench_quick_check")
 else
   echo "no git history here: the baseline is this build's --no-cache run" >>"$out/build.log"
 fi

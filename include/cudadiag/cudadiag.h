@@ -145,7 +145,10 @@ CUDADIAG_API cudadiag_status cudadiag_options_to_json(const cudadiag_options* op
  * *out is a new report to free with cudadiag_report_free; on error *out is NULL. */
 CUDADIAG_API cudadiag_status cudadiag_report_new(const cudadiag_options* options, cudadiag_report** out);
 
-/* The startup check, meant to take a few milliseconds: what this process has mapped already plus what
+/* The startup check, meant to take a few milliseconds the first time and a fraction of one after (a
+ * repeated call answers the kept report while every path its discovery read stats the same and the
+ * options, environment, ids and host are equal; what the process has mapped is read every time;
+ * docs/api.md "Contract"): what this process has mapped already plus what
  * it would load next (discovery), in this process, starting no process, loading nothing, launching no
  * kernel. "verify", "self_test" and "python" are ignored. Without "components" it covers the
  * libraries, header sets, bitcode and static libraries, not the toolkit's programs (nvcc, ...) nor

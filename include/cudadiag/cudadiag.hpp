@@ -32,7 +32,9 @@ CUDADIAG_API Report verify(const Options& options = {});
 // the same kind of workers. Without a GPU every test is a skip, not a failure.
 CUDADIAG_API Report self_test(const Options& options = {});
 // The startup check: what this process has mapped already and what it would load next, judged in a
-// few milliseconds, in this process: no process started, nothing loaded, no kernel launched.
+// few milliseconds, in this process: no process started, nothing loaded, no kernel launched. A
+// repeated call answers the kept report while nothing its discovery read changed (stats only; what
+// the process has mapped is read every time; docs/api.md "Contract").
 // Findings are the warnings and errors only (two copies of one library mapped, the driver stub in
 // use or first on the search path, no driver, unusable files, ...). The verdict is Verdict::error
 // when CUDA is expected to fail here. Without Options::components it covers what a process loads or

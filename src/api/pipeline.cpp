@@ -7,14 +7,21 @@
 #include "api/plans.hpp"
 #include "api/settings.hpp"
 #include "api/worker_executable.hpp"
+#include "core/evidence_json.hpp"
+#include "core/read_record.hpp"
 #include "core/timeline.hpp"
 #include "cudadiag/version.h"
 #include "report/json_report.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <memory>
+#include <mutex>
 #include <string_view>
+#include <sys/utsname.h>
 
 // The headers' version macros must name the version the library is built as (project(VERSION)).
 static_assert(std::string_view(CUDADIAG_VERSION) == CUDADIAG_VERSION_STRING,
@@ -33,6 +40,71 @@ void log_run(std::string_view what, const Report& report) {
                         report.findings.size(), report.elapsed_ms);
     log(LogLevel::debug, line);
   }
+}
+
+// quick_check()'s last answer, kept with what it depended on (issue 52): the inputs that are not
+// files (the options it reads, the environment as the search sees it, the working directory, the
+// user and group ids, the host's name and kernel, the findings about what this process had mapped)
+// as one key, and the identity of every path discovery read (core/read_record.hpp). A later call
+// whose key is equal and whose paths are all unchanged (stats only) answers the kept report;
+// anything else computes afresh. What this process has mapped is read fresh on every call.
+struct KeptQuickCheck {
+  std::string key;
+  fs::ReadSnapshot read;
+  Report report; // without `loaded`, which every call reads afresh
+};
+
+std::mutex& kept_quick_check_mutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+std::shared_ptr<const KeptQuickCheck>& kept_quick_check() {
+  static std::shared_ptr<const KeptQuickCheck> kept;
+  return kept;
+}
+
+void add_field(std::string& key, std::string_view field) {
+  key += std::to_string(field.size());
+  key += ':';
+  key += field;
+}
+
+std::string quick_check_key(const Options& options, const pipeline::Plan& plan) {
+  std::string key;
+  add_field(key, "components");
+  for (const auto& name : options.components) {
+    add_field(key, name);
+  }
+  add_field(key, options.ld_so_cache);
+  add_field(key, options.ld_so_conf);
+  add_field(key, options.fail_on_warning ? "warning" : "error");
+  add_field(key, "environment");
+  for (const auto& [name, value] : plan.environment.variables()) {
+    add_field(key, name);
+    add_field(key, value);
+  }
+  add_field(key, plan.environment.cwd);
+  add_field(key, plan.environment.passwd_home);
+  add_field(key, std::to_string(plan.environment.uid) + "," + std::to_string(::geteuid()) + "," +
+                     std::to_string(::getegid()) + "," + std::to_string(::getgid()));
+  struct utsname names {};
+  if (::uname(&names) == 0) {
+    add_field(key, names.nodename);
+    add_field(key, names.release);
+    add_field(key, names.machine);
+  }
+  add_field(key, "observed");
+  for (const auto& finding : plan.observed) {
+    add_field(key, finding.id);
+    add_field(key, std::to_string(static_cast<int>(finding.severity)));
+    add_field(key, finding.message);
+    add_field(key, finding.remedy);
+    for (const auto& component : finding.components) {
+      add_field(key, component);
+    }
+    add_field(key, evidence_to_json(finding.evidence).dump());
+  }
+  return key;
 }
 
 } // namespace
@@ -169,7 +241,34 @@ Report run_quick_check(const Options& options) {
   }();
   plan.observed = process.findings;
   plan.problems_only = true;
-  auto out = run_plan(plan, "quick_check");
+  auto key = quick_check_key(options, plan);
+  const auto start = Clock::now();
+  std::shared_ptr<const KeptQuickCheck> kept;
+  {
+    const std::lock_guard lock(kept_quick_check_mutex());
+    kept = kept_quick_check();
+  }
+  Report out;
+  // Without $HOME the search asks the passwd database (NSS: files, LDAP, sssd), which no path
+  // names: such a call is computed every time.
+  const bool keepable =
+      plan.environment.non_empty("HOME").has_value() || !plan.environment.passwd_home.empty();
+  if (keepable && kept && kept->key == key && kept->read.unchanged()) {
+    out = kept->report;
+    out.elapsed_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+    if (log_enabled(LogLevel::debug)) {
+      log(LogLevel::debug,
+          "quick_check: the kept answer (" + std::to_string(kept->read.size()) + " paths it read unchanged)");
+    }
+  } else {
+    fs::ReadRecorder recorder;
+    out = run_plan(plan, "quick_check");
+    if (auto read = recorder.finish(); read && keepable) {
+      auto fresh = std::make_shared<KeptQuickCheck>(KeptQuickCheck{std::move(key), std::move(*read), out});
+      const std::lock_guard lock(kept_quick_check_mutex());
+      kept_quick_check() = std::move(fresh);
+    }
+  }
   std::transform(process.components.begin(), process.components.end(), std::back_inserter(out.loaded),
                  [](const auto& component) { return to_public(component); });
   return out;

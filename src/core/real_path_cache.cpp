@@ -1,6 +1,7 @@
 #include "core/real_path_cache.hpp"
 
 #include "core/filesystem.hpp"
+#include "core/read_record.hpp"
 
 #include <unistd.h>
 
@@ -46,6 +47,7 @@ Expected<std::string> RealPathCache::real_path(const std::string& path) const {
   std::string current = fs::join(*resolved.path, fs::basename(path));
   for (int hop = 0; hop < 8; ++hop) {
     struct stat st {};
+    fs::note_path(current);
     if (::lstat(current.c_str(), &st) != 0) {
       return fs::real_path(path);
     }

@@ -5,6 +5,7 @@
 
 #include "core/expected.hpp"
 #include "core/filesystem.hpp"
+#include "core/read_record.hpp"
 #include "core/unique_fd.hpp"
 
 #include <fcntl.h>
@@ -202,6 +203,7 @@ private:
 template <class Read>
 auto with_file_source(const std::string& path, Read read)
     -> decltype(read(std::declval<const FileSource&>())) {
+  fs::note_path(path);
   const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
   if (fd.get() < 0) {
     return Error{std::string("cannot open: ") + std::strerror(errno)};

@@ -1,5 +1,6 @@
 #include "elf/elf_symbols.hpp"
 
+#include "core/read_record.hpp"
 #include "elf/byte_source.hpp"
 
 #include <algorithm>
@@ -532,6 +533,7 @@ Expected<DynamicSymbols> parse_dynamic_symbols(std::span<const std::byte> image,
 }
 
 Expected<DynamicSymbols> read_dynamic_symbols(const std::string& path, const ElfInfo& info) {
+  fs::note_path(path);
   const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
   if (fd.get() < 0) {
     return Error{std::string("cannot open: ") + std::strerror(errno)};

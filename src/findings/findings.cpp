@@ -1,6 +1,7 @@
 #include "findings/findings.hpp"
 
 #include "core/filesystem.hpp"
+#include "core/read_record.hpp"
 #include "python/conda.hpp"
 
 #include <algorithm>
@@ -242,7 +243,9 @@ std::optional<std::string> owning_wheel_distribution(const std::string& path) {
       continue;
     }
     std::string line;
-    std::ifstream metadata(fs::join(fs::join(site, entry), "METADATA"));
+    const auto metadata_path = fs::join(fs::join(site, entry), "METADATA");
+    fs::note_path(metadata_path);
+    std::ifstream metadata(metadata_path);
     while (std::getline(metadata, line) && !line.empty()) {
       if (line.rfind("Name:", 0) == 0) {
         auto name = line.substr(5);

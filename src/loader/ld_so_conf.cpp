@@ -1,6 +1,7 @@
 #include "loader/ld_so_conf.hpp"
 
 #include "core/filesystem.hpp"
+#include "core/read_record.hpp"
 
 #include <glob.h>
 
@@ -25,9 +26,19 @@ std::string trim(std::string text) {
 
 std::vector<std::string> glob_sorted(const std::string& pattern) {
   std::vector<std::string> out;
+  // What the glob read, for a kept answer (core/read_record.hpp): the directory it lists and the
+  // matches; wildcards above the last component list directories no path names.
+  const auto slash = pattern.rfind('/');
+  const auto directory = slash == std::string::npos ? std::string(".") : pattern.substr(0, slash + 1);
+  if (directory.find_first_of("*?[") != std::string::npos) {
+    fs::note_unrecordable_read();
+  } else {
+    fs::note_path(directory);
+  }
   glob_t matches{};
   if (::glob(pattern.c_str(), 0, nullptr, &matches) == 0) {
     for (std::size_t i = 0; i < matches.gl_pathc; ++i) {
+      fs::note_path(matches.gl_pathv[i]);
       out.emplace_back(matches.gl_pathv[i]);
     }
   }

@@ -10,8 +10,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <fstream>
 #include <mutex>
 #include <string>
+#include <sys/stat.h>
 #include <vector>
 
 namespace {
@@ -215,4 +218,137 @@ TEST_CASE("c++ api: the log handler receives one debug line per run, and nothing
   (void)cudadiag::discover(options);
   REQUIRE(lines.size() == 1);
   CHECK(contains(lines.front(), "debug discover: 1 components"));
+}
+
+namespace {
+
+// quick_check() through a log handler that notes whether each call answered its kept report.
+class QuickCheckCalls {
+public:
+  QuickCheckCalls() {
+    cudadiag::set_log_handler(
+        [this](cudadiag::LogLevel, const std::string& message) {
+          const std::lock_guard lock(m_mutex);
+          m_kept = m_kept || contains(message, "quick_check: the kept answer");
+        },
+        cudadiag::LogLevel::debug);
+  }
+  ~QuickCheckCalls() { cudadiag::set_log_handler(nullptr); }
+  QuickCheckCalls(const QuickCheckCalls&) = delete;
+  QuickCheckCalls& operator=(const QuickCheckCalls&) = delete;
+
+  // One call; kept() then says whether it answered the kept report.
+  cudadiag::Report call(const cudadiag::Options& options) {
+    {
+      const std::lock_guard lock(m_mutex);
+      m_kept = false;
+    }
+    return cudadiag::quick_check(options);
+  }
+  bool kept() {
+    const std::lock_guard lock(m_mutex);
+    return m_kept;
+  }
+  // Waits out the 2 s in which a just-changed file is not trusted, then calls twice until the second
+  // call answers the kept report (a change elsewhere on the machine to something discovery reads, a
+  // dpkg run, makes the first pair compute twice): whether it did, and the kept report.
+  bool settle(const cudadiag::Options& options, cudadiag::Report& out) {
+    for (int attempt = 0; attempt < 3; ++attempt) {
+      ::usleep(2'100'000);
+      const auto first = call(options);
+      out = call(options);
+      if (kept()) {
+        CHECK(cudadiag::to_json(out) == cudadiag::to_json(first));
+        return true;
+      }
+    }
+    return false;
+  }
+
+private:
+  std::mutex m_mutex;
+  bool m_kept = false;
+};
+
+nlohmann::json answers(const cudadiag::Report& report) {
+  const auto json = nlohmann::json::parse(cudadiag::to_json(report));
+  return {{"components", json["components"]}, {"findings", json["findings"]}};
+}
+
+std::string cuda_loader_path(const cudadiag::Report& report) {
+  const auto cuda = std::find_if(report.components.begin(), report.components.end(),
+                                 [](const auto& component) { return component.name == "cuda"; });
+  return cuda != report.components.end() && cuda->loader ? cuda->loader->path : std::string();
+}
+
+// The same question asked with an unrelated variable set: a different key, so computed afresh.
+nlohmann::json fresh_answers(cudadiag::Options options) {
+  options.environment["CUDADIAG_TEST_FRESH"] = std::to_string(::getpid());
+  return answers(cudadiag::quick_check(options));
+}
+
+} // namespace
+
+TEST_CASE("c++ api: quick_check answers a repeated call from what it kept, and never answers stale: a new "
+          "directory entry, a file changed in place, a changed environment variable") {
+  // The tree lives in the build directory: every directory above a file discovery read is part of
+  // what must stay unchanged, and /tmp changes all the time on a shared machine.
+  const std::string scratch = CUDADIAG_API_SCRATCH_DIR;
+  (void)::mkdir(scratch.c_str(), 0755);
+  const char* tmpdir = std::getenv("TMPDIR");
+  const std::string saved_tmpdir = tmpdir != nullptr ? tmpdir : "";
+  ::setenv("TMPDIR", scratch.c_str(), 1);
+  const TempTree tree;
+  if (tmpdir != nullptr) {
+    ::setenv("TMPDIR", saved_tmpdir.c_str(), 1);
+  } else {
+    ::unsetenv("TMPDIR");
+  }
+  const auto first_dir = tree.mkdir("first");
+  const auto second_dir = tree.mkdir("second");
+  tree.copy_file(CUDADIAG_FAKE_DRIVER, "second/libcuda.so.1");
+  const char* saved_path = std::getenv("LD_LIBRARY_PATH");
+  const std::string saved_library_path = saved_path != nullptr ? saved_path : "";
+  ::setenv("LD_LIBRARY_PATH", (first_dir + ":" + second_dir).c_str(), 1);
+  cudadiag::Options options;
+  options.components = {"cuda"};
+  options.environment = {{"HOME", tree.root()}};
+
+  QuickCheckCalls calls;
+  cudadiag::Report kept;
+  REQUIRE(calls.settle(options, kept));
+  CHECK(cuda_loader_path(kept) == second_dir + "/libcuda.so.1");
+
+  // A new entry in a directory the search listed.
+  tree.copy_file(CUDADIAG_FAKE_DRIVER, "first/libcuda.so.1");
+  auto changed = calls.call(options);
+  CHECK_FALSE(calls.kept());
+  CHECK(cuda_loader_path(changed) == first_dir + "/libcuda.so.1");
+  CHECK(answers(changed) == fresh_answers(options));
+
+  // A file changed in place (same inode): no longer a library.
+  REQUIRE(calls.settle(options, kept));
+  CHECK(cuda_loader_path(kept) == first_dir + "/libcuda.so.1");
+  {
+    std::ofstream overwrite(first_dir + "/libcuda.so.1", std::ios::in | std::ios::out | std::ios::binary);
+    overwrite << "not an ELF file";
+  }
+  changed = calls.call(options);
+  CHECK_FALSE(calls.kept());
+  CHECK(answers(changed) != answers(kept));
+  CHECK(answers(changed) == fresh_answers(options));
+
+  // A changed environment variable of this process.
+  REQUIRE(calls.settle(options, kept));
+  ::setenv("LD_LIBRARY_PATH", second_dir.c_str(), 1);
+  changed = calls.call(options);
+  CHECK_FALSE(calls.kept());
+  CHECK(cuda_loader_path(changed) == second_dir + "/libcuda.so.1");
+  CHECK(answers(changed) != answers(kept));
+
+  if (saved_path != nullptr) {
+    ::setenv("LD_LIBRARY_PATH", saved_library_path.c_str(), 1);
+  } else {
+    ::unsetenv("LD_LIBRARY_PATH");
+  }
 }
