@@ -354,9 +354,14 @@ std::string render_table(const TextTable& table, std::size_t width, bool color) 
     return "";
   }
   std::vector<std::size_t> widths(columns, 0);
-  const auto measure = [&widths](const std::vector<std::string>& row) {
+  const auto capped = [&table](std::size_t column, const std::string& cell) {
+    return column == 0 && table.first_column_cap > 0 && display_width(cell) > table.first_column_cap;
+  };
+  const auto measure = [&widths, &capped](const std::vector<std::string>& row) {
     for (std::size_t i = 0; i < row.size(); ++i) {
-      widths[i] = std::max(widths[i], display_width(row[i]));
+      if (!capped(i, row[i])) {
+        widths[i] = std::max(widths[i], display_width(row[i]));
+      }
     }
   };
   measure(table.header);
@@ -385,6 +390,7 @@ std::string render_table(const TextTable& table, std::size_t width, bool color) 
   const auto render_row = [&](const std::vector<std::string>& row, std::string_view flexible_code,
                               bool header) {
     std::string line = indent;
+    std::string above; // a first cell over first_column_cap, on a line of its own
     std::string below;
     // The last column shown gets no padding (no trailing spaces).
     std::size_t last = columns;
@@ -393,7 +399,11 @@ std::string render_table(const TextTable& table, std::size_t width, bool color) 
     }
     for (std::size_t i = 0; i < columns; ++i) {
       const std::string empty;
-      const auto& cell = i < row.size() ? row[i] : empty;
+      const bool alone = !header && i < row.size() && capped(i, row[i]);
+      if (alone) {
+        above = indent + row[i] + "\n";
+      }
+      const auto& cell = i < row.size() && !alone ? row[i] : empty;
       if (i == flexible) {
         if (flexible_below) {
           if (!cell.empty() && !header) { // the header names only the columns on the row's line
@@ -425,7 +435,7 @@ std::string render_table(const TextTable& table, std::size_t width, bool color) 
     while (!line.empty() && line.back() == ' ') {
       line.pop_back();
     }
-    return line + "\n" + below;
+    return above + line + "\n" + below;
   };
   std::string out;
   if (!table.header.empty()) {

@@ -63,6 +63,10 @@ struct TextTable {
   int flexible = -1;                       // the index of the column that may shrink, or -1
   bool keep_whole = false;                 // never ellipsise: a flexible cell that does not fit goes below
   std::size_t min_flexible = 24;
+  // The first column's widest cell that keeps its row on one line (0: no limit): a longer one (a
+  // 30-character library name) stands alone on the line above its row, so that one long name does
+  // not push every other row's columns apart.
+  std::size_t first_column_cap = 0;
   std::size_t indent = 2;
 };
 std::string render_table(const TextTable& table, std::size_t width, bool color);

@@ -92,6 +92,7 @@ std::string components_table(const Report& report, TextStyle style) {
   table.header = {"NAME", "KIND", "VERSION", "FOUND VIA", "PATH"};
   table.flexible = 4;
   table.keep_whole = true; // the details layer shows whole paths: one that does not fit goes under its row
+  table.first_column_cap = 18; // cuDNN's sub-libraries' names (cudnn_engines_runtime_compiled) go above
   std::vector<std::string> notes;
   std::string not_found; // named on one wrapped line under the table, not a row each
   std::size_t not_found_count = 0;

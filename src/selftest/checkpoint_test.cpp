@@ -580,14 +580,14 @@ TestResult run_checkpoint(const TestContext& context) {
       env_number(env, "CUDADIAG_CHECKPOINT_LOCK_MS", k_default_lock_timeout_ms, 1, 600'000));
   result.details["target"] = {{"bytes", bytes}, {"mode", mode}, {"lock_timeout_ms", cycle.lock_timeout_ms}};
 
-  std::array<int, 2> sockets{-1, -1};
-  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sockets.data()) != 0) {
+  auto sockets = seqpacket_pair();
+  if (!sockets) {
     result.status = "error";
-    result.reason = std::string("socketpair: ") + std::strerror(errno);
+    result.reason = sockets.error().message;
     return result;
   }
-  const UniqueFd ours(sockets[0]);
-  UniqueFd theirs(sockets[1]);
+  const UniqueFd ours = std::move(sockets.value().ours);
+  UniqueFd theirs = std::move(sockets.value().theirs);
   // The controller's own bound: the test's deadline less the time parking and ending the target take.
   const auto now = Clock::now();
   const auto deadline =

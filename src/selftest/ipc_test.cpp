@@ -359,14 +359,14 @@ TestResult run_ipc(const TestContext& context) {
     return skipped(context, "no cudadiag executable to start the second process with");
   }
 
-  std::array<int, 2> sockets{-1, -1};
-  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sockets.data()) != 0) {
+  auto sockets = seqpacket_pair();
+  if (!sockets) {
     result.status = "error";
-    result.reason = std::string("socketpair: ") + std::strerror(errno);
+    result.reason = sockets.error().message;
     return result;
   }
-  const UniqueFd ours(sockets[0]);
-  UniqueFd theirs(sockets[1]);
+  const UniqueFd ours = std::move(sockets.value().ours);
+  UniqueFd theirs = std::move(sockets.value().theirs);
 
   worker::WorkerStep step{"ipc_peer", "ipc_peer", context.config.libcuda, {}, theirs.get()};
   worker::WorkerOptions options;

@@ -3,6 +3,10 @@
 #include "worker/child.hpp"
 
 #include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <sys/socket.h>
 
 namespace cudadiag::selftest {
 
@@ -81,6 +85,14 @@ SmClock max_sm_clock(const TestContext& context) {
     clock.source.clear();
   }
   return clock;
+}
+
+Expected<SocketPair> seqpacket_pair() {
+  std::array<int, 2> sockets{-1, -1};
+  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sockets.data()) != 0) {
+    return Error{std::string("socketpair: ") + std::strerror(errno)};
+  }
+  return SocketPair{UniqueFd(sockets[0]), UniqueFd(sockets[1])};
 }
 
 cuda_api::DlHandle load_bounded(const TestContext& context, const std::string& path, int flags) {

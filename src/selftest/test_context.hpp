@@ -5,6 +5,8 @@
 // returns the finished result (status, reason, metrics, details) and never throws: a CudaFailure
 // or any other exception is turned into a status by run_guarded.
 
+#include "core/expected.hpp"
+#include "core/unique_fd.hpp"
 #include "cuda_api/library.hpp"
 #include "selftest/gpu.hpp"
 #include "selftest/nvml_health.hpp"
@@ -116,6 +118,14 @@ struct TestContext {
 // parent kills the worker if the load has not returned by then (a constructor that blocks), and
 // names the file ("test:KEY|load PATH" phase). The test's own deadline applies again afterwards.
 cuda_api::DlHandle load_bounded(const TestContext& context, const std::string& path, int flags);
+
+// The two ends of a close-on-exec SOCK_SEQPACKET pair between a test and the process it starts
+// (the ipc test's peer, the checkpoint test's target): the test keeps `ours` and hands `theirs` to
+// the worker step; the error is "socketpair: " and errno's words.
+struct SocketPair {
+  UniqueFd ours, theirs;
+};
+Expected<SocketPair> seqpacket_pair();
 
 // The SM clock a peak expectation assumes: NVML's max SM clock, else the driver's
 // CU_DEVICE_ATTRIBUTE_CLOCK_RATE (deprecated in CUDA 13: an error there is "unknown"); mhz 0 = unknown.

@@ -23,7 +23,8 @@ ENTRIES = {
     "fma.ptx": {"cudadiag_fma_f32": 2},             # (f32 out per thread, rounds)
     "memtest.ptx": {"cudadiag_mem_fill": 4,          # (buffer, elements, mode, arg)
                     "cudadiag_mem_check": 5,         # (buffer, elements, mode, arg, errors)
-                    "cudadiag_mem_check_write": 7},  # (..., next_mode, next_arg, errors)
+                    "cudadiag_mem_check_write": 7,   # (..., next_mode, next_arg, errors)
+                    "cudadiag_mem_corrupt": 3},      # (buffer, elements, count): fault injection
 }
 HEADER = [".version 7.0", ".target sm_70", ".address_size 64"]
 ARCHS = ["sm_80", "sm_90"]

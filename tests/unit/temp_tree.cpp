@@ -11,9 +11,15 @@
 
 namespace cudadiag::testing {
 
-TempTree::TempTree() {
-  const char* tmp = std::getenv("TMPDIR");
-  std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/cudadiag-test-XXXXXX";
+TempTree::TempTree()
+    : TempTree([] {
+        const char* tmp = std::getenv("TMPDIR");
+        return std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp");
+      }()) {}
+
+TempTree::TempTree(const std::string& parent) {
+  ::mkdir(parent.c_str(), 0755); // exists already, or made here; mkdtemp says when it cannot be used
+  std::string pattern = parent + "/cudadiag-test-XXXXXX";
   std::vector<char> buffer(pattern.begin(), pattern.end());
   buffer.push_back('\0');
   if (::mkdtemp(buffer.data()) == nullptr) {

@@ -11,6 +11,9 @@ namespace cudadiag::testing {
 class TempTree {
 public:
   TempTree();
+  // Under `parent` (created if missing) instead of $TMPDIR: for tests whose trees must sit where
+  // nothing else changes the directories above them.
+  explicit TempTree(const std::string& parent);
   ~TempTree();
   TempTree(const TempTree&) = delete;
   TempTree& operator=(const TempTree&) = delete;

@@ -294,16 +294,7 @@ TEST_CASE("c++ api: quick_check answers a repeated call from what it kept, and n
   // The tree lives in the build directory: every directory above a file discovery read is part of
   // what must stay unchanged, and /tmp changes all the time on a shared machine.
   const std::string scratch = CUDADIAG_API_SCRATCH_DIR;
-  (void)::mkdir(scratch.c_str(), 0755);
-  const char* tmpdir = std::getenv("TMPDIR");
-  const std::string saved_tmpdir = tmpdir != nullptr ? tmpdir : "";
-  ::setenv("TMPDIR", scratch.c_str(), 1);
-  const TempTree tree;
-  if (tmpdir != nullptr) {
-    ::setenv("TMPDIR", saved_tmpdir.c_str(), 1);
-  } else {
-    ::unsetenv("TMPDIR");
-  }
+  const TempTree tree(scratch);
   const auto first_dir = tree.mkdir("first");
   const auto second_dir = tree.mkdir("second");
   tree.copy_file(CUDADIAG_FAKE_DRIVER, "second/libcuda.so.1");

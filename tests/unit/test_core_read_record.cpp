@@ -49,16 +49,7 @@ TEST_CASE("read record: a snapshot stays unchanged until a read file, a listed d
   // In the build directory: every directory above a recorded path is part of the snapshot, and /tmp
   // changes all the time on a shared machine.
   const std::string scratch = CUDADIAG_UNIT_SCRATCH_DIR;
-  (void)::mkdir(scratch.c_str(), 0755);
-  const char* tmpdir = std::getenv("TMPDIR");
-  const std::string saved_tmpdir = tmpdir != nullptr ? tmpdir : "";
-  ::setenv("TMPDIR", scratch.c_str(), 1);
-  const TempTree tree;
-  if (tmpdir != nullptr) {
-    ::setenv("TMPDIR", saved_tmpdir.c_str(), 1);
-  } else {
-    ::unsetenv("TMPDIR");
-  }
+  const TempTree tree(scratch);
   const auto file = tree.write("lib/libfoo.so.1", "one");
   tree.symlink("lib/libfoo.so", "libfoo.so.1");
   {

@@ -147,7 +147,7 @@ TEST_CASE("kernel log: kmsg records, the GPU named from the report's devices, re
   CHECK(found[0].evidence.at("pid") == 4242); // the last line's
 }
 
-TEST_CASE("kernel log: bounded to the last bytes; a missing or unreadable log is a status, not an error") {
+TEST_CASE("kernel log: bounded to the last bytes - a missing or unreadable log is a status, not an error") {
   cudadiag::testing::TempTree tree;
   std::string text;
   for (int i = 0; i < 200; ++i) {
@@ -174,7 +174,7 @@ TEST_CASE("kernel log: bounded to the last bytes; a missing or unreadable log is
   CHECK(none.status == KernelLogStatus::not_read);
 }
 
-TEST_CASE("kernel log: Xid 154 takes the repair the driver names; every listed code is documented") {
+TEST_CASE("kernel log: Xid 154 takes the repair the driver names - every listed code is documented") {
   using cudadiag::findings::xid154_repair;
   CHECK(xid154_repair("GPU recovery action changed from 0x0 (None) to 0x1 (GPU Reset Required)") ==
         Repair::reset_gpu);

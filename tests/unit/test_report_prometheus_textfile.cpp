@@ -30,7 +30,7 @@ TEST_CASE("prometheus: families and samples of the H200 example") {
   CHECK(text.back() == '\n');
 }
 
-TEST_CASE("prometheus: findings carry their repair class; every class is counted") {
+TEST_CASE("prometheus: findings carry their repair class - every class is counted") {
   const auto report = nlohmann::json::parse(R"({"findings": [
       {"id": "gpu.xid", "severity": "error", "repair": "reset_gpu"},
       {"id": "gpu.xid", "severity": "error", "repair": "reset_gpu"},

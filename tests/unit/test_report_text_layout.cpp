@@ -150,3 +150,21 @@ TEST_CASE("text layout: colour codes in cells do not upset the alignment") {
   REQUIRE(lines.size() == 2);
   CHECK(display_width(lines[0]) == display_width(lines[1]));
 }
+
+TEST_CASE("text layout: a first cell over first_column_cap stands above its row, the others keep "
+          "their widths") {
+  TextTable table;
+  table.header = {"NAME", "KIND", "PATH"};
+  table.rows = {{"cuda", "lib", "/a/libcuda.so.1"},
+                {"cudnn_engines_runtime_compiled", "lib", "/b/libcudnn_engines_runtime_compiled.so.9"}};
+  table.first_column_cap = 8;
+  const auto lines = lines_of(render_table(table, 120, false));
+  REQUIRE(lines.size() == 4);
+  CHECK(lines[0] == "  NAME  KIND  PATH");
+  CHECK(lines[1] == "  cuda  lib   /a/libcuda.so.1");
+  CHECK(lines[2] == "  cudnn_engines_runtime_compiled");
+  CHECK(lines[3] == "        lib   /b/libcudnn_engines_runtime_compiled.so.9");
+  table.first_column_cap = 0; // no cap: one line a row, the column as wide as its widest cell
+  CHECK(lines_of(render_table(table, 120, false))[1] ==
+        "  cuda                            lib   /a/libcuda.so.1");
+}
