@@ -6,6 +6,7 @@
 
 #include "core/filesystem.hpp"
 #include "elf/elf_file.hpp"
+#include "loader/load_outcome.hpp"
 #include "versions/version_sources.hpp"
 
 #include <map>
@@ -99,19 +100,9 @@ struct Candidate {
   [[nodiscard]] bool usable() const { return !rejected.has_value(); }
 };
 
-// What loading an answer does, predicted from the files (the closure stage) or, for `hangs`, only
-// ever observed (by the load check or a worker): it loads; dlopen returns an error (glibc's reason
-// in Choice::fails); the process dies (SIGBUS: a segment lies past the end of a truncated file).
-enum class LoadOutcome { loads, fails, crashes, hangs };
-constexpr std::string_view to_string(LoadOutcome outcome) {
-  switch (outcome) {
-  case LoadOutcome::loads: return "loads";
-  case LoadOutcome::fails: return "fails";
-  case LoadOutcome::crashes: return "crashes";
-  case LoadOutcome::hangs: return "hangs";
-  }
-  return "";
-}
+// What loading an answer does (loader/load_outcome.hpp): Choice::fails holds glibc's reason.
+using loader::LoadOutcome;
+using loader::to_string;
 
 // A selection among a component's candidates.
 struct Choice {

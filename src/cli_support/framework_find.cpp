@@ -14,12 +14,12 @@ namespace cudadiag::cli_support {
 namespace {
 
 // "needed by libtorch_cuda.so, found through DT_RUNPATH in DIR".
-std::string how_bound(const linkage::Closure& closure, const linkage::LoadedObject& object) {
+std::string how_bound(const loader::Closure& closure, const loader::LoadedObject& object) {
   std::string out;
   if (object.needed_by && *object.needed_by < closure.objects.size()) {
     out += "needed by " + closure.objects[*object.needed_by].path + ", ";
   }
-  out += "found through " + std::string(linkage::to_string(object.route));
+  out += "found through " + std::string(loader::to_string(object.route));
   if (!object.search_dir.empty()) {
     out += " in " + object.search_dir;
   }

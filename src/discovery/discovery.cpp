@@ -202,7 +202,7 @@ DiscoveryContext prepare_discovery(const Environment& env, const DiscoveryOption
                            {},  {},      {},
                            {},  {},      std::make_shared<probes::DirectoryCache>(),
                            {},  {},      {},
-                           {},  {},      std::make_shared<linkage::ObjectStore>()};
+                           {},  {},      std::make_shared<loader::ObjectStore>()};
   // The caller's pool, taken here: inside the parallel section below, the active pool may be one
   // made for that section alone (when the caller has none), gone once the section ends.
   WorkerPool* const callers_pool = WorkerPool::active();
@@ -458,7 +458,7 @@ std::vector<ComponentResult> follow_loads_from(const DiscoveryContext& context,
   auto extra =
       missing.empty() ? std::vector<ComponentResult>{} : resolve_components(context, missing, components);
   const timeline::Span span("follow_loads");
-  const auto setting = linkage::search_setting(context.env, context.options.layout, context.cache.get());
+  const auto setting = loader::search_setting(context.env, context.options.layout, context.cache.get());
   follow_loads(components, extra, setting, *context.files);
   for (auto& component : components) {
     say_when_not_supported_by_cuda_python(component);

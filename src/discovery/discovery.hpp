@@ -5,9 +5,9 @@
 
 #include "core/environment.hpp"
 #include "discovery/candidate.hpp"
-#include "linkage/object_store.hpp"
 #include "loader/ld_so_cache.hpp"
 #include "loader/ld_so_conf.hpp"
+#include "loader/object_store.hpp"
 #include "probes/catalog.hpp"
 #include "probes/search_strategies.hpp"
 #include "python/framework_builds.hpp"
@@ -76,7 +76,7 @@ struct DiscoveryResult {
   std::shared_ptr<const loader::LdSoCache> cache;
   loader::LdConf ld_so_conf; // which conf file lists which directory (for remedies)
   // The files the load model opened (follow_loads), for the closure stage to go on with.
-  std::shared_ptr<linkage::ObjectStore> files;
+  std::shared_ptr<loader::ObjectStore> files;
   std::vector<ComponentResult> components;
   // cuda-pathfinder's dependencies of `components` that were not asked for (`find NAME`): resolved
   // because CUDA Python loads them first (the python answer's closure preloads them), not reported.
@@ -124,7 +124,7 @@ struct DiscoveryContext {
   std::shared_future<Frameworks> frameworks;
   // The files the closures open, each read once per run: the load model's (finish_discovery), the
   // frameworks' predicted ahead (linkage::predict_frameworks_ahead) and the closure stage's.
-  std::shared_ptr<linkage::ObjectStore> files = std::make_shared<linkage::ObjectStore>();
+  std::shared_ptr<loader::ObjectStore> files = std::make_shared<loader::ObjectStore>();
 };
 // `specs`: the components that will be resolved from the context (what it reads ahead depends on them).
 // When the calling thread has an active WorkerPool (a run's), the context's reads ahead and its

@@ -12,15 +12,15 @@ namespace {
 
 using probes::ComponentKind;
 
-linkage::Route route_of(const Sighting& via) {
+loader::Route route_of(const Sighting& via) {
   switch (via.loader_step) {
-  case LoaderStep::preloaded: return linkage::Route::ld_preload;
-  case LoaderStep::ld_library_path: return linkage::Route::ld_library_path;
-  case LoaderStep::ld_so_cache: return linkage::Route::ld_so_cache;
-  case LoaderStep::default_dirs: return linkage::Route::default_dirs;
+  case LoaderStep::preloaded: return loader::Route::ld_preload;
+  case LoaderStep::ld_library_path: return loader::Route::ld_library_path;
+  case LoaderStep::ld_so_cache: return loader::Route::ld_so_cache;
+  case LoaderStep::default_dirs: return loader::Route::default_dirs;
   case LoaderStep::none: break;
   }
-  return linkage::Route::root;
+  return loader::Route::root;
 }
 
 std::string searched(const Sighting& sighting) {
@@ -30,7 +30,7 @@ std::string searched(const Sighting& sighting) {
 class LoadModel {
 public:
   LoadModel(std::vector<ComponentResult>& components, std::vector<ComponentResult>& dependencies,
-            const linkage::SearchSetting& setting, linkage::ObjectStore& store)
+            const loader::SearchSetting& setting, loader::ObjectStore& store)
       : m_setting(setting), m_store(store) {
     for (auto* list : {&components, &dependencies}) {
       for (auto& component : *list) {
@@ -74,11 +74,11 @@ private:
     std::string why;
   };
 
-  Outcome load(const Choice& choice, linkage::Route route, const std::vector<std::string>& preloads) const {
-    const auto closure = linkage::build_closure(choice.via.path, route,
-                                                route == linkage::Route::root ? fs::parent(choice.via.path)
-                                                                              : choice.via.search_dir,
-                                                preloads, m_setting, m_store);
+  Outcome load(const Choice& choice, loader::Route route, const std::vector<std::string>& preloads) const {
+    const auto closure = loader::build_closure(choice.via.path, route,
+                                               route == loader::Route::root ? fs::parent(choice.via.path)
+                                                                            : choice.via.search_dir,
+                                               preloads, m_setting, m_store);
     return {closure.outcome(), closure.failure()};
   }
 
@@ -186,7 +186,7 @@ private:
   // Loads `choice` by its path after `preloads`; a failure is final (cuda-pathfinder raises).
   Choice by_path(Choice choice, const std::vector<std::string>& preloads) const {
     if (choice.loads()) {
-      const auto outcome = load(choice, linkage::Route::root, preloads);
+      const auto outcome = load(choice, loader::Route::root, preloads);
       choice.set_outcome(outcome.outcome, outcome.why);
     }
     if (choice.outcome == LoadOutcome::fails) {
@@ -334,8 +334,8 @@ private:
     return found == m_by_name.end() || (found->second->loader && found->second->loader->loads());
   }
 
-  const linkage::SearchSetting& m_setting;
-  linkage::ObjectStore& m_store;
+  const loader::SearchSetting& m_setting;
+  loader::ObjectStore& m_store;
   std::vector<ComponentResult*> m_libraries;
   std::map<std::string_view, ComponentResult*> m_by_name;
   // What cuda-pathfinder has loaded before each library's own load: its dependencies' files, each
@@ -346,7 +346,7 @@ private:
 } // namespace
 
 void follow_loads(std::vector<ComponentResult>& components, std::vector<ComponentResult>& dependencies,
-                  const linkage::SearchSetting& setting, linkage::ObjectStore& store) {
+                  const loader::SearchSetting& setting, loader::ObjectStore& store) {
   LoadModel(components, dependencies, setting, store).run();
 }
 

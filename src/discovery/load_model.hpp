@@ -22,8 +22,8 @@
 // crash ends the process there).
 
 #include "discovery/discovery.hpp"
-#include "linkage/closure.hpp"
-#include "linkage/object_store.hpp"
+#include "loader/closure.hpp"
+#include "loader/object_store.hpp"
 
 #include <vector>
 
@@ -35,7 +35,7 @@ namespace cudadiag::discovery {
 // cuda-pathfinder dependency of a component in `components` that is not itself there. Other
 // kinds are left as select() answered them. `store` caches the files for the closure stage.
 void follow_loads(std::vector<ComponentResult>& components, std::vector<ComponentResult>& dependencies,
-                  const linkage::SearchSetting& setting, linkage::ObjectStore& store);
+                  const loader::SearchSetting& setting, loader::ObjectStore& store);
 
 // follow_loads over `components` (resolved from `context`), with their cuda-pathfinder
 // dependencies that are not among them resolved from `context` first; returns those dependencies.

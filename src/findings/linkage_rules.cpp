@@ -11,8 +11,8 @@ namespace cudadiag::findings {
 namespace {
 
 using linkage::AnswerClosure;
-using linkage::LoadedObject;
-using linkage::Route;
+using loader::LoadedObject;
+using loader::Route;
 
 std::string answer_words(const std::string& answer) {
   if (answer == "python") {
@@ -32,7 +32,7 @@ std::string describe(const AnswerClosure& answer, std::size_t index) {
   if (!facts.version.empty()) {
     text += ", " + facts.version;
   }
-  text += ", " + std::string(linkage::to_string(object.route));
+  text += ", " + std::string(loader::to_string(object.route));
   if (object.route == Route::rpath || object.route == Route::runpath) {
     if (object.needed_by) {
       text += " of " + fs::basename(answer.closure.objects[*object.needed_by].path);
@@ -155,7 +155,7 @@ void unresolved_symbols(Collector& out, const std::string& component, const Answ
     const auto& needing = closure.objects[first.needed_by];
     const std::string bound_path = first.bound ? closure.objects[*first.bound].file->realpath : "";
     out.add("sym|" + needing.file->realpath + "|" + bound_path, component, answer, [&] {
-      const auto spelled = [](const linkage::UnresolvedSymbol& item) {
+      const auto spelled = [](const loader::UnresolvedSymbol& item) {
         return item.symbol + (item.version.empty() ? "" : ", version " + item.version);
       };
       std::vector<std::string> names;
@@ -181,7 +181,7 @@ void unresolved_symbols(Collector& out, const std::string& component, const Answ
           {"needed_by", needing.path},
           {"bound", first.bound ? EvidenceValue(closure.objects[*first.bound].path) : EvidenceValue()},
           {"bound_via",
-           first.bound ? EvidenceValue(std::string(linkage::to_string(closure.objects[*first.bound].route)))
+           first.bound ? EvidenceValue(std::string(loader::to_string(closure.objects[*first.bound].route)))
                        : EvidenceValue()}};
       std::string remedy;
       if (first.bound) {
@@ -370,8 +370,8 @@ void release_mismatch(Collector& out, const std::string& component, const Answer
             {"pair", std::vector<std::string>{a.component, b.component}},
             {"paths", std::vector<std::string>{one.path, other.path}},
             {"versions", std::vector<std::string>{a.version, b.version}},
-            {"reached_via", std::vector<std::string>{std::string(linkage::to_string(one.route)),
-                                                     std::string(linkage::to_string(other.route))}}};
+            {"reached_via", std::vector<std::string>{std::string(loader::to_string(one.route)),
+                                                     std::string(loader::to_string(other.route))}}};
         auto finding = make_finding("lib.release_mismatch",
                                     a.component + " and " + b.component + " must come from one " +
                                         std::string(group) + " release, but this load binds " +

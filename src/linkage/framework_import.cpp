@@ -6,18 +6,18 @@
 
 namespace cudadiag::linkage {
 
-bool try_preload(FrameworkImport& import_model, FrameworkPreload preload, Closure& loaded,
-                 const SearchSetting& setting, ObjectStore& store) {
+bool try_preload(FrameworkImport& import_model, FrameworkPreload preload, loader::Closure& loaded,
+                 const loader::SearchSetting& setting, loader::ObjectStore& store) {
   bool opened = false;
   if (preload.path.empty()) {
     preload.outcome = "not found";
   } else {
     const auto* file = store.open(preload.path);
-    const bool already =
-        file != nullptr && std::any_of(loaded.objects.begin(), loaded.objects.end(),
-                                       [&](const LoadedObject& object) { return object.file == file; });
-    auto trial = build_closure(preload.path, Route::preloaded, fs::parent(preload.path),
-                               import_model.load_order, setting, store, SymbolCheck::skip);
+    const bool already = file != nullptr &&
+                         std::any_of(loaded.objects.begin(), loaded.objects.end(),
+                                     [&](const loader::LoadedObject& object) { return object.file == file; });
+    auto trial = loader::build_closure(preload.path, loader::Route::preloaded, fs::parent(preload.path),
+                                       import_model.load_order, setting, store, loader::SymbolCheck::skip);
     if (trial.loads()) {
       preload.outcome = already ? "already loaded" : "loaded";
       import_model.load_order.push_back(preload.path);
@@ -31,7 +31,7 @@ bool try_preload(FrameworkImport& import_model, FrameworkPreload preload, Closur
   return opened;
 }
 
-std::string dlerror_text(const Closure& closure) {
+std::string dlerror_text(const loader::Closure& closure) {
   if (closure.root_error) {
     return *closure.root_error;
   }
@@ -54,12 +54,13 @@ std::string dlerror_text(const Closure& closure) {
   return {};
 }
 
-probes::LoadOutcome framework_outcome(const Closure& closure,
+probes::LoadOutcome framework_outcome(const loader::Closure& closure,
                                       const std::optional<FrameworkImport>& import_model) {
   return import_model && import_model->import_error ? probes::LoadOutcome::fails : closure.outcome();
 }
 
-std::string framework_failure(const Closure& closure, const std::optional<FrameworkImport>& import_model) {
+std::string framework_failure(const loader::Closure& closure,
+                              const std::optional<FrameworkImport>& import_model) {
   if (import_model && import_model->import_error) {
     return import_model->statement + " raises before the library is loaded: " + *import_model->import_error;
   }

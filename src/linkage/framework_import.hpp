@@ -3,7 +3,7 @@
 // shape of the per-framework models (torch_import.hpp: torch/__init__.py's global deps and sys.path
 // globs; jax_import.hpp: the CUDA plugin's _load_nvidia_libraries), and the trial load they share.
 
-#include "linkage/closure.hpp"
+#include "loader/closure.hpp"
 
 #include <optional>
 #include <string>
@@ -38,24 +38,26 @@ struct FrameworkImport {
 // preload with its outcome and, when it opens, the path to load_order and its closure to `loaded`.
 // Whether it opens is judged by its dependencies alone (the symbols are checked once, in the
 // framework's closure). Returns whether it opened.
-bool try_preload(FrameworkImport& import_model, FrameworkPreload preload, Closure& loaded,
-                 const SearchSetting& setting, ObjectStore& store);
+bool try_preload(FrameworkImport& import_model, FrameworkPreload preload, loader::Closure& loaded,
+                 const loader::SearchSetting& setting, loader::ObjectStore& store);
 
 // Whether the framework's CUDA library is loaded: its own code gets that far (no import error) and
 // `closure` (the library's, after those preloads) loads.
-inline bool framework_loads(const Closure& closure, const std::optional<FrameworkImport>& import_model) {
+inline bool framework_loads(const loader::Closure& closure,
+                            const std::optional<FrameworkImport>& import_model) {
   return closure.loads() && !(import_model && import_model->import_error);
 }
 
 // glibc's dlerror() for the first thing that stops `closure` loading ("" when it loads).
-std::string dlerror_text(const Closure& closure);
+std::string dlerror_text(const loader::Closure& closure);
 
 // The outcome of the framework's load of its CUDA library, as every answer carries one: fails when
 // its own code raises first (the library is never loaded), else the closure's (loads, fails,
 // crashes: SIGBUS on a truncated file). `framework_failure` says why ("" when it loads): the import
-// error, else glibc's words for the closure (Closure::failure()).
-probes::LoadOutcome framework_outcome(const Closure& closure,
+// error, else glibc's words for the closure (loader::Closure::failure()).
+probes::LoadOutcome framework_outcome(const loader::Closure& closure,
                                       const std::optional<FrameworkImport>& import_model);
-std::string framework_failure(const Closure& closure, const std::optional<FrameworkImport>& import_model);
+std::string framework_failure(const loader::Closure& closure,
+                              const std::optional<FrameworkImport>& import_model);
 
 } // namespace cudadiag::linkage

@@ -71,12 +71,13 @@ std::vector<std::string> modelled_sys_path(const discovery::DiscoveryResult& dis
 Expected<FrameworkLoad> framework_load(const discovery::DiscoveryResult& discovery,
                                        std::string_view framework, const Environment& env,
                                        const SystemLayout& layout) {
-  return framework_load(discovery, framework, env, layout, std::make_shared<ObjectStore>());
+  return framework_load(discovery, framework, env, layout, std::make_shared<loader::ObjectStore>());
 }
 
 Expected<FrameworkLoad> framework_load(const discovery::DiscoveryResult& discovery,
                                        std::string_view framework, const Environment& env,
-                                       const SystemLayout& layout, std::shared_ptr<ObjectStore> files) {
+                                       const SystemLayout& layout,
+                                       std::shared_ptr<loader::ObjectStore> files) {
   const auto modelled = modelled_frameworks();
   if (std::find(modelled.begin(), modelled.end(), framework) == modelled.end()) {
     return Error{"--for knows torch and jax (CuPy, cuda.core and numba-cuda load through cuda-pathfinder: "
@@ -95,7 +96,7 @@ Expected<FrameworkLoad> framework_load(const discovery::DiscoveryResult& discove
   load.version = build->version;
   load.library = build->gpu_code_source;
   load.files = std::move(files);
-  const auto setting = search_setting(env, layout, discovery.cache ? &*discovery.cache : nullptr);
+  const auto setting = loader::search_setting(env, layout, discovery.cache ? &*discovery.cache : nullptr);
   if (framework == "torch") {
     const auto global_deps = fs::join(fs::parent(load.library), "libtorch_global_deps.so");
     if (fs::is_regular_file(global_deps)) {
@@ -108,12 +109,14 @@ Expected<FrameworkLoad> framework_load(const discovery::DiscoveryResult& discove
         model_jax_import(fs::parent(load.library), modelled_sys_path(discovery, env), setting, *load.files);
     load.preloads = load.import_model->load_order;
   }
-  load.closure = build_closure(load.library, Route::root, fs::parent(load.library), load.preloads, setting,
-                               *load.files, SymbolCheck::check_in_parallel);
+  load.closure =
+      loader::build_closure(load.library, loader::Route::root, fs::parent(load.library), load.preloads,
+                            setting, *load.files, loader::SymbolCheck::check_in_parallel);
   return load;
 }
 
-const LoadedObject* object_named(const Closure& closure, const std::vector<std::string_view>& names) {
+const loader::LoadedObject* object_named(const loader::Closure& closure,
+                                         const std::vector<std::string_view>& names) {
   for (const auto& object : closure.objects) {
     for (const auto& name : object.names) {
       const auto base = fs::basename(name);

@@ -19,8 +19,8 @@
 #include "core/environment.hpp"
 #include "core/expected.hpp"
 #include "discovery/discovery.hpp"
-#include "linkage/closure.hpp"
 #include "linkage/torch_import.hpp"
+#include "loader/closure.hpp"
 
 #include <memory>
 #include <string>
@@ -35,8 +35,8 @@ struct FrameworkLoad {
   std::string library;                         // the root: the framework's CUDA library
   std::vector<std::string> preloads;           // opened before the root, in order
   std::optional<FrameworkImport> import_model; // how the framework's own code came to those preloads
-  Closure closure;
-  std::shared_ptr<ObjectStore> files; // keeps closure.objects' files alive
+  loader::Closure closure;
+  std::shared_ptr<loader::ObjectStore> files; // keeps closure.objects' files alive
 
   // Whether the framework's CUDA library loads, as predicted (and, for torch, `import torch` gets there).
   [[nodiscard]] bool loads() const { return framework_loads(closure, import_model); }
@@ -54,7 +54,8 @@ Expected<FrameworkLoad> framework_load(const discovery::DiscoveryResult& discove
 // The same with files shared with other closures of the run (`files` holds them).
 Expected<FrameworkLoad> framework_load(const discovery::DiscoveryResult& discovery,
                                        std::string_view framework, const Environment& env,
-                                       const SystemLayout& layout, std::shared_ptr<ObjectStore> files);
+                                       const SystemLayout& layout,
+                                       std::shared_ptr<loader::ObjectStore> files);
 
 // The frameworks of `discovery`'s primary Python environment that framework_load models and that
 // are installed with their CUDA library ("torch", "jax"), in that order.
@@ -67,6 +68,7 @@ std::vector<std::string> modelled_sys_path(const discovery::DiscoveryResult& dis
 
 // The object of `closure` that was needed or opened under one of `names` (a component's SONAMEs);
 // nullptr when none was.
-const LoadedObject* object_named(const Closure& closure, const std::vector<std::string_view>& names);
+const loader::LoadedObject* object_named(const loader::Closure& closure,
+                                         const std::vector<std::string_view>& names);
 
 } // namespace cudadiag::linkage

@@ -51,14 +51,14 @@ std::string module_directory(std::string_view module, const std::vector<std::str
 } // namespace
 
 FrameworkImport model_jax_import(const std::string& plugin_package, const std::vector<std::string>& sys_path,
-                                 const SearchSetting& setting, ObjectStore& store) {
+                                 const loader::SearchSetting& setting, loader::ObjectStore& store) {
   FrameworkImport result;
   result.statement = "jax.devices()";
   result.model = "jax_plugins/" + fs::basename(plugin_package) + "/__init__.py of jax-cudaNN-pjrt 0.11.2";
   result.branch =
       "the plugin's initialize() opens each NVIDIA library it lists from the nvidia package's own "
       "directory, passing over what is missing or fails";
-  Closure loaded;
+  loader::Closure loaded;
   for (const auto& load : k_loads) {
     FrameworkPreload preload;
     preload.folder = std::string(load.module);

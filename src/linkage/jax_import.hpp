@@ -17,6 +17,6 @@
 namespace cudadiag::linkage {
 
 FrameworkImport model_jax_import(const std::string& plugin_package, const std::vector<std::string>& sys_path,
-                                 const SearchSetting& setting, ObjectStore& store);
+                                 const loader::SearchSetting& setting, loader::ObjectStore& store);
 
 } // namespace cudadiag::linkage

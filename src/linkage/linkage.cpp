@@ -28,7 +28,7 @@ struct KnownFile {
 // thread of its own (torch's and JAX's share few files), in installed_modelled_frameworks' order.
 std::vector<FrameworkLoad> predict_frameworks(const discovery::DiscoveryResult& discovery,
                                               const Environment& env, const SystemLayout& layout,
-                                              const std::shared_ptr<ObjectStore>& store) {
+                                              const std::shared_ptr<loader::ObjectStore>& store) {
   const auto frameworks = installed_modelled_frameworks(discovery);
   std::vector<std::optional<FrameworkLoad>> predicted(frameworks.size());
   parallel_for_each_index(frameworks.size(), frameworks.size(), [&](std::size_t i) {
@@ -51,7 +51,7 @@ public:
   Analysis(const discovery::DiscoveryResult& discovery, const Environment& env, const SystemLayout& layout,
            const FrameworksAhead* ahead)
       : m_discovery(discovery), m_env(env), m_layout(layout),
-        m_setting(search_setting(env, layout, discovery.cache ? &*discovery.cache : nullptr)),
+        m_setting(loader::search_setting(env, layout, discovery.cache ? &*discovery.cache : nullptr)),
         m_real_loader_search(layout.ld_so_cache == SystemLayout{}.ld_so_cache &&
                              layout.default_lib_dirs == SystemLayout{}.default_lib_dirs) {
     for (const auto* list : {&discovery.components, &discovery.dependencies}) {
@@ -79,7 +79,7 @@ public:
       }
     }
     // The closures open most of the files discovery read: its ELF facts are not read again.
-    auto known_elf = std::make_shared<ObjectStore::KnownElf>();
+    auto known_elf = std::make_shared<loader::ObjectStore::KnownElf>();
     for (const auto& [realpath, known] : m_known) {
       if (known.candidate->elf) {
         known_elf->emplace(realpath, *known.candidate->elf);
@@ -93,7 +93,7 @@ public:
       m_store = discovery.files;
       m_store->add_known(m_known_elf);
     } else {
-      m_store = std::make_shared<ObjectStore>(m_known_elf);
+      m_store = std::make_shared<loader::ObjectStore>(m_known_elf);
     }
   }
 
@@ -169,7 +169,7 @@ private:
   ComponentLinkage analyze(const ComponentResult& component) const {
     ComponentLinkage linkage;
     linkage.spec = component.spec;
-    const auto add = [&](const std::string& answer, const std::string& root, Route route,
+    const auto add = [&](const std::string& answer, const std::string& root, loader::Route route,
                          const std::string& dir, const std::vector<std::string>& preloads,
                          const std::string& load_name) {
       for (auto& existing : linkage.closures) {
@@ -188,7 +188,7 @@ private:
       closure.load_name = load_name;
       {
         const timeline::Span span("build_closure", root);
-        closure.closure = build_closure(root, route, dir, preloads, m_setting, *m_store);
+        closure.closure = loader::build_closure(root, route, dir, preloads, m_setting, *m_store);
       }
       const timeline::Span span("annotate", root);
       annotate(closure, *m_store);
@@ -204,11 +204,11 @@ private:
       std::vector<std::string> preloads;
       std::vector<const probes::ComponentSpec*> visiting;
       pathfinder_preloads(*component.spec, preloads, visiting);
-      add("python", via.path, Route::root, fs::parent(via.path), preloads, via.path);
+      add("python", via.path, loader::Route::root, fs::parent(via.path), preloads, via.path);
       // A wheel's library is what a framework loads by its path (its own RUNPATH into nvidia/*/lib);
       // a toolkit's is reached by SONAME, which the loader answer covers.
       if (!preloads.empty() && via.pathfinder_step == probes::PathfinderStep::site_packages) {
-        add("direct", via.path, Route::root, fs::parent(via.path), {}, via.path);
+        add("direct", via.path, loader::Route::root, fs::parent(via.path), {}, via.path);
       }
     }
     if (!component.selected && opens(component.python_failed)) {
@@ -230,15 +230,15 @@ private:
     return linkage;
   }
 
-  static Route loader_route(const probes::Sighting& via) {
+  static loader::Route loader_route(const probes::Sighting& via) {
     switch (via.loader_step) {
-    case probes::LoaderStep::preloaded: return Route::ld_preload;
-    case probes::LoaderStep::ld_library_path: return Route::ld_library_path;
-    case probes::LoaderStep::ld_so_cache: return Route::ld_so_cache;
-    case probes::LoaderStep::default_dirs: return Route::default_dirs;
+    case probes::LoaderStep::preloaded: return loader::Route::ld_preload;
+    case probes::LoaderStep::ld_library_path: return loader::Route::ld_library_path;
+    case probes::LoaderStep::ld_so_cache: return loader::Route::ld_so_cache;
+    case probes::LoaderStep::default_dirs: return loader::Route::default_dirs;
     case probes::LoaderStep::none: break;
     }
-    return Route::root;
+    return loader::Route::root;
   }
 
   // The paths cuda-pathfinder has loaded before `spec`: its dependencies, each after its own, once.
@@ -264,24 +264,24 @@ private:
     }
   }
 
-  static std::vector<std::string> preloads_of(const Closure& closure) {
+  static std::vector<std::string> preloads_of(const loader::Closure& closure) {
     std::vector<std::string> paths;
     for (const auto& object : closure.objects) {
-      if (object.route == Route::preloaded) {
+      if (object.route == loader::Route::preloaded) {
         paths.push_back(object.path);
       }
     }
     return paths;
   }
 
-  void annotate(AnswerClosure& answer, ObjectStore& store) const {
+  void annotate(AnswerClosure& answer, loader::ObjectStore& store) const {
     answer.facts = facts_of(answer.closure);
     for (const auto& unresolved : answer.closure.unresolved) {
       answer.providers.push_back(providers_of(answer.closure, unresolved, store));
     }
   }
 
-  static std::string component_by_soname(const LoadedObject& object) {
+  static std::string component_by_soname(const loader::LoadedObject& object) {
     const auto& soname = object.file->elf->soname;
     const auto name = soname ? *soname : fs::basename(object.path);
     for (const auto& spec : probes::catalog()) {
@@ -293,7 +293,7 @@ private:
     return {};
   }
 
-  std::vector<ObjectFacts> facts_of(const Closure& closure) const {
+  std::vector<ObjectFacts> facts_of(const loader::Closure& closure) const {
     std::vector<ObjectFacts> all;
     for (const auto& object : closure.objects) {
       ObjectFacts facts;
@@ -318,7 +318,7 @@ private:
   }
 
   // libnvJitLink.so.12.4.127 with SONAME libnvJitLink.so.12 -> "12.4.127".
-  static std::string version_from_name(const LoadedObject& object) {
+  static std::string version_from_name(const loader::LoadedObject& object) {
     const auto name = fs::basename(object.file->realpath);
     const auto& soname = object.file->elf->soname;
     if (!soname) {
@@ -331,8 +331,9 @@ private:
     return name.substr(stem.size() + 1);
   }
 
-  std::vector<Provider> providers_of(const Closure& closure, const UnresolvedSymbol& unresolved,
-                                     ObjectStore& store) const {
+  std::vector<Provider> providers_of(const loader::Closure& closure,
+                                     const loader::UnresolvedSymbol& unresolved,
+                                     loader::ObjectStore& store) const {
     std::vector<std::string> names;
     if (!unresolved.version_file.empty()) {
       names.push_back(unresolved.version_file);
@@ -373,10 +374,10 @@ private:
   const Environment& m_env;
   const SystemLayout& m_layout;
   std::vector<const ComponentResult*> m_components; // reported, then dependencies resolved for them only
-  SearchSetting m_setting;
+  loader::SearchSetting m_setting;
   bool m_real_loader_search; // the loader's cache and default dirs are this machine's
-  std::shared_ptr<const ObjectStore::KnownElf> m_known_elf; // discovery's ELF facts, by real path
-  std::shared_ptr<ObjectStore> m_store;
+  std::shared_ptr<const loader::ObjectStore::KnownElf> m_known_elf; // discovery's ELF facts, by real path
+  std::shared_ptr<loader::ObjectStore> m_store;
   std::map<std::string, KnownFile, std::less<>> m_known;
   std::map<std::string_view, const ComponentResult*> m_by_name;
 };
@@ -397,7 +398,7 @@ constexpr std::array<std::string_view, 3> k_framework_roots = {"torch/lib/libtor
 // The futures are those of start_beside: empty on a pool (which runs the jobs before it is gone).
 std::vector<std::shared_future<void>>
 read_framework_libraries_ahead(const std::vector<std::string>& site_dirs,
-                               const std::shared_ptr<ObjectStore>& files) {
+                               const std::shared_ptr<loader::ObjectStore>& files) {
   std::vector<std::shared_future<void>> jobs;
   for (const auto root : k_framework_roots) {
     for (const auto& site_dir : site_dirs) {
@@ -437,7 +438,7 @@ read_framework_libraries_ahead(const std::vector<std::string>& site_dirs,
 FrameworksAhead predict_frameworks_ahead(const discovery::DiscoveryContext& context, const Environment& env,
                                          const SystemLayout& layout) {
   FrameworksAhead ahead;
-  ahead.files = context.files ? context.files : std::make_shared<ObjectStore>();
+  ahead.files = context.files ? context.files : std::make_shared<loader::ObjectStore>();
   if (!context.frameworks.valid()) { // no primary Python environment: no framework
     std::promise<std::vector<FrameworkLoad>> none;
     none.set_value({});

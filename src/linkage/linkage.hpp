@@ -13,9 +13,9 @@
 
 #include "core/environment.hpp"
 #include "discovery/discovery.hpp"
-#include "linkage/closure.hpp"
 #include "linkage/framework_load.hpp"
 #include "linkage/load_cache.hpp"
+#include "loader/closure.hpp"
 
 #include <cstdint>
 #include <future>
@@ -74,7 +74,7 @@ struct AnswerClosure {
   // loader searches for (its SONAME); the load check opens it as that. Under another ld.so.cache
   // or default directories than the system's (--ld-so-cache), the loader answer's path instead.
   std::string load_name;
-  Closure closure;
+  loader::Closure closure;
   std::vector<ObjectFacts> facts;               // one per closure.objects
   std::vector<std::vector<Provider>> providers; // one per closure.unresolved
   std::optional<LoadCheck> check;               // nullopt: not loaded (--no-load, or nothing to open)
@@ -102,8 +102,8 @@ struct Linkage {
   std::vector<ComponentLinkage> components; // the found libraries, in the report's order
   std::vector<FrameworkLinkage> frameworks; // torch, JAX's plugin: those installed with their CUDA library
   std::size_t files_read = 0; // distinct files opened by the libraries' and the frameworks' closures
-  // The files the closures' objects point into (LoadedObject::file): kept alive with the result.
-  std::shared_ptr<const ObjectStore> files;
+  // The files the closures' objects point into (loader::LoadedObject::file): kept alive with the result.
+  std::shared_ptr<const loader::ObjectStore> files;
   double elapsed_ms = 0;
   // The load check (load_check.hpp): whether it ran, else why not, and how long it took.
   bool load_checked = false;
@@ -127,7 +127,7 @@ enum class FrameworkClosures {
 // tables alone take milliseconds to read. analyze_linkage takes them over; their store is the one
 // the libraries' closures then use, so that a file both need is read once.
 struct FrameworksAhead {
-  std::shared_ptr<ObjectStore> files;
+  std::shared_ptr<loader::ObjectStore> files;
   std::shared_future<std::vector<FrameworkLoad>> loads; // those installed with their CUDA library
   // The reads ahead of the frameworks' libraries into `files`: empty futures on a pool (which runs
   // them before it is gone), else threads of their own that the last copy waits for.

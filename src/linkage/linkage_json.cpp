@@ -25,7 +25,7 @@ void string_or_null(JsonStream& out, const std::string& value) {
   }
 }
 
-void write_object(JsonStream& out, const LoadedObject& object, const ObjectFacts& facts) {
+void write_object(JsonStream& out, const loader::LoadedObject& object, const ObjectFacts& facts) {
   out.begin_object();
   out.key("component");
   string_or_null(out, facts.component);
@@ -109,7 +109,7 @@ void write_providers(JsonStream& out, const std::vector<Provider>& providers) {
   out.end_array();
 }
 
-void write_problems(JsonStream& out, const Closure& closure, const AnswerClosure& answer) {
+void write_problems(JsonStream& out, const loader::Closure& closure, const AnswerClosure& answer) {
   out.key("missing");
   out.begin_array();
   for (const auto& item : closure.missing) {

@@ -64,7 +64,7 @@ std::optional<std::string> directory_of(const std::string& path) {
 // Every file and directory a proof depends on: the prediction's objects (as opened and real), the
 // directories they were found in and those a missing dependency was looked for in, the root and
 // preloads as given, and every object of the worker's link map.
-std::set<std::string> files_of(const Closure& closure, const std::string& load_name,
+std::set<std::string> files_of(const loader::Closure& closure, const std::string& load_name,
                                const std::vector<std::string>& preloads, const LinkMapFacts* facts) {
   std::set<std::string> paths;
   const auto add = [&](const std::string& path) {
@@ -380,7 +380,7 @@ void LoadCache::store_fact(const std::string& kind, const std::string& path,
   m_new[std::move(key)] = std::move(entry);
 }
 
-std::optional<CachedLoad> LoadCache::find(const Closure& closure, const std::string& load_name,
+std::optional<CachedLoad> LoadCache::find(const loader::Closure& closure, const std::string& load_name,
                                           const std::vector<std::string>& preloads) {
   if (m_use.mode == CacheMode::off) {
     return std::nullopt;
@@ -411,7 +411,7 @@ std::optional<CachedLoad> LoadCache::find(const Closure& closure, const std::str
   return CachedLoad{std::move(*facts), entry.proven_at, entry.elapsed_ms};
 }
 
-void LoadCache::store(const Closure& closure, const std::string& load_name,
+void LoadCache::store(const loader::Closure& closure, const std::string& load_name,
                       const std::vector<std::string>& preloads, const LinkMapFacts& facts,
                       double elapsed_ms) {
   if (m_use.mode != CacheMode::read_write) {

@@ -24,8 +24,8 @@
 
 #include "core/environment.hpp"
 #include "core/expected.hpp"
-#include "linkage/closure.hpp"
 #include "linkage/link_map.hpp"
+#include "loader/closure.hpp"
 
 #include <cstdint>
 #include <map>
@@ -89,11 +89,11 @@ public:
                            const std::string& executable, const SystemLayout& layout);
 
   // The proven load of this closure, or nullopt (a miss). `preloads` as the worker is given them.
-  [[nodiscard]] std::optional<CachedLoad> find(const Closure& closure, const std::string& load_name,
+  [[nodiscard]] std::optional<CachedLoad> find(const loader::Closure& closure, const std::string& load_name,
                                                const std::vector<std::string>& preloads);
   // Records what a worker that ended normally answered for this closure.
-  void store(const Closure& closure, const std::string& load_name, const std::vector<std::string>& preloads,
-             const LinkMapFacts& facts, double elapsed_ms);
+  void store(const loader::Closure& closure, const std::string& load_name,
+             const std::vector<std::string>& preloads, const LinkMapFacts& facts, double elapsed_ms);
   // Verification's answers that are facts of the files (what NVRTC and nvJitLink report about
   // themselves; never the driver's, NVML's or anything that asks the driver): the worker's whole
   // outcome for (kind, path), valid while the library (as given and real), its directory, every

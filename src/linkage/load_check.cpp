@@ -25,7 +25,7 @@ std::size_t default_parallel() {
 
 // What the prediction says stops the load, as words dlerror() would contain: the missing file's
 // name, the undefined symbol, the missing version, the file that is not a library.
-std::vector<std::string> predicted_causes(const Closure& closure, const std::string& loaded_as) {
+std::vector<std::string> predicted_causes(const loader::Closure& closure, const std::string& loaded_as) {
   std::vector<std::string> causes;
   if (closure.root_error) {
     causes.push_back(loaded_as);
@@ -46,7 +46,7 @@ std::vector<std::string> predicted_causes(const Closure& closure, const std::str
   return causes;
 }
 
-std::string first_cause(const Closure& closure) {
+std::string first_cause(const loader::Closure& closure) {
   if (closure.root_error) {
     return *closure.root_error;
   }
@@ -66,7 +66,7 @@ std::string first_cause(const Closure& closure) {
 }
 
 // The names an object answers to in a link map: its SONAME and every name it was needed as.
-bool answers_to(const LoadedObject& object, std::string_view name) {
+bool answers_to(const loader::LoadedObject& object, std::string_view name) {
   const auto& soname = object.file->elf ? object.file->elf->soname : std::nullopt;
   return (soname && *soname == name) ||
          std::any_of(object.names.begin(), object.names.end(),
@@ -74,7 +74,7 @@ bool answers_to(const LoadedObject& object, std::string_view name) {
 }
 
 // The link map comparison of a load that succeeded.
-void compare_link_maps(const Closure& closure, const LinkMapFacts& real, LoadCheck& check) {
+void compare_link_maps(const loader::Closure& closure, const LinkMapFacts& real, LoadCheck& check) {
   std::set<std::string, std::less<>> before;
   for (const auto& object : real.before) {
     before.insert(object.realpath);
@@ -113,7 +113,7 @@ void compare_link_maps(const Closure& closure, const LinkMapFacts& real, LoadChe
 }
 
 // The outcome already seen for a file of `closure`, or nullptr.
-const ProvenOutcome* proven_outcome(const Closure& closure,
+const ProvenOutcome* proven_outcome(const loader::Closure& closure,
                                     const std::map<std::string, ProvenOutcome>& proven) {
   if (proven.empty()) {
     return nullptr;
@@ -129,7 +129,7 @@ const ProvenOutcome* proven_outcome(const Closure& closure,
 
 } // namespace
 
-LoadCheck judge(const Closure& closure, const std::string& loaded_as, const LinkMapFacts& real) {
+LoadCheck judge(const loader::Closure& closure, const std::string& loaded_as, const LinkMapFacts& real) {
   LoadCheck check;
   check.status = "ok";
   check.error = real.error;
@@ -165,7 +165,7 @@ void check_by_loading(Linkage& linkage, const LoadCheckOptions& options, const E
     for (auto& answer : component.closures) {
       std::vector<std::string> preloads;
       for (const auto& object : answer.closure.objects) {
-        if (object.route == Route::preloaded) {
+        if (object.route == loader::Route::preloaded) {
           preloads.push_back(object.path);
         }
       }

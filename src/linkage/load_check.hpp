@@ -46,7 +46,7 @@ struct LoadCheckOptions {
 };
 
 // The comparison of one closure's prediction with its real load.
-LoadCheck judge(const Closure& closure, const std::string& loaded_as, const LinkMapFacts& real);
+LoadCheck judge(const loader::Closure& closure, const std::string& loaded_as, const LinkMapFacts& real);
 
 // Loads every closure of `linkage` (those whose root could be opened) and stores the result in
 // its `check`. Never throws; a worker that crashes or hangs is a check with that status.

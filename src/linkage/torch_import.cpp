@@ -129,15 +129,15 @@ void pick(FrameworkPreload& preload, Generation generation, std::string_view cud
 class ImportModel {
 public:
   ImportModel(std::string_view torch_version, std::string_view cuda, const std::vector<std::string>& sys_path,
-              const SearchSetting& setting, ObjectStore& store)
+              const loader::SearchSetting& setting, loader::ObjectStore& store)
       : m_generation(generation_of(torch_version)), m_cuda(cuda), m_sys_path(sys_path), m_setting(setting),
         m_store(store) {}
 
   FrameworkImport run(const std::string& global_deps) {
     m_import.statement = "import torch";
     m_import.model = model_name(m_generation);
-    const auto first =
-        build_closure(global_deps, Route::root, fs::parent(global_deps), {}, m_setting, m_store);
+    const auto first = loader::build_closure(global_deps, loader::Route::root, fs::parent(global_deps), {},
+                                             m_setting, m_store);
     if (first.loads()) {
       m_import.load_order.push_back(global_deps);
       after_success(first);
@@ -149,7 +149,7 @@ public:
 
 private:
   // Step 2: the preloads after global deps loaded, when /proc/self/maps names a cudart.
-  void after_success(const Closure& loaded) {
+  void after_success(const loader::Closure& loaded) {
     const std::string_view marker =
         m_generation == Generation::torch_2_8 ? "nvidia/cuda_runtime/lib/libcudart.so" : "libcudart.so";
     bool mapped = false;
@@ -196,10 +196,10 @@ private:
       }
     }
     m_import.load_order.push_back(global_deps);
-    const auto retry =
-        build_closure(global_deps, Route::preloaded, fs::parent(global_deps),
-                      std::vector<std::string>(m_import.load_order.begin(), m_import.load_order.end() - 1),
-                      m_setting, m_store);
+    const auto retry = loader::build_closure(
+        global_deps, loader::Route::preloaded, fs::parent(global_deps),
+        std::vector<std::string>(m_import.load_order.begin(), m_import.load_order.end() - 1), m_setting,
+        m_store);
     if (!retry.loads()) {
       m_import.import_error = "OSError: " + dlerror_text(retry);
     }
@@ -218,9 +218,9 @@ private:
   Generation m_generation;
   std::string m_cuda;
   const std::vector<std::string>& m_sys_path;
-  const SearchSetting& m_setting;
-  ObjectStore& m_store;
-  Closure m_state; // what is loaded so far
+  const loader::SearchSetting& m_setting;
+  loader::ObjectStore& m_store;
+  loader::Closure m_state; // what is loaded so far
   FrameworkImport m_import;
 };
 
@@ -228,7 +228,7 @@ private:
 
 FrameworkImport model_torch_import(const std::string& global_deps, std::string_view torch_version,
                                    std::string_view cuda, const std::vector<std::string>& sys_path,
-                                   const SearchSetting& setting, ObjectStore& store) {
+                                   const loader::SearchSetting& setting, loader::ObjectStore& store) {
   return ImportModel(torch_version, cuda, sys_path, setting, store).run(global_deps);
 }
 

@@ -39,7 +39,7 @@ namespace cudadiag::linkage {
 // none), in a process whose sys.path is `sys_path`.
 FrameworkImport model_torch_import(const std::string& global_deps, std::string_view torch_version,
                                    std::string_view cuda, const std::vector<std::string>& sys_path,
-                                   const SearchSetting& setting, ObjectStore& store);
+                                   const loader::SearchSetting& setting, loader::ObjectStore& store);
 
 // The names in `directory` matching the glob `pattern` (Python's glob: fnmatch, names starting with
 // '.' left out), in the order the file system lists them; empty when it cannot be read.

@@ -30,7 +30,7 @@ std::string object_line(const AnswerClosure& answer, std::size_t index) {
   if (!facts.version.empty()) {
     line += " " + facts.version;
   }
-  line += "  " + object.path + " (" + std::string(linkage::to_string(object.route));
+  line += "  " + object.path + " (" + std::string(loader::to_string(object.route));
   if (!facts.component.empty()) {
     line += facts.selected ? "; the selected " + facts.component : "; not the selected " + facts.component;
   }
@@ -45,12 +45,12 @@ public:
   std::string write() {
     const auto& objects = m_answer.closure.objects;
     for (std::size_t i = 0; i < objects.size(); ++i) {
-      if (objects[i].route == linkage::Route::preloaded) {
+      if (objects[i].route == loader::Route::preloaded) {
         node(i, "    ", "    ");
       }
     }
     if (!objects.empty() &&
-        m_answer.closure.objects[m_answer.closure.root].route != linkage::Route::preloaded) {
+        m_answer.closure.objects[m_answer.closure.root].route != loader::Route::preloaded) {
       node(m_answer.closure.root, "    ", "    ");
     }
     return std::move(m_out);
@@ -91,7 +91,7 @@ private:
   [[nodiscard]] bool is_system(std::size_t index) const {
     const auto& object = m_answer.closure.objects[index];
     return m_answer.facts[index].component.empty() &&
-           (object.route == linkage::Route::ld_so_cache || object.route == linkage::Route::default_dirs);
+           (object.route == loader::Route::ld_so_cache || object.route == loader::Route::default_dirs);
   }
 
   const AnswerClosure& m_answer;
@@ -141,7 +141,7 @@ std::string problems(const AnswerClosure& answer, TextStyle style) {
   // Undefined symbols, one line per needing object, version and bound object.
   for (std::size_t i = 0; i < closure.unresolved.size(); ++i) {
     const auto& item = closure.unresolved[i];
-    const auto same_group = [&](const linkage::UnresolvedSymbol& other) {
+    const auto same_group = [&](const loader::UnresolvedSymbol& other) {
       return other.needed_by == item.needed_by && other.version == item.version && other.bound == item.bound;
     };
     if (std::any_of(closure.unresolved.begin(), closure.unresolved.begin() + static_cast<std::ptrdiff_t>(i),

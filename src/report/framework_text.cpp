@@ -70,7 +70,7 @@ std::string loads_table(const Report& report, const linkage::FrameworkLinkage& f
     const auto shown = std::filesystem::path(object.path).lexically_normal().string();
     table.rows.push_back(std::vector<std::string>{
         facts.component, facts.version.empty() ? std::string("-") : facts.version,
-        escape_controls(to_valid_utf8(shown), style), std::string(linkage::to_string(object.route)),
+        escape_controls(to_valid_utf8(shown), style), std::string(loader::to_string(object.route)),
         facts.selected                            ? std::string("= CUDA Python's")
         : python_selects(report, facts.component) ? paint(style, k_yellow, "not CUDA Python's")
                                                   : std::string("CUDA Python finds none")});

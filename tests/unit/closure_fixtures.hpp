@@ -2,7 +2,7 @@
 // What the closure tests share: synthetic libraries written into a TempTree and a loader search
 // confined to it (its "cwd" and "default" directories, no cache).
 
-#include "linkage/closure.hpp"
+#include "loader/closure.hpp"
 #include "synthetic_elf.hpp"
 #include "temp_tree.hpp"
 
@@ -15,8 +15,8 @@ inline std::string library(const TempTree& tree, const std::string& relative, Sy
   return tree.write(relative, synthetic_shared_object(spec));
 }
 
-inline linkage::SearchSetting setting_in(const TempTree& tree) {
-  linkage::SearchSetting setting;
+inline loader::SearchSetting setting_in(const TempTree& tree) {
+  loader::SearchSetting setting;
   setting.cwd = tree.path("cwd");
   setting.default_dirs = {tree.path("default")};
   return setting;

@@ -16,8 +16,8 @@
 using cudadiag::linkage::FrameworkImport;
 using cudadiag::linkage::FrameworkPreload;
 using cudadiag::linkage::model_torch_import;
-using cudadiag::linkage::ObjectStore;
-using cudadiag::linkage::SearchSetting;
+using cudadiag::loader::ObjectStore;
+using cudadiag::loader::SearchSetting;
 using cudadiag::testing::library;
 using cudadiag::testing::setting_in;
 using cudadiag::testing::SyntheticLibrary;

@@ -23,17 +23,17 @@
 // the load check (load_check.hpp) finds where that makes a prediction wrong.
 
 #include "core/environment.hpp"
-#include "linkage/object_store.hpp"
 #include "loader/ld_so_cache.hpp"
+#include "loader/load_outcome.hpp"
+#include "loader/object_store.hpp"
 #include "loader/preload.hpp"
-#include "probes/candidate.hpp"
 
 #include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
 
-namespace cudadiag::linkage {
+namespace cudadiag::loader {
 
 // How an object came into the process, in the words of found_via elsewhere in the report.
 enum class Route {
@@ -123,10 +123,8 @@ struct Closure {
   [[nodiscard]] bool loads() const {
     return !root_error && missing.empty() && broken.empty() && missing_versions.empty() && unresolved.empty();
   }
-  [[nodiscard]] probes::LoadOutcome outcome() const {
-    return crash     ? probes::LoadOutcome::crashes
-           : loads() ? probes::LoadOutcome::loads
-                     : probes::LoadOutcome::fails;
+  [[nodiscard]] LoadOutcome outcome() const {
+    return crash ? LoadOutcome::crashes : loads() ? LoadOutcome::loads : LoadOutcome::fails;
   }
   // glibc's words for the first thing that stops the load ("" when it loads): the root's own error,
   // a missing or broken dependency, a missing version, an undefined symbol.
@@ -162,4 +160,4 @@ Closure build_closure(const std::string& root, Route root_route, const std::stri
 std::string expand_dynamic_tokens(std::string_view entry, std::string_view object_path,
                                   const SearchSetting& setting);
 
-} // namespace cudadiag::linkage
+} // namespace cudadiag::loader

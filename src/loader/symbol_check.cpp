@@ -1,4 +1,4 @@
-#include "linkage/symbol_check.hpp"
+#include "loader/symbol_check.hpp"
 
 #include "core/parallel.hpp"
 #include "core/timeline.hpp"
@@ -10,7 +10,7 @@
 #include <string>
 #include <utility>
 
-namespace cudadiag::linkage {
+namespace cudadiag::loader {
 namespace {
 
 // The object bound for DT_NEEDED name `file` of object `index`: its dependency known by that name.
@@ -238,4 +238,4 @@ void check_symbols(Closure& closure, ObjectStore& store, std::size_t threads) {
   }
 }
 
-} // namespace cudadiag::linkage
+} // namespace cudadiag::loader

@@ -1,10 +1,10 @@
-#include "linkage/object_store.hpp"
+#include "loader/object_store.hpp"
 
 #include "core/timeline.hpp"
 
 #include <type_traits>
 
-namespace cudadiag::linkage {
+namespace cudadiag::loader {
 namespace {
 
 // glibc's M_MMAP_THRESHOLD by default: malloc maps a block of this size or more, and free unmaps it.
@@ -124,4 +124,4 @@ std::size_t ObjectStore::files_read() const {
   return files;
 }
 
-} // namespace cudadiag::linkage
+} // namespace cudadiag::loader

@@ -9,10 +9,10 @@
 // Fills closure.missing_versions, closure.unresolved, closure.unchecked and references_checked, in
 // the closure's object order whatever `threads` (how many threads read and check the objects).
 
-#include "linkage/closure.hpp"
+#include "loader/closure.hpp"
 
-namespace cudadiag::linkage {
+namespace cudadiag::loader {
 
 void check_symbols(Closure& closure, ObjectStore& store, std::size_t threads = 1);
 
-} // namespace cudadiag::linkage
+} // namespace cudadiag::loader

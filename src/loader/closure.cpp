@@ -1,12 +1,12 @@
-#include "linkage/closure.hpp"
+#include "loader/closure.hpp"
 
 #include "core/parallel.hpp"
-#include "linkage/symbol_check.hpp"
+#include "loader/symbol_check.hpp"
 
 #include <cctype>
 #include <deque>
 
-namespace cudadiag::linkage {
+namespace cudadiag::loader {
 namespace {
 
 // Glibc's separators for DT_RPATH, DT_RUNPATH and LD_LIBRARY_PATH: ':' (and ';' in LD_LIBRARY_PATH).
@@ -437,4 +437,4 @@ Closure build_closure(const std::string& root, Route root_route, const std::stri
   return ClosureBuilder(setting, store).build(root, root_route, root_dir, preloads, symbols);
 }
 
-} // namespace cudadiag::linkage
+} // namespace cudadiag::loader

@@ -22,7 +22,7 @@
 #include <utility>
 #include <vector>
 
-namespace cudadiag::linkage {
+namespace cudadiag::loader {
 
 struct ObjectFile {
   fs::FileId identity;
@@ -131,4 +131,4 @@ private:
   std::vector<elf::DynamicSymbols> m_unreleased_tables;              // likewise
 };
 
-} // namespace cudadiag::linkage
+} // namespace cudadiag::loader

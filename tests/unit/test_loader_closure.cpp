@@ -2,8 +2,8 @@
 // the inputs that must neither crash nor hang it, and the load check's judgement of a link map.
 
 #include "closure_fixtures.hpp"
-#include "linkage/closure.hpp"
 #include "linkage/load_check.hpp"
+#include "loader/closure.hpp"
 
 #include <doctest/doctest.h>
 
@@ -11,13 +11,13 @@
 #include <string>
 #include <vector>
 
-using cudadiag::linkage::build_closure;
-using cudadiag::linkage::Closure;
 using cudadiag::linkage::LinkMapFacts;
 using cudadiag::linkage::MappedObject;
-using cudadiag::linkage::ObjectStore;
-using cudadiag::linkage::Route;
-using cudadiag::linkage::SearchSetting;
+using cudadiag::loader::build_closure;
+using cudadiag::loader::Closure;
+using cudadiag::loader::ObjectStore;
+using cudadiag::loader::Route;
+using cudadiag::loader::SearchSetting;
 using cudadiag::testing::library;
 using cudadiag::testing::setting_in;
 using cudadiag::testing::synthetic_shared_object;
@@ -34,7 +34,7 @@ Closure closure_of(ObjectStore& store, const std::string& root, const SearchSett
 }
 
 // The object of `closure` whose path ends with `suffix`, or nullptr.
-const cudadiag::linkage::LoadedObject* object(const Closure& closure, const std::string& suffix) {
+const cudadiag::loader::LoadedObject* object(const Closure& closure, const std::string& suffix) {
   for (const auto& item : closure.objects) {
     if (item.path.size() >= suffix.size() &&
         item.path.compare(item.path.size() - suffix.size(), suffix.size(), suffix) == 0) {
