@@ -121,7 +121,7 @@ FrameworkFind find_for_framework(const Options& options, std::string_view framew
   result.text += line(who + " opens " + opened + load.value().library + ".");
   const auto outcome = linkage::framework_outcome(closure, opened_first);
   result.text += line("outcome: " + std::string(probes::to_string(outcome)) +
-                      (outcome == probes::LoadOutcome::loads
+                      (outcome == loader::LoadOutcome::loads
                            ? std::string()
                            : " (" + linkage::framework_failure(closure, opened_first) + ")"));
   if (opened_first) {

@@ -638,7 +638,7 @@ void check_unusable(const discovery::DiscoveryResult& all, std::vector<Finding>&
     const auto breaks = others.empty() ? std::string()
                                        : "; it breaks " + others + " too (cuda-pathfinder loads " +
                                              std::string(owner.spec->name) + " first)";
-    const auto verb = owner.selected->outcome == probes::LoadOutcome::crashes
+    const auto verb = owner.selected->outcome == loader::LoadOutcome::crashes
                           ? "the process dies loading it: "
                           : "loading it fails: ";
     Evidence evidence = {{"path", via.path},

@@ -54,9 +54,9 @@ std::string dlerror_text(const loader::Closure& closure) {
   return {};
 }
 
-probes::LoadOutcome framework_outcome(const loader::Closure& closure,
+loader::LoadOutcome framework_outcome(const loader::Closure& closure,
                                       const std::optional<FrameworkImport>& import_model) {
-  return import_model && import_model->import_error ? probes::LoadOutcome::fails : closure.outcome();
+  return import_model && import_model->import_error ? loader::LoadOutcome::fails : closure.outcome();
 }
 
 std::string framework_failure(const loader::Closure& closure,

@@ -55,7 +55,7 @@ std::string dlerror_text(const loader::Closure& closure);
 // its own code raises first (the library is never loaded), else the closure's (loads, fails,
 // crashes: SIGBUS on a truncated file). `framework_failure` says why ("" when it loads): the import
 // error, else glibc's words for the closure (loader::Closure::failure()).
-probes::LoadOutcome framework_outcome(const loader::Closure& closure,
+loader::LoadOutcome framework_outcome(const loader::Closure& closure,
                                       const std::optional<FrameworkImport>& import_model);
 std::string framework_failure(const loader::Closure& closure,
                               const std::optional<FrameworkImport>& import_model);

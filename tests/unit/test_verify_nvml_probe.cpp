@@ -97,7 +97,7 @@ static_assert(offsetof(nvml::ProcessInfo, compute_instance_id) ==
               offsetof(nvmlProcessInfo_t, computeInstanceId));
 static_assert(sizeof(nvml::Utilization) == sizeof(nvmlUtilization_t));
 static_assert(offsetof(nvml::Utilization, memory) == offsetof(nvmlUtilization_t, memory));
-static_assert(nvml::k_value_not_available == NVML_VALUE_NOT_AVAILABLE);
+static_assert(nvml::k_value_not_available == static_cast<unsigned long long>(NVML_VALUE_NOT_AVAILABLE));
 static_assert(nvml::k_error_insufficient_size == NVML_ERROR_INSUFFICIENT_SIZE);
 
 // Constants.
