@@ -1,7 +1,7 @@
 #pragma once
 // The load model (DESIGN.md §7): each library's answers are the predicted outcome of a load —
 // loads, fails (glibc's reason) or crashes (SIGBUS) — computed by the closure stage
-// (linkage/closure.hpp) over the files, with the system's preloads first in every closure, and
+// (loader/closure.hpp) over the files, with the system's preloads first in every closure, and
 // CUDA Python's answer follows cuda-pathfinder 1.9.1's control flow over those outcomes
 // (_load_lib_no_cache in _dynamic_libs/load_nvidia_dynamic_lib.py):
 //   1. its early steps (site-packages, then conda) name the first file that exists;
