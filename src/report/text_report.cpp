@@ -217,10 +217,13 @@ std::string verification_section(const Report& report, TextStyle style) {
       state = "cuInit: " + driver->init->name.value_or("error " + std::to_string(driver->init->code));
     }
     const auto color = state == "ok" ? k_green : k_red;
-    table.rows.push_back({step.id, to_valid_utf8(reported_version(step)),
-                          std::to_string(static_cast<long long>(step.elapsed_ms)) + " ms" +
-                              (step.proven_at ? " (cache, " + linkage::utc_time(*step.proven_at) + ")" : ""),
-                          paint(style, color, to_valid_utf8(state))});
+    // Where the answer came from the cache of proven loads, said after the state (the last column,
+    // unpadded), so that the time column stays as narrow as the live rows need.
+    table.rows.push_back(
+        {step.id, to_valid_utf8(reported_version(step)),
+         std::to_string(static_cast<long long>(step.elapsed_ms)) + " ms",
+         paint(style, color, to_valid_utf8(state)) +
+             (step.proven_at ? " (from the cache, proven " + linkage::utc_time(*step.proven_at) + ")" : "")});
     table.notes.push_back(step.status != "ok" ? to_valid_utf8(step.detail) : std::string());
   }
   return out + render_table(table, style.width, style.color);

@@ -111,6 +111,8 @@ def check_table_aligned(text: str, header_start: str) -> None:
             break
         if len(line) - len(line.lstrip()) > starts[0]:
             continue  # a note or a path on its own line, indented under its row
+        if not re.search(r"\S {2,}\S", line.strip()):
+            continue  # a first cell too long for its column, alone on the line above its row
         rows += 1
         for start in starts[1:]:
             if len(line) > start:

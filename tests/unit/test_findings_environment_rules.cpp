@@ -42,7 +42,8 @@ TEST_CASE("environment rules: one row per variable, the issue's variables with t
   CHECK(kind_of("CUDA_DEVICE_ORDER") == VariableClass::visibility);
 }
 
-TEST_CASE("environment rules: none set, nothing - injection and debug raised by context - others listed only") {
+TEST_CASE(
+    "environment rules: none set, nothing - injection and debug raised by context - others listed only") {
   Environment env;
   env.set("PATH", "/usr/bin");
   CHECK(cudadiag::findings::set_behaviour_variables(env).empty());
