@@ -582,12 +582,9 @@ TestResult run_checkpoint(const TestContext& context) {
 
   auto sockets = seqpacket_pair();
   if (!sockets) {
-    result.status = "error";
-    result.reason = sockets.error().message;
-    return result;
+    return errored(std::move(result), sockets.error().message);
   }
-  const UniqueFd ours = std::move(sockets.value().ours);
-  UniqueFd theirs = std::move(sockets.value().theirs);
+  auto [ours, theirs] = std::move(sockets).value();
   // The controller's own bound: the test's deadline less the time parking and ending the target take.
   const auto now = Clock::now();
   const auto deadline =

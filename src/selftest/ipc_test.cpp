@@ -361,12 +361,9 @@ TestResult run_ipc(const TestContext& context) {
 
   auto sockets = seqpacket_pair();
   if (!sockets) {
-    result.status = "error";
-    result.reason = sockets.error().message;
-    return result;
+    return errored(std::move(result), sockets.error().message);
   }
-  const UniqueFd ours = std::move(sockets.value().ours);
-  UniqueFd theirs = std::move(sockets.value().theirs);
+  auto [ours, theirs] = std::move(sockets).value();
 
   worker::WorkerStep step{"ipc_peer", "ipc_peer", context.config.libcuda, {}, theirs.get()};
   worker::WorkerOptions options;

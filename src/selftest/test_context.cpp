@@ -87,6 +87,12 @@ SmClock max_sm_clock(const TestContext& context) {
   return clock;
 }
 
+TestResult errored(TestResult result, std::string reason) {
+  result.status = "error";
+  result.reason = std::move(reason);
+  return result;
+}
+
 Expected<SocketPair> seqpacket_pair() {
   std::array<int, 2> sockets{-1, -1};
   if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sockets.data()) != 0) {

@@ -138,6 +138,8 @@ SmClock max_sm_clock(const TestContext& context);
 // A result skeleton for the context's test.
 TestResult new_result(const TestContext& context);
 TestResult skipped(const TestContext& context, std::string reason);
+// `result` as an error of the test's own machinery (not of the GPU): status "error", `reason`.
+TestResult errored(TestResult result, std::string reason);
 // The result of a test that needs a GPU when there is none: a skip, or a failure when the device
 // exists but the driver could not use it (that is a broken stack, not an absent one).
 TestResult without_gpu(const TestContext& context);
