@@ -29,10 +29,10 @@ void become_batch_thread() {
 }
 
 // The process's idle threads: a thread whose pool has let it go waits here for the next pool that
-// wants a helper, and exits after k_linger without one. Starting a thread costs tens of
-// microseconds in a virtual machine, paid by the thread that starts it, and ending one (its stack
-// given back, the join) as much again at the end of every run; back-to-back runs (a health check
-// called in a loop, the API's calls in one program) take the threads the last one left.
+// wants a helper, and exits after m_linger (a quarter of a second unless set) without one. Starting a thread
+// costs tens of microseconds in a virtual machine, paid by the thread that starts it, and ending one (its
+// stack given back, the join) as much again at the end of every run; back-to-back runs (a health check called
+// in a loop, the API's calls in one program) take the threads the last one left.
 //
 // Contract: a thread lingers only between two calls of run work, holding no pool's memory; the state
 // is never destroyed (a lingering thread may outlive static destruction; exit() ends it), and after
@@ -40,7 +40,7 @@ void become_batch_thread() {
 // with -z nodelete, so that dlclose() never unmaps the code a lingering thread waits in.
 class IdleThreads {
 public:
-  static constexpr auto k_linger = std::chrono::milliseconds(250);
+  static constexpr auto k_default_linger = std::chrono::milliseconds(250);
 
   static IdleThreads& instance() {
     static IdleThreads* const threads = [] {
@@ -68,6 +68,7 @@ public:
       }
     }
     try {
+      count_start();
       std::thread([this, work = std::move(work)]() mutable {
         become_batch_thread();
         work();
@@ -80,17 +81,33 @@ public:
     }
   }
 
+  void set_linger(std::chrono::milliseconds linger) {
+    const std::lock_guard lock(m_mutex);
+    m_linger = linger;
+  }
+
+  WorkerPool::ThreadCounts counts() {
+    const std::lock_guard lock(m_mutex);
+    return {m_started, m_started - m_ended, m_idle};
+  }
+
 private:
   IdleThreads() = default;
+
+  void count_start() {
+    const std::lock_guard lock(m_mutex);
+    ++m_started;
+  }
 
   void linger() {
     std::unique_lock lock(m_mutex);
     for (;;) {
       ++m_idle;
-      const bool woken = m_wake.wait_for(lock, k_linger, [this] { return !m_work.empty(); });
+      const bool woken = m_wake.wait_for(lock, m_linger, [this] { return !m_work.empty(); });
       --m_idle;
       if (!woken) {
-        return; // nothing for k_linger: the thread ends
+        ++m_ended;
+        return; // nothing for m_linger: the thread ends
       }
       auto work = std::move(m_work.front());
       m_work.pop_front();
@@ -105,6 +122,9 @@ private:
   std::condition_variable m_wake;
   std::deque<std::function<void()>> m_work; // handed to the idle threads, one each
   std::size_t m_idle = 0;                   // threads waiting in linger()
+  std::chrono::milliseconds m_linger = k_default_linger;
+  std::size_t m_started = 0; // threads started by run(), whether or not they still run
+  std::size_t m_ended = 0;   // of those, the ones that ended
 };
 
 // One share() call: which helpers are inside `work`, and whether it still takes newcomers.
@@ -143,6 +163,14 @@ WorkerPool::Use::Use(WorkerPool& pool) : m_previous(t_active) {
 }
 WorkerPool::Use::~Use() {
   t_active = m_previous;
+}
+
+void WorkerPool::set_idle_linger(std::chrono::milliseconds linger) {
+  IdleThreads::instance().set_linger(linger);
+}
+
+WorkerPool::ThreadCounts WorkerPool::thread_counts() {
+  return IdleThreads::instance().counts();
 }
 
 WorkerPool* WorkerPool::active() {

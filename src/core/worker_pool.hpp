@@ -15,6 +15,7 @@
 // elsewhere (a read-ahead, another section) is not waited for, so a section never waits on a helper
 // that waits on it. Helpers run with their pool active, so that nested sections borrow from it too.
 
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
@@ -47,6 +48,18 @@ public:
   };
   // The pool active on this thread, or nullptr.
   static WorkerPool* active();
+
+  // The process's lingering threads (worker_pool.cpp, IdleThreads): how long a thread let go waits
+  // for the next pool (a quarter of a second unless set; a thread already waiting keeps the
+  // deadline it had), and how many threads pools have started in this process, how many of them
+  // have not ended, and how many of those wait idle (none is started while an idle one is free).
+  struct ThreadCounts {
+    std::size_t started = 0;
+    std::size_t alive = 0;
+    std::size_t idle = 0;
+  };
+  static void set_idle_linger(std::chrono::milliseconds linger);
+  static ThreadCounts thread_counts();
 
   // Calls work() on this thread and on up to `helpers` helpers at once, and returns when every
   // call that started has returned. `work` takes its tasks from a counter it shares, so that a

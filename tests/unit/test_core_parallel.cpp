@@ -276,28 +276,38 @@ TEST_CASE("worker pool: with no helper to be had, the caller does every task its
 
 TEST_CASE(
     "worker pool: the next pool takes the threads the last one let go, and a forked child starts afresh") {
-  const auto helper_threads = [] {
-    std::mutex mutex;
-    std::set<std::thread::id> threads;
-    cudadiag::WorkerPool pool(3);
-    const cudadiag::WorkerPool::Use use(pool);
-    cudadiag::parallel_for_each_index(64, 4, [&](std::size_t) {
-      std::this_thread::sleep_for(std::chrono::microseconds(200));
-      const std::lock_guard lock(mutex);
-      threads.insert(std::this_thread::get_id());
-    });
-    threads.erase(std::this_thread::get_id());
-    return threads;
+  using cudadiag::WorkerPool;
+  const auto run_pool = [] {
+    WorkerPool pool(3);
+    const WorkerPool::Use use(pool);
+    cudadiag::parallel_for_each_index(
+        64, 4, [&](std::size_t) { std::this_thread::sleep_for(std::chrono::microseconds(200)); });
   };
-  // Threads that sections of earlier tests let go linger a quarter of a second: once they are gone,
-  // the only idle threads the second pool can take are those the first one let go.
-  std::this_thread::sleep_for(std::chrono::milliseconds(400));
-  const auto first = helper_threads();
-  const auto second = helper_threads(); // well within the quarter second the first pool's threads linger
-  REQUIRE_FALSE(first.empty());
-  for (const auto& id : second) {
-    CHECK(first.count(id) == 1); // no thread was started for the second pool
-  }
+  // Waits (bounded) until the process's pool threads are as `wanted` says, and returns them.
+  const auto until = [](const auto& wanted) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    auto counts = WorkerPool::thread_counts();
+    while (!wanted(counts) && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      counts = WorkerPool::thread_counts();
+    }
+    return counts;
+  };
+  const auto none_alive = [](const WorkerPool::ThreadCounts& counts) { return counts.alive == 0; };
+  const auto all_idle = [](const WorkerPool::ThreadCounts& counts) { return counts.idle == counts.alive; };
+  // The threads earlier tests let go end after their quarter of a second; then, with the long
+  // linger set here, none of this test's ends during it, however slow the machine: the first pool
+  // starts its three helpers, and the second takes them and starts none.
+  REQUIRE(until(none_alive).alive == 0);
+  WorkerPool::set_idle_linger(std::chrono::seconds(60));
+  const auto before = WorkerPool::thread_counts();
+  run_pool();
+  const auto between = until(all_idle);
+  CHECK(between.started - before.started == 3);
+  CHECK(between.idle == 3);
+  run_pool();
+  CHECK(WorkerPool::thread_counts().started == between.started); // none started for the second pool
+  WorkerPool::set_idle_linger(std::chrono::milliseconds(250));
 
   // The child of a fork() has none of the lingering threads: its pool starts its own, and a job it
   // posts still runs (a pool that counted on the parent's threads would wait for ever).
