@@ -11,6 +11,10 @@
 namespace cudadiag::probes {
 
 enum class ComponentKind { dynamic_lib, headers, binary, static_lib, bitcode_lib };
+// Every kind, in the order the JSON schema's enum lists them (a unit test compares the two).
+inline constexpr ComponentKind k_component_kinds[] = {ComponentKind::dynamic_lib, ComponentKind::headers,
+                                                      ComponentKind::binary, ComponentKind::static_lib,
+                                                      ComponentKind::bitcode_lib};
 // "dynamic_lib", "headers", "binary", "static_lib", "bitcode_lib" (the JSON's spelling).
 std::string_view to_string(ComponentKind kind);
 // The kind named by `text`: the JSON spelling, or the short prefix `cudadiag find` accepts before a

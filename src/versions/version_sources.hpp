@@ -29,6 +29,12 @@ enum class VersionSource {
 // "file_name", "wheel_metadata", "toolkit_version_json", "conda_meta", "header_macro",
 // "toolkit_dist_info", "dpkg_status", "rpm_db".
 std::string_view to_string(VersionSource source);
+// Every source, in the order the JSON schema's enum lists them (a unit test compares the two).
+inline constexpr VersionSource k_version_sources[] = {
+    VersionSource::file_name,   VersionSource::wheel_metadata, VersionSource::toolkit_version_json,
+    VersionSource::conda_meta,  VersionSource::header_macro,   VersionSource::toolkit_dist_info,
+    VersionSource::dpkg_status, VersionSource::rpm_db,
+};
 
 struct FoundVersion {
   std::string version;
