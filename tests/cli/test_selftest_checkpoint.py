@@ -9,7 +9,11 @@ the test's own directory, shared by the controller's and the target's fake drive
 - corrupt after restore: a flipped word, a changed context (checkpoint.corrupt, error);
 - a target that hangs after the restore, and a controller killed mid-cycle: bounded, and no process
   of the run is left behind;
-- success: each step's ms, the GiB/s figures, and the target parked (checkpointed) before it ended.
+- success: each step's ms, the GiB/s figures, and the target parked (checkpointed) before it ended;
+- NVML still listing the checkpointed target's memory (the fake NVML lists what the fake driver
+  records as checkpointed): checkpoint.failed at 'release', nothing restored; listed without a
+  figure, or NVML unable to say: no failure;
+- the quick level: skipped unless named, with its reason, a skip in the JUnit too.
 
 Every JSON validates against the schema (parse_report)."""
 
@@ -17,6 +21,7 @@ from __future__ import annotations
 
 import os
 import uuid
+import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
 import pytest
@@ -108,6 +113,7 @@ def test_a_full_cycle_passes_with_each_step_timed_and_the_target_parked_before_i
     assert verify["context_same"] and verify["pointer_context_same"]
     assert verify["wrong_words"] == 0 and verify["wrong_words_again"] == 0
     assert test["details"]["target"]["bytes"] == 4 << 20
+    assert test["details"]["release"] == {"known": True, "held_bytes": 0}  # NVML does not list the target
     assert test["details"]["end"]["status"] == "ok" and "killed" not in test["details"]["end"]
     assert not [f for f in finding_ids(doc) if f.startswith("checkpoint.")]
     # The target ended checkpointed (the fake driver's record of its state), and nothing is left.
@@ -228,3 +234,76 @@ def test_a_hung_target_whose_controller_was_cut_is_found_by_the_outer_sweep_and_
     (test,) = doc["selftest"]["tests"]
     assert "cut while running" in test["reason"], test
     assert left_behind(run_env.marker) == []
+
+
+def test_nvml_still_listing_the_checkpointed_targets_memory_is_the_release_step_and_nothing_is_restored(run_env):
+    # The fake NVML lists every live process the fake driver records as checkpointed, here with the
+    # target's 4 MiB: a driver that did not release the GPU memory at checkpoint.
+    env = run_env(CUDADIAG_FAKE_NVML_PROCESSES="self:512,checkpointed:4")
+    doc, test = checkpoint(env)
+    assert test["status"] == "fail"
+    (finding,) = findings_with(doc, "checkpoint.failed")
+    assert (finding["severity"], finding["repair"]) == ("warning", "restart_process")
+    evidence = finding["evidence"]
+    assert evidence["step"] == "release" and evidence["code"] is None and evidence["driver_words"] is None
+    assert "failed at 'release'" in finding["message"] and "CRIU" in finding["message"]
+    assert "NVML still lists the target with 4 MiB of device memory: the GPU was not released" in finding["message"]
+    target_pid = test["details"]["target"]["pid"]
+    assert test["details"]["release"] == {"known": True, "listed": True, "held_bytes": 4 << 20}
+    # Checkpointed, never restored (a restore is not tried on a target whose GPU state was not
+    # released), and so parked as it was: checkpointed, not killed.
+    assert [s["step"] for s in test["details"]["steps"]] == ["get_state", "lock", "checkpoint"]
+    names = {m["name"] for m in test["metrics"]}
+    assert "checkpoint_gibps" in names and "restore_ms" not in names and "checkpoint_restore_gibps" not in names
+    assert evidence["target_ended_checkpointed"] is True
+    assert test["details"]["end"]["park"]["state_before"] == "checkpointed"
+    assert "lock" not in test["details"]["end"]["park"] and "killed" not in test["details"]["end"]
+    assert final_states(run_env.state)[target_pid] == 2
+    assert "selftest.failed" not in finding_ids(doc) and "checkpoint.corrupt" not in finding_ids(doc)
+    assert left_behind(run_env.marker) == []
+
+
+@pytest.mark.parametrize("processes, release", [
+    ("self:512,checkpointed", {"known": True, "listed": True, "held_bytes": 0}),  # NVML_VALUE_NOT_AVAILABLE
+    ("notsupported", {"known": False,
+                      "unknown_reason": "nvmlDeviceGetComputeRunningProcesses_v3 returned NVML_ERROR_NOT_SUPPORTED"}),
+], ids=["listed-without-a-figure", "nvml-cannot-say"])
+def test_nvml_that_cannot_show_held_memory_fails_nothing(run_env, processes, release):
+    doc, test = checkpoint(run_env(CUDADIAG_FAKE_NVML_PROCESSES=processes))
+    assert test["status"] == "pass", test
+    got = test["details"]["release"]
+    assert {k: got.get(k) for k in release if k != "unknown_reason"} == \
+        {k: v for k, v in release.items() if k != "unknown_reason"}, got
+    if "unknown_reason" in release:
+        assert got["unknown_reason"].startswith("nvmlDeviceGetComputeRunningProcesses_v3"), got
+    assert [s["step"] for s in test["details"]["steps"]] == STEPS
+    assert not [f for f in finding_ids(doc) if f.startswith("checkpoint.")]
+    assert left_behind(run_env.marker) == []
+
+
+QUICK_SKIP_REASON = "runs at --level full, or when named (--only checkpoint)"
+
+
+def test_at_the_quick_level_it_is_skipped_unless_named_and_never_counted_as_passed(run_env, tmp_path):
+    env = run_env()
+    junit = tmp_path / "selftest.xml"
+    result = run(["selftest", "--json", "--level", "quick", "--junit", str(junit)], env=env, timeout=240)
+    assert result.returncode in (0, 1), result.stderr[-3000:]
+    doc = parse_report(result)
+    tests = {t["key"]: t for t in doc["selftest"]["tests"]}
+    assert len(tests) > 1, tests  # every test of the level, none named
+    test = tests["checkpoint"]
+    assert test["status"] == "skip", test
+    assert test["reason"].startswith(QUICK_SKIP_REASON), test["reason"]
+    assert test["metrics"] == [] and test["primary"] is None
+    assert "target" not in test["details"] and "steps" not in test["details"]  # no target was started
+    assert not [f for f in finding_ids(doc) if f.startswith("checkpoint.")]
+    # The JUnit file counts it as skipped, with the reason, not as a pass.
+    (case,) = [c for c in ElementTree.parse(junit).iter("testcase") if c.get("name", "").startswith("checkpoint")]
+    skipped = case.find("skipped")
+    assert skipped is not None and skipped.get("message", "").startswith(QUICK_SKIP_REASON)
+    assert case.find("failure") is None and case.find("error") is None
+
+    # Named, at the same level, it runs.
+    doc, named = checkpoint(run_env(), "--level", "quick", allowed=(0,))
+    assert named["status"] == "pass" and named["primary"]["name"] == "checkpoint_restore_gibps"
