@@ -6,7 +6,11 @@ the test's own directory, shared by the controller's and the target's fake drive
   (checkpoint.unsupported, info; the test skips);
 - each step failing (checkpoint.failed naming the step, the code and what it means; no selftest.failed),
   a lock that times out on a busy target, a restore that is never retried;
-- corrupt after restore: a flipped word, a changed context (checkpoint.corrupt, error);
+- a call that succeeds but leaves the wrong state (checkpoint.failed at that step);
+- a target that cannot prepare its memory or ends before it is ready (checkpoint.failed at 'target');
+- corrupt after restore: a flipped word, a changed context, a kernel that writes wrong after the
+  restore, a restored context that fails its first call (checkpoint.corrupt, error); a target that
+  ends before it answers (checkpoint.failed at 'verify');
 - a target that hangs after the restore, and a controller killed mid-cycle: bounded, and no process
   of the run is left behind;
 - success: each step's ms, the GiB/s figures, and the target parked (checkpointed) before it ended;
@@ -46,10 +50,10 @@ def run_env(tmp_path):
 
     def make(**extra: str) -> dict:
         name, value = marker.split("=")
-        return clean_env(LD_LIBRARY_PATH=f"{FAKE_DRIVER}:{FAKE_NVML}", CUDA_HOME=str(SYSTEM_CTK),
-                         CUDADIAG_FAKE_CUDA="ok", CUDADIAG_FAKE_CUDA_GPU_MB="1024",
-                         CUDADIAG_FAKE_CUDA_CHECKPOINT_DIR=str(state), CUDADIAG_CHECKPOINT_MIB="4",
-                         **{name: value}, **extra)
+        settings = {"CUDADIAG_FAKE_CUDA": "ok", "CUDADIAG_FAKE_CUDA_GPU_MB": "1024",
+                    "CUDADIAG_FAKE_CUDA_CHECKPOINT_DIR": str(state), "CUDADIAG_CHECKPOINT_MIB": "4", name: value}
+        settings.update(extra)  # a test's own settings replace the defaults
+        return clean_env(LD_LIBRARY_PATH=f"{FAKE_DRIVER}:{FAKE_NVML}", CUDA_HOME=str(SYSTEM_CTK), **settings)
 
     make.marker = marker
     make.state = state
@@ -188,6 +192,8 @@ def test_a_lock_that_times_out_on_a_busy_target_is_the_lock_step_and_the_target_
 @pytest.mark.parametrize("mode, words", [
     ("corrupt", "1 of 1048576 words differ after restore (first at word 0)"),
     ("context", "context changed"),
+    ("corrupt-again", "a kernel launched after restore wrote 1 wrong words"),
+    ("fault-target", "the restored context failed: cuCtxGetCurrent"),
 ])
 def test_wrong_data_or_context_after_a_successful_restore_is_checkpoint_corrupt(run_env, mode, words):
     doc, test = checkpoint(run_env(CUDADIAG_FAKE_CUDA_CHECKPOINT=mode), allowed=(1,))
@@ -307,3 +313,41 @@ def test_at_the_quick_level_it_is_skipped_unless_named_and_never_counted_as_pass
     # Named, at the same level, it runs.
     doc, named = checkpoint(run_env(), "--level", "quick", allowed=(0,))
     assert named["status"] == "pass" and named["primary"]["name"] == "checkpoint_restore_gibps"
+
+
+def test_a_call_that_succeeds_but_leaves_the_wrong_state_fails_that_step(run_env):
+    doc, test = checkpoint(run_env(CUDADIAG_FAKE_CUDA_CHECKPOINT="stale:restore"))
+    assert test["status"] == "fail"
+    (finding,) = findings_with(doc, "checkpoint.failed")
+    assert finding["evidence"]["step"] == "restore" and finding["evidence"]["code"] is None
+    assert "restore succeeded but the target's state is checkpointed, expected locked" in finding["message"]
+    assert [s["step"] for s in test["details"]["steps"]] == STEPS[:4]
+    assert finding["evidence"]["target_ended_checkpointed"] is True  # it still is
+    assert left_behind(run_env.marker) == []
+
+
+@pytest.mark.parametrize("extra, words, code", [
+    ({"CUDADIAG_CHECKPOINT_MIB": "2048"}, "could not prepare its memory: cuMemAlloc (2147483648 bytes)", 2),
+    ({"CUDADIAG_FAKE_CUDA_CHECKPOINT": "crash-target"}, "the target process ended before it was ready", None),
+], ids=["out-of-memory", "crashed"])
+def test_a_target_that_never_gets_ready_is_the_target_step_and_nothing_is_called_on_it(run_env, extra, words, code):
+    doc, test = checkpoint(run_env(**extra))  # a 2 GiB target on the fake's 1 GiB device
+    assert test["status"] == "fail"
+    (finding,) = findings_with(doc, "checkpoint.failed")
+    assert finding["evidence"]["step"] == "target" and finding["evidence"]["code"] == code
+    assert words in finding["message"], finding["message"]
+    assert "steps" not in test["details"] or test["details"]["steps"] == []
+    assert "park" not in test["details"]["end"]  # no context: nothing to lock or checkpoint
+    assert "killed" not in test["details"]["end"]
+    assert left_behind(run_env.marker) == []
+
+
+def test_a_restored_target_that_ends_before_it_answers_is_the_verify_step(run_env):
+    doc, test = checkpoint(run_env(CUDADIAG_FAKE_CUDA_CHECKPOINT="exit-target"))
+    assert test["status"] == "fail"
+    (finding,) = findings_with(doc, "checkpoint.failed")
+    assert finding["evidence"]["step"] == "verify"
+    assert "the restored target ended before it answered" in finding["message"]
+    assert [s["step"] for s in test["details"]["steps"]] == STEPS
+    assert "killed" not in test["details"]["end"]
+    assert left_behind(run_env.marker) == []
