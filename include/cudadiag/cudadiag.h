@@ -54,6 +54,21 @@ typedef enum cudadiag_verdict {
   CUDADIAG_VERDICT_ERROR = 2
 } cudadiag_verdict;
 
+/* What automation does to clear a finding, least to most invasive (docs/findings.md "Repair
+ * classes"): nothing; change a variable, search path or configuration file and restart the job;
+ * install, upgrade or remove a package; restart the process; reset the GPU with no process on it;
+ * reboot the node; take the GPU out of service for a person to inspect. The numbers never change; a
+ * later release may add classes with higher numbers. */
+typedef enum cudadiag_repair {
+  CUDADIAG_REPAIR_NONE = 0,
+  CUDADIAG_REPAIR_FIX_ENVIRONMENT = 1,
+  CUDADIAG_REPAIR_REINSTALL_PACKAGE = 2,
+  CUDADIAG_REPAIR_RESTART_PROCESS = 3,
+  CUDADIAG_REPAIR_RESET_GPU = 4,
+  CUDADIAG_REPAIR_REBOOT = 5,
+  CUDADIAG_REPAIR_HARDWARE_INSPECTION = 6
+} cudadiag_repair;
+
 typedef enum cudadiag_log_level {
   CUDADIAG_LOG_DEBUG = 0,
   CUDADIAG_LOG_INFO = 1,
@@ -184,7 +199,8 @@ CUDADIAG_API cudadiag_status cudadiag_report_verdict(const cudadiag_report* repo
 CUDADIAG_API cudadiag_status cudadiag_report_exit_code(const cudadiag_report* report, int* out);
 CUDADIAG_API cudadiag_status cudadiag_report_finding_count(const cudadiag_report* report, size_t* out);
 /* Finding `index` (0 .. count - 1, in report order): its stable dotted id ("driver.stub", see
- * docs/findings.md), severity, one-line message naming the files involved, and remedy. */
+ * docs/findings.md), severity, one-line message naming the files involved, remedy, and repair class
+ * (the JSON's "repair"). */
 CUDADIAG_API cudadiag_status cudadiag_report_finding_id(const cudadiag_report* report, size_t index,
                                                         const char** out);
 CUDADIAG_API cudadiag_status cudadiag_report_finding_severity(const cudadiag_report* report, size_t index,
@@ -193,6 +209,9 @@ CUDADIAG_API cudadiag_status cudadiag_report_finding_message(const cudadiag_repo
                                                              const char** out);
 CUDADIAG_API cudadiag_status cudadiag_report_finding_remedy(const cudadiag_report* report, size_t index,
                                                             const char** out);
+/* Since 0.1.0 (an additive symbol: a program that calls it needs a libcudadiag.so.0 that has it). */
+CUDADIAG_API cudadiag_status cudadiag_report_finding_repair(const cudadiag_report* report, size_t index,
+                                                            cudadiag_repair* out);
 
 #ifdef __cplusplus
 } /* extern "C" */

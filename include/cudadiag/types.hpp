@@ -29,6 +29,17 @@ public:
 };
 
 enum class Severity { info, warning, error };
+// What automation does to clear a finding, least to most invasive (docs/findings.md "Repair
+// classes"); the C API's cudadiag_repair, value for value.
+enum class Repair {
+  none,                // nothing to repair
+  fix_environment,     // change a variable, a search path or a configuration file; restart the job
+  reinstall_package,   // install, upgrade or remove a package (driver, toolkit, wheel, conda)
+  restart_process,     // the process (application or service) must start again
+  reset_gpu,           // reset the GPU with no process on it (nvidia-smi -r)
+  reboot,              // the node must reboot
+  hardware_inspection, // drain the node; a person inspects the GPU, its board, slot, power, cooling
+};
 // The worst severity among a report's findings; info counts as ok.
 enum class Verdict { ok, warning, error };
 enum class SelfTestLevel { quick, full };
@@ -102,6 +113,7 @@ struct Finding {
   std::string message;                 // one line naming the files involved
   std::string remedy;                  // what to do about it
   std::vector<std::string> components; // the component names it concerns
+  Repair repair = Repair::none;        // its repair class (the JSON's "repair")
 };
 
 // A GPU as verification saw it (driver API, merged with NVML by UUID).

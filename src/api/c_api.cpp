@@ -126,6 +126,19 @@ cudadiag_severity to_c(Severity severity) {
   return CUDADIAG_SEVERITY_ERROR;
 }
 
+cudadiag_repair to_c(Repair repair) {
+  switch (repair) {
+  case Repair::none: return CUDADIAG_REPAIR_NONE;
+  case Repair::fix_environment: return CUDADIAG_REPAIR_FIX_ENVIRONMENT;
+  case Repair::reinstall_package: return CUDADIAG_REPAIR_REINSTALL_PACKAGE;
+  case Repair::restart_process: return CUDADIAG_REPAIR_RESTART_PROCESS;
+  case Repair::reset_gpu: return CUDADIAG_REPAIR_RESET_GPU;
+  case Repair::reboot: return CUDADIAG_REPAIR_REBOOT;
+  case Repair::hardware_inspection: return CUDADIAG_REPAIR_HARDWARE_INSPECTION;
+  }
+  return CUDADIAG_REPAIR_NONE;
+}
+
 cudadiag_status publish(Report report, cudadiag_report** out) {
   auto handle = std::make_unique<cudadiag_report>();
   handle->verdict = to_c(report.verdict);
@@ -410,6 +423,12 @@ cudadiag_status cudadiag_report_finding_remedy(const cudadiag_report* report, si
                                                const char** out) {
   return read_finding("cudadiag_report_finding_remedy", report, index, out == nullptr,
                       [&](const cudadiag::Finding& finding) { *out = finding.remedy.c_str(); });
+}
+
+cudadiag_status cudadiag_report_finding_repair(const cudadiag_report* report, size_t index,
+                                               cudadiag_repair* out) {
+  return read_finding("cudadiag_report_finding_repair", report, index, out == nullptr,
+                      [&](const cudadiag::Finding& finding) { *out = to_c(finding.repair); });
 }
 
 } // extern "C"

@@ -14,6 +14,19 @@ Severity to_public(findings::Severity severity) {
   return Severity::error;
 }
 
+Repair to_public(findings::Repair repair) {
+  switch (repair) {
+  case findings::Repair::none: return Repair::none;
+  case findings::Repair::fix_environment: return Repair::fix_environment;
+  case findings::Repair::reinstall_package: return Repair::reinstall_package;
+  case findings::Repair::restart_process: return Repair::restart_process;
+  case findings::Repair::reset_gpu: return Repair::reset_gpu;
+  case findings::Repair::reboot: return Repair::reboot;
+  case findings::Repair::hardware_inspection: return Repair::hardware_inspection;
+  }
+  return Repair::none;
+}
+
 std::optional<Location> to_public(const discovery::ComponentResult& component,
                                   const std::optional<discovery::Choice>& choice) {
   if (!choice || choice->candidate >= component.candidates.size()) {
@@ -93,8 +106,8 @@ Verdict verdict_of(const std::vector<findings::Finding>& found) {
 }
 
 Finding to_public(const findings::Finding& finding) {
-  return Finding{finding.id, to_public(finding.severity), finding.message, finding.remedy,
-                 finding.components};
+  return Finding{finding.id,     to_public(finding.severity), finding.message,
+                 finding.remedy, finding.components,          to_public(finding.repair)};
 }
 
 LoadedLibrary to_public(const inspect::LoadedComponent& component) {

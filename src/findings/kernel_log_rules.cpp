@@ -51,6 +51,134 @@ const XidCode* find_xid_code(int code) {
   return nullptr;
 }
 
+const std::vector<SxidCode>& sxid_codes() {
+  // From NVIDIA's NVSwitch SXid catalogue: the Fabric Manager User Guide (DU-09883-001 v1.3, October
+  // 2023; docs.nvidia.com/datacenter/tesla/pdf/fabric-manager-user-guide.pdf), appendix D "NVSwitch
+  // SXid errors": D.4 non-fatal, D.5 fatal, D.6 always fatal, D.7 other notable SXid errors, and the
+  // recovery each names ("not applicable" -> none; "restart the guest VM", which resets the GPUs it
+  // holds, and "reset the GPUs and NVSwitches" (D.9) -> reset_gpu; "restart the host to reset the
+  // entire fabric" -> reboot; "check the link's mechanical connections", "ensure the cooling" ->
+  // hardware_inspection; "validate the partition's routing" -> fix_environment). Each row's source
+  // is its section ("FM D.4"). The rows were taken from the guide's tables as GPUd transcribes them
+  // (leptonai/gpud, components/accelerator/nvidia/query/sxid) and checked against Konduktor's list
+  // of the D.4 codes (Trainy-ai/konduktor, konduktor/controller/constants.py). One row per code,
+  // ascending.
+  // clang-format off
+  static const std::vector<SxidCode> table = {
+    {10001, SxidClass::notable,      Severity::warning, Repair::none,                "FM D.7", "host PRIV error: not fatal itself, but other fatal SXids may follow"},
+    {10002, SxidClass::notable,      Severity::warning, Repair::none,                "FM D.7", "host PRIV timeout: not fatal itself, but other fatal SXids may follow"},
+    {10003, SxidClass::notable,      Severity::error,   Repair::reset_gpu,           "FM D.7", "host unhandled interrupt: never expected; fatal to the fabric until every GPU and NVSwitch is reset"},
+    {10004, SxidClass::notable,      Severity::warning, Repair::hardware_inspection, "FM D.7", "thermal event start: the switch's links may drop to single-lane mode (less NVLink throughput); the cooling may not suffice"},
+    {10005, SxidClass::notable,      Severity::info,    Repair::none,                "FM D.7", "thermal event end (its start is its own finding)"},
+    {11001, SxidClass::fatal,        Severity::error,   Repair::reset_gpu,           "FM D.5", "ingress invalid command"},
+    {11004, SxidClass::non_fatal,    Severity::warning, Repair::fix_environment,     "FM D.4", "ingress invalid ACL: a fabric partition's routing is wrong (check it with nvswitch-audit); the GPUs' NVLink traffic stalls and their CUDA jobs are aborted (Xid 45)"},
+    {11009, SxidClass::fatal,        Severity::error,   Repair::reset_gpu,           "FM D.5", "ingress invalid VCSet"},
+    {11012, SxidClass::non_fatal,    Severity::info,    Repair::none,                "FM D.4", "single-bit ECC error, corrected by the NVSwitch: no impact"},
+    {11013, SxidClass::fatal,        Severity::error,   Repair::reset_gpu,           "FM D.5", "ingress header double-bit ECC error"},
+    {11018, SxidClass::fatal,        Severity::error,   Repair::reset_gpu,           "FM D.5", "ingress RID double-bit ECC error"},
+    {11019, SxidClass::fatal,        Severity::error,   Repair::reset_gpu,           "FM D.5", "ingress RLAN double-bit ECC error"},
+    {11020, SxidClass::fatal,        Severity::error,   Repair::reset_gpu,           "FM D.5", "ingress control parity error"},
+    {11021, SxidClass::non_fatal,    Severity::info,    Repair::none,                "FM D.4", "single-bit ECC error, corrected by the NVSwitch: no impact"},
+    {11022, SxidClass::non_fatal,    Severity::info,    Repair::none,                "FM D.4", "single-bit ECC error, corrected by the NVSwitch: no impact"},
+    {11023, SxidClass::non_fatal,    Severity::info,    Repair::none,                "FM D.4", "single-bit ECC error, corrected by the NVSwitch: no impact"},
+    {12001, SxidClass::fatal,        Severity::error,   Repair::reset_gpu,           "FM D.5", "egress crossbar overflow"},
+    {12002, SxidClass::fatal,        Severity::error,   Repair::reset_gpu,           "FM D.5", "egress packet route error"},
+    {12020, SxidClass::always_fatal, Severity::error,   Repair::reboot,              "FM D.6", "egress sequence ID error"},
+    {12021, SxidClass::non_fatal,    Severity::info,    Repair::none,                "FM D.4", "single-bit ECC error, corrected by the NVSwitch: no impact"},
+    {12022, SxidClass::fatal,        Severity::error,   Repair::reset_gpu,           "FM D.5", "egress input double-bit ECC error"},
+    {12023, SxidClass::non_fatal,    Severity::info,    Repair::none,                "FM D.4", "single-bit ECC error, corrected by the NVSwitch: no impact"},
+    {12024, SxidClass::fatal,        Severity::error,   Repair::reset_gpu,           "FM D.5", "egress output double-bit ECC error"},
+    {12025, SxidClass::fatal,        Severity::error,   Repair::reset_gpu,           "FM D.5", "egress credit overflow"},
+    {12026, SxidClass::fatal,        Severity::error,   Repair::reset_gpu,           "FM D.5", "egress destination request ID error"},
+    {12027, SxidClass::fatal,        Severity::error,   Repair::reset_gpu,           "FM D.5", "egress destination response ID error"},
+    {12028, SxidClass::non_fatal,    Severity::warning, Repair::reset_gpu,           "FM D.4", "egress non-posted PRIV error: the GPUs' NVLink traffic stalls and their CUDA jobs are aborted (Xid 45)"},
+    {12030, SxidClass::fatal,        Severity::error,   Repair::reset_gpu,           "FM D.5", "egress control parity error"},
+    {12031, SxidClass::fatal,        Severity::error,   Repair::reset_gpu,           "FM D.5", "egress credit parity error"},
+    {12032, SxidClass::fatal,        Severity::error,   Repair::reset_gpu,           "FM D.5", "egress flit type mismatch"},
+    {14017, SxidClass::fatal,        Severity::error,   Repair::reset_gpu,           "FM D.5", "TS ATO timeout"},
+    {15001, SxidClass::fatal,        Severity::error,   Repair::reset_gpu,           "FM D.5", "route buffer over- or underflow"},
+    {15006, SxidClass::fatal,        Severity::error,   Repair::reset_gpu,           "FM D.5", "route transdone over- or underflow"},
+    {15008, SxidClass::non_fatal,    Severity::info,    Repair::none,                "FM D.4", "single-bit ECC error, corrected by the NVSwitch: no impact"},
+    {15009, SxidClass::fatal,        Severity::error,   Repair::reset_gpu,           "FM D.5", "route GLT double-bit ECC error"},
+    {15010, SxidClass::fatal,        Severity::error,   Repair::reset_gpu,           "FM D.5", "route parity error"},
+    {15011, SxidClass::non_fatal,    Severity::info,    Repair::none,                "FM D.4", "single-bit ECC error, corrected by the NVSwitch: no impact"},
+    {15012, SxidClass::fatal,        Severity::error,   Repair::reset_gpu,           "FM D.5", "route incoming double-bit ECC error"},
+    {15013, SxidClass::fatal,        Severity::error,   Repair::reset_gpu,           "FM D.5", "route credit parity error"},
+    {19047, SxidClass::fatal,        Severity::error,   Repair::reset_gpu,           "FM D.5", "NCISOC header double-bit ECC error"},
+    {19048, SxidClass::fatal,        Severity::error,   Repair::reset_gpu,           "FM D.5", "NCISOC data double-bit ECC error"},
+    {19049, SxidClass::non_fatal,    Severity::info,    Repair::none,                "FM D.4", "single-bit ECC error, corrected by the NVSwitch: no impact"},
+    {19054, SxidClass::fatal,        Severity::error,   Repair::reset_gpu,           "FM D.5", "HDR RAM double-bit ECC error"},
+    {19055, SxidClass::non_fatal,    Severity::info,    Repair::none,                "FM D.4", "single-bit ECC error, corrected by the NVSwitch: no impact"},
+    {19056, SxidClass::fatal,        Severity::error,   Repair::reset_gpu,           "FM D.5", "DAT0 RAM double-bit ECC error"},
+    {19057, SxidClass::non_fatal,    Severity::info,    Repair::none,                "FM D.4", "single-bit ECC error, corrected by the NVSwitch: no impact"},
+    {19058, SxidClass::fatal,        Severity::error,   Repair::reset_gpu,           "FM D.5", "DAT1 RAM double-bit ECC error"},
+    {19059, SxidClass::non_fatal,    Severity::info,    Repair::none,                "FM D.4", "single-bit ECC error, corrected by the NVSwitch: no impact"},
+    {19060, SxidClass::fatal,        Severity::error,   Repair::reset_gpu,           "FM D.5", "CREQ RAM header double-bit ECC error"},
+    {19061, SxidClass::fatal,        Severity::error,   Repair::reset_gpu,           "FM D.5", "CREQ RAM data double-bit ECC error"},
+    {19062, SxidClass::non_fatal,    Severity::info,    Repair::none,                "FM D.4", "single-bit ECC error, corrected by the NVSwitch: no impact"},
+    {19063, SxidClass::fatal,        Severity::error,   Repair::reset_gpu,           "FM D.5", "response RAM header double-bit ECC error"},
+    {19064, SxidClass::fatal,        Severity::error,   Repair::reset_gpu,           "FM D.5", "response RAM data double-bit ECC error"},
+    {19065, SxidClass::non_fatal,    Severity::info,    Repair::none,                "FM D.4", "single-bit ECC error, corrected by the NVSwitch: no impact"},
+    {19066, SxidClass::fatal,        Severity::error,   Repair::reset_gpu,           "FM D.5", "COM RAM header double-bit ECC error"},
+    {19067, SxidClass::fatal,        Severity::error,   Repair::reset_gpu,           "FM D.5", "COM RAM data double-bit ECC error"},
+    {19068, SxidClass::non_fatal,    Severity::info,    Repair::none,                "FM D.4", "single-bit ECC error, corrected by the NVSwitch: no impact"},
+    {19069, SxidClass::fatal,        Severity::error,   Repair::reset_gpu,           "FM D.5", "RSP1 RAM header double-bit ECC error"},
+    {19070, SxidClass::fatal,        Severity::error,   Repair::reset_gpu,           "FM D.5", "RSP1 RAM data double-bit ECC error"},
+    {19071, SxidClass::non_fatal,    Severity::info,    Repair::none,                "FM D.4", "single-bit ECC error, corrected by the NVSwitch: no impact"},
+    {19084, SxidClass::non_fatal,    Severity::error,   Repair::reset_gpu,           "FM D.4", "AN1 heartbeat timeout: it usually comes with a fatal SXid; every GPU and NVSwitch needs a reset"},
+    {20001, SxidClass::non_fatal,    Severity::info,    Repair::none,                "FM D.4", "TX replay error: an NVLink packet was sent again (the port's throughput may drop)"},
+    {20012, SxidClass::non_fatal,    Severity::warning, Repair::hardware_inspection, "FM D.4", "broken or inconsistent NVLink connection: check the link's mechanics unless a shutdown was uncoordinated"},
+    {20034, SxidClass::fatal,        Severity::error,   Repair::reset_gpu,           "FM D.5", "LTSSM fault up: the link went down from active (with other NVLink errors, usually); a GPU reset on H100, report the GPU if it persists"},
+    {22003, SxidClass::always_fatal, Severity::error,   Repair::reboot,              "FM D.6", "Minion halt"},
+    {22011, SxidClass::always_fatal, Severity::error,   Repair::reboot,              "FM D.6", "Minion external error"},
+    {22012, SxidClass::non_fatal,    Severity::warning, Repair::hardware_inspection, "FM D.4, D.5", "Minion link NA interrupt: a broken or inconsistent NVLink connection; check the link's mechanics unless a shutdown was uncoordinated"},
+    {22013, SxidClass::non_fatal,    Severity::info,    Repair::none,                "FM D.4", "Minion link DLREQ interrupt: safe to ignore"},
+    {23001, SxidClass::always_fatal, Severity::error,   Repair::reboot,              "FM D.6", "ingress SRC-VC buffer overflow"},
+    {23002, SxidClass::always_fatal, Severity::error,   Repair::reboot,              "FM D.6", "ingress SRC-VC buffer underflow"},
+    {23003, SxidClass::always_fatal, Severity::error,   Repair::reboot,              "FM D.6", "egress DST-VC credit overflow"},
+    {23004, SxidClass::always_fatal, Severity::error,   Repair::reboot,              "FM D.6", "egress DST-VC credit underflow"},
+    {23005, SxidClass::always_fatal, Severity::error,   Repair::reboot,              "FM D.6", "ingress packet burst error"},
+    {23006, SxidClass::always_fatal, Severity::error,   Repair::reboot,              "FM D.6", "ingress packet sticky error"},
+    {23007, SxidClass::always_fatal, Severity::error,   Repair::reboot,              "FM D.6", "possible bubbles at ingress"},
+    {23008, SxidClass::always_fatal, Severity::error,   Repair::reboot,              "FM D.6", "ingress packet invalid destination"},
+    {23009, SxidClass::always_fatal, Severity::error,   Repair::reboot,              "FM D.6", "ingress packet parity error"},
+    {23010, SxidClass::always_fatal, Severity::error,   Repair::reboot,              "FM D.6", "ingress SRC-VC buffer overflow"},
+    {23011, SxidClass::always_fatal, Severity::error,   Repair::reboot,              "FM D.6", "ingress SRC-VC buffer underflow"},
+    {23012, SxidClass::always_fatal, Severity::error,   Repair::reboot,              "FM D.6", "egress DST-VC credit overflow"},
+    {23013, SxidClass::always_fatal, Severity::error,   Repair::reboot,              "FM D.6", "egress DST-VC credit underflow"},
+    {23014, SxidClass::always_fatal, Severity::error,   Repair::reboot,              "FM D.6", "ingress packet burst error"},
+    {23015, SxidClass::always_fatal, Severity::error,   Repair::reboot,              "FM D.6", "ingress packet sticky error"},
+    {23016, SxidClass::always_fatal, Severity::error,   Repair::reboot,              "FM D.6", "possible bubbles at ingress"},
+    {23017, SxidClass::always_fatal, Severity::error,   Repair::reboot,              "FM D.6", "ingress credit parity error"},
+    {24001, SxidClass::non_fatal,    Severity::info,    Repair::none,                "FM D.4", "single-bit ECC error, corrected by the NVSwitch: no impact"},
+    {24002, SxidClass::non_fatal,    Severity::info,    Repair::none,                "FM D.4", "single-bit ECC error, corrected by the NVSwitch: no impact"},
+    {24003, SxidClass::non_fatal,    Severity::info,    Repair::none,                "FM D.4", "single-bit ECC error, corrected by the NVSwitch: no impact"},
+    {24004, SxidClass::fatal,        Severity::error,   Repair::reset_gpu,           "FM D.5", "sourcetrack TCEN0 crumbstore double-bit ECC error"},
+    {24005, SxidClass::fatal,        Severity::error,   Repair::reset_gpu,           "FM D.5", "sourcetrack TCEN0 TD crumbstore double-bit ECC error"},
+    {24006, SxidClass::fatal,        Severity::error,   Repair::reset_gpu,           "FM D.5", "sourcetrack TCEN1 crumbstore double-bit ECC error"},
+    {24007, SxidClass::fatal,        Severity::error,   Repair::reset_gpu,           "FM D.5", "sourcetrack timeout"},
+  };
+  // clang-format on
+  return table;
+}
+
+const SxidCode* find_sxid_code(int code) {
+  const auto& table = sxid_codes();
+  const auto at = std::lower_bound(table.begin(), table.end(), code,
+                                   [](const SxidCode& row, int wanted) { return row.code < wanted; });
+  return at != table.end() && at->code == code ? &*at : nullptr;
+}
+
+std::string_view to_string(SxidClass listed) {
+  switch (listed) {
+  case SxidClass::non_fatal: return "non_fatal";
+  case SxidClass::fatal: return "fatal";
+  case SxidClass::always_fatal: return "always_fatal";
+  case SxidClass::notable: return "notable";
+  }
+  return "notable";
+}
+
 std::optional<Repair> xid154_repair(std::string_view text) {
   // "GPU recovery action changed from 0x0 (None) to 0x1 (GPU Reset Required)": the part after "to".
   const auto to = text.rfind(" to ");
@@ -126,10 +254,35 @@ bool states_fatality(const health::KernelEvent& event) {
 }
 
 std::string remedy_for(Repair repair, health::EventKind kind) {
+  if (kind == health::EventKind::sxid) {
+    const std::string catalogue = " NVIDIA's Fabric Manager user guide (docs.nvidia.com/datacenter/tesla/"
+                                  "fabric-manager-user-guide, \"NVSwitch SXid errors\") explains the code.";
+    switch (repair) {
+    case Repair::none:
+      return "Nothing to repair; a code that keeps coming back on one link points at that link." + catalogue;
+    case Repair::fix_environment:
+      return "Check the fabric partition's routing (`nvswitch-audit`) and the Fabric Manager's "
+             "configuration, "
+             "then start the partition's jobs again." +
+             catalogue;
+    case Repair::reset_gpu:
+      return "Drain the GPUs behind this NVSwitch, stop their processes and reset the GPUs and NVSwitches "
+             "(`nvidia-smi -r`; the Fabric Manager must run); reboot where the reset fails." +
+             catalogue;
+    case Repair::reboot:
+      return "Drain the node and reboot it: the whole NVLink fabric is down until the host restarts." +
+             catalogue;
+    case Repair::hardware_inspection:
+      return "Have the NVLink connection or the cooling the code names inspected (`nvidia-bug-report.sh` "
+             "collects what support asks for)." +
+             catalogue;
+    case Repair::restart_process:
+    case Repair::reinstall_package: break;
+    }
+    return "See the event's code." + catalogue;
+  }
   const std::string catalogue =
-      kind == health::EventKind::xid
-          ? " NVIDIA's Xid catalogue (docs.nvidia.com/deploy/xid-errors) explains the code."
-          : " NVIDIA's NVSwitch SXid catalogue (docs.nvidia.com/deploy/xid-errors) explains the code.";
+      " NVIDIA's Xid catalogue (docs.nvidia.com/deploy/xid-errors) explains the code.";
   switch (repair) {
   case Repair::none:
     return "Nothing to repair: it follows another event or an application's end." + catalogue;
@@ -139,23 +292,31 @@ std::string remedy_for(Repair repair, health::EventKind kind) {
            catalogue;
   case Repair::reset_gpu:
     return "Drain the GPU, stop its processes and reset it (`nvidia-smi -r -i BUS_ID`); reboot where the "
-           "reset "
-           "fails. If it comes back after the reset, have the GPU inspected." +
+           "reset fails. If it comes back after the reset, have the GPU inspected." +
            catalogue;
   case Repair::reboot:
     return "Drain the node and reboot it; if the event recurs, have the GPU, its slot or riser, power and "
-           "cooling "
-           "inspected (`nvidia-bug-report.sh` collects what support asks for)." +
+           "cooling inspected (`nvidia-bug-report.sh` collects what support asks for)." +
            catalogue;
   case Repair::hardware_inspection:
     return "Take the GPU out of service and have it inspected (`nvidia-smi -q -d "
-           "ECC,ROW_REMAPPER,PAGE_RETIREMENT`; "
-           "`nvidia-bug-report.sh` for support)." +
+           "ECC,ROW_REMAPPER,PAGE_RETIREMENT`; `nvidia-bug-report.sh` for support)." +
            catalogue;
   case Repair::fix_environment:
   case Repair::reinstall_package: break;
   }
   return "See the event's code." + catalogue;
+}
+
+// What an SXid's catalogue section means for the fabric.
+std::string_view sxid_class_text(SxidClass listed) {
+  switch (listed) {
+  case SxidClass::non_fatal: return "non-fatal";
+  case SxidClass::fatal: return "fatal to the GPUs on that switch port until they are reset";
+  case SxidClass::always_fatal: return "always fatal: the whole fabric, until the host restarts";
+  case SxidClass::notable: return "a notable error";
+  }
+  return "a notable error";
 }
 
 } // namespace
@@ -196,6 +357,7 @@ std::vector<Finding> evaluate_kernel_log(const health::KernelLog& log,
     const auto device = device_for(event.pci, devices);
     const bool xid = event.kind == health::EventKind::xid;
     const auto* row = xid ? find_xid_code(event.code) : nullptr;
+    const auto* sxid_row = xid ? nullptr : find_sxid_code(event.code);
     Severity severity = Severity::warning;
     Repair repair = Repair::hardware_inspection;
     std::string meaning = "not in cudadiag's table of Xid codes";
@@ -208,6 +370,15 @@ std::vector<Finding> evaluate_kernel_log(const health::KernelLog& log,
         if (repair == Repair::none) {
           severity = Severity::info;
         }
+      }
+    } else if (sxid_row != nullptr) {
+      severity = sxid_row->severity;
+      repair = sxid_row->repair;
+      meaning = std::string(sxid_row->meaning) + " (NVIDIA's SXid catalogue, " +
+                std::string(sxid_row->source) + ": " + std::string(sxid_class_text(sxid_row->listed)) + ")";
+      if (group.fatal) { // the driver's word for this instance outranks the catalogue's class
+        severity = Severity::error;
+        repair = std::max(repair, Repair::reset_gpu);
       }
     } else if (!xid) {
       // SXid: the driver says whether it was fatal ("22013, Non-fatal, Link 44 ...", "..., Fatal, ...").
@@ -242,8 +413,12 @@ std::vector<Finding> evaluate_kernel_log(const health::KernelLog& log,
                       {"pid", event.pid},
                       {"process", event.name},
                       {"text", event.text},
-                      {"known_code", row != nullptr},
+                      {"known_code", row != nullptr || sxid_row != nullptr},
                       {"source", log.source}};
+    if (!xid) {
+      evidence["sxid_class"] =
+          sxid_row != nullptr ? EvidenceValue(std::string(to_string(sxid_row->listed))) : EvidenceValue();
+    }
     auto finding = make_finding(xid ? "gpu.xid" : "nvswitch.sxid", std::move(message), {},
                                 std::move(evidence), severity);
     finding.repair = repair;

@@ -373,6 +373,15 @@ std::string python_section(const Report& report, TextStyle style) {
   return out;
 }
 
+// "    repair: reset_gpu" under a remedy, for a class other than none.
+std::string repair_line(findings::Repair repair, TextStyle style) {
+  if (repair == findings::Repair::none) {
+    return "";
+  }
+  return wrap(paint(style, k_bold, std::string(findings::to_string(repair))), style.width,
+              "    repair: ", spaces(12));
+}
+
 std::string findings_section(const Report& report, TextStyle style) {
   if (report.findings.empty()) {
     return heading(style, "Findings") + "  none\n";
@@ -390,6 +399,7 @@ std::string findings_section(const Report& report, TextStyle style) {
              style.width, "  ", "    ");
     out += wrap(to_valid_utf8(finding.message), style.width, "    ", "    ");
     out += wrap(to_valid_utf8(finding.remedy), style.width, "    remedy: ", spaces(12));
+    out += repair_line(finding.repair, style);
   }
   return out;
 }
@@ -671,6 +681,7 @@ std::string problems_section(const Report& report, TextStyle style) {
                   several ? "      " : "    ");
     }
     out += wrap(to_valid_utf8(group.members.front()->remedy), style.width, "    remedy: ", spaces(12));
+    out += repair_line(group.members.front()->repair, style);
   }
   return out;
 }
@@ -696,9 +707,20 @@ std::string notes_section(const Report& report, TextStyle style) {
   }
   std::string out = heading(style, "Notes");
   for (const auto& [id, members] : ids) {
+    // The classes other than none its notes ask for, least invasive first.
+    std::string classes;
+    for (const auto repair : findings::k_repairs) {
+      const bool asked = repair != findings::Repair::none &&
+                         std::any_of(members.begin(), members.end(),
+                                     [repair](const auto* finding) { return finding->repair == repair; });
+      if (asked) {
+        classes += (classes.empty() ? " (repair: " : ", ") + std::string(findings::to_string(repair));
+      }
+    }
+    classes += classes.empty() ? "" : ")";
     if (members.size() == 1) {
-      out += wrap(paint(style, k_bold, id) + ": " + to_valid_utf8(members.front()->message), style.width,
-                  "  ", "    ");
+      out += wrap(paint(style, k_bold, id) + ": " + to_valid_utf8(members.front()->message) + classes,
+                  style.width, "  ", "    ");
       continue;
     }
     std::vector<std::string> components;
@@ -720,7 +742,8 @@ std::string notes_section(const Report& report, TextStyle style) {
     const std::string summary =
         definition != nullptr ? std::string(definition->summary) : members.front()->message;
     out += wrap(paint(style, k_bold, id) + " ×" + std::to_string(members.size()) +
-                    (names.empty() ? "" : " (" + to_valid_utf8(names) + ")") + ": " + to_valid_utf8(summary),
+                    (names.empty() ? "" : " (" + to_valid_utf8(names) + ")") + ": " + to_valid_utf8(summary) +
+                    classes,
                 style.width, "  ", "    ");
   }
   return out;
@@ -810,9 +833,36 @@ std::string loader_cache_line(const Report& report, TextStyle style) {
               style.width, "", "  ");
 }
 
+// The kernel log the Xid/SXid findings come from: in the summary, a line only when it could not be
+// read (no finding then does not mean no event); with `full`, a section saying what happened to it.
+std::string kernel_log_line(const Report& report, TextStyle style, bool full) {
+  const auto& log = report.kernel_log;
+  std::string state;
+  switch (log.status) {
+  case health::KernelLogStatus::unreadable:
+    state = paint(style, k_yellow, "unreadable: " + to_valid_utf8(log.reason)) +
+            "; Xid and SXid events not checked";
+    break;
+  case health::KernelLogStatus::read:
+    state = std::to_string(log.events.size()) + " Xid/SXid event line(s) in the last " +
+            std::to_string((log.bytes + 1023) / 1024) + " KiB" +
+            (log.truncated ? " (older ones dropped)" : "");
+    break;
+  case health::KernelLogStatus::not_read: state = "not read: " + to_valid_utf8(log.reason); break;
+  }
+  const std::string text = to_valid_utf8(log.source) + ": " + state;
+  if (full) {
+    return heading(style, "Kernel log", text);
+  }
+  if (log.status != health::KernelLogStatus::unreadable) {
+    return "";
+  }
+  return wrap(paint(style, k_bold, "Kernel log") + "  " + text, style.width, "", "  ");
+}
+
 std::string summary_text(const Report& report, TextStyle style) {
   std::string system = gpus_line(report, style) + selftest_line(report, style) + python_line(report, style) +
-                       loader_cache_line(report, style);
+                       loader_cache_line(report, style) + kernel_log_line(report, style, false);
   return verdict(report, style) + problems_section(report, style) + stack_section(report, style) + "\n" +
          system + notes_section(report, style) + "\n" +
          wrap(paint(style, k_dim,
@@ -844,9 +894,9 @@ std::string render_text(const Report& report, TextStyle style) {
   }
   return finish(verdict(report, style) + components_table(report, style) +
                     verification_section(report, style) + render_closures_section(report.linkage, style) +
-                    devices_section(report, style) + selftest_section(report, style) +
-                    python_section(report, style) + render_frameworks_section(report, style) +
-                    findings_section(report, style),
+                    devices_section(report, style) + kernel_log_line(report, style, true) +
+                    selftest_section(report, style) + python_section(report, style) +
+                    render_frameworks_section(report, style) + findings_section(report, style),
                 style);
 }
 

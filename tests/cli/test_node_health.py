@@ -1,4 +1,4 @@
-"""Node-health checks that peers make (issue 50): the NVIDIA driver's Xid/SXid events from a kernel
+"""Node-health checks that peers make (GPUd, DCGM, node-problem-detector): the NVIDIA driver's Xid/SXid events from a kernel
 log (a fixture of lines public reports posted, named by CUDADIAG_KMSG: no test reads this machine's
 log or needs root), the CUDA variables that change behaviour (listed, and raised by context), and
 every finding's repair class. Each report is validated against the schema by parse_report."""
@@ -20,9 +20,9 @@ def test_xid_events_from_a_saved_log_are_findings_with_repair_classes():
     doc = run_report(["--no-load"], env=clean_env(CUDADIAG_KMSG=str(PUBLIC_LOG)), allowed_exit=(1,))
     log = doc["kernel_log"]
     assert log["status"] == "read" and log["source"] == str(PUBLIC_LOG)
-    assert log["event_count"] == 12 and len(log["events"]) == 12
+    assert log["event_count"] == 13 and len(log["events"]) == 13
     found = xid_findings(doc)
-    assert sorted(found) == [13, 31, 45, 48, 64, 79, 109, 22013]
+    assert sorted(found) == [13, 31, 45, 48, 64, 79, 109, 12028, 22013]
     assert (found[48]["severity"], found[48]["repair"]) == ("error", "reset_gpu")
     assert (found[79]["severity"], found[79]["repair"]) == ("error", "reboot")
     assert (found[13]["severity"], found[13]["repair"]) == ("warning", "restart_process")
@@ -30,6 +30,9 @@ def test_xid_events_from_a_saved_log_are_findings_with_repair_classes():
     assert (found[45]["severity"], found[45]["repair"]) == ("info", "none")
     assert found[64]["repair"] == "hardware_inspection"
     assert found[22013]["id"] == "nvswitch.sxid" and found[22013]["severity"] == "info"
+    # An SXid takes its code's class from NVIDIA's SXid catalogue (the Fabric Manager user guide).
+    assert (found[12028]["severity"], found[12028]["repair"]) == ("warning", "reset_gpu")
+    assert found[12028]["evidence"]["sxid_class"] == "non_fatal" and found[12028]["evidence"]["known_code"]
     assert doc["summary"]["exit_code"] == 1  # the error-level Xids
 
 

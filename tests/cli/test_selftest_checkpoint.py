@@ -6,10 +6,18 @@ the test's own directory, shared by the controller's and the target's fake drive
   (checkpoint.unsupported, info; the test skips);
 - each step failing (checkpoint.failed naming the step, the code and what it means; no selftest.failed),
   a lock that times out on a busy target, a restore that is never retried;
-- corrupt after restore: a flipped word, a changed context (checkpoint.corrupt, error);
+- a call that succeeds but leaves the wrong state (checkpoint.failed at that step);
+- a target that cannot prepare its memory or ends before it is ready (checkpoint.failed at 'target');
+- corrupt after restore: a flipped word, a changed context, a kernel that writes wrong after the
+  restore, a restored context that fails its first call (checkpoint.corrupt, error); a target that
+  ends before it answers (checkpoint.failed at 'verify');
 - a target that hangs after the restore, and a controller killed mid-cycle: bounded, and no process
   of the run is left behind;
-- success: each step's ms, the GiB/s figures, and the target parked (checkpointed) before it ended.
+- success: each step's ms, the GiB/s figures, and the target parked (checkpointed) before it ended;
+- NVML still listing the checkpointed target's memory (the fake NVML lists what the fake driver
+  records as checkpointed): checkpoint.failed at 'release', nothing restored; listed without a
+  figure, or NVML unable to say: no failure;
+- the quick level: skipped unless named, with its reason, a skip in the JUnit too.
 
 Every JSON validates against the schema (parse_report)."""
 
@@ -17,6 +25,7 @@ from __future__ import annotations
 
 import os
 import uuid
+import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
 import pytest
@@ -41,10 +50,10 @@ def run_env(tmp_path):
 
     def make(**extra: str) -> dict:
         name, value = marker.split("=")
-        return clean_env(LD_LIBRARY_PATH=f"{FAKE_DRIVER}:{FAKE_NVML}", CUDA_HOME=str(SYSTEM_CTK),
-                         CUDADIAG_FAKE_CUDA="ok", CUDADIAG_FAKE_CUDA_GPU_MB="1024",
-                         CUDADIAG_FAKE_CUDA_CHECKPOINT_DIR=str(state), CUDADIAG_CHECKPOINT_MIB="4",
-                         **{name: value}, **extra)
+        settings = {"CUDADIAG_FAKE_CUDA": "ok", "CUDADIAG_FAKE_CUDA_GPU_MB": "1024",
+                    "CUDADIAG_FAKE_CUDA_CHECKPOINT_DIR": str(state), "CUDADIAG_CHECKPOINT_MIB": "4", name: value}
+        settings.update(extra)  # a test's own settings replace the defaults
+        return clean_env(LD_LIBRARY_PATH=f"{FAKE_DRIVER}:{FAKE_NVML}", CUDA_HOME=str(SYSTEM_CTK), **settings)
 
     make.marker = marker
     make.state = state
@@ -108,6 +117,7 @@ def test_a_full_cycle_passes_with_each_step_timed_and_the_target_parked_before_i
     assert verify["context_same"] and verify["pointer_context_same"]
     assert verify["wrong_words"] == 0 and verify["wrong_words_again"] == 0
     assert test["details"]["target"]["bytes"] == 4 << 20
+    assert test["details"]["release"] == {"known": True, "held_bytes": 0}  # NVML does not list the target
     assert test["details"]["end"]["status"] == "ok" and "killed" not in test["details"]["end"]
     assert not [f for f in finding_ids(doc) if f.startswith("checkpoint.")]
     # The target ended checkpointed (the fake driver's record of its state), and nothing is left.
@@ -173,7 +183,7 @@ def test_a_lock_that_times_out_on_a_busy_target_is_the_lock_step_and_the_target_
     doc, test = checkpoint(env)
     assert test["status"] == "fail"
     (finding,) = findings_with(doc, "checkpoint.failed")
-    assert finding["evidence"]["step"] == "lock" and finding["evidence"]["code"] == 909
+    assert finding["evidence"]["step"] == "lock" and finding["evidence"]["code"] == 600  # as on the H200
     assert "did not finish within the lock's timeoutMs 1" in finding["message"]
     assert finding["evidence"]["target_ended_checkpointed"] is True
     assert left_behind(run_env.marker) == []
@@ -182,6 +192,8 @@ def test_a_lock_that_times_out_on_a_busy_target_is_the_lock_step_and_the_target_
 @pytest.mark.parametrize("mode, words", [
     ("corrupt", "1 of 1048576 words differ after restore (first at word 0)"),
     ("context", "context changed"),
+    ("corrupt-again", "a kernel launched after restore wrote 1 wrong words"),
+    ("fault-target", "the restored context failed: cuCtxGetCurrent"),
 ])
 def test_wrong_data_or_context_after_a_successful_restore_is_checkpoint_corrupt(run_env, mode, words):
     doc, test = checkpoint(run_env(CUDADIAG_FAKE_CUDA_CHECKPOINT=mode), allowed=(1,))
@@ -227,4 +239,115 @@ def test_a_hung_target_whose_controller_was_cut_is_found_by_the_outer_sweep_and_
     doc = parse_report(result)
     (test,) = doc["selftest"]["tests"]
     assert "cut while running" in test["reason"], test
+    assert left_behind(run_env.marker) == []
+
+
+def test_nvml_still_listing_the_checkpointed_targets_memory_is_the_release_step_and_nothing_is_restored(run_env):
+    # The fake NVML lists every live process the fake driver records as checkpointed, here with the
+    # target's 4 MiB: a driver that did not release the GPU memory at checkpoint.
+    env = run_env(CUDADIAG_FAKE_NVML_PROCESSES="self:512,checkpointed:4")
+    doc, test = checkpoint(env)
+    assert test["status"] == "fail"
+    (finding,) = findings_with(doc, "checkpoint.failed")
+    assert (finding["severity"], finding["repair"]) == ("warning", "restart_process")
+    evidence = finding["evidence"]
+    assert evidence["step"] == "release" and evidence["code"] is None and evidence["driver_words"] is None
+    assert "failed at 'release'" in finding["message"] and "CRIU" in finding["message"]
+    assert "NVML still lists the target with 4 MiB of device memory: the GPU was not released" in finding["message"]
+    target_pid = test["details"]["target"]["pid"]
+    assert test["details"]["release"] == {"known": True, "listed": True, "held_bytes": 4 << 20}
+    # Checkpointed, never restored (a restore is not tried on a target whose GPU state was not
+    # released), and so parked as it was: checkpointed, not killed.
+    assert [s["step"] for s in test["details"]["steps"]] == ["get_state", "lock", "checkpoint"]
+    names = {m["name"] for m in test["metrics"]}
+    assert "checkpoint_gibps" in names and "restore_ms" not in names and "checkpoint_restore_gibps" not in names
+    assert evidence["target_ended_checkpointed"] is True
+    assert test["details"]["end"]["park"]["state_before"] == "checkpointed"
+    assert "lock" not in test["details"]["end"]["park"] and "killed" not in test["details"]["end"]
+    assert final_states(run_env.state)[target_pid] == 2
+    assert "selftest.failed" not in finding_ids(doc) and "checkpoint.corrupt" not in finding_ids(doc)
+    assert left_behind(run_env.marker) == []
+
+
+@pytest.mark.parametrize("processes, release", [
+    ("self:512,checkpointed", {"known": True, "listed": True, "held_bytes": 0}),  # NVML_VALUE_NOT_AVAILABLE
+    ("notsupported", {"known": False,
+                      "unknown_reason": "nvmlDeviceGetComputeRunningProcesses_v3 returned NVML_ERROR_NOT_SUPPORTED"}),
+], ids=["listed-without-a-figure", "nvml-cannot-say"])
+def test_nvml_that_cannot_show_held_memory_fails_nothing(run_env, processes, release):
+    doc, test = checkpoint(run_env(CUDADIAG_FAKE_NVML_PROCESSES=processes))
+    assert test["status"] == "pass", test
+    got = test["details"]["release"]
+    assert {k: got.get(k) for k in release if k != "unknown_reason"} == \
+        {k: v for k, v in release.items() if k != "unknown_reason"}, got
+    if "unknown_reason" in release:
+        assert got["unknown_reason"].startswith("nvmlDeviceGetComputeRunningProcesses_v3"), got
+    assert [s["step"] for s in test["details"]["steps"]] == STEPS
+    assert not [f for f in finding_ids(doc) if f.startswith("checkpoint.")]
+    assert left_behind(run_env.marker) == []
+
+
+QUICK_SKIP_REASON = "runs at --level full, or when named (--only checkpoint)"
+
+
+def test_at_the_quick_level_it_is_skipped_unless_named_and_never_counted_as_passed(run_env, tmp_path):
+    env = run_env()
+    junit = tmp_path / "selftest.xml"
+    result = run(["selftest", "--json", "--level", "quick", "--junit", str(junit)], env=env, timeout=240)
+    assert result.returncode in (0, 1), result.stderr[-3000:]
+    doc = parse_report(result)
+    tests = {t["key"]: t for t in doc["selftest"]["tests"]}
+    assert len(tests) > 1, tests  # every test of the level, none named
+    test = tests["checkpoint"]
+    assert test["status"] == "skip", test
+    assert test["reason"].startswith(QUICK_SKIP_REASON), test["reason"]
+    assert test["metrics"] == [] and test["primary"] is None
+    assert "target" not in test["details"] and "steps" not in test["details"]  # no target was started
+    assert not [f for f in finding_ids(doc) if f.startswith("checkpoint.")]
+    # The JUnit file counts it as skipped, with the reason, not as a pass.
+    (case,) = [c for c in ElementTree.parse(junit).iter("testcase") if c.get("name", "").startswith("checkpoint")]
+    skipped = case.find("skipped")
+    assert skipped is not None and skipped.get("message", "").startswith(QUICK_SKIP_REASON)
+    assert case.find("failure") is None and case.find("error") is None
+
+    # Named, at the same level, it runs.
+    doc, named = checkpoint(run_env(), "--level", "quick", allowed=(0,))
+    assert named["status"] == "pass" and named["primary"]["name"] == "checkpoint_restore_gibps"
+
+
+def test_a_call_that_succeeds_but_leaves_the_wrong_state_fails_that_step(run_env):
+    doc, test = checkpoint(run_env(CUDADIAG_FAKE_CUDA_CHECKPOINT="stale:restore"))
+    assert test["status"] == "fail"
+    (finding,) = findings_with(doc, "checkpoint.failed")
+    assert finding["evidence"]["step"] == "restore" and finding["evidence"]["code"] is None
+    assert "restore succeeded but the target's state is checkpointed, expected locked" in finding["message"]
+    assert [s["step"] for s in test["details"]["steps"]] == STEPS[:4]
+    assert finding["evidence"]["target_ended_checkpointed"] is True  # it still is
+    assert left_behind(run_env.marker) == []
+
+
+@pytest.mark.parametrize("extra, words, code", [
+    ({"CUDADIAG_CHECKPOINT_MIB": "2048"}, "could not prepare its memory: cuMemAlloc (2147483648 bytes)", 2),
+    ({"CUDADIAG_FAKE_CUDA_CHECKPOINT": "crash-target"}, "the target process ended before it was ready", None),
+], ids=["out-of-memory", "crashed"])
+def test_a_target_that_never_gets_ready_is_the_target_step_and_nothing_is_called_on_it(run_env, extra, words, code):
+    doc, test = checkpoint(run_env(**extra))  # a 2 GiB target on the fake's 1 GiB device
+    assert test["status"] == "fail"
+    (finding,) = findings_with(doc, "checkpoint.failed")
+    assert finding["evidence"]["step"] == "target" and finding["evidence"]["code"] == code
+    assert words in finding["message"], finding["message"]
+    assert "steps" not in test["details"] or test["details"]["steps"] == []
+    assert "park" not in test["details"]["end"]  # no context: nothing to lock or checkpoint
+    assert "killed" not in test["details"]["end"]
+    assert left_behind(run_env.marker) == []
+
+
+def test_a_restored_target_that_ends_before_it_answers_is_the_verify_step(run_env):
+    doc, test = checkpoint(run_env(CUDADIAG_FAKE_CUDA_CHECKPOINT="exit-target"))
+    assert test["status"] == "fail"
+    (finding,) = findings_with(doc, "checkpoint.failed")
+    assert finding["evidence"]["step"] == "verify"
+    assert "the restored target ended before it answered" in finding["message"]
+    assert [s["step"] for s in test["details"]["steps"]] == STEPS
+    assert "killed" not in test["details"]["end"]
     assert left_behind(run_env.marker) == []

@@ -213,6 +213,48 @@ def test_a_report_with_errors_fits_the_terminal(columns, tmp_path):
         assert shortened.rstrip(")") in doc or shortened.split(" ")[0] in doc, shortened
 
 
+PUBLIC_LOG = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "kernel-log" / "public-reports.log"
+
+
+@pytest.mark.parametrize("columns", WIDTHS)
+def test_repair_classes_sit_under_their_remedies_and_an_unreadable_kernel_log_says_so(columns, tmp_path):
+    # Xid events of public reports (a saved log): findings of every class but the environment's.
+    env = clean_env(TERM="xterm-256color", CUDADIAG_KMSG=str(PUBLIC_LOG))
+    env.pop("COLUMNS", None)
+    for args, what in ((["--no-load"], "summary"), (["--no-load", "--full"], "full report")):
+        code, out, err = in_pty(args, columns, env)
+        assert code == 1, out + err
+        check_fits(out, columns, f"{what} with Xid findings")
+        plain = ANSI.sub("", out)
+        lines = plain.splitlines()
+        # "    repair: CLASS" right under its remedy (the remedy's label column, its text's column),
+        # never for none.
+        repairs = [i for i, line in enumerate(lines) if line.startswith("    repair: ")]
+        assert repairs, plain
+        for i in repairs:
+            assert re.fullmatch(r"    repair: [a-z_]+", lines[i]), lines[i]
+            above = i - 1
+            while lines[above].startswith(" " * 12):  # the remedy's continuation lines
+                above -= 1
+            assert lines[above].startswith("    remedy: "), (lines[above], lines[i])
+        shown = {line.split()[-1] for line in (lines[i] for i in repairs)}
+        assert {"restart_process", "reset_gpu", "reboot", "hardware_inspection"} <= shown, shown
+        assert "repair: none" not in plain and "(repair: none" not in plain
+        if what == "summary":
+            assert "Kernel log" not in plain  # read: its findings speak for it
+        else:
+            assert re.search(r"\nKernel log  .*\s+13\s+Xid/SXid\s+event\s+line\(s\)", plain, re.DOTALL), plain
+
+    absent = clean_env(TERM="xterm-256color", CUDADIAG_KMSG=str(tmp_path / "absent"))
+    absent.pop("COLUMNS", None)
+    code, out, err = in_pty(["--no-load"], columns, absent)
+    assert code in (0, 1), out + err
+    check_fits(out, columns, "summary with an unreadable kernel log")
+    plain = " ".join(ANSI.sub("", out).split())
+    assert "Kernel log " in plain and "absent: unreadable: No such file or directory; Xid and SXid events not checked" \
+        in plain, plain
+
+
 @pytest.mark.parametrize("columns", WIDTHS)
 def test_find_explain_of_a_miss_fits_the_terminal(columns, tmp_path):
     empty_cache = tmp_path / "ld.so.cache"

@@ -476,6 +476,9 @@ def check_report(report: dict, result: subprocess.CompletedProcess, expect: dict
         if not matches:
             problems.append(f"finding {check['id']}: not raised")
             continue
+        if "repair" in check and not any(f["repair"] == check["repair"] for f in matches):
+            problems.append(f"finding {check['id']}: no repair class {check['repair']!r} "
+                            f"(got {[f['repair'] for f in matches]})")
         for key in ("message", "remedy"):
             for needle in check.get(f"{key}_contains", []):
                 needle = built.expand(needle)

@@ -18,6 +18,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <sstream>
@@ -116,6 +117,7 @@ TEST_CASE("c api: NULL handles and NULL outputs are rejected with a message, nev
   const char* text = nullptr;
   cudadiag_verdict verdict{};
   cudadiag_severity severity{};
+  cudadiag_repair repair{};
   cudadiag_report* report = nullptr;
 
   check_failed_with(cudadiag_options_new(nullptr), CUDADIAG_ERROR_INVALID_ARGUMENT, "output pointer is NULL");
@@ -134,6 +136,8 @@ TEST_CASE("c api: NULL handles and NULL outputs are rejected with a message, nev
   check_failed_with(cudadiag_report_finding_severity(nullptr, 0, &severity), CUDADIAG_ERROR_INVALID_HANDLE);
   check_failed_with(cudadiag_report_finding_message(nullptr, 0, &text), CUDADIAG_ERROR_INVALID_HANDLE);
   check_failed_with(cudadiag_report_finding_remedy(nullptr, 0, &text), CUDADIAG_ERROR_INVALID_HANDLE);
+  check_failed_with(cudadiag_report_finding_repair(nullptr, 0, &repair), CUDADIAG_ERROR_INVALID_HANDLE,
+                    "report is NULL");
   check_failed_with(cudadiag_report_new(nullptr, nullptr), CUDADIAG_ERROR_INVALID_ARGUMENT);
   check_failed_with(cudadiag_quick_check(nullptr, nullptr), CUDADIAG_ERROR_INVALID_ARGUMENT);
   check_failed_with(cudadiag_inspect_process(0, nullptr), CUDADIAG_ERROR_INVALID_ARGUMENT);
@@ -159,8 +163,13 @@ TEST_CASE("c api: NULL handles and NULL outputs are rejected with a message, nev
   check_failed_with(cudadiag_report_finding_severity(report, 0, nullptr), CUDADIAG_ERROR_INVALID_ARGUMENT);
   check_failed_with(cudadiag_report_finding_message(report, 0, nullptr), CUDADIAG_ERROR_INVALID_ARGUMENT);
   check_failed_with(cudadiag_report_finding_remedy(report, 0, nullptr), CUDADIAG_ERROR_INVALID_ARGUMENT);
+  check_failed_with(cudadiag_report_finding_repair(report, 0, nullptr), CUDADIAG_ERROR_INVALID_ARGUMENT);
   check_failed_with(cudadiag_report_finding_id(report, 100000, &text), CUDADIAG_ERROR_INVALID_ARGUMENT,
                     "out of range");
+  repair = CUDADIAG_REPAIR_REBOOT;
+  check_failed_with(cudadiag_report_finding_repair(report, 100000, &repair), CUDADIAG_ERROR_INVALID_ARGUMENT,
+                    "out of range");
+  CHECK(repair == CUDADIAG_REPAIR_REBOOT); // left as it was
 }
 
 TEST_CASE("c api: JSON buffers - size query, zero length, too small by one, exact") {
@@ -317,6 +326,10 @@ TEST_CASE("c api: quick_check calls the stub libcuda first on LD_LIBRARY_PATH an
   CHECK(contains(message, world.stub));
   CHECK_FALSE(std::string(remedy).empty());
   CHECK(severity == CUDADIAG_SEVERITY_ERROR);
+  // Reached through LD_LIBRARY_PATH: changing the variable clears it.
+  cudadiag_repair repair{};
+  REQUIRE(cudadiag_report_finding_repair(report.get(), index, &repair) == CUDADIAG_OK);
+  CHECK(repair == CUDADIAG_REPAIR_FIX_ENVIRONMENT);
 
   // Only warnings and errors are reported; the JSON says the same as the accessors.
   const auto json = report_json(report.get());
@@ -324,9 +337,16 @@ TEST_CASE("c api: quick_check calls the stub libcuda first on LD_LIBRARY_PATH an
   CHECK(json["summary"]["status"] == "error");
   CHECK(json["verification"]["ran"] == false);
   REQUIRE(json["findings"].size() == ids.size());
+  // The JSON's "repair" names, in cudadiag_repair's order.
+  const std::vector<std::string> repair_names = {
+      "none",      "fix_environment", "reinstall_package",  "restart_process",
+      "reset_gpu", "reboot",          "hardware_inspection"};
   for (size_t i = 0; i < ids.size(); ++i) {
     CHECK(json["findings"][i]["id"] == ids[i]);
     CHECK(json["findings"][i]["severity"] != "info");
+    REQUIRE(cudadiag_report_finding_repair(report.get(), i, &repair) == CUDADIAG_OK);
+    REQUIRE(static_cast<size_t>(repair) < repair_names.size());
+    CHECK(json["findings"][i]["repair"] == repair_names[static_cast<size_t>(repair)]);
   }
 
   // Nothing was loaded: the stub is not mapped in this process.
@@ -383,6 +403,33 @@ TEST_CASE("c api: report_new is discovery only by default and its JSON agrees wi
   for (size_t i = 0; i < ids.size(); ++i) {
     CHECK(json["findings"][i]["id"] == ids[i]);
   }
+}
+
+TEST_CASE("c api: each finding's repair class - an Xid's by its code, through the accessor and the JSON") {
+  // A saved kernel log of lines public reports posted (tests/fixtures/kernel-log/).
+  auto options =
+      make_options(R"({"components": ["nvrtc"], "environment": {"CUDADIAG_KMSG": ")" CUDADIAG_SOURCE_DIR
+                   R"(/tests/fixtures/kernel-log/public-reports.log"}})");
+  cudadiag_report* raw = nullptr;
+  REQUIRE(cudadiag_report_new(options.get(), &raw) == CUDADIAG_OK);
+  const ReportPtr report(raw);
+  const auto json = report_json(report.get());
+  const auto ids = finding_ids(report.get());
+  REQUIRE(json["findings"].size() == ids.size());
+  std::map<int, cudadiag_repair> by_code;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    cudadiag_repair repair{};
+    REQUIRE(cudadiag_report_finding_repair(report.get(), i, &repair) == CUDADIAG_OK);
+    if (ids[i] == "gpu.xid" || ids[i] == "nvswitch.sxid") {
+      by_code[json["findings"][i]["evidence"]["code"].get<int>()] = repair;
+    }
+  }
+  CHECK(by_code.at(45) == CUDADIAG_REPAIR_NONE);
+  CHECK(by_code.at(13) == CUDADIAG_REPAIR_RESTART_PROCESS);
+  CHECK(by_code.at(48) == CUDADIAG_REPAIR_RESET_GPU);
+  CHECK(by_code.at(79) == CUDADIAG_REPAIR_REBOOT);
+  CHECK(by_code.at(64) == CUDADIAG_REPAIR_HARDWARE_INSPECTION);
+  CHECK(by_code.at(12028) == CUDADIAG_REPAIR_RESET_GPU);
 }
 
 TEST_CASE("c api: verify loads the driver in the worker the options name") {

@@ -88,10 +88,21 @@ TEST_CASE("c++ api: quick_check values agree with its JSON, and a default Report
   CHECK(cuda->loader->found_via == "LD_LIBRARY_PATH");
   CHECK(contains(cuda->loader->path, "/stubs/libcuda.so.1"));
 
+  CHECK(stub->repair == cudadiag::Repair::fix_environment); // reached through LD_LIBRARY_PATH
+
   const auto json = nlohmann::json::parse(cudadiag::to_json(report));
   CHECK(json["summary"]["status"] == "error");
-  CHECK(json["findings"].size() == report.findings.size());
+  REQUIRE(json["findings"].size() == report.findings.size());
   CHECK(json["components"].size() == report.components.size());
+  const std::vector<std::string> repair_names = {
+      "none",      "fix_environment", "reinstall_package",  "restart_process",
+      "reset_gpu", "reboot",          "hardware_inspection"};
+  for (std::size_t i = 0; i < report.findings.size(); ++i) {
+    CHECK(json["findings"][i]["id"] == report.findings[i].id);
+    CHECK(json["findings"][i]["repair"] ==
+          repair_names.at(static_cast<std::size_t>(report.findings[i].repair)));
+  }
+  CHECK(cudadiag::Finding{}.repair == cudadiag::Repair::none);
 
   CHECK(cudadiag::to_json(cudadiag::Report{}) == "{}\n");
   CHECK(cudadiag::to_json(cudadiag::ProcessInspection{}) == "{}\n");

@@ -7,6 +7,10 @@
 
 #include <doctest/doctest.h>
 
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
 #include <sys/stat.h>
 
 namespace {
@@ -90,10 +94,10 @@ TEST_CASE("kernel log: PCI ids match whatever their spelling") {
 TEST_CASE("kernel log: the public reports' lines become one finding per code and GPU") {
   const auto log = cudadiag::health::read_kernel_log(k_public);
   REQUIRE(log.status == KernelLogStatus::read);
-  CHECK(log.events.size() == 12);
+  CHECK(log.events.size() == 13);
   CHECK_FALSE(log.truncated);
   const auto found = cudadiag::findings::evaluate_kernel_log(log, {});
-  CHECK(found.size() == 8); // 48, 64, 13, 109, 79, 45, 31 and SXid 22013
+  CHECK(found.size() == 9); // 48, 64, 13, 109, 79, 45, 31 and SXid 22013, 12028
 
   const auto* dbe = with_code(found, 48);
   REQUIRE(dbe != nullptr);
@@ -126,6 +130,115 @@ TEST_CASE("kernel log: the public reports' lines become one finding per code and
   CHECK(sxid->severity == Severity::info); // the driver said Non-fatal
   CHECK(sxid->evidence.at("count") == 1);  // three lines, one event
   CHECK(sxid->message.find("Link 44") != std::string::npos);
+  CHECK(sxid->repair == Repair::none);
+  CHECK(sxid->evidence.at("sxid_class") == "non_fatal");
+
+  // The catalogue's class where the driver's lines state none (only the Data line was posted).
+  const auto* stalled = with_code(found, 12028);
+  REQUIRE(stalled != nullptr);
+  CHECK(stalled->id == "nvswitch.sxid");
+  CHECK(stalled->severity == Severity::warning);
+  CHECK(stalled->repair == Repair::reset_gpu);
+  CHECK(stalled->evidence.at("known_code") == true);
+  CHECK(stalled->evidence.at("pci") == "0000:84:00.0");
+  CHECK(stalled->message.find("egress non-posted PRIV error") != std::string::npos);
+  CHECK(stalled->message.find("FM D.4") != std::string::npos);
+  CHECK(stalled->remedy.find("nvidia-smi -r") != std::string::npos);
+}
+
+TEST_CASE("kernel log: NVIDIA's SXid catalogue - one cited row per code, its class deciding severity and "
+          "repair") {
+  using cudadiag::findings::SxidClass;
+  const auto& table = cudadiag::findings::sxid_codes();
+  std::map<SxidClass, int> per_class;
+  int previous = 0;
+  for (const auto& row : table) {
+    CAPTURE(row.code);
+    CHECK(row.code > previous); // ascending, one row per code
+    previous = row.code;
+    CHECK_FALSE(row.meaning.empty());
+    CHECK(row.source.rfind("FM D.", 0) == 0); // the Fabric Manager user guide's section
+    ++per_class[row.listed];
+    switch (row.listed) {
+    case SxidClass::fatal:
+      CHECK(row.source.find("D.5") != std::string_view::npos);
+      CHECK(row.severity == Severity::error);
+      CHECK(row.repair == Repair::reset_gpu); // the GPUs behind the port, reset
+      break;
+    case SxidClass::always_fatal:
+      CHECK(row.source == "FM D.6");
+      CHECK(row.severity == Severity::error);
+      CHECK(row.repair == Repair::reboot); // the whole fabric: the host restarts
+      break;
+    case SxidClass::non_fatal:
+      CHECK(row.source.rfind("FM D.4", 0) == 0);
+      CHECK(row.repair != Repair::reboot);
+      break;
+    case SxidClass::notable: CHECK(row.source == "FM D.7"); break;
+    }
+    CHECK(cudadiag::findings::find_sxid_code(row.code) == &row);
+  }
+  CHECK(per_class[SxidClass::non_fatal] == 26);
+  CHECK(per_class[SxidClass::fatal] == 41);
+  CHECK(per_class[SxidClass::always_fatal] == 20);
+  CHECK(per_class[SxidClass::notable] == 5);
+  CHECK(cudadiag::findings::find_sxid_code(12029) == nullptr);
+  CHECK(cudadiag::findings::find_sxid_code(0) == nullptr);
+  // Corrected single-bit ECC errors need nothing; a wrong partition is configuration.
+  CHECK(cudadiag::findings::find_sxid_code(11012)->repair == Repair::none);
+  CHECK(cudadiag::findings::find_sxid_code(19071)->severity == Severity::info);
+  CHECK(cudadiag::findings::find_sxid_code(11004)->repair == Repair::fix_environment);
+  CHECK(cudadiag::findings::find_sxid_code(10004)->repair == Repair::hardware_inspection);
+  CHECK(cudadiag::findings::find_sxid_code(20034)->listed == SxidClass::fatal);
+  CHECK(cudadiag::findings::find_sxid_code(23001)->listed == SxidClass::always_fatal);
+}
+
+TEST_CASE("kernel log: an SXid event's finding takes its code's class, and the driver's Fatal outranks it") {
+  cudadiag::testing::TempTree tree;
+  // Lines in the driver's format (nvswitch's SXid report: the Data line, the line stating the
+  // fatality, the Severity line), one event per switch.
+  const auto path = tree.write(
+      "kmsg.log",
+      "[ 10.000001] nvidia-nvswitch0: SXid (PCI:0000:86:00.0): 20034, Data {0x00000020, 0x00000000}\n"
+      "[ 10.000002] nvidia-nvswitch0: SXid (PCI:0000:86:00.0): 20034, Fatal, Link 32 LTSSM Fault Up\n"
+      "[ 10.000003] nvidia-nvswitch0: SXid (PCI:0000:86:00.0): 20034, Severity 1 Engine instance 32\n"
+      "[ 11.000000] nvidia-nvswitch1: SXid (PCI:0000:87:00.0): 23001, Fatal, Link 02 ingress SRC-VC buffer "
+      "overflow\n"
+      "[ 12.000000] nvidia-nvswitch2: SXid (PCI:0000:88:00.0): 22012, Fatal, Link 05 Minion Link NA "
+      "interrupt\n"
+      "[ 13.000000] nvidia-nvswitch3: SXid (PCI:0000:89:00.0): 11004, Fatal, Link 07 ingress invalid ACL\n"
+      "[ 14.000000] nvidia-nvswitch3: SXid (PCI:0000:89:00.0): 11012, Non-fatal, Link 07 single bit ECC "
+      "error\n"
+      "[ 15.000000] nvidia-nvswitch3: SXid (PCI:0000:89:00.0): 29999, Fatal, Link 07 a code of a later "
+      "driver\n"
+      "[ 16.000000] nvidia-nvswitch3: SXid (PCI:0000:89:00.0): 29998, Non-fatal, Link 07 another one\n");
+  const auto found = cudadiag::findings::evaluate_kernel_log(cudadiag::health::read_kernel_log(path), {});
+  REQUIRE(found.size() == 7);
+
+  const auto* lost_link = with_code(found, 20034);
+  REQUIRE(lost_link != nullptr);
+  CHECK(lost_link->severity == Severity::error);
+  CHECK(lost_link->repair == Repair::reset_gpu);
+  CHECK(lost_link->evidence.at("sxid_class") == "fatal");
+  CHECK(lost_link->evidence.at("count") == 1); // three lines, one event
+  CHECK(lost_link->message.find("LTSSM fault up") != std::string::npos);
+  CHECK(lost_link->message.find("FM D.5") != std::string::npos);
+
+  CHECK(with_code(found, 23001)->repair == Repair::reboot); // always fatal: the host restarts
+  CHECK(with_code(found, 23001)->remedy.find("reboot") != std::string::npos);
+  // A non-fatal code the driver calls Fatal: an error, its class at least a reset.
+  CHECK(with_code(found, 22012)->severity == Severity::error);
+  CHECK(with_code(found, 22012)->repair == Repair::hardware_inspection);
+  CHECK(with_code(found, 11004)->severity == Severity::error);
+  CHECK(with_code(found, 11004)->repair == Repair::reset_gpu);
+  CHECK(with_code(found, 11012)->severity == Severity::info);
+  CHECK(with_code(found, 11012)->repair == Repair::none);
+  // Codes the catalogue does not list: the driver's word.
+  CHECK(with_code(found, 29999)->severity == Severity::error);
+  CHECK(with_code(found, 29999)->repair == Repair::reboot);
+  CHECK(with_code(found, 29999)->evidence.at("known_code") == false);
+  CHECK(with_code(found, 29999)->evidence.at("sxid_class") == nullptr);
+  CHECK(with_code(found, 29998)->severity == Severity::info);
 }
 
 TEST_CASE("kernel log: kmsg records, the GPU named from the report's devices, repeats counted") {
@@ -195,4 +308,41 @@ TEST_CASE("kernel log: Xid 154 takes the repair the driver names - every listed 
     CAPTURE(code);
     CHECK(cudadiag::findings::find_xid_code(code) != nullptr);
   }
+}
+
+TEST_CASE("kernel log: docs/findings.md's SXid table is the code's table") {
+  using cudadiag::findings::parse_repair;
+  std::ifstream doc(CUDADIAG_SOURCE_DIR "/docs/findings.md");
+  REQUIRE(doc.good());
+  // Rows "| 11012, 11021 | D.4 | meaning | info | `none` |" of the section "## `nvswitch.sxid`".
+  std::set<int> documented;
+  bool in_section = false;
+  for (std::string line; std::getline(doc, line);) {
+    if (line.rfind("## ", 0) == 0) {
+      in_section = line == "## `nvswitch.sxid`";
+      continue;
+    }
+    if (!in_section || (line.rfind("| 1", 0) != 0 && line.rfind("| 2", 0) != 0)) {
+      continue;
+    }
+    std::vector<std::string> cells;
+    std::stringstream row(line.substr(1));
+    for (std::string cell; std::getline(row, cell, '|');) {
+      const auto first = cell.find_first_not_of(" `");
+      const auto last = cell.find_last_not_of(" `");
+      cells.push_back(first == std::string::npos ? "" : cell.substr(first, last - first + 1));
+    }
+    REQUIRE(cells.size() == 5);
+    std::stringstream codes(cells[0]);
+    for (std::string code; std::getline(codes, code, ',');) {
+      CAPTURE(code);
+      const auto* known = cudadiag::findings::find_sxid_code(std::stoi(code));
+      REQUIRE(known != nullptr);
+      CHECK(documented.insert(known->code).second);
+      CHECK(cells[1].rfind(std::string(known->source.substr(3, 3)), 0) == 0); // "D.4"
+      CHECK(cells[3] == cudadiag::findings::to_string(known->severity));
+      CHECK(parse_repair(cells[4]) == known->repair);
+    }
+  }
+  CHECK(documented.size() == cudadiag::findings::sxid_codes().size());
 }
