@@ -37,7 +37,7 @@ namespace {
 
 using discovery::ComponentResult;
 
-std::optional<Error> check_ld_so_cache(const std::string& path) {
+Expected<void> check_ld_so_cache(const std::string& path) {
   if (!fs::exists(path)) {
     return Error{"--ld-so-cache " + printable(path) + ": does not exist"};
   }
@@ -51,7 +51,7 @@ std::optional<Error> check_ld_so_cache(const std::string& path) {
     return Error{"--ld-so-cache " + printable(path) +
                  ": not a loader cache (it starts with neither glibc's nor the old format's magic)"};
   }
-  return std::nullopt;
+  return {};
 }
 
 // The findings list being built: in stage order, the driver stub named once (file traits, then
@@ -160,9 +160,7 @@ Expected<report::Report> run(const Plan& plan) {
   log.start("finding CUDA components");
   auto options = plan.discovery;
   if (plan.ld_so_cache) {
-    if (auto problem = check_ld_so_cache(*plan.ld_so_cache)) {
-      return *problem;
-    }
+    CUDADIAG_TRY(check_ld_so_cache(*plan.ld_so_cache));
     options.layout.ld_so_cache = *plan.ld_so_cache;
   }
   const auto specs = plan.components.empty() ? discovery::wanted_components({}) : plan.components;

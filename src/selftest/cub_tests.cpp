@@ -4,6 +4,7 @@
 // module's static CUDA runtime dlopens "libcuda.so.1", which resolves to the driver the worker
 // already loaded by absolute path, so CUB runs on the driver discovery selected.
 
+#include "core/expected.hpp"
 #include "cuda_api/library.hpp"
 #include "kernels/cub_selftest.h"
 #include "selftest/test_context.hpp"
@@ -53,10 +54,16 @@ struct CaseSpec {
   const char* name; // metric prefix
 };
 
-// Runs one case; adds metrics; returns "" or a failure. Sets `skip` for an out-of-memory.
-std::string run_case(const CubModule& module, const TestContext& context, const CaseSpec& spec,
-                     std::uint64_t count, int repetitions, cu::CUstream stream, TestResult& result,
-                     bool primary, std::string& skip) {
+// Why a case does not count: it failed, or it was skipped (the device lacked the memory).
+struct CaseProblem {
+  bool skipped = false;
+  std::string why;
+};
+
+// Runs one case; adds its details and metrics to `result` whatever happens.
+Expected<void, CaseProblem> run_case(const CubModule& module, const TestContext& context,
+                                     const CaseSpec& spec, std::uint64_t count, int repetitions,
+                                     cu::CUstream stream, TestResult& result, bool primary) {
   cudadiag_cub_params params{};
   params.which = spec.which;
   params.count = count;
@@ -76,20 +83,21 @@ std::string run_case(const CubModule& module, const TestContext& context, const 
                     {"warmup_elapsed_ms", out.warmup_elapsed_ms},
                     {"device_bytes", out.device_bytes},
                     {"temp_storage_bytes", out.temp_storage_bytes}};
-  std::string problem;
+  Expected<void, CaseProblem> ran;
   if (out.cuda_error != 0) {
     const std::string name(out.error_name, ::strnlen(out.error_name, sizeof out.error_name));
     const std::string where(out.error_where, ::strnlen(out.error_where, sizeof out.error_where));
-    problem = where + ": " + name + " (" + std::to_string(out.cuda_error) + ")";
+    const auto problem = where + ": " + name + " (" + std::to_string(out.cuda_error) + ")";
     entry["error"] = problem;
-    if (out.cuda_error == 2) { // cudaErrorMemoryAllocation
-      skip = std::string(spec.name) + " needs more device memory than is free: " + problem;
-      problem.clear();
-    }
+    ran =
+        out.cuda_error == 2 // cudaErrorMemoryAllocation
+            ? CaseProblem{true, std::string(spec.name) + " needs more device memory than is free: " + problem}
+            : CaseProblem{false, problem};
   } else if (out.verified != 1) {
-    problem = std::string(spec.name) + " gave a wrong result: " +
-              std::string(out.mismatch, ::strnlen(out.mismatch, sizeof out.mismatch));
+    const auto problem = std::string(spec.name) + " gave a wrong result: " +
+                         std::string(out.mismatch, ::strnlen(out.mismatch, sizeof out.mismatch));
     entry["error"] = problem;
+    ran = CaseProblem{false, problem};
   } else if (out.median_ms > 0) {
     const double seconds = out.median_ms / 1e3;
     if (out.bytes_per_run > 0) {
@@ -108,7 +116,7 @@ std::string run_case(const CubModule& module, const TestContext& context, const 
     }
   }
   result.details[spec.name] = entry;
-  return problem;
+  return ran;
 }
 
 TestResult run_cases(const TestContext& context, const std::vector<CaseSpec>& cases, std::uint64_t count,
@@ -138,14 +146,9 @@ TestResult run_cases(const TestContext& context, const std::vector<CaseSpec>& ca
   std::vector<std::string> skips;
   bool primary = true;
   for (const auto& spec : cases) {
-    std::string skip;
-    if (auto problem =
-            run_case(*module, context, spec, count, repetitions, stream.get(), result, primary, skip);
-        !problem.empty()) {
-      failures.push_back(problem);
-    }
-    if (!skip.empty()) {
-      skips.push_back(skip);
+    if (auto ran = run_case(*module, context, spec, count, repetitions, stream.get(), result, primary);
+        !ran) {
+      (ran.error().skipped ? skips : failures).push_back(ran.error().why);
     }
     primary = false;
   }

@@ -437,9 +437,9 @@ TestResult run_ipc(const TestContext& context) {
 Evidence run_ipc_peer(const std::string& libcuda_path) {
   Evidence summary = {{"exchanges", Evidence::List()}};
   const int socket = k_peer_socket_fd;
-  std::string error;
   std::optional<cu::CUresult> init;
-  const auto gpu = Gpu::load(libcuda_path, error, init);
+  auto loaded = Gpu::load(libcuda_path, init);
+  const auto gpu = loaded ? std::move(*loaded) : nullptr;
   std::optional<PrimaryContext> context;
   cu::CUdevice device = 0;
   bool have_device = false;
@@ -460,7 +460,7 @@ Evidence run_ipc_peer(const std::string& libcuda_path) {
     Evidence reply;
     try {
       if (!gpu) {
-        throw std::runtime_error(error);
+        throw std::runtime_error(loaded.error().message);
       }
       if (!have_device) {
         const auto wanted = text_field(message, "uuid");

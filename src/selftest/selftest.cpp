@@ -98,14 +98,14 @@ std::map<std::string, std::string> library_paths(const discovery::DiscoveryResul
   return paths;
 }
 
-// The module next to the executable (build tree), else in ../lib/cudadiag (install tree).
-std::string find_module(const SelfTestOptions& options, std::string& reason) {
+// The module next to the executable (build tree), else in ../lib/cudadiag (install tree), or why
+// there is none.
+Expected<std::string> find_module(const SelfTestOptions& options) {
   if (!options.module_path.empty()) {
     if (fs::is_regular_file(options.module_path)) {
       return options.module_path;
     }
-    reason = "the self-test module " + options.module_path + " does not exist";
-    return {};
+    return Error{"the self-test module " + options.module_path + " does not exist"};
   }
   const auto exe = fs::real_path(options.executable);
   const std::string dir = fs::parent(exe ? *exe : options.executable);
@@ -116,9 +116,8 @@ std::string find_module(const SelfTestOptions& options, std::string& reason) {
       return real ? *real : candidate;
     }
   }
-  reason = "the CUB self-test module (" + std::string(k_module_file) +
-           ") is not installed: this cudadiag was built without nvcc";
-  return {};
+  return Error{"the CUB self-test module (" + std::string(k_module_file) +
+               ") is not installed: this cudadiag was built without nvcc"};
 }
 
 // What the driver step of verification says about devices: their count, or why there are none.
@@ -442,7 +441,11 @@ SelfTestRun run_selftest(const discovery::DiscoveryResult& discovery,
     base.nvrtc_builtins = verify::cuda_python_builtins_preload(discovery, base.nvrtc).value_or("");
     base.nvjitlink = step_path(steps, "nvjitlink");
     base.cccl_include = cccl_include(discovery);
-    base.module_path = find_module(options, base.module_missing_reason);
+    if (auto module = find_module(options)) {
+      base.module_path = std::move(*module);
+    } else {
+      base.module_missing_reason = module.error().message;
+    }
     base.executable = options.executable;
     base.nvml = step_path(steps, "nvml");
     base.load_timeout = options.load_timeout;

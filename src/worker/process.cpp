@@ -1,6 +1,7 @@
 #include "worker/process.hpp"
 
 #include "core/bounded_json.hpp"
+#include "core/expected.hpp"
 #include "core/filesystem.hpp"
 #include "worker/child.hpp"
 
@@ -135,10 +136,9 @@ public:
     m_start = Clock::now();
     m_deadline = m_start + m_timeout;
     m_hard_deadline = m_start + m_budget;
-    std::string error;
-    if (!spawn(executable, envp, cwd, error)) {
+    if (auto spawned = spawn(executable, envp, cwd); !spawned) {
       outcome.status = "error";
-      outcome.detail = "could not start the worker " + executable + ": " + error;
+      outcome.detail = "could not start the worker " + executable + ": " + spawned.error().message;
       m_done = true;
     }
   }
@@ -214,17 +214,16 @@ public:
   }
 
 private:
-  bool spawn(const std::string& executable, char* const* envp, const std::string& cwd, std::string& error) {
+  Expected<void> spawn(const std::string& executable, char* const* envp, const std::string& cwd) {
     std::array<int, 2> protocol{-1, -1};
     std::array<int, 2> errors{-1, -1};
     if (::pipe2(protocol.data(), O_CLOEXEC) != 0 || ::pipe2(errors.data(), O_CLOEXEC) != 0) {
-      error = "pipe: " + errno_text(errno);
+      Error error{"pipe: " + errno_text(errno)};
       close_pipes(protocol, errors);
-      return false;
+      return error;
     }
     if (!move_pipes_high(protocol, errors)) {
-      error = "fcntl: " + errno_text(errno);
-      return false;
+      return Error{"fcntl: " + errno_text(errno)};
     }
 
     posix_spawn_file_actions_t actions;
@@ -270,10 +269,9 @@ private:
     close_fd(protocol[1]);
     close_fd(errors[1]);
     if (spawned != 0) {
-      error = errno_text(spawned);
       close_fd(protocol[0]);
       close_fd(errors[0]);
-      return false;
+      return Error{errno_text(spawned)};
     }
     m_pid = pid;
     m_protocol_fd = protocol[0];
@@ -281,7 +279,7 @@ private:
     for (const int fd : {m_protocol_fd, m_stderr_fd}) {
       ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
     }
-    return true;
+    return {};
   }
 
   void kill_group(Clock::time_point now) {
