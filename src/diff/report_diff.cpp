@@ -549,6 +549,7 @@ SideSummary summarize_side(const json& report) {
   side.tool_version = display(at(report, "tool"), "version", "?");
   const auto& summary = at(report, "summary");
   side.status = display(summary, "status", "?");
+  side.verdict = report::parse_summary_status(side.status);
   side.errors = json_fields::integer(at(summary, "counts"), "error").value_or(0);
   side.warnings = json_fields::integer(at(summary, "counts"), "warning").value_or(0);
   return side;

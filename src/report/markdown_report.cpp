@@ -16,11 +16,16 @@ std::string_view severity_label(std::string_view severity) {
   return severity == "warning" ? "**warning**" : "info";
 }
 
-std::string verdict_label(std::string_view status) {
-  if (status == "ok") {
-    return "OK";
+std::string verdict_label(const Verdict& verdict) {
+  if (!verdict.status) {
+    return verdict.status_text;
   }
-  return status == "warning" ? "WARNING" : status == "error" ? "ERROR" : std::string(status);
+  switch (*verdict.status) {
+  case SummaryStatus::ok: return "OK";
+  case SummaryStatus::warning: return "WARNING";
+  case SummaryStatus::error: return "ERROR";
+  }
+  return "ERROR";
 }
 
 std::string cell_text(const Cell& cell) {
@@ -115,8 +120,8 @@ std::string markdown_code(std::string_view text) {
 std::string render_markdown(const nlohmann::json& report) {
   const auto layout = lay_out_report(report);
   std::string out = "# " + markdown_escape(layout.title) + "\n\n";
-  out += "**Verdict: " + verdict_label(layout.verdict.status) + "** — " +
-         markdown_escape(layout.verdict.headline) + "\n\n";
+  out += "**Verdict: " + verdict_label(layout.verdict) + "** — " + markdown_escape(layout.verdict.headline) +
+         "\n\n";
   for (const auto& [label, value] : layout.verdict.facts) {
     out += "- **" + markdown_escape(label) + ":** " + markdown_escape(value) + "\n";
   }

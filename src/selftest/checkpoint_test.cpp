@@ -526,12 +526,12 @@ TestResult run_checkpoint(const TestContext& context) {
   }
   const auto finish = [&]() -> TestResult {
     if (facts.outcome == CheckpointOutcome::restored) {
-      result.status = "pass";
+      result.status = TestStatus::pass;
     } else if (facts.outcome == CheckpointOutcome::unsupported) {
-      result.status = "skip";
+      result.status = TestStatus::skip;
       result.reason = facts.detail;
     } else {
-      result.status = "fail";
+      result.status = TestStatus::fail;
       result.reason =
           (facts.outcome == CheckpointOutcome::corrupt ? "wrong after restore: " : "") + facts.detail;
     }
@@ -758,7 +758,7 @@ TestResult run_checkpoint(const TestContext& context) {
   }
   const auto outcomes = target.get();
   const auto& outcome = outcomes.front();
-  ending["status"] = outcome.status;
+  ending["status"] = std::string(worker::to_string(outcome.status));
   ending["detail"] = outcome.detail;
   ending["result"] = decode_evidence(outcome.result);
   result.details["end"] = ending;

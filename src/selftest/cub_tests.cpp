@@ -153,10 +153,10 @@ TestResult run_cases(const TestContext& context, const std::vector<CaseSpec>& ca
     primary = false;
   }
   if (!failures.empty()) {
-    result.status = "fail";
+    result.status = TestStatus::fail;
     result.reason = failures.front();
   } else if (skips.size() == cases.size()) {
-    result.status = "skip";
+    result.status = TestStatus::skip;
     result.reason = skips.front();
   } else if (!skips.empty()) {
     result.reason = "partly skipped: " + skips.front();

@@ -60,10 +60,10 @@ constexpr TestLoads k_tests_loading[] = {
 std::map<std::string, std::string> unloadable_files(const verify::Verification& verification) {
   std::map<std::string, std::string> files;
   for (const auto& step : verification.steps) {
-    if (step.status == "timeout") {
+    if (step.status == worker::StepStatus::timeout) {
       files[step.path] =
           "loading " + step.path + " did not finish within --timeout in verification (verify.timeout)";
-    } else if (step.status == "crashed") {
+    } else if (step.status == worker::StepStatus::crashed) {
       files[step.path] =
           step.path + " crashed when verification loaded it: " + step.detail + " (verify.crashed)";
     }
@@ -137,9 +137,9 @@ DriverView driver_view(const verify::Verification& verification, const std::stri
     view.no_device_reason = "no GPU: the driver was not verified";
     return view;
   }
-  if (step->status != "ok") {
-    view.no_device_reason =
-        "no GPU: loading the driver " + step->status + (step->detail.empty() ? "" : ": " + step->detail);
+  if (step->status != worker::StepStatus::ok) {
+    view.no_device_reason = "no GPU: loading the driver " + std::string(worker::to_string(step->status)) +
+                            (step->detail.empty() ? "" : ": " + step->detail);
     return view;
   }
   const auto* driver = std::get_if<verify::DriverFacts>(&step->facts);
@@ -244,7 +244,7 @@ TestResult error_result(const std::string& key, std::optional<int> device, std::
   if (const auto* info = find_test(key)) {
     result.description = std::string(info->description);
   }
-  result.status = "error";
+  result.status = TestStatus::error;
   result.reason = std::move(reason);
   return result;
 }
@@ -279,7 +279,7 @@ std::vector<TestResult> run_in_workers(WorkerConfig config, const SelfTestOption
       if (left.count() <= 0) {
         for (const auto& key : remaining) {
           auto cut = error_result(key, config.device, "not run: " + cut_reason(options));
-          cut.status = "skip";
+          cut.status = TestStatus::skip;
           results.push_back(std::move(cut));
         }
         break;
@@ -292,7 +292,8 @@ std::vector<TestResult> run_in_workers(WorkerConfig config, const SelfTestOption
         const auto result = decode_result(record);
         const std::lock_guard lock(progress_lock);
         options.progress(result.key + (result.device ? " (GPU " + std::to_string(*result.device) + ")" : "") +
-                         ": " + result.status + (result.reason.empty() ? "" : " — " + result.reason));
+                         ": " + std::string(to_string(result.status)) +
+                         (result.reason.empty() ? "" : " — " + result.reason));
       };
     }
     if (options.progress) {
@@ -328,22 +329,24 @@ std::vector<TestResult> run_in_workers(WorkerConfig config, const SelfTestOption
       loading = current.substr(mark + loading_mark.size());
       current.resize(mark);
     }
-    const bool cut = outcome.status == "timeout" && options.deadline && Clock::now() >= *options.deadline;
+    const bool cut = outcome.status == worker::StepStatus::timeout && options.deadline &&
+                     Clock::now() >= *options.deadline;
     if (cut) {
       // The overall budget ended the worker: the test it was in is cut, the rest not started. Both
       // are skips (the run's bound, not evidence about the GPU), saying so.
       for (const auto& key : remaining) {
         auto result = error_result(
             key, config.device, (key == current ? "cut while running: " : "not run: ") + cut_reason(options));
-        result.status = "skip";
+        result.status = TestStatus::skip;
         results.push_back(std::move(result));
       }
       break;
     }
-    const std::string what = outcome.status == "timeout"   ? "timed out (the worker was killed)"
-                             : outcome.status == "crashed" ? "crashed: " + outcome.detail
-                             : outcome.status == "ok"      ? "the worker finished without reporting it"
-                                                           : outcome.detail;
+    const std::string what =
+        outcome.status == worker::StepStatus::timeout   ? "timed out (the worker was killed)"
+        : outcome.status == worker::StepStatus::crashed ? "crashed: " + outcome.detail
+        : outcome.status == worker::StepStatus::ok      ? "the worker finished without reporting it"
+                                                        : outcome.detail;
     if (current.empty() || std::find(remaining.begin(), remaining.end(), current) == remaining.end()) {
       for (const auto& key : remaining) {
         results.push_back(
@@ -352,7 +355,7 @@ std::vector<TestResult> run_in_workers(WorkerConfig config, const SelfTestOption
       break;
     }
     std::string why = what;
-    if (outcome.status == "timeout") {
+    if (outcome.status == worker::StepStatus::timeout) {
       why = !loading.empty()
                 ? "loading " + loading + " did not finish within --timeout " +
                       seconds_text(config.load_timeout) + " (the worker was killed)"
@@ -397,20 +400,21 @@ std::string_view level_name(Level level) {
   return level == Level::full ? "full" : "quick";
 }
 
-std::string SelfTestRun::status() const {
+TestStatus SelfTestRun::status() const {
   if (!ran) {
-    return "skip";
+    return TestStatus::skip;
   }
   const bool broken = std::any_of(tests.begin(), tests.end(), [](const TestResult& t) {
-    return t.status == "fail" || t.status == "error";
+    return t.status == TestStatus::fail || t.status == TestStatus::error;
   });
   if (broken) {
-    return "fail";
+    return TestStatus::fail;
   }
   // A pass without a GPU (jit's compile-only check) proves nothing about the GPU: no "pass" for it.
-  const bool passed_on_gpu = std::any_of(tests.begin(), tests.end(),
-                                         [](const TestResult& t) { return t.status == "pass" && t.device; });
-  return passed_on_gpu ? "pass" : "skip";
+  const bool passed_on_gpu = std::any_of(tests.begin(), tests.end(), [](const TestResult& t) {
+    return t.status == TestStatus::pass && t.device;
+  });
+  return passed_on_gpu ? TestStatus::pass : TestStatus::skip;
 }
 
 SelfTestRun run_selftest(const discovery::DiscoveryResult& discovery,
@@ -464,7 +468,7 @@ SelfTestRun run_selftest(const discovery::DiscoveryResult& discovery,
         const auto path = step_path(steps, component);
         if (const auto found = unloadable.find(path); !path.empty() && found != unloadable.end()) {
           auto skip = error_result(std::string(key), std::nullopt, "not run: " + found->second);
-          skip.status = "skip";
+          skip.status = TestStatus::skip;
           not_loaded_again.push_back(std::move(skip));
           base.tests.erase(std::remove(base.tests.begin(), base.tests.end(), key), base.tests.end());
           break;
@@ -537,7 +541,7 @@ SelfTestRun run_selftest(const discovery::DiscoveryResult& discovery,
           if (Clock::now() >= cut_at) {
             for (const auto& key : configs[index].tests) {
               auto skipped = error_result(key, configs[index].device, late);
-              skipped.status = "skip";
+              skipped.status = TestStatus::skip;
               per_config[index].push_back(std::move(skipped));
             }
             continue;

@@ -33,15 +33,15 @@ TestResult run_guarded(const TestInfo& test, const TestContext& context) {
   } catch (const CudaFailure& failure) {
     result = new_result(context);
     if (failure.code() == cu::CUDA_ERROR_OUT_OF_MEMORY) {
-      result.status = "skip";
+      result.status = TestStatus::skip;
       result.reason = std::string("not enough free device memory: ") + failure.what();
     } else {
-      result.status = "fail";
+      result.status = TestStatus::fail;
       result.reason = failure.what();
     }
   } catch (const std::exception& error) {
     result = new_result(context);
-    result.status = "error";
+    result.status = TestStatus::error;
     result.reason = std::string("internal error: ") + error.what();
   }
   result.wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - started).count();

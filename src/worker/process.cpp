@@ -137,7 +137,7 @@ public:
     m_deadline = m_start + m_timeout;
     m_hard_deadline = m_start + m_budget;
     if (auto spawned = spawn(executable, envp, cwd); !spawned) {
-      outcome.status = "error";
+      outcome.status = StepStatus::error;
       outcome.detail = "could not start the worker " + executable + ": " + spawned.error().message;
       m_done = true;
     }
@@ -418,7 +418,7 @@ private:
     close_fd(m_stderr_fd);
     m_done = true;
     outcome.elapsed_ms = std::chrono::duration<double, std::milli>(now - m_start).count();
-    outcome.status = "timeout";
+    outcome.status = StepStatus::timeout;
     outcome.detail = "timed out after " + seconds_text(m_timeout) + " " + where() +
                      "; it did not exit after SIGKILL (stuck in the kernel?)";
   }
@@ -431,19 +431,19 @@ private:
   void classify(bool have_status, int status) {
     if (!m_protocol_error.empty() && m_killed_at &&
         !m_timed_out) { // refused and killed: the limit is the cause
-      outcome.status = "error";
+      outcome.status = StepStatus::error;
       outcome.detail = "the worker sent " + m_protocol_error + " " + where() + "; it was stopped";
       outcome.result.clear();
       return;
     }
     if (m_timed_out) {
-      outcome.status = "timeout";
+      outcome.status = StepStatus::timeout;
       outcome.detail = "timed out after " + seconds_text(m_timeout) + " " + where();
       outcome.result.clear();
       return;
     }
     if (have_status && WIFSIGNALED(status)) {
-      outcome.status = "crashed";
+      outcome.status = StepStatus::crashed;
       outcome.signal = WTERMSIG(status);
       outcome.detail = "killed by " + signal_name(WTERMSIG(status)) + " " + where();
       return;
@@ -453,10 +453,10 @@ private:
     }
     const bool exited_zero = !have_status || outcome.exit_code == 0;
     if (exited_zero && !outcome.result.empty() && m_protocol_error.empty() && !m_child_error) {
-      outcome.status = "ok";
+      outcome.status = StepStatus::ok;
       return;
     }
-    outcome.status = "error";
+    outcome.status = StepStatus::error;
     if (m_child_error) {
       outcome.detail = "the worker failed: " + *m_child_error;
     } else if (!exited_zero) {
@@ -693,6 +693,25 @@ std::vector<StepOutcome> run_all(const std::vector<WorkerStep>& steps, const Wor
 
 } // namespace
 
+std::string_view to_string(StepStatus status) {
+  switch (status) {
+  case StepStatus::ok: return "ok";
+  case StepStatus::crashed: return "crashed";
+  case StepStatus::timeout: return "timeout";
+  case StepStatus::error: return "error";
+  }
+  return "error";
+}
+
+std::optional<StepStatus> parse_step_status(std::string_view text) {
+  for (const auto status : {StepStatus::ok, StepStatus::crashed, StepStatus::timeout, StepStatus::error}) {
+    if (to_string(status) == text) {
+      return status;
+    }
+  }
+  return std::nullopt;
+}
+
 std::uint64_t memory_limit_mb(const Environment& env) {
   const auto text = env.non_empty("CUDADIAG_WORKER_MEMORY_MB");
   std::uint64_t value = 0;
@@ -718,7 +737,7 @@ std::vector<StepOutcome> run_steps(const std::vector<WorkerStep>& steps, const W
       outcome.id = step.id;
       outcome.kind = step.kind;
       outcome.path = step.path;
-      outcome.status = "error";
+      outcome.status = StepStatus::error;
       outcome.detail = std::string("internal error while running the worker: ") + error.what();
       outcomes.push_back(std::move(outcome));
     }

@@ -56,7 +56,7 @@ TestResult test_result(const std::string& key) {
   TestResult result;
   result.key = key;
   result.device = 0;
-  result.status = "pass";
+  result.status = cudadiag::selftest::TestStatus::pass;
   return result;
 }
 
@@ -279,7 +279,7 @@ TEST_CASE(
   CHECK(rose[1] == "ecc_corrected +2");
 
   auto memory = test_result("memory");
-  memory.status = "fail";
+  memory.status = cudadiag::selftest::TestStatus::fail;
   memory.memory = selftest::MemoryFacts{0, {}, before, after, rose};
   const auto found = with_id(findings::evaluate_selftest(run_of({memory})), "gpu.memory_errors");
   REQUIRE(found.size() == 1);
