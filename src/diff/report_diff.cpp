@@ -1,6 +1,7 @@
 #include "diff/report_diff.hpp"
 
 #include "core/json_fields.hpp"
+#include "findings/findings.hpp"
 #include "probes/catalog.hpp"
 #include "report/report_document.hpp"
 
@@ -373,7 +374,8 @@ void compare_host(Collector& c, const json& a, const json& b) {
 }
 
 int severity_weight(std::string_view severity) {
-  return severity == "error" ? 0 : severity == "warning" ? 1 : 2;
+  const auto parsed = findings::parse_severity(severity);
+  return parsed == findings::Severity::error ? 0 : parsed == findings::Severity::warning ? 1 : 2;
 }
 
 struct FindingGroup {

@@ -1,6 +1,7 @@
 #include "fleet/node_facts.hpp"
 
 #include "core/json_fields.hpp"
+#include "findings/findings.hpp"
 #include "report/report_document.hpp"
 #include "selftest/test_status.hpp"
 
@@ -72,11 +73,11 @@ void add_findings(NodeFacts& facts, const json& report) {
   const auto& findings = member(report, "findings");
   if (findings.is_array()) {
     for (const auto& finding : findings) {
-      const auto severity = json_fields::string_or(finding, "severity");
+      const auto severity = findings::parse_severity(json_fields::string_or(finding, "severity"));
       auto id = json_fields::string_or(finding, "id", "?");
-      if (severity == "error") {
+      if (severity == findings::Severity::error) {
         errors.insert(std::move(id));
-      } else if (severity == "warning") {
+      } else if (severity == findings::Severity::warning) {
         warnings.insert(std::move(id));
       } else {
         continue;

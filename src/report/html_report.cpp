@@ -1,5 +1,6 @@
 #include "report/html_report.hpp"
 
+#include "findings/findings.hpp"
 #include "report/output_formats.hpp"
 #include "report/report_layout.hpp"
 
@@ -80,8 +81,10 @@ std::string verdict_word(const Verdict& verdict) {
   return "ERROR";
 }
 
+// "error", "warning", or "info" for any other severity.
 std::string severity_class(std::string_view severity) {
-  return severity == "error" || severity == "warning" ? std::string(severity) : "info";
+  return std::string(
+      findings::to_string(findings::parse_severity(severity).value_or(findings::Severity::info)));
 }
 
 void append_cell(std::string& out, const Cell& cell) {

@@ -2,6 +2,7 @@
 
 #include "core/json_fields.hpp"
 #include "discovery/discovery.hpp"
+#include "findings/findings.hpp"
 #include "report/output_formats.hpp"
 #include "report/report_document.hpp"
 #include "selftest/test_status.hpp"
@@ -55,7 +56,9 @@ const json& array_at(const json& object, std::string_view key) {
 }
 
 bool fails(std::string_view severity, FailOn fail_on) {
-  return severity == "error" || (severity == "warning" && fail_on == FailOn::warning);
+  const auto parsed = findings::parse_severity(severity);
+  return parsed == findings::Severity::error ||
+         (parsed == findings::Severity::warning && fail_on == FailOn::warning);
 }
 
 bool names_component(const json& finding, std::string_view name) {

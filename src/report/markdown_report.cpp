@@ -1,5 +1,6 @@
 #include "report/markdown_report.hpp"
 
+#include "findings/findings.hpp"
 #include "report/output_formats.hpp"
 #include "report/report_layout.hpp"
 #include "report/terminal_style.hpp"
@@ -10,10 +11,12 @@ namespace cudadiag::report {
 namespace {
 
 std::string_view severity_label(std::string_view severity) {
-  if (severity == "error") {
-    return "**error**";
+  switch (findings::parse_severity(severity).value_or(findings::Severity::info)) {
+  case findings::Severity::error: return "**error**";
+  case findings::Severity::warning: return "**warning**";
+  case findings::Severity::info: return "info";
   }
-  return severity == "warning" ? "**warning**" : "info";
+  return "info";
 }
 
 std::string verdict_label(const Verdict& verdict) {

@@ -2,6 +2,7 @@
 
 #include "core/json_fields.hpp"
 #include "discovery/discovery.hpp"
+#include "findings/findings.hpp"
 #include "report/report_document.hpp"
 #include "selftest/test_status.hpp"
 #include "worker/process.hpp"
@@ -447,12 +448,13 @@ ReportLayout lay_out_report(const json& report) {
   // Errors first, then warnings, each in report order (the report orders by rule).
   std::stable_sort(views.begin(), views.end(), [](const FindingView& a, const FindingView& b) {
     auto rank = [](const std::string& severity) {
-      return severity == "error" ? 0 : severity == "warning" ? 1 : 2;
+      const auto parsed = findings::parse_severity(severity);
+      return parsed == findings::Severity::error ? 0 : parsed == findings::Severity::warning ? 1 : 2;
     };
     return rank(a.severity) < rank(b.severity);
   });
   for (const auto& view : views) {
-    if (view.severity != "info") {
+    if (findings::parse_severity(view.severity) != findings::Severity::info) {
       layout.verdict.attention.push_back(view);
     }
   }
