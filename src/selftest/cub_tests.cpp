@@ -31,20 +31,20 @@ struct CubModule {
   }
 };
 
-// Loads the module, or says why the test cannot run ("" when it can).
-std::string module_problem(const TestContext& context, const CubModule* module) {
+// Whether the test can use the loaded module, or why it cannot run.
+Expected<void> usable_module(const TestContext& context, const CubModule* module) {
   if (module == nullptr) {
-    return context.config.module_missing_reason.empty() ? "the CUB self-test module was not built"
-                                                        : context.config.module_missing_reason;
+    return Error{context.config.module_missing_reason.empty() ? "the CUB self-test module was not built"
+                                                              : context.config.module_missing_reason};
   }
   if (!module->missing.empty()) {
-    return "cannot use " + context.config.module_path + ": " +
-           (module->handle.error().empty() ? "it lacks " + module->missing.names().front()
-                                           : module->handle.error());
+    return Error{"cannot use " + context.config.module_path + ": " +
+                 (module->handle.error().empty() ? "it lacks " + module->missing.names().front()
+                                                 : module->handle.error())};
   }
   if (const auto abi = module->abi(); abi != CUDADIAG_CUB_SELFTEST_ABI) {
-    return context.config.module_path + " has ABI " + std::to_string(abi) + ", this cudadiag needs " +
-           std::to_string(CUDADIAG_CUB_SELFTEST_ABI) + " (a module from another cudadiag version)";
+    return Error{context.config.module_path + " has ABI " + std::to_string(abi) + ", this cudadiag needs " +
+                 std::to_string(CUDADIAG_CUB_SELFTEST_ABI) + " (a module from another cudadiag version)"};
   }
   return {};
 }
@@ -128,8 +128,8 @@ TestResult run_cases(const TestContext& context, const std::vector<CaseSpec>& ca
   if (!context.config.module_path.empty()) {
     module.emplace(context.config.module_path);
   }
-  if (auto problem = module_problem(context, module ? &*module : nullptr); !problem.empty()) {
-    return skipped(context, problem);
+  if (auto usable = usable_module(context, module ? &*module : nullptr); !usable) {
+    return skipped(context, usable.error().message);
   }
   auto result = new_result(context);
   cudadiag_cub_module_info info{};
