@@ -81,7 +81,7 @@ TestResult to_public(const selftest::TestResult& test) {
   TestResult out;
   out.key = test.key;
   out.device = test.device;
-  out.status = test.status;
+  out.status = std::string(selftest::to_string(test.status));
   out.reason = test.reason;
   out.wall_ms = test.wall_ms;
   if (test.primary) {

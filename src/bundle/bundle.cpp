@@ -191,17 +191,17 @@ Expected<BundleResult> write_bundle(const json& report, const Environment& env,
   const auto directory = bundle_directory(path);
   const auto assembled = assemble_bundle(report, env, options);
   TarWriter tar(options.created_unix);
-  if (auto error = tar.add_directory(directory)) {
-    return *error;
+  if (auto added = tar.add_directory(directory); !added) {
+    return added.error();
   }
-  if (auto error = tar.add_directory(directory + "/evidence")) {
-    return *error;
+  if (auto added = tar.add_directory(directory + "/evidence"); !added) {
+    return added.error();
   }
   BundleResult result;
   result.not_collected = assembled.not_collected;
   for (const auto& file : assembled.files) {
-    if (auto error = tar.add_file(directory + "/" + file.name, file.content)) {
-      return *error;
+    if (auto added = tar.add_file(directory + "/" + file.name, file.content); !added) {
+      return added.error();
     }
     result.files.push_back(file.name);
     if (file.name != "manifest.json") {

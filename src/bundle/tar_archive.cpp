@@ -61,7 +61,7 @@ std::size_t padded(std::size_t size) {
   return (size + k_tar_block - 1) / k_tar_block * k_tar_block;
 }
 
-std::optional<Error> check_name(std::string_view name) {
+Expected<void> check_name(std::string_view name) {
   if (name.empty() || name.front() == '/') {
     return Error{"tar member name must be relative and non-empty: '" + std::string(name) + "'"};
   }
@@ -77,7 +77,7 @@ std::optional<Error> check_name(std::string_view name) {
     }
     rest = slash == std::string_view::npos ? std::string_view() : rest.substr(slash + 1);
   }
-  return std::nullopt;
+  return {};
 }
 
 // Splits `name` into ustar's prefix and name fields; nullopt when it does not fit.
@@ -151,11 +151,8 @@ std::optional<std::string> pax_path(std::string_view records) {
 
 } // namespace
 
-std::optional<Error> TarWriter::add(std::string_view name, char type, std::string_view content,
-                                    unsigned mode) {
-  if (auto error = check_name(name)) {
-    return error;
-  }
+Expected<void> TarWriter::add(std::string_view name, char type, std::string_view content, unsigned mode) {
+  CUDADIAG_TRY(check_name(name));
   const auto parts = split_name(name);
   if (!parts) {
     return Error{"tar member name too long for ustar: '" + std::string(name) + "'"};
@@ -184,14 +181,14 @@ std::optional<Error> TarWriter::add(std::string_view name, char type, std::strin
   m_data.append(header.data(), header.size());
   m_data.append(content);
   m_data.append(padded(content.size()) - content.size(), '\0');
-  return std::nullopt;
+  return {};
 }
 
-std::optional<Error> TarWriter::add_file(std::string_view name, std::string_view content, unsigned mode) {
+Expected<void> TarWriter::add_file(std::string_view name, std::string_view content, unsigned mode) {
   return add(name, '0', content, mode);
 }
 
-std::optional<Error> TarWriter::add_directory(std::string_view name, unsigned mode) {
+Expected<void> TarWriter::add_directory(std::string_view name, unsigned mode) {
   std::string with_slash(name);
   if (with_slash.empty() || with_slash.back() != '/') {
     with_slash += '/';

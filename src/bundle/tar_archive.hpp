@@ -24,16 +24,16 @@ public:
 
   // Appends a regular file. Errors (nothing appended): an empty or absolute name, a ".."
   // component, or a name that does not fit ustar's fields.
-  [[nodiscard]] std::optional<Error> add_file(std::string_view name, std::string_view content,
-                                              unsigned mode = 0644);
+  [[nodiscard]] Expected<void> add_file(std::string_view name, std::string_view content,
+                                        unsigned mode = 0644);
   // Appends a directory entry ("name/").
-  [[nodiscard]] std::optional<Error> add_directory(std::string_view name, unsigned mode = 0755);
+  [[nodiscard]] Expected<void> add_directory(std::string_view name, unsigned mode = 0755);
 
   // The archive: every member, then the two zero blocks that end a tar file.
   [[nodiscard]] std::string finish() const;
 
 private:
-  std::optional<Error> add(std::string_view name, char type, std::string_view content, unsigned mode);
+  Expected<void> add(std::string_view name, char type, std::string_view content, unsigned mode);
   std::int64_t m_mtime;
   std::string m_data;
 };

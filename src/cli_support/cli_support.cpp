@@ -47,8 +47,8 @@ policy::Policy load_policy(const RunExtras& extras) {
     }
     policy = std::move(*loaded);
   }
-  if (auto error = policy::add_requirements(policy, extras.requirements)) {
-    throw Exception(error->message);
+  if (auto added = policy::add_requirements(policy, extras.requirements); !added) {
+    throw Exception(added.error().message);
   }
   return policy;
 }
@@ -492,8 +492,8 @@ FleetOutcome fleet(const FleetRequest& request, bool json, const Terminal& termi
   constexpr int k_exit_usage = 2;
   FleetOutcome out;
   fleet::FleetBuilder builder;
-  if (const auto error = fleet::read_inputs(request.inputs, stdin, builder)) {
-    out.errors.push_back(error->message);
+  if (const auto read = fleet::read_inputs(request.inputs, stdin, builder); !read) {
+    out.errors.push_back(read.error().message);
     out.exit_code = k_exit_usage;
     return out;
   }

@@ -17,9 +17,9 @@ std::string counted(std::int64_t count, std::string_view noun) {
 }
 
 std::string side_line(std::string_view name, const SideSummary& side, report::TextStyle style) {
-  const auto color = side.status == "error"     ? report::k_red
-                     : side.status == "warning" ? report::k_yellow
-                                                : report::k_green;
+  const auto color = side.verdict == report::SummaryStatus::error     ? report::k_red
+                     : side.verdict == report::SummaryStatus::warning ? report::k_yellow
+                                                                      : report::k_green;
   return std::string(name) + ": " + report::to_valid_utf8(side.label) + " (" + side.kind + ") — " +
          report::to_valid_utf8(side.hostname) + ", " + report::to_valid_utf8(side.distro) + ", cudadiag " +
          side.tool_version + ": " + report::paint(style, color, side.status) + " (" +

@@ -1,6 +1,7 @@
 #include "diff/report_diff.hpp"
 
 #include "core/json_fields.hpp"
+#include "findings/findings.hpp"
 #include "probes/catalog.hpp"
 #include "report/report_document.hpp"
 
@@ -373,7 +374,8 @@ void compare_host(Collector& c, const json& a, const json& b) {
 }
 
 int severity_weight(std::string_view severity) {
-  return severity == "error" ? 0 : severity == "warning" ? 1 : 2;
+  const auto parsed = findings::parse_severity(severity);
+  return parsed == findings::Severity::error ? 0 : parsed == findings::Severity::warning ? 1 : 2;
 }
 
 struct FindingGroup {
@@ -549,6 +551,7 @@ SideSummary summarize_side(const json& report) {
   side.tool_version = display(at(report, "tool"), "version", "?");
   const auto& summary = at(report, "summary");
   side.status = display(summary, "status", "?");
+  side.verdict = report::parse_summary_status(side.status);
   side.errors = json_fields::integer(at(summary, "counts"), "error").value_or(0);
   side.warnings = json_fields::integer(at(summary, "counts"), "warning").value_or(0);
   return side;

@@ -16,6 +16,8 @@
 // Not compared, because they differ on every run: hostname, timings, search traces, the working
 // directory, uid, and self-test figures within the tolerance. Equivalent = no difference at all.
 
+#include "report/summary_status.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
@@ -49,7 +51,8 @@ struct SideSummary {
   std::string hostname;
   std::string distro;
   std::string tool_version;
-  std::string status; // the report's verdict: "ok", "warning", "error"
+  std::string status;                           // the report's verdict as it spells it ("?" if none)
+  std::optional<report::SummaryStatus> verdict; // that verdict, when it names one this release knows
   std::int64_t errors = 0, warnings = 0;
 };
 

@@ -26,6 +26,15 @@ std::string_view to_string(ComponentStatus status) {
   return "error";
 }
 
+std::optional<ComponentStatus> parse_component_status(std::string_view text) {
+  for (const auto status : {ComponentStatus::found, ComponentStatus::not_found, ComponentStatus::error}) {
+    if (to_string(status) == text) {
+      return status;
+    }
+  }
+  return std::nullopt;
+}
+
 const Candidate* ComponentResult::selected_candidate() const {
   return selected ? &candidates[selected->candidate] : nullptr;
 }

@@ -25,6 +25,8 @@ namespace cudadiag::discovery {
 
 enum class ComponentStatus { found, not_found, error };
 std::string_view to_string(ComponentStatus status); // "found", "not_found", "error"
+// The status `text` names; nullopt for any other text.
+std::optional<ComponentStatus> parse_component_status(std::string_view text);
 
 struct ComponentResult {
   const probes::ComponentSpec* spec = nullptr;

@@ -144,14 +144,14 @@ public:
     if (auto header = read_header(); !header) {
       return header.error();
     }
-    std::optional<Error> first_problem;
+    Expected<void> so_far; // the first error met below, if any
     const auto program = read_program_headers();
     if (!program) {
-      first_problem = program.error();
+      so_far = program.error();
     } else if (program->dynamic) {
       const auto dynamic = read_dynamic(*program->dynamic);
       if (!dynamic) {
-        first_problem = dynamic.error();
+        so_far = dynamic.error();
       } else {
         auto strings = map_address(dynamic->strtab_address, dynamic->strtab_size, program->loads);
         if (!strings && dynamic->references_strings()) {
@@ -175,12 +175,12 @@ public:
         }
         return resolve(*dynamic, strings);
       }
-      if (!first_problem) {
-        first_problem = dynamic.error();
+      if (so_far) {
+        so_far = dynamic.error();
       }
     }
-    if (first_problem) {
-      return *first_problem;
+    if (!so_far) {
+      return so_far.error();
     }
     if (!sections && m_phnum == 0 && m_shoff != 0) {
       return sections.error();

@@ -20,6 +20,15 @@ std::string_view to_string(Severity severity) {
   return "error";
 }
 
+std::optional<Severity> parse_severity(std::string_view text) {
+  for (const auto severity : {Severity::info, Severity::warning, Severity::error}) {
+    if (to_string(severity) == text) {
+      return severity;
+    }
+  }
+  return std::nullopt;
+}
+
 const std::vector<FindingDefinition>& finding_definitions() {
   // clang-format off
   static const std::vector<FindingDefinition> table = {

@@ -17,6 +17,8 @@ namespace cudadiag::findings {
 
 enum class Severity { info, warning, error };
 std::string_view to_string(Severity severity); // "info", "warning", "error"
+// The severity `text` names (a saved report's "severity"); nullopt for any other text.
+std::optional<Severity> parse_severity(std::string_view text);
 
 struct Finding {
   std::string id;

@@ -399,13 +399,14 @@ void load_check(Collector& out, const std::string& component, const AnswerClosur
   const auto& check = *answer.check;
   const auto& closure = answer.closure;
   const std::string root = closure.objects.empty() ? answer.load_name : closure.objects[closure.root].path;
-  Evidence evidence = {{"load_name", answer.load_name},   {"status", check.status},
-                       {"detail", check.detail},          {"error", check.error},
-                       {"failed_at", check.failed_at},    {"predicted_loads", closure.loads()},
-                       {"differences", check.differences}};
-  if (check.status != "ok" || (check.error && closure.loads())) {
+  Evidence evidence = {
+      {"load_name", answer.load_name},   {"status", std::string(worker::to_string(check.status))},
+      {"detail", check.detail},          {"error", check.error},
+      {"failed_at", check.failed_at},    {"predicted_loads", closure.loads()},
+      {"differences", check.differences}};
+  if (check.status != worker::StepStatus::ok || (check.error && closure.loads())) {
     out.add("load|" + root + "|" + answer.load_name, component, answer, [&] {
-      const bool ended = check.status != "ok";
+      const bool ended = check.status != worker::StepStatus::ok;
       std::string message =
           root +
           (ended ? " could not be loaded in its worker: " + check.detail
@@ -413,9 +414,10 @@ void load_check(Collector& out, const std::string& component, const AnswerClosur
                        "\") fails with \"" + *check.error + "\"") +
           (closure.loads() ? "; the closure cudadiag predicted loads." : ".");
       std::string remedy;
-      if (check.status == "crashed" || check.status == "timeout") {
+      if (check.status == worker::StepStatus::crashed || check.status == worker::StepStatus::timeout) {
         remedy =
-            "a library's initialisation " + std::string(check.status == "timeout" ? "hangs" : "crashes") +
+            "a library's initialisation " +
+            std::string(check.status == worker::StepStatus::timeout ? "hangs" : "crashes") +
             " the process that loads it (the worker's last phase names the file): reinstall the package that "
             "provides it and report it to its vendor with the support bundle (`cudadiag bundle`)";
       } else if (ended) {

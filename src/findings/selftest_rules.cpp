@@ -251,20 +251,21 @@ std::vector<Finding> evaluate_selftest(const selftest::SelfTestRun& run) {
     return out;
   }
   for (const auto& test : run.tests) {
-    if (test.status != "fail" && test.status != "error") {
+    if (test.status != selftest::TestStatus::fail && test.status != selftest::TestStatus::error) {
       continue;
     }
-    if (test.checkpoint && test.status == "fail") {
+    if (test.checkpoint && test.status == selftest::TestStatus::fail) {
       continue; // checkpoint.failed or checkpoint.corrupt names it
     }
     const std::string where = test.device ? " on GPU " + std::to_string(*test.device) : std::string();
     out.push_back(make_finding("selftest.failed",
                                "self-test '" + test.key + "'" + where + " " +
-                                   (test.status == "error" ? "broke" : "failed") + ": " + test.reason,
+                                   (test.status == selftest::TestStatus::error ? "broke" : "failed") + ": " +
+                                   test.reason,
                                {},
                                {{"test", test.key},
                                 {"device", test.device},
-                                {"status", test.status},
+                                {"status", std::string(selftest::to_string(test.status))},
                                 {"reason", test.reason},
                                 {"details", selftest::details_evidence(test)}}));
   }

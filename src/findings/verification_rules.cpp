@@ -163,7 +163,7 @@ std::string symbol_list(const std::vector<std::string>& names) {
 std::optional<MajorMinor> effective_version(const discovery::DiscoveryResult& discovery,
                                             const verify::Verification& verification, std::string_view name) {
   const auto* step = verification.step(name);
-  if (step != nullptr && step->status == "ok") {
+  if (step != nullptr && step->status == worker::StepStatus::ok) {
     if (auto reported = reported_version(step->facts)) {
       return reported;
     }
@@ -198,22 +198,23 @@ constexpr const char* k_driver_hang_remedy = "The driver library (libcuda) hung:
 void check_steps(const discovery::DiscoveryResult& discovery, const verify::Verification& verification,
                  std::vector<Finding>& out) {
   const auto* driver_step = verification.step("cuda");
-  const bool driver_crashed =
-      driver_step != nullptr && (driver_step->status == "crashed" || driver_step->status == "error");
-  const bool driver_hung = driver_step != nullptr && driver_step->status == "timeout";
+  const bool driver_crashed = driver_step != nullptr && (driver_step->status == worker::StepStatus::crashed ||
+                                                         driver_step->status == worker::StepStatus::error);
+  const bool driver_hung = driver_step != nullptr && driver_step->status == worker::StepStatus::timeout;
   // One cause, one finding: a driver that crashes (hangs) is one verify.crashed (verify.timeout) on
   // `cuda` whose message lists the other workers that died the same way (they load libcuda), and
   // whose components and evidence keep every one of them.
   std::optional<std::size_t> driver_finding;
   for (const auto& step : verification.steps) {
     const Evidence evidence = {{"path", step.path},
-                               {"status", step.status},
+                               {"status", std::string(worker::to_string(step.status))},
                                {"phase", step.last_phase},
                                {"signal", step.signal},
                                {"stderr_tail", step.stderr_tail}};
     const bool is_driver = step.id == "cuda";
-    const bool crashed = step.status == "crashed" || step.status == "error";
-    if (crashed || step.status == "timeout") {
+    const bool crashed =
+        step.status == worker::StepStatus::crashed || step.status == worker::StepStatus::error;
+    if (crashed || step.status == worker::StepStatus::timeout) {
       if (!is_driver && (crashed ? driver_crashed : driver_hung)) {
         continue; // folded into the driver's finding below
       }
@@ -263,7 +264,8 @@ void check_steps(const discovery::DiscoveryResult& discovery, const verify::Veri
     std::string names;
     for (const auto& step : verification.steps) {
       const bool same =
-          crashed ? (step.status == "crashed" || step.status == "error") : step.status == "timeout";
+          crashed ? (step.status == worker::StepStatus::crashed || step.status == worker::StepStatus::error)
+                  : step.status == worker::StepStatus::timeout;
       if (step.id == "cuda" || !same) {
         continue;
       }

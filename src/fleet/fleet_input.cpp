@@ -380,8 +380,8 @@ private:
   std::uint64_t m_window_bytes = 0;
 };
 
-std::optional<Error> read_directory(const std::string& path, BatchParser& parser, FleetBuilder& builder,
-                                    unsigned threads) {
+Expected<void> read_directory(const std::string& path, BatchParser& parser, FleetBuilder& builder,
+                              unsigned threads) {
   std::vector<std::string> files;
   std::error_code error;
   std::filesystem::recursive_directory_iterator it(
@@ -404,13 +404,13 @@ std::optional<Error> read_directory(const std::string& path, BatchParser& parser
     reader.add(file);
   }
   reader.finish_window();
-  return std::nullopt;
+  return {};
 }
 
 } // namespace
 
-std::optional<Error> read_inputs(const std::vector<std::string>& inputs, std::FILE* standard_input,
-                                 FleetBuilder& builder, const InputOptions& options) {
+Expected<void> read_inputs(const std::vector<std::string>& inputs, std::FILE* standard_input,
+                           FleetBuilder& builder, const InputOptions& options) {
   BatchParser parser(builder, options);
   bool stdin_read = false;
   for (const auto& input : inputs) {
@@ -421,9 +421,7 @@ std::optional<Error> read_inputs(const std::vector<std::string>& inputs, std::FI
       stdin_read = true;
       read_stream(standard_input, "stdin", {}, parser, builder);
     } else if (fs::is_directory(input)) {
-      if (auto error = read_directory(input, parser, builder, parser.threads())) {
-        return error;
-      }
+      CUDADIAG_TRY(read_directory(input, parser, builder, parser.threads()));
     } else if (fs::exists(input)) {
       read_file(input, parser, builder);
     } else {
@@ -431,7 +429,7 @@ std::optional<Error> read_inputs(const std::vector<std::string>& inputs, std::FI
     }
   }
   parser.flush();
-  return std::nullopt;
+  return {};
 }
 
 } // namespace cudadiag::fleet

@@ -24,7 +24,7 @@ struct InputOptions {
 };
 
 // Reads every input in order. `standard_input` is used for "-".
-std::optional<Error> read_inputs(const std::vector<std::string>& inputs, std::FILE* standard_input,
-                                 FleetBuilder& builder, const InputOptions& options = {});
+Expected<void> read_inputs(const std::vector<std::string>& inputs, std::FILE* standard_input,
+                           FleetBuilder& builder, const InputOptions& options = {});
 
 } // namespace cudadiag::fleet

@@ -202,7 +202,7 @@ std::string render_fleet_text(const FleetSummary& summary, TextStyle style) {
   std::string problems;
   for (const auto index : summary.node_order) {
     const auto& node = summary.nodes[index];
-    if (node.status != "error") {
+    if (node.status != report::SummaryStatus::error) {
       break;
     }
     if (listed++ < k_text_nodes) {
@@ -320,7 +320,7 @@ json fleet_to_json(const FleetSummary& summary) {
     }
     nodes.push_back({{"name", to_valid_utf8(node.name)},
                      {"source", to_valid_utf8(node.source)},
-                     {"status", node.status},
+                     {"status", node.status ? report::to_string(*node.status) : "unknown"},
                      {"group", group_of[index]},
                      {"errors", node.errors},
                      {"warnings", node.warnings},
@@ -445,7 +445,7 @@ std::string render_fleet_html(const FleetSummary& summary) {
   std::string errors;
   for (const auto index : summary.node_order) {
     const auto& node = summary.nodes[index];
-    if (node.status != "error") {
+    if (node.status != report::SummaryStatus::error) {
       break;
     }
     std::string ids;

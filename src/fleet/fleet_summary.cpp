@@ -11,8 +11,16 @@
 namespace cudadiag::fleet {
 namespace {
 
-int status_rank(std::string_view status) {
-  return status == "error" ? 0 : status == "warning" ? 1 : status == "ok" ? 2 : 3;
+int status_rank(std::optional<report::SummaryStatus> status) {
+  if (!status) {
+    return 3;
+  }
+  switch (*status) {
+  case report::SummaryStatus::error: return 0;
+  case report::SummaryStatus::warning: return 1;
+  case report::SummaryStatus::ok: return 2;
+  }
+  return 3;
 }
 
 // Times, latencies and slowdowns get worse upwards; everything else the self-test reports (GB/s,
@@ -104,7 +112,7 @@ void FleetBuilder::drop_superseded() {
     for (const auto index : group.members) {
       if (!m_superseded[index]) {
         members.push_back(renumbered[index]);
-        group.error_nodes += kept[renumbered[index]].status == "error" ? 1U : 0U;
+        group.error_nodes += kept[renumbered[index]].status == report::SummaryStatus::error ? 1U : 0U;
       }
     }
     group.members = std::move(members);
@@ -148,7 +156,7 @@ void FleetBuilder::add(NodeFacts facts, std::string_view text) {
   }
   auto& group = m_groups[it->second];
   group.members.push_back(m_nodes.size());
-  group.error_nodes += facts.status == "error" ? 1U : 0U;
+  group.error_nodes += facts.status == report::SummaryStatus::error ? 1U : 0U;
   facts.fingerprint.clear(); // the group holds it
   facts.fingerprint.shrink_to_fit();
   m_nodes.push_back(std::move(facts));
@@ -227,8 +235,8 @@ FleetSummary FleetBuilder::finish(const FleetOptions& options) && {
                      return status_rank(summary.nodes[x].status) < status_rank(summary.nodes[y].status);
                    });
   for (const auto& node : summary.nodes) {
-    summary.error_nodes += node.status == "error" ? 1U : 0U;
-    summary.warning_nodes += node.status == "warning" ? 1U : 0U;
+    summary.error_nodes += node.status == report::SummaryStatus::error ? 1U : 0U;
+    summary.warning_nodes += node.status == report::SummaryStatus::warning ? 1U : 0U;
   }
   for (const auto repair : findings::k_repairs) {
     summary.repair_nodes[repair] = 0;

@@ -1,7 +1,9 @@
 #include "fleet/node_facts.hpp"
 
 #include "core/json_fields.hpp"
+#include "findings/findings.hpp"
 #include "report/report_document.hpp"
+#include "selftest/test_status.hpp"
 
 #include <algorithm>
 #include <array>
@@ -71,11 +73,11 @@ void add_findings(NodeFacts& facts, const json& report) {
   const auto& findings = member(report, "findings");
   if (findings.is_array()) {
     for (const auto& finding : findings) {
-      const auto severity = json_fields::string_or(finding, "severity");
+      const auto severity = findings::parse_severity(json_fields::string_or(finding, "severity"));
       auto id = json_fields::string_or(finding, "id", "?");
-      if (severity == "error") {
+      if (severity == findings::Severity::error) {
         errors.insert(std::move(id));
-      } else if (severity == "warning") {
+      } else if (severity == findings::Severity::warning) {
         warnings.insert(std::move(id));
       } else {
         continue;
@@ -143,7 +145,8 @@ void add_figures(NodeFacts& facts, const json& report) {
   for (const auto& test : report::selftest_tests(report)) {
     const auto& primary = member(test, "primary");
     const auto& value = member(primary, "value");
-    if (json_fields::string_or(test, "status") != "pass" || !value.is_number()) {
+    if (selftest::parse_test_status(json_fields::string_or(test, "status")) != selftest::TestStatus::pass ||
+        !value.is_number()) {
       continue;
     }
     const auto device = static_cast<int>(json_fields::integer(test, "device").value_or(0));
@@ -216,7 +219,7 @@ NodeFacts node_facts(const json& report, std::string source) {
   if (facts.name.empty()) {
     facts.name = facts.source;
   }
-  facts.status = display(member(report, "summary"), "status", "unknown");
+  facts.status = report::parse_summary_status(json_fields::string_or(member(report, "summary"), "status"));
   facts.tool_version = display(member(report, "tool"), "version");
   add_driver(facts, report);
   add_components(facts, report);

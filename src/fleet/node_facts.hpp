@@ -11,6 +11,7 @@
 //   GPUs (count and models), PCIe link (max gen and width, per distinct value)
 
 #include "findings/repair.hpp"
+#include "report/summary_status.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -38,11 +39,11 @@ struct SelftestFigure {
 };
 
 struct NodeFacts {
-  std::string name;                  // host.hostname; the source when the report names none
-  std::string source;                // where it came from (a file, "stdin: task 3", ...)
-  std::string status;                // the report's verdict: "ok", "warning", "error"
-  std::vector<std::string> errors;   // error-level finding ids, sorted, unique
-  std::vector<std::string> warnings; // warning-level finding ids, sorted, unique
+  std::string name;                            // host.hostname; the source when the report names none
+  std::string source;                          // where it came from (a file, "stdin: task 3", ...)
+  std::optional<report::SummaryStatus> status; // the report's verdict; nullopt: it names none known
+  std::vector<std::string> errors;             // error-level finding ids, sorted, unique
+  std::vector<std::string> warnings;           // warning-level finding ids, sorted, unique
   // The most invasive repair class among its warning and error findings (`findings[].repair`;
   // none for a report of an earlier release, and a class this release does not know is left out).
   // Not part of the fingerprint: the finding ids already are.

@@ -16,6 +16,7 @@
 #include "linkage/framework_load.hpp"
 #include "linkage/load_cache.hpp"
 #include "loader/closure.hpp"
+#include "worker/process.hpp"
 
 #include <cstdint>
 #include <future>
@@ -45,9 +46,9 @@ struct Provider {
 // The closure loaded for real in a worker and its link map compared with the prediction
 // (load_check.hpp).
 struct LoadCheck {
-  // How the worker ended: "ok" (it answered; dlopen itself may have failed), "crashed", "timeout",
-  // "error" (it could not start or broke the protocol); `detail` says more when it is not "ok".
-  std::string status;
+  // How the worker ended: ok (it answered; dlopen itself may have failed), crashed, timeout, error
+  // (it could not start or broke the protocol); `detail` says more when it is not ok.
+  worker::StepStatus status = worker::StepStatus::error;
   std::string detail;
   std::optional<std::string> error;     // dlerror() of the dlopen that failed
   std::optional<std::string> failed_at; // what that dlopen was given
@@ -64,8 +65,8 @@ struct LoadCheck {
   std::optional<std::int64_t> proven_at;
   double proven_ms = 0;
 
-  [[nodiscard]] bool loads() const { return status == "ok" && !error; }
-  [[nodiscard]] bool agrees() const { return status == "ok" && differences.empty(); }
+  [[nodiscard]] bool loads() const { return status == worker::StepStatus::ok && !error; }
+  [[nodiscard]] bool agrees() const { return status == worker::StepStatus::ok && differences.empty(); }
 };
 
 struct AnswerClosure {

@@ -90,7 +90,7 @@ void write_check(JsonStream& out, const std::optional<LoadCheck>& check) {
   out.key("loads");
   out.boolean(check->loads());
   out.key("status");
-  out.string(check->status);
+  out.string(worker::to_string(check->status));
   out.end_object();
 }
 

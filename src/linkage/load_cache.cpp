@@ -234,41 +234,38 @@ LoadCache LoadCache::open_at(CacheMode mode, const std::string& path, const Envi
     cache.m_use.mode = CacheMode::off;
     return cache;
   }
-  cache.m_entries = read_entries(path, cache.m_use.problem);
+  if (auto entries = read_entries(path)) {
+    cache.m_entries = std::move(*entries);
+  } else {
+    cache.m_use.problem = entries.error().message;
+  }
   return cache;
 }
 
-std::map<std::string, LoadCache::Entry> LoadCache::read_entries(const std::string& path,
-                                                                std::string& problem) {
+Expected<std::map<std::string, LoadCache::Entry>> LoadCache::read_entries(const std::string& path) {
   std::map<std::string, Entry> entries;
   const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
   if (fd.get() < 0) {
     if (errno != ENOENT) {
-      problem = std::string("ignored (") + std::strerror(errno) + "); rebuilt";
+      return Error{std::string("ignored (") + std::strerror(errno) + "); rebuilt"};
     }
     return entries;
   }
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid()) {
-    problem = "ignored (not a regular file of this user); rebuilt";
-    return entries;
+    return Error{"ignored (not a regular file of this user); rebuilt"};
   }
   if (static_cast<std::uint64_t>(st.st_size) > k_max_bytes) {
-    problem = "ignored (larger than " + std::to_string(k_max_bytes) + " bytes); rebuilt";
-    return entries;
+    return Error{"ignored (larger than " + std::to_string(k_max_bytes) + " bytes); rebuilt"};
   }
   std::string text(static_cast<std::size_t>(st.st_size), '\0');
   const auto read = fs::read_at(fd.get(), 0, text.data(), text.size());
   if (!read || *read != text.size()) {
-    problem = "ignored (cannot be read whole); rebuilt";
-    return entries;
+    return Error{"ignored (cannot be read whole); rebuilt"};
   }
   const auto parsed = bounded_json::parse(text, {.max_depth = 8, .max_bytes = k_max_bytes});
   const auto* doc = std::get_if<json>(&parsed);
-  const auto corrupt = [&](const std::string& why) {
-    problem = "ignored (" + why + "); rebuilt";
-    return std::map<std::string, Entry>{};
-  };
+  const auto corrupt = [](const std::string& why) { return Error{"ignored (" + why + "); rebuilt"}; };
   if (doc == nullptr) {
     return corrupt("not JSON: " + std::get<bounded_json::Failure>(parsed).message());
   }
@@ -434,8 +431,8 @@ void LoadCache::save() {
     return;
   }
   // Another run may have written meanwhile: its entries are kept, this run's proofs win.
-  std::string ignored;
-  auto merged = read_entries(m_use.path, ignored);
+  auto read = read_entries(m_use.path);
+  auto merged = read ? std::move(*read) : std::map<std::string, Entry>{};
   for (auto& [key, entry] : m_new) {
     merged[key] = entry;
   }

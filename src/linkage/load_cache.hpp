@@ -123,7 +123,8 @@ private:
     double elapsed_ms = 0;
   };
   std::string key_for(const std::string& load_name, const std::vector<std::string>& preloads) const;
-  static std::map<std::string, Entry> read_entries(const std::string& path, std::string& problem);
+  // The entries of the file at `path` (none when it does not exist), or why it is ignored.
+  static Expected<std::map<std::string, Entry>> read_entries(const std::string& path);
 
   [[nodiscard]] std::optional<const Entry*> valid_entry(const std::string& key) const;
 

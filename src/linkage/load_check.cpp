@@ -131,7 +131,7 @@ const ProvenOutcome* proven_outcome(const loader::Closure& closure,
 
 LoadCheck judge(const loader::Closure& closure, const std::string& loaded_as, const LinkMapFacts& real) {
   LoadCheck check;
-  check.status = "ok";
+  check.status = worker::StepStatus::ok;
   check.error = real.error;
   check.failed_at = real.failed_at;
   const bool predicted = closure.loads();
@@ -264,7 +264,8 @@ void check_by_loading(Linkage& linkage, const LoadCheckOptions& options, const E
     }
     auto& answer = *to_load[i];
     const auto& outcome = *outcomes[i];
-    const auto real = outcome.status == "ok" ? decode_link_map(outcome.result) : std::nullopt;
+    const auto real =
+        outcome.status == worker::StepStatus::ok ? decode_link_map(outcome.result) : std::nullopt;
     LoadCheck check;
     if (real) {
       check = judge(answer.closure, answer.load_name, *real);
@@ -273,11 +274,12 @@ void check_by_loading(Linkage& linkage, const LoadCheckOptions& options, const E
                              outcome.elapsed_ms);
       }
     } else {
-      check.status = outcome.status == "ok" ? "error" : outcome.status;
-      check.detail = outcome.status == "ok" ? "the worker's answer is not a link map" : outcome.detail;
+      check.status = outcome.status == worker::StepStatus::ok ? worker::StepStatus::error : outcome.status;
+      check.detail =
+          outcome.status == worker::StepStatus::ok ? "the worker's answer is not a link map" : outcome.detail;
     }
     check.elapsed_ms = outcome.elapsed_ms;
-    if (check.status == "timeout" && given[i] < options.step_timeout) {
+    if (check.status == worker::StepStatus::timeout && given[i] < options.step_timeout) {
       // Ended by the stage's bound before its own --timeout: not evidence of a hang, only of a
       // slow machine. Left unchecked, and counted.
       ++cut;

@@ -25,8 +25,8 @@
 namespace cudadiag::linkage {
 
 struct ProvenOutcome {
-  std::string status; // "timeout" | "crashed", as LoadCheck::status
-  std::string detail; // what happened, for the check's detail
+  worker::StepStatus status = worker::StepStatus::error; // timeout | crashed, as LoadCheck::status
+  std::string detail;                                    // what happened, for the check's detail
 };
 
 struct LoadCheckOptions {

@@ -37,7 +37,7 @@ namespace {
 
 using discovery::ComponentResult;
 
-std::optional<Error> check_ld_so_cache(const std::string& path) {
+Expected<void> check_ld_so_cache(const std::string& path) {
   if (!fs::exists(path)) {
     return Error{"--ld-so-cache " + printable(path) + ": does not exist"};
   }
@@ -51,7 +51,7 @@ std::optional<Error> check_ld_so_cache(const std::string& path) {
     return Error{"--ld-so-cache " + printable(path) +
                  ": not a loader cache (it starts with neither glibc's nor the old format's magic)"};
   }
-  return std::nullopt;
+  return {};
 }
 
 // The findings list being built: in stage order, the driver stub named once (file traits, then
@@ -160,9 +160,7 @@ Expected<report::Report> run(const Plan& plan) {
   log.start("finding CUDA components");
   auto options = plan.discovery;
   if (plan.ld_so_cache) {
-    if (auto problem = check_ld_so_cache(*plan.ld_so_cache)) {
-      return *problem;
-    }
+    CUDADIAG_TRY(check_ld_so_cache(*plan.ld_so_cache));
     options.layout.ld_so_cache = *plan.ld_so_cache;
   }
   const auto specs = plan.components.empty() ? discovery::wanted_components({}) : plan.components;
@@ -234,8 +232,8 @@ Expected<report::Report> run(const Plan& plan) {
              std::to_string(report.verification.steps.size()) + " libraries loaded, " +
                  std::to_string(rest.size()) + " more components found");
     for (const auto& step : report.verification.steps) {
-      log.say(Detail::step, "worker " + step.id + ": " + step.status + " in " +
-                                std::to_string(static_cast<long long>(step.elapsed_ms)) + " ms" +
+      log.say(Detail::step, "worker " + step.id + ": " + std::string(worker::to_string(step.status)) +
+                                " in " + std::to_string(static_cast<long long>(step.elapsed_ms)) + " ms" +
                                 (step.proven_at ? " (from the cache)" : "") + ", last phase " +
                                 (step.last_phase.empty() ? std::string("-") : step.last_phase) +
                                 (step.detail.empty() ? std::string() : ": " + step.detail) +
@@ -291,7 +289,7 @@ Expected<report::Report> run(const Plan& plan) {
   // while loading or answering (verify.timeout) hangs, whatever its closure predicted.
   for (auto& component : report.discovery.components) {
     const auto* step = report.verification.step(component.spec->name);
-    if (step == nullptr || step->status != "timeout") {
+    if (step == nullptr || step->status != worker::StepStatus::timeout) {
       continue;
     }
     for (auto* answer : {&component.selected, &component.loader}) {
@@ -316,14 +314,15 @@ Expected<report::Report> run(const Plan& plan) {
   // works the GPU; each writes its own part of the report.
   std::future<void> load_check;
   const auto* driver_step = report.verification.step("cuda");
-  const bool driver_dies =
-      driver_step != nullptr && (driver_step->status == "crashed" || driver_step->status == "timeout");
+  const bool driver_dies = driver_step != nullptr && (driver_step->status == worker::StepStatus::crashed ||
+                                                      driver_step->status == worker::StepStatus::timeout);
   if (plan.verify.enabled && driver_dies) {
     // cuBLASLt and others load libcuda.so.1 when they are loaded: with a driver that crashes or
     // hangs, each of their workers would end the same way, and tell nothing new.
     report.linkage.load_check_skipped =
-        "the driver (" + driver_step->path + ") " + (driver_step->status == "crashed" ? "crashed" : "hung") +
-        " when loaded (verify." + (driver_step->status == "crashed" ? "crashed" : "timeout") +
+        "the driver (" + driver_step->path + ") " +
+        (driver_step->status == worker::StepStatus::crashed ? "crashed" : "hung") + " when loaded (verify." +
+        (driver_step->status == worker::StepStatus::crashed ? "crashed" : "timeout") +
         "); libraries that load it would too: fix the driver first";
   } else if (plan.verify.enabled && !plan.load_check) {
     report.linkage.load_check_skipped =
@@ -335,13 +334,13 @@ Expected<report::Report> run(const Plan& plan) {
     load_options.executable = plan.verify.executable;
     load_options.step_timeout = plan.verify.step_timeout;
     for (const auto& step : report.verification.steps) {
-      if (step.status == "timeout" || step.status == "crashed") {
+      if (step.status == worker::StepStatus::timeout || step.status == worker::StepStatus::crashed) {
         const auto real = fs::real_path(step.path);
         load_options.proven[real ? *real : step.path] = {
-            step.status,
-            std::string(step.status == "timeout" ? "loading " + step.path + " did not finish within --timeout"
-                                                 : step.path + " crashed when loaded") +
-                " in verification (verify." + step.status + ")"};
+            step.status, std::string(step.status == worker::StepStatus::timeout
+                                         ? "loading " + step.path + " did not finish within --timeout"
+                                         : step.path + " crashed when loaded") +
+                             " in verification (verify." + std::string(worker::to_string(step.status)) + ")"};
       }
     }
     load_options.cache = cache ? &*cache : nullptr;
@@ -421,13 +420,15 @@ Expected<report::Report> run(const Plan& plan) {
     roots.nvidia_gpus = plan.environment.non_empty("CUDADIAG_NVIDIA_GPUS").value_or(roots.nvidia_gpus);
     auto counts = health::count_gpu_layers(roots);
     // NVML's and CUDA's counts only where they answered: nvmlInit and cuInit succeeded.
-    if (const auto* step = report.verification.step("nvml"); step != nullptr && step->status == "ok") {
+    if (const auto* step = report.verification.step("nvml");
+        step != nullptr && step->status == worker::StepStatus::ok) {
       const auto* facts = std::get_if<verify::NvmlFacts>(&step->facts);
       if (facts != nullptr && facts->init && facts->init->code == 0 && facts->device_count) {
         counts.nvml = *facts->device_count;
       }
     }
-    if (const auto* step = report.verification.step("cuda"); step != nullptr && step->status == "ok") {
+    if (const auto* step = report.verification.step("cuda");
+        step != nullptr && step->status == worker::StepStatus::ok) {
       const auto* facts = std::get_if<verify::DriverFacts>(&step->facts);
       if (facts != nullptr && facts->init && facts->init->code == 0 && facts->device_count) {
         counts.cuda = static_cast<std::size_t>(*facts->device_count);

@@ -2,6 +2,7 @@
 
 #include "core/json_fields.hpp"
 #include "report/report_document.hpp"
+#include "selftest/test_status.hpp"
 
 #include <charconv>
 #include <cmath>
@@ -135,11 +136,15 @@ double number(std::string_view text) {
   return value;
 }
 
-// Whether a self-test result is evidence about a GPU: it ran (not skipped or not run) on a device.
-// jit without a GPU compiles and links only (device null): that proves NVRTC, not the GPU path.
+// The status a report's self-test object or test result names; nullopt for none this release knows.
+std::optional<selftest::TestStatus> test_status(const json& object) {
+  return selftest::parse_test_status(json_fields::string_or(object, "status"));
+}
+
+// Whether a self-test result is evidence about a GPU: it ran (was not skipped) on a device. jit
+// without a GPU compiles and links only (device null): that proves NVRTC, not the GPU path.
 bool ran_on_gpu(const json& test) {
-  const auto status = json_fields::string_or(test, "status");
-  return status != "skip" && status != "not_run" && test.contains("device") &&
+  return test_status(test) != selftest::TestStatus::skip && test.contains("device") &&
          test["device"].is_number_integer();
 }
 
@@ -162,7 +167,7 @@ Outcome selftest_outcome(const json& report, const Requirement& requirement) {
       ++total;
       ran += ran_on_gpu(test) ? 1U : 0U;
     }
-    out.met = status == "pass" && ran > 0;
+    out.met = test_status(selftest) == selftest::TestStatus::pass && ran > 0;
     out.detail = "self-test " + status + " — " + std::to_string(ran) + " of " + std::to_string(total) +
                  " ran on a GPU";
     return out;
@@ -186,12 +191,12 @@ Outcome selftest_outcome(const json& report, const Requirement& requirement) {
       continue;
     }
     ++results;
-    const auto status = display(test, "status", "?");
+    const bool passed = test_status(test) == selftest::TestStatus::pass;
     std::string line = requirement.name + device_label(test) + ": ";
     bool met = false;
-    if (status != "pass" || !ran_on_gpu(test)) {
+    if (!passed || !ran_on_gpu(test)) {
       const auto reason = display(test, "reason");
-      line += status == "pass" ? std::string("passed without a GPU") : status;
+      line += passed ? std::string("passed without a GPU") : display(test, "status", "?");
       line += reason.empty() ? "" : " (" + reason + ")";
     } else if (!requirement.op) {
       met = true;

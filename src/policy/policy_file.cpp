@@ -108,18 +108,16 @@ Expected<Policy> policy_from_text(const std::string& path, std::string_view text
   return policy_from_document(document, origin);
 }
 
-std::optional<Error> add_requirements(Policy& policy, const std::vector<std::string>& specs) {
+Expected<void> add_requirements(Policy& policy, const std::vector<std::string>& specs) {
   for (const auto& spec : specs) {
-    auto requirement = parse_requirement(spec);
-    if (!requirement) {
-      return requirement.error();
-    }
-    policy.requirements.push_back(std::move(*requirement));
+    Requirement requirement;
+    CUDADIAG_TRY_ASSIGN(requirement, parse_requirement(spec));
+    policy.requirements.push_back(std::move(requirement));
   }
   if (!specs.empty()) {
     policy.sources.emplace_back("--require");
   }
-  return std::nullopt;
+  return {};
 }
 
 report::FailOn stricter(report::FailOn a, std::optional<report::FailOn> b) {

@@ -43,7 +43,7 @@ Expected<Policy> load_policy_file(const std::string& path);
 Expected<Policy> policy_from_text(const std::string& path, std::string_view text);
 
 // Adds the --require specs to `policy` (parsing each; the first bad one is the error).
-std::optional<Error> add_requirements(Policy& policy, const std::vector<std::string>& specs);
+Expected<void> add_requirements(Policy& policy, const std::vector<std::string>& specs);
 
 // The stricter of two --fail-on levels.
 report::FailOn stricter(report::FailOn a, std::optional<report::FailOn> b);

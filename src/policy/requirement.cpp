@@ -56,7 +56,7 @@ std::optional<Op> parse_op(std::string_view text, std::size_t& length) {
 }
 
 // A number followed by an optional unit: "30Gkeys", "4000 GB/s", "0.9".
-std::optional<Error> split_number(std::string_view spec, std::string_view value, Requirement& out) {
+Expected<void> split_number(std::string_view spec, std::string_view value, Requirement& out) {
   std::size_t digits = 0;
   while (digits < value.size() &&
          (std::isdigit(static_cast<unsigned char>(value[digits])) != 0 || value[digits] == '.')) {
@@ -75,25 +75,28 @@ std::optional<Error> split_number(std::string_view spec, std::string_view value,
   }
   out.value = std::string(value.substr(0, digits));
   out.unit = std::string(unit);
-  return std::nullopt;
+  return {};
 }
 
-std::optional<Error> parse_subject(std::string_view spec, std::string_view subject, Requirement& out) {
+Expected<void> parse_subject(std::string_view spec, std::string_view subject, Requirement& out) {
   const bool presence = !out.op;
   if (subject == "driver" || subject == "driver.cuda") {
     out.subject = subject == "driver" ? Subject::driver : Subject::driver_cuda;
-    return std::nullopt;
+    return {};
   }
   if (subject == "selftest") {
     out.subject = Subject::selftest;
-    return presence ? std::nullopt
-                    : std::optional(
-                          bad(spec, "'selftest' takes no comparison; name a test: selftest.sort>=30Gkeys"));
+    if (!presence) {
+      return bad(spec, "'selftest' takes no comparison; name a test: selftest.sort>=30Gkeys");
+    }
+    return {};
   }
   if (subject == "selftest.score") {
     out.subject = Subject::selftest_score;
-    return presence ? std::optional(bad(spec, "selftest.score needs a comparison, e.g. selftest.score>=80"))
-                    : std::nullopt;
+    if (presence) {
+      return bad(spec, "selftest.score needs a comparison, e.g. selftest.score>=80");
+    }
+    return {};
   }
   if (subject.substr(0, 9) == "selftest.") {
     auto rest = subject.substr(9);
@@ -114,7 +117,7 @@ std::optional<Error> parse_subject(std::string_view spec, std::string_view subje
     if (dot != std::string_view::npos && out.metric.empty()) {
       return bad(spec, "empty metric name after 'selftest." + out.name + ".'");
     }
-    return std::nullopt;
+    return {};
   }
   if (subject.substr(0, 9) == "findings.") {
     out.subject = Subject::findings;
@@ -122,9 +125,10 @@ std::optional<Error> parse_subject(std::string_view spec, std::string_view subje
     if (out.name != "error" && out.name != "warning" && out.name != "info") {
       return bad(spec, "unknown severity '" + out.name + "' (error, warning, info)");
     }
-    return presence ? std::optional(
-                          bad(spec, "findings." + out.name + " needs a comparison, e.g. findings.error==0"))
-                    : std::nullopt;
+    if (presence) {
+      return bad(spec, "findings." + out.name + " needs a comparison, e.g. findings.error==0");
+    }
+    return {};
   }
   if (probes::find_component(subject) == nullptr) {
     return Error{"unknown component '" + std::string(subject) + "' in requirement '" + std::string(spec) +
@@ -133,10 +137,10 @@ std::optional<Error> parse_subject(std::string_view spec, std::string_view subje
   }
   out.subject = Subject::component;
   out.name = std::string(subject);
-  return std::nullopt;
+  return {};
 }
 
-std::optional<Error> parse_value(std::string_view spec, std::string_view value, Requirement& out) {
+Expected<void> parse_value(std::string_view spec, std::string_view value, Requirement& out) {
   if (value.empty()) {
     return bad(spec, "nothing after '" + std::string(to_string(*out.op)) + "'");
   }
@@ -151,14 +155,14 @@ std::optional<Error> parse_value(std::string_view spec, std::string_view value, 
       return bad(spec, "'" + std::string(value) + "' is not a version (e.g. 12.4 or 580.95.05)");
     }
     out.value = std::string(value);
-    return std::nullopt;
+    return {};
   case Subject::findings:
     if (!std::all_of(value.begin(), value.end(),
                      [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; })) {
       return bad(spec, "'" + std::string(value) + "' is not a count");
     }
     out.value = std::string(value);
-    return std::nullopt;
+    return {};
   case Subject::selftest_test:
   case Subject::selftest_score: return split_number(spec, value, out);
   case Subject::selftest:
@@ -239,13 +243,9 @@ Expected<Requirement> parse_requirement(std::string_view raw) {
     }
     value = trim(spec.substr(at + length));
   }
-  if (auto error = parse_subject(spec, subject, out)) {
-    return *error;
-  }
+  CUDADIAG_TRY(parse_subject(spec, subject, out));
   if (out.op) {
-    if (auto error = parse_value(spec, value, out)) {
-      return *error;
-    }
+    CUDADIAG_TRY(parse_value(spec, value, out));
   }
   return out;
 }

@@ -105,9 +105,9 @@ std::string outcome(const AnswerClosure& answer, TextStyle style) {
   std::string text = closure.loads() ? paint(style, k_green, "loads") : paint(style, k_red, "fails to load");
   if (answer.check) {
     const auto& check = *answer.check;
-    if (check.status != "ok") {
-      text +=
-          "; in a worker: " + paint(style, k_red, check.status) + " (" + to_valid_utf8(check.detail) + ")";
+    if (check.status != worker::StepStatus::ok) {
+      text += "; in a worker: " + paint(style, k_red, worker::to_string(check.status)) + " (" +
+              to_valid_utf8(check.detail) + ")";
     } else {
       const std::string how =
           check.proven_at ? "; loaded in a worker at " + linkage::utc_time(*check.proven_at) + " (cache): "

@@ -1,5 +1,6 @@
 #include "report/html_report.hpp"
 
+#include "findings/findings.hpp"
 #include "report/output_formats.hpp"
 #include "report/report_layout.hpp"
 
@@ -68,15 +69,22 @@ std::string_view tone_class(Tone tone) {
   return "";
 }
 
-std::string verdict_word(std::string_view status) {
-  if (status == "ok") {
-    return "OK";
+std::string verdict_word(const Verdict& verdict) {
+  if (!verdict.status) {
+    return html_escape(verdict.status_text);
   }
-  return status == "warning" ? "WARNING" : status == "error" ? "ERROR" : html_escape(status);
+  switch (*verdict.status) {
+  case SummaryStatus::ok: return "OK";
+  case SummaryStatus::warning: return "WARNING";
+  case SummaryStatus::error: return "ERROR";
+  }
+  return "ERROR";
 }
 
+// "error", "warning", or "info" for any other severity.
 std::string severity_class(std::string_view severity) {
-  return severity == "error" || severity == "warning" ? std::string(severity) : "info";
+  return std::string(
+      findings::to_string(findings::parse_severity(severity).value_or(findings::Severity::info)));
 }
 
 void append_cell(std::string& out, const Cell& cell) {
@@ -128,11 +136,10 @@ void append_finding(std::string& out, const FindingView& finding) {
 }
 
 void append_verdict(std::string& out, const std::string& title, const Verdict& verdict) {
-  const auto status =
-      verdict.status == "ok" || verdict.status == "warning" ? verdict.status : std::string("error");
-  out += "<section class=\"verdict verdict-" + status + "\" id=\"verdict\">";
+  const auto status = verdict.status.value_or(SummaryStatus::error);
+  out += "<section class=\"verdict verdict-" + std::string(to_string(status)) + "\" id=\"verdict\">";
   out += "<h1>" + html_escape(title) + "</h1>";
-  out += "<span class=\"status\">" + verdict_word(verdict.status) + "</span>";
+  out += "<span class=\"status\">" + verdict_word(verdict) + "</span>";
   out += "<span class=\"headline\">" + html_escape(verdict.headline) + "</span>";
   out += "<dl class=\"facts\">";
   for (const auto& [label, value] : verdict.facts) {

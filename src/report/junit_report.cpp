@@ -1,8 +1,11 @@
 #include "report/junit_report.hpp"
 
 #include "core/json_fields.hpp"
+#include "discovery/discovery.hpp"
+#include "findings/findings.hpp"
 #include "report/output_formats.hpp"
 #include "report/report_document.hpp"
+#include "selftest/test_status.hpp"
 
 #include <vector>
 
@@ -53,7 +56,9 @@ const json& array_at(const json& object, std::string_view key) {
 }
 
 bool fails(std::string_view severity, FailOn fail_on) {
-  return severity == "error" || (severity == "warning" && fail_on == FailOn::warning);
+  const auto parsed = findings::parse_severity(severity);
+  return parsed == findings::Severity::error ||
+         (parsed == findings::Severity::warning && fail_on == FailOn::warning);
 }
 
 bool names_component(const json& finding, std::string_view name) {
@@ -100,10 +105,11 @@ Suite components_suite(const json& report, FailOn fail_on) {
       test.message += (test.message.empty() ? "" : "; ") + string_or(finding, "id");
       test.body += severity + " " + string_or(finding, "id") + ": " + string_or(finding, "message") + "\n";
     }
-    if (test.outcome == Outcome::passed && status == "error") {
+    const auto found = discovery::parse_component_status(status);
+    if (test.outcome == Outcome::passed && found == discovery::ComponentStatus::error) {
       test.outcome = Outcome::failure;
       test.message = "discovery failed for " + name;
-    } else if (test.outcome == Outcome::passed && status != "found") {
+    } else if (test.outcome == Outcome::passed && found != discovery::ComponentStatus::found) {
       test.outcome = Outcome::skipped;
       test.message = "not found";
     }
@@ -162,16 +168,16 @@ Suite selftest_suite(const json& report) {
     for (const auto& metric : array_at(entry, "metrics")) {
       test.out += string_or(metric, "name") + " = " + format_metric(metric) + "\n";
     }
-    const auto status = display(entry, "status", "?");
-    const auto reason = display(entry, "reason", status);
-    if (status == "fail") {
+    const auto reason = display(entry, "reason", display(entry, "status", "?"));
+    const auto status = selftest::parse_test_status(display(entry, "status", "?"));
+    if (status == selftest::TestStatus::fail) {
       test.outcome = Outcome::failure;
       test.message = reason;
       test.body = display(entry, "description") + "\n" + reason + "\n";
-    } else if (status == "skip") {
+    } else if (status == selftest::TestStatus::skip) {
       test.outcome = Outcome::skipped;
       test.message = reason;
-    } else if (status != "pass") {
+    } else if (status != selftest::TestStatus::pass) {
       test.outcome = Outcome::error;
       test.message = reason;
       test.body = display(entry, "description") + "\n" + reason + "\n";

@@ -1,5 +1,6 @@
 #include "report/markdown_report.hpp"
 
+#include "findings/findings.hpp"
 #include "report/output_formats.hpp"
 #include "report/report_layout.hpp"
 #include "report/terminal_style.hpp"
@@ -10,17 +11,24 @@ namespace cudadiag::report {
 namespace {
 
 std::string_view severity_label(std::string_view severity) {
-  if (severity == "error") {
-    return "**error**";
+  switch (findings::parse_severity(severity).value_or(findings::Severity::info)) {
+  case findings::Severity::error: return "**error**";
+  case findings::Severity::warning: return "**warning**";
+  case findings::Severity::info: return "info";
   }
-  return severity == "warning" ? "**warning**" : "info";
+  return "info";
 }
 
-std::string verdict_label(std::string_view status) {
-  if (status == "ok") {
-    return "OK";
+std::string verdict_label(const Verdict& verdict) {
+  if (!verdict.status) {
+    return verdict.status_text;
   }
-  return status == "warning" ? "WARNING" : status == "error" ? "ERROR" : std::string(status);
+  switch (*verdict.status) {
+  case SummaryStatus::ok: return "OK";
+  case SummaryStatus::warning: return "WARNING";
+  case SummaryStatus::error: return "ERROR";
+  }
+  return "ERROR";
 }
 
 std::string cell_text(const Cell& cell) {
@@ -115,8 +123,8 @@ std::string markdown_code(std::string_view text) {
 std::string render_markdown(const nlohmann::json& report) {
   const auto layout = lay_out_report(report);
   std::string out = "# " + markdown_escape(layout.title) + "\n\n";
-  out += "**Verdict: " + verdict_label(layout.verdict.status) + "** — " +
-         markdown_escape(layout.verdict.headline) + "\n\n";
+  out += "**Verdict: " + verdict_label(layout.verdict) + "** — " + markdown_escape(layout.verdict.headline) +
+         "\n\n";
   for (const auto& [label, value] : layout.verdict.facts) {
     out += "- **" + markdown_escape(label) + ":** " + markdown_escape(value) + "\n";
   }

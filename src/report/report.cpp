@@ -6,11 +6,29 @@
 
 namespace cudadiag::report {
 
-std::string_view Summary::status() const {
-  if (errors > 0) {
-    return "error";
+std::string_view to_string(SummaryStatus status) {
+  switch (status) {
+  case SummaryStatus::ok: return "ok";
+  case SummaryStatus::warning: return "warning";
+  case SummaryStatus::error: return "error";
   }
-  return warnings > 0 ? "warning" : "ok";
+  return "error";
+}
+
+std::optional<SummaryStatus> parse_summary_status(std::string_view text) {
+  for (const auto status : {SummaryStatus::ok, SummaryStatus::warning, SummaryStatus::error}) {
+    if (to_string(status) == text) {
+      return status;
+    }
+  }
+  return std::nullopt;
+}
+
+SummaryStatus Summary::status() const {
+  if (errors > 0) {
+    return SummaryStatus::error;
+  }
+  return warnings > 0 ? SummaryStatus::warning : SummaryStatus::ok;
 }
 
 namespace {

@@ -9,6 +9,7 @@
 #include "health/kernel_log.hpp"
 #include "linkage/linkage.hpp"
 #include "report/policy_result.hpp"
+#include "report/summary_status.hpp"
 #include "selftest/selftest.hpp"
 #include "verify/verification.hpp"
 
@@ -38,8 +39,8 @@ enum class FailOn { error, warning };
 struct Summary {
   int exit_code = 0; // 0 ok, 1 a finding at or above the fail-on level
   int errors = 0, warnings = 0, infos = 0;
-  FailOn fail_on = FailOn::error;                // the level exit_code was computed under
-  [[nodiscard]] std::string_view status() const; // "ok", "warning", "error"
+  FailOn fail_on = FailOn::error; // the level exit_code was computed under
+  [[nodiscard]] SummaryStatus status() const;
 };
 
 struct Report {

@@ -1,7 +1,11 @@
 #include "report/report_layout.hpp"
 
 #include "core/json_fields.hpp"
+#include "discovery/discovery.hpp"
+#include "findings/findings.hpp"
 #include "report/report_document.hpp"
+#include "selftest/test_status.hpp"
+#include "worker/process.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -34,21 +38,41 @@ std::string plural(std::int64_t count, std::string_view one, std::string_view ma
   return std::to_string(count) + " " + std::string(count == 1 ? one : many);
 }
 
-Tone status_tone(std::string_view status) {
-  if (status == "ok" || status == "pass" || status == "found") {
-    return Tone::ok;
+// The tone of a component's status as the report spells it (plain for one this release does not know).
+Tone component_tone(std::string_view status) {
+  const auto parsed = discovery::parse_component_status(status);
+  if (!parsed) {
+    return Tone::plain;
   }
-  if (status == "warning" || status == "skip" || status == "not_found") {
-    return status == "warning" ? Tone::warning : Tone::muted;
+  switch (*parsed) {
+  case discovery::ComponentStatus::found: return Tone::ok;
+  case discovery::ComponentStatus::not_found: return Tone::muted;
+  case discovery::ComponentStatus::error: return Tone::error;
   }
-  return status == "error" || status == "fail" ? Tone::error : Tone::plain;
+  return Tone::plain;
+}
+
+// The tone of a self-test result's status as the report spells it.
+Tone test_tone(std::string_view status) {
+  const auto parsed = selftest::parse_test_status(status);
+  if (!parsed) {
+    return Tone::plain;
+  }
+  switch (*parsed) {
+  case selftest::TestStatus::pass: return Tone::ok;
+  case selftest::TestStatus::skip: return Tone::muted;
+  case selftest::TestStatus::fail:
+  case selftest::TestStatus::error: return Tone::error;
+  }
+  return Tone::plain;
 }
 
 Verdict make_verdict(const json& report) {
   Verdict verdict;
   const auto& summary = object_at(report, "summary");
   const auto& counts = object_at(summary, "counts");
-  verdict.status = string_or(summary, "status", "unknown");
+  verdict.status_text = string_or(summary, "status", "unknown");
+  verdict.status = parse_summary_status(verdict.status_text);
   verdict.headline = plural(json_fields::integer(counts, "error").value_or(0), "error", "errors") + ", " +
                      plural(json_fields::integer(counts, "warning").value_or(0), "warning", "warnings") +
                      ", " + std::to_string(json_fields::integer(counts, "info").value_or(0)) +
@@ -131,7 +155,7 @@ Section components_section(const json& report) {
     const auto kind = string_or(component, "kind");
     const auto name = string_or(component, "name", "?") + (kind == "dynamic_lib" ? "" : " (" + kind + ")");
     const auto status = string_or(component, "status", "?");
-    table.rows.push_back({Cell{name, "", Tone::plain}, Cell{status, "", status_tone(status)},
+    table.rows.push_back({Cell{name, "", Tone::plain}, Cell{status, "", component_tone(status)},
                           answer_cell(component, "selected"), answer_cell(component, "loader")});
   }
   if (!table.rows.empty()) {
@@ -207,20 +231,23 @@ Section verification_section(const json& report) {
   Table table{{"Library", "Result", "Reports version", "Time", "File"}, {}};
   for (const auto& step : array_at(verification, "steps")) {
     const auto& result = object_at(step, "result");
-    auto status = string_or(step, "status", "?");
-    if (status == "ok" && !result.empty() && !json_fields::bool_or(result, "loaded", true)) {
-      status = "load failed";
+    auto state = string_or(step, "status", "?");
+    bool loaded = worker::parse_step_status(state) == worker::StepStatus::ok;
+    if (loaded && !result.empty() && !json_fields::bool_or(result, "loaded", true)) {
+      state = "load failed";
+      loaded = false;
     } else if (const auto& init = object_at(result, "init");
-               status == "ok" && json_fields::integer(init, "code").value_or(0) != 0) {
-      status =
+               loaded && json_fields::integer(init, "code").value_or(0) != 0) {
+      state =
           "cuInit: " +
           string_or(init, "name", "error " + std::to_string(json_fields::integer(init, "code").value_or(0)));
+      loaded = false;
     }
     const auto elapsed = step.contains("elapsed_ms") && step["elapsed_ms"].is_number()
                              ? format_number(step["elapsed_ms"].get<double>()) + " ms"
                              : std::string("?");
     table.rows.push_back({Cell{string_or(step, "component", "?"), "", Tone::plain},
-                          Cell{status, string_or(step, "detail"), status == "ok" ? Tone::ok : Tone::error},
+                          Cell{state, string_or(step, "detail"), loaded ? Tone::ok : Tone::error},
                           Cell{loaded_version(result), "", Tone::plain}, Cell{elapsed, "", Tone::muted},
                           Cell{"", string_or(step, "path"), Tone::plain}});
   }
@@ -271,7 +298,7 @@ Section selftest_section(const json& report) {
     }
     table.rows.push_back({Cell{display(test, "key", "?"), display(test, "description"), Tone::plain},
                           Cell{display(test, "device", "—"), "", Tone::plain},
-                          Cell{status, "", status_tone(status)},
+                          Cell{status, "", test_tone(status)},
                           Cell{primary.empty() ? "—" : format_metric(primary), "", Tone::plain},
                           Cell{others.empty() ? "—" : others, "", Tone::plain},
                           Cell{display(test, "reason", "—"), "", Tone::plain}});
@@ -421,12 +448,13 @@ ReportLayout lay_out_report(const json& report) {
   // Errors first, then warnings, each in report order (the report orders by rule).
   std::stable_sort(views.begin(), views.end(), [](const FindingView& a, const FindingView& b) {
     auto rank = [](const std::string& severity) {
-      return severity == "error" ? 0 : severity == "warning" ? 1 : 2;
+      const auto parsed = findings::parse_severity(severity);
+      return parsed == findings::Severity::error ? 0 : parsed == findings::Severity::warning ? 1 : 2;
     };
     return rank(a.severity) < rank(b.severity);
   });
   for (const auto& view : views) {
-    if (view.severity != "info") {
+    if (findings::parse_severity(view.severity) != findings::Severity::info) {
       layout.verdict.attention.push_back(view);
     }
   }

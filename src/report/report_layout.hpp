@@ -3,8 +3,11 @@
 // of notes, tables and findings. The Markdown and HTML renderers format this layout; neither reads
 // the report document itself, so both always show the same facts in the same order.
 
+#include "report/summary_status.hpp"
+
 #include <nlohmann/json.hpp>
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -44,8 +47,9 @@ struct Section {
 };
 
 struct Verdict {
-  std::string status;   // "ok" | "warning" | "error"
-  std::string headline; // "2 errors, 3 warnings, 9 info findings (exit code 1)"
+  std::optional<SummaryStatus> status; // nullopt: the report names none this release knows
+  std::string status_text;             // as the report spells it ("unknown" when it names none)
+  std::string headline;                // "2 errors, 3 warnings, 9 info findings (exit code 1)"
   std::vector<std::pair<std::string, std::string>> facts; // ("Driver", "580.159.04 (NVML), CUDA 13.0"), ...
   std::vector<FindingView> attention; // error and warning findings, errors first (they link to Findings)
 };

@@ -71,8 +71,12 @@ std::string verdict(const Report& report, TextStyle style) {
   std::string counts = std::to_string(summary.errors) + " error(s), " + std::to_string(summary.warnings) +
                        " warning(s), " + std::to_string(summary.infos) + " note(s)";
   const auto status = summary.status();
-  const auto color = status == "error" ? k_red : status == "warning" ? k_yellow : k_green;
-  std::string label = status == "error" ? "PROBLEMS FOUND" : status == "warning" ? "WARNINGS" : "OK";
+  const auto color = status == SummaryStatus::error     ? k_red
+                     : status == SummaryStatus::warning ? k_yellow
+                                                        : k_green;
+  std::string label = status == SummaryStatus::error     ? "PROBLEMS FOUND"
+                      : status == SummaryStatus::warning ? "WARNINGS"
+                                                         : "OK";
   std::size_t found = 0;
   for (const auto& component : report.discovery.components) {
     found += component.status == discovery::ComponentStatus::found ? 1 : 0;
@@ -208,15 +212,18 @@ std::string verification_section(const Report& report, TextStyle style) {
   }
   TextTable table;
   for (const auto& step : verification.steps) {
-    std::string state = step.status;
+    std::string state(worker::to_string(step.status));
+    bool loaded = step.status == worker::StepStatus::ok;
     const auto* facts = verify::load_facts(step.facts);
     const auto* driver = std::get_if<verify::DriverFacts>(&step.facts);
-    if (step.status == "ok" && facts != nullptr && !facts->loaded) {
+    if (loaded && facts != nullptr && !facts->loaded) {
       state = "load failed";
-    } else if (step.status == "ok" && driver != nullptr && driver->init && driver->init->code != 0) {
+      loaded = false;
+    } else if (loaded && driver != nullptr && driver->init && driver->init->code != 0) {
       state = "cuInit: " + driver->init->name.value_or("error " + std::to_string(driver->init->code));
+      loaded = false;
     }
-    const auto color = state == "ok" ? k_green : k_red;
+    const auto color = loaded ? k_green : k_red;
     // Where the answer came from the cache of proven loads, said after the state (the last column,
     // unpadded), so that the time column stays as narrow as the live rows need.
     table.rows.push_back(
@@ -224,7 +231,7 @@ std::string verification_section(const Report& report, TextStyle style) {
          std::to_string(static_cast<long long>(step.elapsed_ms)) + " ms",
          paint(style, color, to_valid_utf8(state)) +
              (step.proven_at ? " (from the cache, proven " + linkage::utc_time(*step.proven_at) + ")" : "")});
-    table.notes.push_back(step.status != "ok" ? to_valid_utf8(step.detail) : std::string());
+    table.notes.push_back(step.status != worker::StepStatus::ok ? to_valid_utf8(step.detail) : std::string());
   }
   return out + render_table(table, style.width, style.color);
 }
@@ -294,14 +301,14 @@ std::string selftest_summary(const selftest::SelfTestRun& run, TextStyle style) 
   std::size_t ran = 0;
   std::size_t passed_without = 0;
   for (const auto& test : run.tests) {
-    ran += test.status != "skip" && test.status != "not_run" && test.device ? 1U : 0U;
-    passed_without += test.status == "pass" && !test.device ? 1U : 0U;
+    ran += test.status != selftest::TestStatus::skip && test.device ? 1U : 0U;
+    passed_without += test.status == selftest::TestStatus::pass && !test.device ? 1U : 0U;
   }
   std::string summary = paint(style,
-                              status == "fail"   ? k_red
-                              : status == "pass" ? k_green
-                                                 : k_yellow,
-                              status) +
+                              status == selftest::TestStatus::fail   ? k_red
+                              : status == selftest::TestStatus::pass ? k_green
+                                                                     : k_yellow,
+                              std::string(selftest::to_string(status))) +
                         " — " + std::to_string(ran) + " of " + std::to_string(run.tests.size()) +
                         " ran on a GPU";
   if (passed_without > 0) {
@@ -327,13 +334,15 @@ std::string selftest_section(const Report& report, TextStyle style) {
   std::string out = heading(style, title, selftest_summary(run, style));
   TextTable table;
   for (const auto& test : run.tests) {
-    const auto color = test.status == "pass" ? k_green : test.status == "skip" ? k_yellow : k_red;
+    const auto color = test.status == selftest::TestStatus::pass   ? k_green
+                       : test.status == selftest::TestStatus::skip ? k_yellow
+                                                                   : k_red;
     std::string figure;
     if (test.primary) {
       figure = test.primary->name + " " + format_figure(test.primary->value) + " " + test.primary->unit;
     }
     table.rows.push_back({test.key, test.device ? "GPU " + std::to_string(*test.device) : "-",
-                          paint(style, color, test.status), to_valid_utf8(figure),
+                          paint(style, color, selftest::to_string(test.status)), to_valid_utf8(figure),
                           std::to_string(static_cast<long long>(test.wall_ms)) + " ms"});
     table.notes.push_back(to_valid_utf8(test.reason));
   }

@@ -322,9 +322,9 @@ Evidence run_checkpoint_target(const std::string& libcuda_path, const std::strin
   const int ordinal = std::atoi(ordinal_text.c_str());
   const auto bytes = static_cast<std::size_t>(std::strtoull(bytes_text.c_str(), nullptr, 10)) / 16 * 16;
   const auto seed = static_cast<std::uint64_t>(std::strtoull(seed_text.c_str(), nullptr, 10));
-  std::string error;
   std::optional<cu::CUresult> init;
-  const auto gpu = Gpu::load(libcuda_path, error, init);
+  auto loaded = Gpu::load(libcuda_path, init);
+  const auto gpu = loaded ? std::move(*loaded) : nullptr;
   const auto fail_ready = [&](const std::string& why, std::optional<int> code) {
     summary["error"] = why;
     try {
@@ -334,7 +334,8 @@ Evidence run_checkpoint_target(const std::string& libcuda_path, const std::strin
     return summary;
   };
   if (!gpu || bytes == 0) {
-    return fail_ready(gpu ? "no memory size" : error, init ? std::optional<int>(*init) : std::nullopt);
+    return fail_ready(gpu ? "no memory size" : loaded.error().message,
+                      init ? std::optional<int>(*init) : std::nullopt);
   }
   const auto& api = gpu->api();
   // Never destroyed: the target ends checkpointed (or hung), where any CUDA call - a free, a stream
@@ -528,12 +529,12 @@ TestResult run_checkpoint(const TestContext& context) {
   }
   const auto finish = [&]() -> TestResult {
     if (facts.outcome == CheckpointOutcome::restored) {
-      result.status = "pass";
+      result.status = TestStatus::pass;
     } else if (facts.outcome == CheckpointOutcome::unsupported) {
-      result.status = "skip";
+      result.status = TestStatus::skip;
       result.reason = facts.detail;
     } else {
-      result.status = "fail";
+      result.status = TestStatus::fail;
       result.reason =
           (facts.outcome == CheckpointOutcome::corrupt ? "wrong after restore: " : "") + facts.detail;
     }
@@ -760,7 +761,7 @@ TestResult run_checkpoint(const TestContext& context) {
   }
   const auto outcomes = target.get();
   const auto& outcome = outcomes.front();
-  ending["status"] = outcome.status;
+  ending["status"] = std::string(worker::to_string(outcome.status));
   ending["detail"] = outcome.detail;
   ending["result"] = decode_evidence(outcome.result);
   result.details["end"] = ending;

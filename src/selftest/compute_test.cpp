@@ -143,7 +143,7 @@ TestResult run_compute(const TestContext& context) {
     const auto again = check_fma(values, rounds);
     const std::string recurrence = again.ok() ? "; transient: a repeat into a fresh buffer was right"
                                               : "; persistent: a repeat into a fresh buffer was wrong again";
-    result.status = "fail";
+    result.status = TestStatus::fail;
     if (check.spread) {
       const std::optional<std::optional<WrongData>> repeat{again.spread};
       result.details["fma_check"] = wrong_data_evidence(*check.spread, repeat);

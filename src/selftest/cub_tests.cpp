@@ -4,6 +4,7 @@
 // module's static CUDA runtime dlopens "libcuda.so.1", which resolves to the driver the worker
 // already loaded by absolute path, so CUB runs on the driver discovery selected.
 
+#include "core/expected.hpp"
 #include "cuda_api/library.hpp"
 #include "kernels/cub_selftest.h"
 #include "selftest/test_context.hpp"
@@ -30,20 +31,20 @@ struct CubModule {
   }
 };
 
-// Loads the module, or says why the test cannot run ("" when it can).
-std::string module_problem(const TestContext& context, const CubModule* module) {
+// Whether the test can use the loaded module, or why it cannot run.
+Expected<void> usable_module(const TestContext& context, const CubModule* module) {
   if (module == nullptr) {
-    return context.config.module_missing_reason.empty() ? "the CUB self-test module was not built"
-                                                        : context.config.module_missing_reason;
+    return Error{context.config.module_missing_reason.empty() ? "the CUB self-test module was not built"
+                                                              : context.config.module_missing_reason};
   }
   if (!module->missing.empty()) {
-    return "cannot use " + context.config.module_path + ": " +
-           (module->handle.error().empty() ? "it lacks " + module->missing.names().front()
-                                           : module->handle.error());
+    return Error{"cannot use " + context.config.module_path + ": " +
+                 (module->handle.error().empty() ? "it lacks " + module->missing.names().front()
+                                                 : module->handle.error())};
   }
   if (const auto abi = module->abi(); abi != CUDADIAG_CUB_SELFTEST_ABI) {
-    return context.config.module_path + " has ABI " + std::to_string(abi) + ", this cudadiag needs " +
-           std::to_string(CUDADIAG_CUB_SELFTEST_ABI) + " (a module from another cudadiag version)";
+    return Error{context.config.module_path + " has ABI " + std::to_string(abi) + ", this cudadiag needs " +
+                 std::to_string(CUDADIAG_CUB_SELFTEST_ABI) + " (a module from another cudadiag version)"};
   }
   return {};
 }
@@ -53,10 +54,16 @@ struct CaseSpec {
   const char* name; // metric prefix
 };
 
-// Runs one case; adds metrics; returns "" or a failure. Sets `skip` for an out-of-memory.
-std::string run_case(const CubModule& module, const TestContext& context, const CaseSpec& spec,
-                     std::uint64_t count, int repetitions, cu::CUstream stream, TestResult& result,
-                     bool primary, std::string& skip) {
+// Why a case does not count: it failed, or it was skipped (the device lacked the memory).
+struct CaseProblem {
+  bool skipped = false;
+  std::string why;
+};
+
+// Runs one case; adds its details and metrics to `result` whatever happens.
+Expected<void, CaseProblem> run_case(const CubModule& module, const TestContext& context,
+                                     const CaseSpec& spec, std::uint64_t count, int repetitions,
+                                     cu::CUstream stream, TestResult& result, bool primary) {
   cudadiag_cub_params params{};
   params.which = spec.which;
   params.count = count;
@@ -76,20 +83,21 @@ std::string run_case(const CubModule& module, const TestContext& context, const 
                     {"warmup_elapsed_ms", out.warmup_elapsed_ms},
                     {"device_bytes", out.device_bytes},
                     {"temp_storage_bytes", out.temp_storage_bytes}};
-  std::string problem;
+  Expected<void, CaseProblem> ran;
   if (out.cuda_error != 0) {
     const std::string name(out.error_name, ::strnlen(out.error_name, sizeof out.error_name));
     const std::string where(out.error_where, ::strnlen(out.error_where, sizeof out.error_where));
-    problem = where + ": " + name + " (" + std::to_string(out.cuda_error) + ")";
+    const auto problem = where + ": " + name + " (" + std::to_string(out.cuda_error) + ")";
     entry["error"] = problem;
-    if (out.cuda_error == 2) { // cudaErrorMemoryAllocation
-      skip = std::string(spec.name) + " needs more device memory than is free: " + problem;
-      problem.clear();
-    }
+    ran =
+        out.cuda_error == 2 // cudaErrorMemoryAllocation
+            ? CaseProblem{true, std::string(spec.name) + " needs more device memory than is free: " + problem}
+            : CaseProblem{false, problem};
   } else if (out.verified != 1) {
-    problem = std::string(spec.name) + " gave a wrong result: " +
-              std::string(out.mismatch, ::strnlen(out.mismatch, sizeof out.mismatch));
+    const auto problem = std::string(spec.name) + " gave a wrong result: " +
+                         std::string(out.mismatch, ::strnlen(out.mismatch, sizeof out.mismatch));
     entry["error"] = problem;
+    ran = CaseProblem{false, problem};
   } else if (out.median_ms > 0) {
     const double seconds = out.median_ms / 1e3;
     if (out.bytes_per_run > 0) {
@@ -108,7 +116,7 @@ std::string run_case(const CubModule& module, const TestContext& context, const 
     }
   }
   result.details[spec.name] = entry;
-  return problem;
+  return ran;
 }
 
 TestResult run_cases(const TestContext& context, const std::vector<CaseSpec>& cases, std::uint64_t count,
@@ -120,8 +128,8 @@ TestResult run_cases(const TestContext& context, const std::vector<CaseSpec>& ca
   if (!context.config.module_path.empty()) {
     module.emplace(context.config.module_path);
   }
-  if (auto problem = module_problem(context, module ? &*module : nullptr); !problem.empty()) {
-    return skipped(context, problem);
+  if (auto usable = usable_module(context, module ? &*module : nullptr); !usable) {
+    return skipped(context, usable.error().message);
   }
   auto result = new_result(context);
   cudadiag_cub_module_info info{};
@@ -138,22 +146,17 @@ TestResult run_cases(const TestContext& context, const std::vector<CaseSpec>& ca
   std::vector<std::string> skips;
   bool primary = true;
   for (const auto& spec : cases) {
-    std::string skip;
-    if (auto problem =
-            run_case(*module, context, spec, count, repetitions, stream.get(), result, primary, skip);
-        !problem.empty()) {
-      failures.push_back(problem);
-    }
-    if (!skip.empty()) {
-      skips.push_back(skip);
+    if (auto ran = run_case(*module, context, spec, count, repetitions, stream.get(), result, primary);
+        !ran) {
+      (ran.error().skipped ? skips : failures).push_back(ran.error().why);
     }
     primary = false;
   }
   if (!failures.empty()) {
-    result.status = "fail";
+    result.status = TestStatus::fail;
     result.reason = failures.front();
   } else if (skips.size() == cases.size()) {
-    result.status = "skip";
+    result.status = TestStatus::skip;
     result.reason = skips.front();
   } else if (!skips.empty()) {
     result.reason = "partly skipped: " + skips.front();

@@ -95,33 +95,29 @@ void resolve_all(cuda_api::DriverResolver& r, DriverEntryPoints& a) {
 
 } // namespace
 
-std::unique_ptr<Gpu> Gpu::load(const std::string& libcuda_path, std::string& error,
-                               std::optional<cu::CUresult>& init_result) {
+Expected<std::unique_ptr<Gpu>> Gpu::load(const std::string& libcuda_path,
+                                         std::optional<cu::CUresult>& init_result) {
   ::dlerror();
   // Never dlclose'd: unloading a driver after cuInit is unsafe, and the worker exits after the tests.
   void* handle = ::dlopen(libcuda_path.c_str(), RTLD_NOW | RTLD_GLOBAL);
   if (handle == nullptr) {
     const char* text = ::dlerror();
-    error = "cannot load " + libcuda_path + ": " + (text != nullptr ? text : "dlopen failed");
-    return nullptr;
+    return Error{"cannot load " + libcuda_path + ": " + (text != nullptr ? text : "dlopen failed")};
   }
   std::unique_ptr<Gpu> gpu(new Gpu());
   cuda_api::DriverResolver resolver(handle, gpu->m_missing);
   if (!resolver.usable()) {
-    error = libcuda_path + " has no cuGetProcAddress (a driver older than CUDA 11.3, or not a driver)";
-    return nullptr;
+    return Error{libcuda_path + " has no cuGetProcAddress (a driver older than CUDA 11.3, or not a driver)"};
   }
   resolve_all(resolver, gpu->m_api);
   if (gpu->m_api.init == nullptr) {
-    error = libcuda_path + " does not resolve cuInit";
-    return nullptr;
+    return Error{libcuda_path + " does not resolve cuInit"};
   }
   const auto result = gpu->m_api.init(0);
   init_result = result;
   if (result != cu::CUDA_SUCCESS) {
-    error =
-        "cuInit failed: " + gpu->error_name(result) + " (" + std::to_string(static_cast<int>(result)) + ")";
-    return nullptr;
+    return Error{"cuInit failed: " + gpu->error_name(result) + " (" +
+                 std::to_string(static_cast<int>(result)) + ")"};
   }
   if (gpu->m_api.driver_get_version != nullptr) {
     static_cast<void>(gpu->m_api.driver_get_version(&gpu->m_driver_version));

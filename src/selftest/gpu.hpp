@@ -5,6 +5,7 @@
 // the tests allocate. A failing driver call throws CudaFailure; the test runner turns it into the
 // test's status. Nothing here prints.
 
+#include "core/expected.hpp"
 #include "cuda_api/driver.hpp"
 #include "cuda_api/library.hpp"
 
@@ -122,11 +123,11 @@ struct DriverEntryPoints {
 // One loaded driver. Not copyable; lives for the whole worker (never dlclose'd).
 class Gpu {
 public:
-  // dlopens `libcuda_path`, resolves the entry points and calls cuInit(0). On failure the reason
-  // is in the error (a dlopen message, "no cuGetProcAddress", or cuInit's CudaFailure text) and
-  // `init_result` holds cuInit's code when it got that far.
-  static std::unique_ptr<Gpu> load(const std::string& libcuda_path, std::string& error,
-                                   std::optional<cu::CUresult>& init_result);
+  // dlopens `libcuda_path`, resolves the entry points and calls cuInit(0). The error says why not (a
+  // dlopen message, "no cuGetProcAddress", or cuInit's CudaFailure text); `init_result` holds
+  // cuInit's code whenever it got that far.
+  static Expected<std::unique_ptr<Gpu>> load(const std::string& libcuda_path,
+                                             std::optional<cu::CUresult>& init_result);
 
   const DriverEntryPoints& api() const { return m_api; }
   [[nodiscard]] int driver_version() const { return m_driver_version; }

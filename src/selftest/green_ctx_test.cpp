@@ -212,7 +212,7 @@ TestResult run_green_ctx(const TestContext& context) {
                        std::to_string(device.sm_count) + " SMs");
   }
   if (!failures.empty()) {
-    result.status = "fail";
+    result.status = TestStatus::fail;
     result.reason = failures.front();
   }
   return result;

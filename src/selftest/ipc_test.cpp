@@ -395,7 +395,7 @@ TestResult run_ipc(const TestContext& context) {
   theirs.reset();
   const auto outcomes = peer.get();
   const auto& outcome = outcomes.front();
-  result.details["peer"] = {{"status", outcome.status},
+  result.details["peer"] = {{"status", std::string(worker::to_string(outcome.status))},
                             {"detail", outcome.detail},
                             {"elapsed_ms", outcome.elapsed_ms},
                             {"result", decode_evidence(outcome.result)}};
@@ -409,22 +409,23 @@ TestResult run_ipc(const TestContext& context) {
   std::vector<std::string> skips;
   for (const auto* name : {"legacy", "vmm", "peer_access"}) {
     const auto* part = result.details.at(name).record();
-    const auto status = part != nullptr ? text_field(*part, "status", "fail") : std::string("fail");
+    const auto status =
+        part != nullptr ? parse_test_status(text_field(*part, "status", "fail")) : TestStatus::fail;
     const auto reason = part != nullptr ? text_field(*part, "reason") : std::string();
-    if (status == "fail") {
+    if (status == TestStatus::fail) {
       failures.push_back(std::string(name) + ": " + reason);
-    } else if (status == "skip" && std::string(name) != "peer_access") {
+    } else if (status == TestStatus::skip && std::string(name) != "peer_access") {
       skips.push_back(std::string(name) + ": " + reason);
     }
   }
-  if (outcome.status != "ok" && failures.empty()) {
+  if (outcome.status != worker::StepStatus::ok && failures.empty()) {
     failures.push_back("the peer process: " + outcome.detail);
   }
   if (!failures.empty()) {
-    result.status = "fail";
+    result.status = TestStatus::fail;
     result.reason = failures.front();
   } else if (skips.size() == 2) {
-    result.status = "skip";
+    result.status = TestStatus::skip;
     result.reason = skips.front() + "; " + skips.back();
   } else if (!skips.empty()) {
     result.reason = "partly skipped: " + skips.front();
@@ -437,9 +438,9 @@ TestResult run_ipc(const TestContext& context) {
 Evidence run_ipc_peer(const std::string& libcuda_path) {
   Evidence summary = {{"exchanges", Evidence::List()}};
   const int socket = k_peer_socket_fd;
-  std::string error;
   std::optional<cu::CUresult> init;
-  const auto gpu = Gpu::load(libcuda_path, error, init);
+  auto loaded = Gpu::load(libcuda_path, init);
+  const auto gpu = loaded ? std::move(*loaded) : nullptr;
   std::optional<PrimaryContext> context;
   cu::CUdevice device = 0;
   bool have_device = false;
@@ -460,7 +461,7 @@ Evidence run_ipc_peer(const std::string& libcuda_path) {
     Evidence reply;
     try {
       if (!gpu) {
-        throw std::runtime_error(error);
+        throw std::runtime_error(loaded.error().message);
       }
       if (!have_device) {
         const auto wanted = text_field(message, "uuid");

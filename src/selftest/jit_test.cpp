@@ -232,7 +232,7 @@ Compilation compile_lto_elsewhere(const WorkerConfig& config, const Nvrtc& nvrtc
       options, Environment::capture());
   const auto& outcome = outcomes.front();
   Compilation out;
-  if (outcome.status != "ok") {
+  if (outcome.status != worker::StepStatus::ok) {
     out.error = "the LTO-IR compile process: " + outcome.detail;
     return out;
   }
@@ -458,7 +458,7 @@ TestResult run_jit(const TestContext& context) {
   }
   auto result = new_result(context);
   if (!prepared->fail.empty()) {
-    result.status = "fail";
+    result.status = TestStatus::fail;
     result.reason = prepared->fail;
     return result;
   }
@@ -501,12 +501,12 @@ TestResult run_jit(const TestContext& context) {
   }
   result.details["routes"] = routes;
   if (!failures.empty()) {
-    result.status = "fail";
+    result.status = TestStatus::fail;
     result.reason = failures.front();
   } else if (runs == 0) {
     result.reason = "compile and link verified; run skipped: " + context.no_gpu_reason;
     if (context.device_broken) {
-      result.status = "fail";
+      result.status = TestStatus::fail;
     }
   }
   return result;

@@ -42,26 +42,44 @@ std::vector<std::string> components_needed() {
   return names;
 }
 
+std::string_view to_string(LibraryStatus status) {
+  switch (status) {
+  case LibraryStatus::ok: return "ok";
+  case LibraryStatus::skip: return "skip";
+  case LibraryStatus::fail: return "fail";
+  }
+  return "fail";
+}
+
+std::optional<LibraryStatus> parse_library_status(std::string_view text) {
+  for (const auto status : {LibraryStatus::ok, LibraryStatus::skip, LibraryStatus::fail}) {
+    if (to_string(status) == text) {
+      return status;
+    }
+  }
+  return std::nullopt;
+}
+
 Verdict verdict(const std::vector<Outcome>& outcomes) {
   std::string failures;
   std::string skips;
   bool ran = false;
   for (const auto& outcome : outcomes) {
-    if (outcome.status == "fail") {
+    if (outcome.status == LibraryStatus::fail) {
       failures += (failures.empty() ? "" : "; ") + outcome.library + ": " + outcome.reason;
-    } else if (outcome.status == "skip") {
+    } else if (outcome.status == LibraryStatus::skip) {
       skips += (skips.empty() ? "" : "; ") + outcome.library + ": " + outcome.reason;
     } else {
       ran = true;
     }
   }
   if (!failures.empty()) {
-    return {"fail", failures};
+    return {TestStatus::fail, failures};
   }
   if (ran) {
-    return {"pass", ""};
+    return {TestStatus::pass, ""};
   }
-  return {"skip",
+  return {TestStatus::skip,
           skips.empty() ? std::string("no math library to call") : "no math library ran (" + skips + ")"};
 }
 

@@ -4,8 +4,11 @@
 // its dependencies are loaded, the host references the GPU results are checked against, bf16
 // conversion, and the test's status from its libraries' outcomes. The worker side is libs_test.cpp.
 
+#include "selftest/test_status.hpp"
+
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,15 +26,22 @@ std::vector<std::string> load_order(std::string_view library);
 // Every name whose selected file the worker needs: the libraries and their dependencies.
 std::vector<std::string> components_needed();
 
-// One library's outcome: "ok", "skip" or "fail", and why (empty for ok).
+// How one library's check went: it ran and was right, it could not run, or it failed.
+enum class LibraryStatus { ok, skip, fail };
+// The name a library's record spells it with: "ok", "skip", "fail".
+std::string_view to_string(LibraryStatus status);
+// The status `text` names; nullopt for any other text.
+std::optional<LibraryStatus> parse_library_status(std::string_view text);
+
+// One library's outcome, and why (empty for ok).
 struct Outcome {
   std::string library;
-  std::string status;
+  LibraryStatus status = LibraryStatus::ok;
   std::string reason;
 };
 struct Verdict {
-  std::string status; // "pass", "fail" or "skip"
-  std::string reason; // empty for a pass
+  TestStatus status = TestStatus::pass; // pass, fail or skip
+  std::string reason;                   // empty for a pass
 };
 // fail when any library failed (the reason names each), pass when at least one ran and none
 // failed, skip when none ran (the reason says why each did not).

@@ -34,9 +34,10 @@ Evidence::List apart_records(const TestResult& apart) {
   if (auto records = library_records(apart); !records.empty()) {
     return records;
   }
-  const bool broken = apart.status == "fail" || apart.status == "error";
+  const bool broken = apart.status == TestStatus::fail || apart.status == TestStatus::error;
   return {{{"library", k_library_checked_apart},
-           {"status", broken ? "fail" : "skip"},
+           {"status",
+            std::string(libs::to_string(broken ? libs::LibraryStatus::fail : libs::LibraryStatus::skip))},
            {"reason", apart.reason.empty() ? EvidenceValue() : EvidenceValue(apart.reason)},
            {"ms", apart.wall_ms}}};
 }
@@ -80,11 +81,13 @@ void merge_libs_apart(std::vector<TestResult>& results, const std::vector<TestRe
   std::vector<libs::Outcome> outcomes;
   for (const auto& record : records) {
     outcomes.push_back(
-        {string_field(record, "library"), string_field(record, "status"), string_field(record, "reason")});
+        {string_field(record, "library"),
+         libs::parse_library_status(string_field(record, "status")).value_or(libs::LibraryStatus::ok),
+         string_field(record, "reason")});
   }
   into->details["libraries"] = std::move(records);
   // A main worker that broke before or in the test keeps its error; otherwise the verdict is new.
-  if (into->status != "error") {
+  if (into->status != TestStatus::error) {
     const auto verdict = libs::verdict(outcomes);
     into->status = verdict.status;
     into->reason = verdict.reason;

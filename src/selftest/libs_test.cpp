@@ -475,25 +475,25 @@ struct Checked {
 
 Checked check_library(const LibraryRow& row, const libs::LibsRun& run, Loader& loader) {
   const auto started = std::chrono::steady_clock::now();
-  Checked out{{{"library", row.name}}, {std::string(row.name), "ok", ""}};
+  Checked out{{{"library", row.name}}, {std::string(row.name), libs::LibraryStatus::ok, ""}};
   try {
     const auto* handle = loader.load(std::string(row.name), out.record);
     if (handle == nullptr) {
-      out.outcome.status = "skip";
+      out.outcome.status = libs::LibraryStatus::skip;
       out.outcome.reason = "not found (discovery selected no copy of " + std::string(row.name) + ")";
     } else {
       row.check(run, *handle, out.record);
     }
   } catch (const libs::LibrarySkip& skip) {
-    out.outcome.status = "skip";
+    out.outcome.status = libs::LibraryStatus::skip;
     out.outcome.reason = skip.what();
   } catch (const std::exception& error) {
-    out.outcome.status = "fail";
+    out.outcome.status = libs::LibraryStatus::fail;
     out.outcome.reason = error.what();
     // Whatever the library left queued must not run into the next one's buffers.
     static_cast<void>(run.gpu.api().stream_synchronize(run.stream.get()));
   }
-  out.record["status"] = out.outcome.status;
+  out.record["status"] = std::string(libs::to_string(out.outcome.status));
   out.record["reason"] = out.outcome.reason.empty() ? EvidenceValue() : EvidenceValue(out.outcome.reason);
   out.record["ms"] =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();

@@ -233,7 +233,7 @@ TestResult run_memory(const TestContext& context) {
   result.details["memory"] = std::move(memory);
   result.memory = std::move(facts);
   if (wrong > 0) {
-    result.status = "fail";
+    result.status = TestStatus::fail;
     result.reason =
         std::to_string(wrong) + " words read back wrong in " + std::to_string(tested >> 20U) +
         " MiB; first at " + first.front().address + " (expected " + first.front().expected + ", found " +
@@ -251,7 +251,7 @@ TestResult run_memory(const TestContext& context) {
     for (const auto& item : rose) {
       list += (list.empty() ? "" : ", ") + item;
     }
-    result.status = "fail";
+    result.status = TestStatus::fail;
     result.reason = "NVML counted new memory errors during the test: " + list;
   }
   return result;

@@ -7,12 +7,11 @@ namespace cudadiag::selftest {
 
 namespace nvml = cuda_api::nvml;
 
-std::unique_ptr<NvmlHealth> NvmlHealth::open(const std::string& path, std::string& error) {
+Expected<std::unique_ptr<NvmlHealth>> NvmlHealth::open(const std::string& path) {
   std::unique_ptr<NvmlHealth> health(new NvmlHealth());
   health->m_handle = cuda_api::DlHandle(path);
   if (!health->m_handle.loaded()) {
-    error = "cannot load " + path + ": " + health->m_handle.error();
-    return nullptr;
+    return Error{"cannot load " + path + ": " + health->m_handle.error()};
   }
   const cuda_api::SymbolResolver sym(health->m_handle, health->m_missing);
   auto& a = health->m_api;
@@ -45,14 +44,12 @@ std::unique_ptr<NvmlHealth> NvmlHealth::open(const std::string& path, std::strin
   a.utilization_rates = sym.require<nvml::DeviceGetUtilizationRatesFn>("nvmlDeviceGetUtilizationRates");
   a.persistence_mode = sym.require<nvml::DeviceGetPersistenceModeFn>("nvmlDeviceGetPersistenceMode");
   if (a.init == nullptr || a.shutdown == nullptr) {
-    error = path + " has no nvmlInit_v2/nvmlShutdown";
-    return nullptr;
+    return Error{path + " has no nvmlInit_v2/nvmlShutdown"};
   }
   if (const auto code = a.init(); code != nvml::k_success) {
     const auto name = nvml::return_name(code);
-    error = "nvmlInit_v2 returned " + (name.empty() ? std::to_string(code) : std::string(name));
     a.shutdown = nullptr; // nothing to shut down
-    return nullptr;
+    return Error{"nvmlInit_v2 returned " + (name.empty() ? std::to_string(code) : std::string(name))};
   }
   health->m_handle.release(); // never unloaded: other threads may still be inside NVML
   return health;
@@ -64,18 +61,16 @@ NvmlHealth::~NvmlHealth() {
   }
 }
 
-std::optional<NvmlDevice> NvmlHealth::device(const std::string& bus_id, std::string& error) const {
+Expected<NvmlDevice> NvmlHealth::device(const std::string& bus_id) const {
   if (m_api.device_get_handle_by_pci_bus_id == nullptr) {
-    error = "NVML has no nvmlDeviceGetHandleByPciBusId_v2";
-    return std::nullopt;
+    return Error{"NVML has no nvmlDeviceGetHandleByPciBusId_v2"};
   }
   nvml::Device handle = nullptr;
   if (const auto code = m_api.device_get_handle_by_pci_bus_id(bus_id.c_str(), &handle);
       code != nvml::k_success || handle == nullptr) {
     const auto name = nvml::return_name(code);
-    error = "NVML does not know the GPU at " + bus_id + " (" +
-            (name.empty() ? std::to_string(code) : std::string(name)) + ")";
-    return std::nullopt;
+    return Error{"NVML does not know the GPU at " + bus_id + " (" +
+                 (name.empty() ? std::to_string(code) : std::string(name)) + ")"};
   }
   return NvmlDevice(*this, handle, bus_id);
 }

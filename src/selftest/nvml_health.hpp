@@ -6,6 +6,7 @@
 // read before and after the memory test. Whatever NVML does not give (NOT_SUPPORTED in VMs, an old
 // driver without an entry point) is nullopt, never an error. Nothing here prints.
 
+#include "core/expected.hpp"
 #include "cuda_api/library.hpp"
 #include "cuda_api/nvml.hpp"
 #include "selftest/health.hpp"
@@ -70,14 +71,14 @@ class NvmlDevice;
 // One loaded and initialised NVML; nvmlShutdown and never dlclose on destruction.
 class NvmlHealth {
 public:
-  // dlopens `path` and calls nvmlInit_v2; nullptr with `error` set when either fails.
-  static std::unique_ptr<NvmlHealth> open(const std::string& path, std::string& error);
+  // dlopens `path` and calls nvmlInit_v2; the error says which failed.
+  static Expected<std::unique_ptr<NvmlHealth>> open(const std::string& path);
   ~NvmlHealth();
   NvmlHealth(const NvmlHealth&) = delete;
   NvmlHealth& operator=(const NvmlHealth&) = delete;
 
-  // The GPU at `bus_id` (cuDeviceGetPCIBusId's "0000:19:00.0" form); nullopt with `error` set.
-  [[nodiscard]] std::optional<NvmlDevice> device(const std::string& bus_id, std::string& error) const;
+  // The GPU at `bus_id` (cuDeviceGetPCIBusId's "0000:19:00.0" form), or why NVML has none there.
+  [[nodiscard]] Expected<NvmlDevice> device(const std::string& bus_id) const;
   [[nodiscard]] const NvmlHealthApi& api() const { return m_api; }
   [[nodiscard]] const cuda_api::MissingSymbols& missing() const { return m_missing; }
 

@@ -185,7 +185,7 @@ TestResult run_pcie(const TestContext& context) {
   result.details["pcie"] = pcie;
   if (round_trip_wrong || bidirectional_wrong) {
     const auto& wrong = round_trip_wrong ? *round_trip_wrong : *bidirectional_wrong;
-    result.status = "fail";
+    result.status = TestStatus::fail;
     result.reason = wrong_data_reason(
         std::string("the ") +
             (round_trip_wrong ? "host -> device -> host round trip" : "bidirectional copies") +

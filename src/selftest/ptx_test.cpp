@@ -184,10 +184,10 @@ TestResult run_ptx(const TestContext& context) {
   add_metric(result, "sms_reached", static_cast<double>(sms.size()), "count");
 
   if (copy_error) {
-    result.status = "fail";
+    result.status = TestStatus::fail;
     result.reason = wrong_data_reason("the PTX copy kernel", *copy_error, copy_repeat);
   } else if (static_cast<int>(sms.size()) != device.sm_count) {
-    result.status = "fail";
+    result.status = TestStatus::fail;
     result.reason = "the %smid probe reached " + std::to_string(sms.size()) + " of " +
                     std::to_string(device.sm_count) + " SMs";
   }

@@ -62,9 +62,10 @@ Score score(const std::vector<TestResult>& tests, const std::vector<verify::Devi
     // A checkpoint cycle that failed (not one that restored wrong data) says process snapshots do
     // not work here, not that the GPU computes wrongly: it is checkpoint.failed, not a correctness gate.
     const bool snapshot_only = test.checkpoint && test.checkpoint->outcome == CheckpointOutcome::failed;
-    const bool broken = (test.status == "fail" || test.status == "error") && !snapshot_only;
+    const bool broken =
+        (test.status == TestStatus::fail || test.status == TestStatus::error) && !snapshot_only;
     gates[device] = gates.count(device) == 0 ? !broken : gates[device] && !broken;
-    if (test.status != "pass" || !test.device) {
+    if (test.status != TestStatus::pass || !test.device) {
       continue;
     }
     const double peak = device_peak(devices, *test.device);

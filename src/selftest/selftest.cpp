@@ -60,10 +60,10 @@ constexpr TestLoads k_tests_loading[] = {
 std::map<std::string, std::string> unloadable_files(const verify::Verification& verification) {
   std::map<std::string, std::string> files;
   for (const auto& step : verification.steps) {
-    if (step.status == "timeout") {
+    if (step.status == worker::StepStatus::timeout) {
       files[step.path] =
           "loading " + step.path + " did not finish within --timeout in verification (verify.timeout)";
-    } else if (step.status == "crashed") {
+    } else if (step.status == worker::StepStatus::crashed) {
       files[step.path] =
           step.path + " crashed when verification loaded it: " + step.detail + " (verify.crashed)";
     }
@@ -98,14 +98,14 @@ std::map<std::string, std::string> library_paths(const discovery::DiscoveryResul
   return paths;
 }
 
-// The module next to the executable (build tree), else in ../lib/cudadiag (install tree).
-std::string find_module(const SelfTestOptions& options, std::string& reason) {
+// The module next to the executable (build tree), else in ../lib/cudadiag (install tree), or why
+// there is none.
+Expected<std::string> find_module(const SelfTestOptions& options) {
   if (!options.module_path.empty()) {
     if (fs::is_regular_file(options.module_path)) {
       return options.module_path;
     }
-    reason = "the self-test module " + options.module_path + " does not exist";
-    return {};
+    return Error{"the self-test module " + options.module_path + " does not exist"};
   }
   const auto exe = fs::real_path(options.executable);
   const std::string dir = fs::parent(exe ? *exe : options.executable);
@@ -116,9 +116,8 @@ std::string find_module(const SelfTestOptions& options, std::string& reason) {
       return real ? *real : candidate;
     }
   }
-  reason = "the CUB self-test module (" + std::string(k_module_file) +
-           ") is not installed: this cudadiag was built without nvcc";
-  return {};
+  return Error{"the CUB self-test module (" + std::string(k_module_file) +
+               ") is not installed: this cudadiag was built without nvcc"};
 }
 
 // What the driver step of verification says about devices: their count, or why there are none.
@@ -138,9 +137,9 @@ DriverView driver_view(const verify::Verification& verification, const std::stri
     view.no_device_reason = "no GPU: the driver was not verified";
     return view;
   }
-  if (step->status != "ok") {
-    view.no_device_reason =
-        "no GPU: loading the driver " + step->status + (step->detail.empty() ? "" : ": " + step->detail);
+  if (step->status != worker::StepStatus::ok) {
+    view.no_device_reason = "no GPU: loading the driver " + std::string(worker::to_string(step->status)) +
+                            (step->detail.empty() ? "" : ": " + step->detail);
     return view;
   }
   const auto* driver = std::get_if<verify::DriverFacts>(&step->facts);
@@ -245,7 +244,7 @@ TestResult error_result(const std::string& key, std::optional<int> device, std::
   if (const auto* info = find_test(key)) {
     result.description = std::string(info->description);
   }
-  result.status = "error";
+  result.status = TestStatus::error;
   result.reason = std::move(reason);
   return result;
 }
@@ -280,7 +279,7 @@ std::vector<TestResult> run_in_workers(WorkerConfig config, const SelfTestOption
       if (left.count() <= 0) {
         for (const auto& key : remaining) {
           auto cut = error_result(key, config.device, "not run: " + cut_reason(options));
-          cut.status = "skip";
+          cut.status = TestStatus::skip;
           results.push_back(std::move(cut));
         }
         break;
@@ -293,7 +292,8 @@ std::vector<TestResult> run_in_workers(WorkerConfig config, const SelfTestOption
         const auto result = decode_result(record);
         const std::lock_guard lock(progress_lock);
         options.progress(result.key + (result.device ? " (GPU " + std::to_string(*result.device) + ")" : "") +
-                         ": " + result.status + (result.reason.empty() ? "" : " — " + result.reason));
+                         ": " + std::string(to_string(result.status)) +
+                         (result.reason.empty() ? "" : " — " + result.reason));
       };
     }
     if (options.progress) {
@@ -329,22 +329,24 @@ std::vector<TestResult> run_in_workers(WorkerConfig config, const SelfTestOption
       loading = current.substr(mark + loading_mark.size());
       current.resize(mark);
     }
-    const bool cut = outcome.status == "timeout" && options.deadline && Clock::now() >= *options.deadline;
+    const bool cut = outcome.status == worker::StepStatus::timeout && options.deadline &&
+                     Clock::now() >= *options.deadline;
     if (cut) {
       // The overall budget ended the worker: the test it was in is cut, the rest not started. Both
       // are skips (the run's bound, not evidence about the GPU), saying so.
       for (const auto& key : remaining) {
         auto result = error_result(
             key, config.device, (key == current ? "cut while running: " : "not run: ") + cut_reason(options));
-        result.status = "skip";
+        result.status = TestStatus::skip;
         results.push_back(std::move(result));
       }
       break;
     }
-    const std::string what = outcome.status == "timeout"   ? "timed out (the worker was killed)"
-                             : outcome.status == "crashed" ? "crashed: " + outcome.detail
-                             : outcome.status == "ok"      ? "the worker finished without reporting it"
-                                                           : outcome.detail;
+    const std::string what =
+        outcome.status == worker::StepStatus::timeout   ? "timed out (the worker was killed)"
+        : outcome.status == worker::StepStatus::crashed ? "crashed: " + outcome.detail
+        : outcome.status == worker::StepStatus::ok      ? "the worker finished without reporting it"
+                                                        : outcome.detail;
     if (current.empty() || std::find(remaining.begin(), remaining.end(), current) == remaining.end()) {
       for (const auto& key : remaining) {
         results.push_back(
@@ -353,7 +355,7 @@ std::vector<TestResult> run_in_workers(WorkerConfig config, const SelfTestOption
       break;
     }
     std::string why = what;
-    if (outcome.status == "timeout") {
+    if (outcome.status == worker::StepStatus::timeout) {
       why = !loading.empty()
                 ? "loading " + loading + " did not finish within --timeout " +
                       seconds_text(config.load_timeout) + " (the worker was killed)"
@@ -398,20 +400,21 @@ std::string_view level_name(Level level) {
   return level == Level::full ? "full" : "quick";
 }
 
-std::string SelfTestRun::status() const {
+TestStatus SelfTestRun::status() const {
   if (!ran) {
-    return "skip";
+    return TestStatus::skip;
   }
   const bool broken = std::any_of(tests.begin(), tests.end(), [](const TestResult& t) {
-    return t.status == "fail" || t.status == "error";
+    return t.status == TestStatus::fail || t.status == TestStatus::error;
   });
   if (broken) {
-    return "fail";
+    return TestStatus::fail;
   }
   // A pass without a GPU (jit's compile-only check) proves nothing about the GPU: no "pass" for it.
-  const bool passed_on_gpu = std::any_of(tests.begin(), tests.end(),
-                                         [](const TestResult& t) { return t.status == "pass" && t.device; });
-  return passed_on_gpu ? "pass" : "skip";
+  const bool passed_on_gpu = std::any_of(tests.begin(), tests.end(), [](const TestResult& t) {
+    return t.status == TestStatus::pass && t.device;
+  });
+  return passed_on_gpu ? TestStatus::pass : TestStatus::skip;
 }
 
 SelfTestRun run_selftest(const discovery::DiscoveryResult& discovery,
@@ -442,7 +445,11 @@ SelfTestRun run_selftest(const discovery::DiscoveryResult& discovery,
     base.nvrtc_builtins = verify::cuda_python_builtins_preload(discovery, base.nvrtc).value_or("");
     base.nvjitlink = step_path(steps, "nvjitlink");
     base.cccl_include = cccl_include(discovery);
-    base.module_path = find_module(options, base.module_missing_reason);
+    if (auto module = find_module(options)) {
+      base.module_path = std::move(*module);
+    } else {
+      base.module_missing_reason = module.error().message;
+    }
     base.executable = options.executable;
     base.nvml = step_path(steps, "nvml");
     base.load_timeout = options.load_timeout;
@@ -461,7 +468,7 @@ SelfTestRun run_selftest(const discovery::DiscoveryResult& discovery,
         const auto path = step_path(steps, component);
         if (const auto found = unloadable.find(path); !path.empty() && found != unloadable.end()) {
           auto skip = error_result(std::string(key), std::nullopt, "not run: " + found->second);
-          skip.status = "skip";
+          skip.status = TestStatus::skip;
           not_loaded_again.push_back(std::move(skip));
           base.tests.erase(std::remove(base.tests.begin(), base.tests.end(), key), base.tests.end());
           break;
@@ -534,7 +541,7 @@ SelfTestRun run_selftest(const discovery::DiscoveryResult& discovery,
           if (Clock::now() >= cut_at) {
             for (const auto& key : configs[index].tests) {
               auto skipped = error_result(key, configs[index].device, late);
-              skipped.status = "skip";
+              skipped.status = TestStatus::skip;
               per_config[index].push_back(std::move(skipped));
             }
             continue;

@@ -27,6 +27,7 @@
 #include "core/run_context.hpp"
 #include "discovery/discovery.hpp"
 #include "selftest/result_facts.hpp"
+#include "selftest/test_status.hpp"
 #include "verify/verification.hpp"
 
 #include <chrono>
@@ -101,7 +102,7 @@ struct TestResult {
   std::string key;
   std::optional<int> device; // nullopt for a run with no device (jit compile-only)
   std::string description;
-  std::string status; // "pass" | "fail" | "skip" | "error"
+  TestStatus status = TestStatus::error;
   std::string reason; // why, for everything but a plain pass ("" then)
   double wall_ms = 0;
   std::vector<Metric> metrics;
@@ -163,9 +164,9 @@ struct SelfTestRun {
   unsigned max_workers = 1;                     // workers that ran at once (see SelfTestOptions::max_workers)
   RunContext context = RunContext::interactive; // as resolved (SelfTestOptions::context)
   bool exclusive = false;                       // SelfTestOptions::exclusive
-  // "pass" (nothing failed, a test passed on a GPU), "fail" (a fail or error), "skip" (nothing ran on a
+  // pass (nothing failed, a test passed on a GPU), fail (a fail or error), skip (nothing ran on a
   // GPU; a compile-only pass without one included).
-  [[nodiscard]] std::string status() const;
+  [[nodiscard]] TestStatus status() const;
 };
 
 // Runs the self-test for the components discovery selected (the driver the loader resolves, the

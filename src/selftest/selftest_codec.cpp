@@ -186,6 +186,25 @@ CheckpointFacts checkpoint_from_json(const json& object) {
 
 } // namespace
 
+std::string_view to_string(TestStatus status) {
+  switch (status) {
+  case TestStatus::pass: return "pass";
+  case TestStatus::fail: return "fail";
+  case TestStatus::skip: return "skip";
+  case TestStatus::error: return "error";
+  }
+  return "error";
+}
+
+std::optional<TestStatus> parse_test_status(std::string_view text) {
+  for (const auto status : {TestStatus::pass, TestStatus::fail, TestStatus::skip, TestStatus::error}) {
+    if (to_string(status) == text) {
+      return status;
+    }
+  }
+  return std::nullopt;
+}
+
 // --- the worker's configuration -----------------------------------------------------------------
 
 std::string encode_config(const WorkerConfig& config) {
@@ -258,7 +277,7 @@ std::string encode_result(const TestResult& result) {
   return dump({{"key", result.key},
                {"device", nullable(result.device)},
                {"description", result.description},
-               {"status", result.status},
+               {"status", to_string(result.status)},
                {"reason", result.reason},
                {"wall_ms", result.wall_ms},
                {"metrics", metrics},
@@ -276,14 +295,14 @@ TestResult decode_result(std::string_view text) {
   TestResult result;
   const auto parsed = parse_object(text);
   if (!parsed) {
-    result.status = "error";
+    result.status = TestStatus::error;
     return result;
   }
   const auto& object = *parsed;
   result.key = json_fields::string_or(object, "key", "");
   result.device = optional_int(object, "device");
   result.description = json_fields::string_or(object, "description", "");
-  result.status = json_fields::string_or(object, "status", "error");
+  result.status = parse_test_status(json_fields::string_or(object, "status", "")).value_or(TestStatus::error);
   result.reason = json_fields::string_or(object, "reason", "");
   result.wall_ms = optional_number(object, "wall_ms").value_or(0);
   for (const auto& metric : member(object, "metrics")) {

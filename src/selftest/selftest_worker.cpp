@@ -33,29 +33,28 @@ TestResult run_guarded(const TestInfo& test, const TestContext& context) {
   } catch (const CudaFailure& failure) {
     result = new_result(context);
     if (failure.code() == cu::CUDA_ERROR_OUT_OF_MEMORY) {
-      result.status = "skip";
+      result.status = TestStatus::skip;
       result.reason = std::string("not enough free device memory: ") + failure.what();
     } else {
-      result.status = "fail";
+      result.status = TestStatus::fail;
       result.reason = failure.what();
     }
   } catch (const std::exception& error) {
     result = new_result(context);
-    result.status = "error";
+    result.status = TestStatus::error;
     result.reason = std::string("internal error: ") + error.what();
   }
   result.wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - started).count();
   return result;
 }
 
-std::optional<DeviceFacts> open_device(const Gpu& gpu, int ordinal, std::string& problem) {
+Expected<DeviceFacts> open_device(const Gpu& gpu, int ordinal) {
   const auto& api = gpu.api();
   int count = 0;
   gpu.check(api.device_get_count(&count), "cuDeviceGetCount");
   if (ordinal < 0 || ordinal >= count) {
-    problem = "device " + std::to_string(ordinal) + " does not exist (" + std::to_string(count) +
-              " visible; CUDA_VISIBLE_DEVICES applies)";
-    return std::nullopt;
+    return Error{"device " + std::to_string(ordinal) + " does not exist (" + std::to_string(count) +
+                 " visible; CUDA_VISIBLE_DEVICES applies)"};
   }
   DeviceFacts facts;
   facts.ordinal = ordinal;
@@ -75,29 +74,23 @@ constexpr std::chrono::milliseconds k_sample_interval{10};
 // start and end.
 constexpr std::chrono::milliseconds k_busy_interval{250};
 
-// This GPU in the NVML at `path`; nullopt with `problem` set when there is none.
-std::optional<NvmlDevice> open_nvml(const Gpu& gpu, const DeviceFacts& device, const std::string& path,
-                                    std::unique_ptr<NvmlHealth>& nvml, std::string& problem) {
+// This GPU in the NVML at `path` (opened into `nvml`), or why there is none.
+Expected<NvmlDevice> open_nvml(const Gpu& gpu, const DeviceFacts& device, const std::string& path,
+                               std::unique_ptr<NvmlHealth>& nvml) {
   if (path.empty()) {
-    problem = "NVML (libnvidia-ml.so.1) was not found";
-    return std::nullopt;
+    return Error{"NVML (libnvidia-ml.so.1) was not found"};
   }
   if (gpu.api().device_get_pci_bus_id == nullptr) {
-    problem = "the driver has no cuDeviceGetPCIBusId";
-    return std::nullopt;
+    return Error{"the driver has no cuDeviceGetPCIBusId"};
   }
   char bus_id[32] = {};
   if (const auto code = gpu.api().device_get_pci_bus_id(bus_id, sizeof bus_id, device.handle);
       code != cu::CUDA_SUCCESS) {
-    problem = "cuDeviceGetPCIBusId: " + gpu.error_name(code);
-    return std::nullopt;
+    return Error{"cuDeviceGetPCIBusId: " + gpu.error_name(code)};
   }
   worker::report_phase("nvml");
-  nvml = NvmlHealth::open(path, problem);
-  if (!nvml) {
-    return std::nullopt;
-  }
-  return nvml->device(bus_id, problem);
+  CUDADIAG_TRY_ASSIGN(nvml, NvmlHealth::open(path));
+  return nvml->device(bus_id);
 }
 
 Evidence facts_evidence(const DeviceFacts& facts) {
@@ -136,21 +129,22 @@ Evidence run_selftest_worker(const std::string& libcuda_path, const std::string&
   bool device_broken = false;
   if (config.device && !libcuda_path.empty()) {
     worker::report_phase("cuInit");
-    std::string error;
     std::optional<cu::CUresult> init;
-    gpu = Gpu::load(libcuda_path, error, init);
-    if (!gpu) {
-      no_gpu_reason = error;
+    if (auto loaded = Gpu::load(libcuda_path, init); !loaded) {
+      no_gpu_reason = loaded.error().message;
       device_broken = true; // verification initialised this driver; here it failed
     } else {
+      gpu = std::move(*loaded);
       summary["driver_version"] = gpu->driver_version();
       worker::report_phase("device");
       try {
-        device = open_device(*gpu, *config.device, no_gpu_reason);
-        device_broken = !device;
-        if (device) {
+        if (auto opened = open_device(*gpu, *config.device)) {
+          device = *opened;
           context.emplace(*gpu, device->handle);
           summary["device"] = facts_evidence(*device);
+        } else {
+          no_gpu_reason = opened.error().message;
+          device_broken = true;
         }
       } catch (const CudaFailure& failure) {
         no_gpu_reason =
@@ -166,7 +160,11 @@ Evidence run_selftest_worker(const std::string& libcuda_path, const std::string&
   std::optional<NvmlDevice> nvml_device;
   std::string nvml_problem;
   if (device) {
-    nvml_device = open_nvml(*gpu, *device, config.nvml, nvml, nvml_problem);
+    if (auto opened = open_nvml(*gpu, *device, config.nvml, nvml)) {
+      nvml_device.emplace(std::move(*opened));
+    } else {
+      nvml_problem = opened.error().message;
+    }
     summary["nvml"] = {{"path", config.nvml},
                        {"bus_id", nvml_device ? EvidenceValue(nvml_device->bus_id()) : EvidenceValue()},
                        {"problem", nvml_problem.empty() ? EvidenceValue() : EvidenceValue(nvml_problem)}};

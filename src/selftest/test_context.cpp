@@ -88,7 +88,7 @@ SmClock max_sm_clock(const TestContext& context) {
 }
 
 TestResult errored(TestResult result, std::string reason) {
-  result.status = "error";
+  result.status = TestStatus::error;
   result.reason = std::move(reason);
   return result;
 }
@@ -126,13 +126,13 @@ TestResult new_result(const TestContext& context) {
   if (context.device) {
     result.device = context.device->ordinal;
   }
-  result.status = "pass";
+  result.status = TestStatus::pass;
   return result;
 }
 
 TestResult skipped(const TestContext& context, std::string reason) {
   auto result = new_result(context);
-  result.status = "skip";
+  result.status = TestStatus::skip;
   result.reason = std::move(reason);
   return result;
 }
@@ -140,7 +140,7 @@ TestResult skipped(const TestContext& context, std::string reason) {
 TestResult without_gpu(const TestContext& context) {
   auto result = skipped(context, context.no_gpu_reason);
   if (context.device_broken) {
-    result.status = "fail";
+    result.status = TestStatus::fail;
   }
   return result;
 }

@@ -24,7 +24,8 @@ namespace {
 // The answer of type Facts of the step for `component`, when that step completed.
 template <class Facts> const Facts* answer(const Verification& verification, std::string_view component) {
   const auto* step = verification.step(component);
-  return step != nullptr && step->status == "ok" ? std::get_if<Facts>(&step->facts) : nullptr;
+  return step != nullptr && step->status == worker::StepStatus::ok ? std::get_if<Facts>(&step->facts)
+                                                                   : nullptr;
 }
 
 // The probes whose answers are facts of the library's files alone (no driver, no GPU): the ones the
@@ -51,7 +52,7 @@ std::string encode_outcome(const worker::StepOutcome& step) {
       {"id", step.id},
       {"kind", step.kind},
       {"path", step.path},
-      {"status", step.status},
+      {"status", worker::to_string(step.status)},
       {"exit_code", step.exit_code ? nlohmann::json(*step.exit_code) : nlohmann::json()},
       {"detail", step.detail},
       {"stderr_tail", step.stderr_tail},
@@ -70,10 +71,11 @@ std::optional<worker::StepOutcome> decode_outcome(std::string_view text) {
     return std::nullopt;
   }
   worker::StepOutcome step;
+  std::string status;
   for (auto [key, field] : {std::pair{"id", &step.id},
                             {"kind", &step.kind},
                             {"path", &step.path},
-                            {"status", &step.status},
+                            {"status", &status},
                             {"detail", &step.detail},
                             {"stderr_tail", &step.stderr_tail},
                             {"last_phase", &step.last_phase},
@@ -83,6 +85,11 @@ std::optional<worker::StepOutcome> decode_outcome(std::string_view text) {
       return std::nullopt;
     }
     *field = found->get<std::string>();
+  }
+  if (const auto parsed_status = worker::parse_step_status(status)) {
+    step.status = *parsed_status;
+  } else {
+    return std::nullopt;
   }
   const auto records = in->find("records");
   const auto elapsed = in->find("elapsed_ms");
@@ -196,7 +203,7 @@ Verification verify(const discovery::DiscoveryResult& discovery, const VerifyOpt
   for (std::size_t i = 0; i < steps.size(); ++i) {
     if (options.cache != nullptr && file_facts(steps[i].kind)) {
       if (auto hit = options.cache->find_fact(steps[i].kind, steps[i].path)) {
-        if (auto outcome = decode_outcome(hit->first); outcome && outcome->status == "ok") {
+        if (auto outcome = decode_outcome(hit->first); outcome && outcome->status == worker::StepStatus::ok) {
           LibraryStep step;
           static_cast<worker::StepOutcome&>(step) = std::move(*outcome);
           step.facts = decode(step.kind, step.result);
@@ -214,7 +221,7 @@ Verification verify(const discovery::DiscoveryResult& discovery, const VerifyOpt
   for (std::size_t r = 0; r < outcomes.size() && r < run_index.size(); ++r) {
     LibraryStep step;
     static_cast<worker::StepOutcome&>(step) = std::move(outcomes[r]);
-    if (step.status == "ok") {
+    if (step.status == worker::StepStatus::ok) {
       step.facts = decode(step.kind, step.result);
       if (options.cache != nullptr && file_facts(step.kind)) {
         options.cache->store_fact(step.kind, step.path, files_loaded(step.facts), encode_outcome(step));

@@ -464,12 +464,12 @@ void PackageDatabase::open_rpm() const {
     if (!fs::exists(m_paths.rpm_db)) {
       return;
     }
-    std::string why;
-    const SqliteApi* sql = sqlite_api(why);
-    if (sql == nullptr) {
-      state.problem("rpm: " + m_paths.rpm_db + ": not read: " + why);
+    const auto api = sqlite_api();
+    if (!api) {
+      state.problem("rpm: " + m_paths.rpm_db + ": not read: " + api.error().message);
       return;
     }
+    const SqliteApi* sql = *api;
     sqlite3* raw = nullptr;
     const auto uri = "file:" + m_paths.rpm_db + "?mode=ro";
     const int opened = sql->open_v2(uri.c_str(), &raw, sqlite::k_open_readonly | sqlite::k_open_uri, nullptr);

@@ -44,11 +44,10 @@ LoadedSqlite load_sqlite() {
 
 } // namespace
 
-const SqliteApi* sqlite_api(std::string& why) {
+Expected<const SqliteApi*> sqlite_api() {
   static const LoadedSqlite loaded = load_sqlite(); // loaded once; never unloaded
   if (!loaded.problem.empty()) {
-    why = loaded.problem;
-    return nullptr;
+    return Error{loaded.problem};
   }
   return &loaded.api;
 }

@@ -5,6 +5,8 @@
 // and the build needs no SQLite development files. The entry points mirror sqlite3.h's prototypes
 // (a stable C ABI); tests/unit/test_versions_sqlite_api.cpp checks every one against the header.
 
+#include "core/expected.hpp"
+
 #include <cstdint>
 #include <string>
 
@@ -46,8 +48,8 @@ struct SqliteApi {
   const void* (*column_blob)(sqlite3_stmt* statement, int column) = nullptr;
 };
 
-// The process's one SQLite API, loaded on the first call (thread-safe) and never unloaded; nullptr
-// when libsqlite3.so.0 cannot be loaded or lacks an entry point, with the reason in `why`.
-const SqliteApi* sqlite_api(std::string& why);
+// The process's one SQLite API, loaded on the first call (thread-safe) and never unloaded; an error
+// when libsqlite3.so.0 cannot be loaded or lacks an entry point, saying which.
+Expected<const SqliteApi*> sqlite_api();
 
 } // namespace cudadiag::versions

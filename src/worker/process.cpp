@@ -1,6 +1,7 @@
 #include "worker/process.hpp"
 
 #include "core/bounded_json.hpp"
+#include "core/expected.hpp"
 #include "core/filesystem.hpp"
 #include "worker/child.hpp"
 
@@ -135,10 +136,9 @@ public:
     m_start = Clock::now();
     m_deadline = m_start + m_timeout;
     m_hard_deadline = m_start + m_budget;
-    std::string error;
-    if (!spawn(executable, envp, cwd, error)) {
-      outcome.status = "error";
-      outcome.detail = "could not start the worker " + executable + ": " + error;
+    if (auto spawned = spawn(executable, envp, cwd); !spawned) {
+      outcome.status = StepStatus::error;
+      outcome.detail = "could not start the worker " + executable + ": " + spawned.error().message;
       m_done = true;
     }
   }
@@ -214,17 +214,16 @@ public:
   }
 
 private:
-  bool spawn(const std::string& executable, char* const* envp, const std::string& cwd, std::string& error) {
+  Expected<void> spawn(const std::string& executable, char* const* envp, const std::string& cwd) {
     std::array<int, 2> protocol{-1, -1};
     std::array<int, 2> errors{-1, -1};
     if (::pipe2(protocol.data(), O_CLOEXEC) != 0 || ::pipe2(errors.data(), O_CLOEXEC) != 0) {
-      error = "pipe: " + errno_text(errno);
+      Error error{"pipe: " + errno_text(errno)};
       close_pipes(protocol, errors);
-      return false;
+      return error;
     }
     if (!move_pipes_high(protocol, errors)) {
-      error = "fcntl: " + errno_text(errno);
-      return false;
+      return Error{"fcntl: " + errno_text(errno)};
     }
 
     posix_spawn_file_actions_t actions;
@@ -270,10 +269,9 @@ private:
     close_fd(protocol[1]);
     close_fd(errors[1]);
     if (spawned != 0) {
-      error = errno_text(spawned);
       close_fd(protocol[0]);
       close_fd(errors[0]);
-      return false;
+      return Error{errno_text(spawned)};
     }
     m_pid = pid;
     m_protocol_fd = protocol[0];
@@ -281,7 +279,7 @@ private:
     for (const int fd : {m_protocol_fd, m_stderr_fd}) {
       ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
     }
-    return true;
+    return {};
   }
 
   void kill_group(Clock::time_point now) {
@@ -420,7 +418,7 @@ private:
     close_fd(m_stderr_fd);
     m_done = true;
     outcome.elapsed_ms = std::chrono::duration<double, std::milli>(now - m_start).count();
-    outcome.status = "timeout";
+    outcome.status = StepStatus::timeout;
     outcome.detail = "timed out after " + seconds_text(m_timeout) + " " + where() +
                      "; it did not exit after SIGKILL (stuck in the kernel?)";
   }
@@ -433,19 +431,19 @@ private:
   void classify(bool have_status, int status) {
     if (!m_protocol_error.empty() && m_killed_at &&
         !m_timed_out) { // refused and killed: the limit is the cause
-      outcome.status = "error";
+      outcome.status = StepStatus::error;
       outcome.detail = "the worker sent " + m_protocol_error + " " + where() + "; it was stopped";
       outcome.result.clear();
       return;
     }
     if (m_timed_out) {
-      outcome.status = "timeout";
+      outcome.status = StepStatus::timeout;
       outcome.detail = "timed out after " + seconds_text(m_timeout) + " " + where();
       outcome.result.clear();
       return;
     }
     if (have_status && WIFSIGNALED(status)) {
-      outcome.status = "crashed";
+      outcome.status = StepStatus::crashed;
       outcome.signal = WTERMSIG(status);
       outcome.detail = "killed by " + signal_name(WTERMSIG(status)) + " " + where();
       return;
@@ -455,10 +453,10 @@ private:
     }
     const bool exited_zero = !have_status || outcome.exit_code == 0;
     if (exited_zero && !outcome.result.empty() && m_protocol_error.empty() && !m_child_error) {
-      outcome.status = "ok";
+      outcome.status = StepStatus::ok;
       return;
     }
-    outcome.status = "error";
+    outcome.status = StepStatus::error;
     if (m_child_error) {
       outcome.detail = "the worker failed: " + *m_child_error;
     } else if (!exited_zero) {
@@ -695,6 +693,25 @@ std::vector<StepOutcome> run_all(const std::vector<WorkerStep>& steps, const Wor
 
 } // namespace
 
+std::string_view to_string(StepStatus status) {
+  switch (status) {
+  case StepStatus::ok: return "ok";
+  case StepStatus::crashed: return "crashed";
+  case StepStatus::timeout: return "timeout";
+  case StepStatus::error: return "error";
+  }
+  return "error";
+}
+
+std::optional<StepStatus> parse_step_status(std::string_view text) {
+  for (const auto status : {StepStatus::ok, StepStatus::crashed, StepStatus::timeout, StepStatus::error}) {
+    if (to_string(status) == text) {
+      return status;
+    }
+  }
+  return std::nullopt;
+}
+
 std::uint64_t memory_limit_mb(const Environment& env) {
   const auto text = env.non_empty("CUDADIAG_WORKER_MEMORY_MB");
   std::uint64_t value = 0;
@@ -720,7 +737,7 @@ std::vector<StepOutcome> run_steps(const std::vector<WorkerStep>& steps, const W
       outcome.id = step.id;
       outcome.kind = step.kind;
       outcome.path = step.path;
-      outcome.status = "error";
+      outcome.status = StepStatus::error;
       outcome.detail = std::string("internal error while running the worker: ") + error.what();
       outcomes.push_back(std::move(outcome));
     }

@@ -51,19 +51,25 @@ inline constexpr std::string_view k_ends_on_sigterm_variable = "CUDADIAG_WORKER_
 // How long a session sweep waits for such processes to end after SIGTERM, before SIGKILL.
 inline constexpr std::chrono::milliseconds k_sweep_term_grace{20000};
 
+// How a step ended. ok: the kind returned a result (the library itself may still have failed to
+// load; see the result). crashed: a signal the parent did not send. timeout: still running at the
+// deadline, killed. error: could not start, broke the protocol or exited non-zero.
+enum class StepStatus { ok, crashed, timeout, error };
+// The name the report and the caches spell it with: "ok", "crashed", "timeout", "error".
+std::string_view to_string(StepStatus status);
+// The status `text` names; nullopt for any other text.
+std::optional<StepStatus> parse_step_status(std::string_view text);
+
 struct StepOutcome {
   std::string id, kind, path;
-  // "ok": the kind returned a result (the library itself may still have failed to load; see the
-  //       result). "crashed": a signal the parent did not send. "timeout": still running at the
-  //       deadline, killed. "error": could not start, broke the protocol or exited non-zero.
-  std::string status;
+  StepStatus status = StepStatus::error;
   std::optional<int> signal;    // crashed: the signal number
   std::optional<int> exit_code; // the child's exit status when it exited normally
   std::string
       detail; // one line for users, e.g. "killed by SIGSEGV while loading /x/libcuda.so.1 (in cuInit)"
   std::string stderr_tail;          // the last ~2 KiB of the child's stderr, unsanitized
   std::string last_phase;           // the last phase the child reported ("dlopen", "cuInit", ...), "" if none
-  std::string result;               // the result object as JSON text; "" when there is none (status not "ok")
+  std::string result;               // the result object as JSON text; "" when there is none (status not ok)
   std::vector<std::string> records; // the {"record": ...} objects as JSON text, in the order they arrived
   double elapsed_ms = 0;
 };

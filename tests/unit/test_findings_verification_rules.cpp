@@ -25,7 +25,7 @@ LibraryStep ok_step(std::string id, std::string kind, std::string path, json res
   step.id = std::move(id);
   step.kind = std::move(kind);
   step.path = std::move(path);
-  step.status = "ok";
+  step.status = cudadiag::worker::StepStatus::ok;
   result["library"] = step.path;
   if (!result.contains("loaded")) {
     result["loaded"] = true;
@@ -310,13 +310,13 @@ TEST_CASE("verification rules: worker outcomes become verify.* findings naming t
   crashed.id = "cuda";
   crashed.kind = "driver";
   crashed.path = stack.driver();
-  crashed.status = "crashed";
+  crashed.status = cudadiag::worker::StepStatus::crashed;
   crashed.signal = 11;
   crashed.last_phase = "cuInit";
   crashed.detail = "killed by SIGSEGV while loading " + stack.driver() + " (in cuInit)";
   LibraryStep hung = crashed;
   hung.id = "nvml";
-  hung.status = "timeout";
+  hung.status = cudadiag::worker::StepStatus::timeout;
   hung.signal.reset();
   hung.detail = "did not finish within 1 s";
   auto not_loaded =
@@ -345,7 +345,7 @@ TEST_CASE("verification rules: a crashing driver is one finding listing the work
   driver.id = "cuda";
   driver.kind = "driver";
   driver.path = stack.driver();
-  driver.status = "crashed";
+  driver.status = cudadiag::worker::StepStatus::crashed;
   driver.signal = 11;
   driver.last_phase = "dlopen";
   driver.detail = "killed by SIGSEGV while loading " + stack.driver();

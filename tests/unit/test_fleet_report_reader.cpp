@@ -47,7 +47,9 @@ using nlohmann::json;
 
 // Every member of the facts, as one comparable text.
 std::string facts_text(const NodeFacts& facts) {
-  std::string out = facts.name + '|' + facts.source + '|' + facts.status + '|' + facts.tool_version + '|';
+  std::string out = facts.name + '|' + facts.source + '|' +
+                    std::string(facts.status ? cudadiag::report::to_string(*facts.status) : "unknown") + '|' +
+                    facts.tool_version + '|';
   for (const auto& list : {facts.errors, facts.warnings}) {
     for (const auto& id : list) {
       out += id + ',';

@@ -52,7 +52,7 @@ selftest::TestResult busy_test_result(const std::string& key, double value, cons
   selftest::TestResult result;
   result.key = key;
   result.device = 0;
-  result.status = "pass";
+  result.status = cudadiag::selftest::TestStatus::pass;
   result.metrics = {{metric, value, "GB/s"}};
   if (busy) {
     result.busy =

@@ -56,7 +56,7 @@ TestResult test_result(const std::string& key) {
   TestResult result;
   result.key = key;
   result.device = 0;
-  result.status = "pass";
+  result.status = cudadiag::selftest::TestStatus::pass;
   return result;
 }
 
@@ -174,11 +174,11 @@ TEST_CASE("selftest health: the worker limit comes from the CPU count unless con
 TEST_CASE(
     "selftest health: a fake NVML's x8 link is a gpu.pcie_degraded finding naming both links and the slot") {
   const FakeNvmlMode mode("link:5x8");
-  std::string error;
-  const auto nvml = selftest::NvmlHealth::open(CUDADIAG_FAKE_NVML_LIB, error);
-  REQUIRE_MESSAGE(nvml != nullptr, error);
-  const auto device = nvml->device("0000:19:00.0", error);
-  REQUIRE_MESSAGE(device.has_value(), error);
+  auto opened = selftest::NvmlHealth::open(CUDADIAG_FAKE_NVML_LIB);
+  REQUIRE_MESSAGE(opened, (opened ? std::string() : opened.error().message));
+  const auto nvml = std::move(*opened);
+  const auto device = nvml->device("0000:19:00.0");
+  REQUIRE_MESSAGE(device.has_value(), (device ? std::string() : device.error().message));
   const auto link = device->link();
   CHECK(link.gen_current == 5U);
   CHECK(link.width_current == 8U);
@@ -199,26 +199,27 @@ TEST_CASE(
 TEST_CASE(
     "selftest health: a fake NVML's gen5 x16 link at the H200's rates gives no finding and scores 100") {
   const FakeNvmlMode mode("link:5x16");
-  std::string error;
-  const auto nvml = selftest::NvmlHealth::open(CUDADIAG_FAKE_NVML_LIB, error);
-  REQUIRE(nvml != nullptr);
-  const auto device = nvml->device("00000000:19:00.0", error);
+  auto opened = selftest::NvmlHealth::open(CUDADIAG_FAKE_NVML_LIB);
+  REQUIRE(opened);
+  const auto nvml = std::move(*opened);
+  const auto device = nvml->device("00000000:19:00.0");
   REQUIRE(device.has_value());
   const auto run = run_of({pcie_result(*device, 55.5, 55.3)});
   CHECK(with_id(findings::evaluate_selftest(run), "gpu.pcie_degraded").empty());
   REQUIRE(run.score.value.has_value());
   CHECK(*run.score.value == doctest::Approx(99.9).epsilon(0.002));
-  CHECK_FALSE(nvml->device("0000:3b:00.0", error).has_value());
-  CHECK(error.find("0000:3b:00.0") != std::string::npos);
+  const auto unknown = nvml->device("0000:3b:00.0");
+  REQUIRE_FALSE(unknown.has_value());
+  CHECK(unknown.error().message.find("0000:3b:00.0") != std::string::npos);
 }
 
 TEST_CASE(
     "selftest health: a fake NVML's active power cap during a slow benchmark is a gpu.throttled finding") {
   const FakeNvmlMode mode("reasons:0x4");
-  std::string error;
-  const auto nvml = selftest::NvmlHealth::open(CUDADIAG_FAKE_NVML_LIB, error);
-  REQUIRE(nvml != nullptr);
-  const auto device = nvml->device("0000:19:00.0", error);
+  auto opened = selftest::NvmlHealth::open(CUDADIAG_FAKE_NVML_LIB);
+  REQUIRE(opened);
+  const auto nvml = std::move(*opened);
+  const auto device = nvml->device("0000:19:00.0");
   REQUIRE(device.has_value());
   CHECK(device->max_sm_clock_mhz() == 1980U);
   CHECK(device->power_limit_mw() == 700000U);
@@ -262,10 +263,10 @@ TEST_CASE(
 TEST_CASE(
     "selftest health: a fake NVML's new ECC errors during the memory test are a gpu.memory_errors error") {
   const FakeNvmlMode mode("ecc_rising");
-  std::string error;
-  const auto nvml = selftest::NvmlHealth::open(CUDADIAG_FAKE_NVML_LIB, error);
-  REQUIRE(nvml != nullptr);
-  const auto device = nvml->device("0000:19:00.0", error);
+  auto opened = selftest::NvmlHealth::open(CUDADIAG_FAKE_NVML_LIB);
+  REQUIRE(opened);
+  const auto nvml = std::move(*opened);
+  const auto device = nvml->device("0000:19:00.0");
   REQUIRE(device.has_value());
   const auto before = device->memory_counters();
   const auto after = device->memory_counters();
@@ -278,7 +279,7 @@ TEST_CASE(
   CHECK(rose[1] == "ecc_corrected +2");
 
   auto memory = test_result("memory");
-  memory.status = "fail";
+  memory.status = cudadiag::selftest::TestStatus::fail;
   memory.memory = selftest::MemoryFacts{0, {}, before, after, rose};
   const auto found = with_id(findings::evaluate_selftest(run_of({memory})), "gpu.memory_errors");
   REQUIRE(found.size() == 1);

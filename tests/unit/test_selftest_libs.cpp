@@ -213,14 +213,17 @@ TEST_CASE("libs plan: each library is loaded after its catalog dependencies, eac
 
 TEST_CASE("libs verdict: a failure fails, one library that ran passes, none skips with every reason") {
   using libs::Outcome;
-  const auto failed = libs::verdict({{"cublas", "ok", ""}, {"cufft", "fail", "cufftPlan1d returned 5"}});
-  CHECK(failed.status == "fail");
+  const auto failed = libs::verdict({{"cublas", libs::LibraryStatus::ok, ""},
+                                     {"cufft", libs::LibraryStatus::fail, "cufftPlan1d returned 5"}});
+  CHECK(failed.status == cudadiag::selftest::TestStatus::fail);
   CHECK(failed.reason == "cufft: cufftPlan1d returned 5");
-  const auto passed = libs::verdict({{"cublas", "ok", ""}, {"cudnn", "skip", "not found"}});
-  CHECK(passed.status == "pass");
+  const auto passed = libs::verdict(
+      {{"cublas", libs::LibraryStatus::ok, ""}, {"cudnn", libs::LibraryStatus::skip, "not found"}});
+  CHECK(passed.status == cudadiag::selftest::TestStatus::pass);
   CHECK(passed.reason.empty());
-  const auto none = libs::verdict({{"cudnn", "skip", "not found"}, {"nccl", "skip", "not found"}});
-  CHECK(none.status == "skip");
+  const auto none = libs::verdict(
+      {{"cudnn", libs::LibraryStatus::skip, "not found"}, {"nccl", libs::LibraryStatus::skip, "not found"}});
+  CHECK(none.status == cudadiag::selftest::TestStatus::skip);
   CHECK(none.reason == "no math library ran (cudnn: not found; nccl: not found)");
 }
 

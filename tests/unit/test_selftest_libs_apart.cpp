@@ -17,11 +17,11 @@ selftest::WorkerConfig device_config() {
   return config;
 }
 
-selftest::TestResult libs_result(std::string status, EvidenceValue libraries) {
+selftest::TestResult libs_result(selftest::TestStatus status, EvidenceValue libraries) {
   selftest::TestResult result;
   result.key = "libs";
   result.device = 0;
-  result.status = std::move(status);
+  result.status = status;
   result.wall_ms = 300;
   if (!libraries.is_null()) {
     result.details["libraries"] = std::move(libraries);
@@ -66,12 +66,14 @@ TEST_CASE("libs apart: no split without a device, without the libs test, without
 
 TEST_CASE("libs apart: the merged result lists every library in the test's order and judges them all") {
   std::vector<selftest::TestResult> results{
-      libs_result("pass", Evidence::List({record("cublasLt", "ok"), record("cudnn", "ok")}))};
+      libs_result(cudadiag::selftest::TestStatus::pass,
+                  Evidence::List({record("cublasLt", "ok"), record("cudnn", "ok")}))};
   results.front().wall_ms = 400;
-  const std::vector<selftest::TestResult> apart{libs_result("pass", Evidence::List({record("nccl", "ok")}))};
+  const std::vector<selftest::TestResult> apart{
+      libs_result(cudadiag::selftest::TestStatus::pass, Evidence::List({record("nccl", "ok")}))};
   selftest::merge_libs_apart(results, apart);
   const auto& merged = results.front();
-  CHECK(merged.status == "pass");
+  CHECK(merged.status == cudadiag::selftest::TestStatus::pass);
   REQUIRE(merged.details.at("libraries").size() == 3);
   CHECK(merged.details.at("libraries").at(2).at("library") == "nccl");
   CHECK(merged.details.at("libraries").at(2).at("own_worker") == true);
@@ -80,41 +82,45 @@ TEST_CASE("libs apart: the merged result lists every library in the test's order
 }
 
 TEST_CASE("libs apart: NCCL failing apart fails the libs test, naming NCCL") {
-  std::vector<selftest::TestResult> results{libs_result("pass", Evidence::List({record("cublasLt", "ok")}))};
+  std::vector<selftest::TestResult> results{
+      libs_result(cudadiag::selftest::TestStatus::pass, Evidence::List({record("cublasLt", "ok")}))};
   const std::vector<selftest::TestResult> apart{libs_result(
-      "fail", Evidence::List({record("nccl", "fail", "ncclCommInitAll(1 device): unhandled cuda error")}))};
+      cudadiag::selftest::TestStatus::fail,
+      Evidence::List({record("nccl", "fail", "ncclCommInitAll(1 device): unhandled cuda error")}))};
   selftest::merge_libs_apart(results, apart);
-  CHECK(results.front().status == "fail");
+  CHECK(results.front().status == cudadiag::selftest::TestStatus::fail);
   CHECK(results.front().reason == "nccl: ncclCommInitAll(1 device): unhandled cuda error");
 }
 
 TEST_CASE("libs apart: an apart worker that crashed or hung becomes NCCL's failed record") {
-  std::vector<selftest::TestResult> results{libs_result("pass", Evidence::List({record("cublasLt", "ok")}))};
-  auto crashed = libs_result("error", nullptr);
+  std::vector<selftest::TestResult> results{
+      libs_result(cudadiag::selftest::TestStatus::pass, Evidence::List({record("cublasLt", "ok")}))};
+  auto crashed = libs_result(cudadiag::selftest::TestStatus::error, nullptr);
   crashed.reason = "crashed: SIGSEGV";
   selftest::merge_libs_apart(results, {crashed});
   const auto& merged = results.front();
-  CHECK(merged.status == "fail");
+  CHECK(merged.status == cudadiag::selftest::TestStatus::fail);
   CHECK(merged.reason == "nccl: crashed: SIGSEGV");
   REQUIRE(merged.details.at("libraries").size() == 2);
   CHECK(merged.details.at("libraries").at(1).at("status") == "fail");
 }
 
 TEST_CASE("libs apart: a main worker that broke keeps its error, and NCCL's record is still shown") {
-  auto broken = libs_result("error", nullptr);
+  auto broken = libs_result(cudadiag::selftest::TestStatus::error, nullptr);
   broken.reason = "timed out after 60 s (the worker was killed)";
   std::vector<selftest::TestResult> results{broken};
-  selftest::merge_libs_apart(results, {libs_result("pass", Evidence::List({record("nccl", "ok")}))});
-  CHECK(results.front().status == "error");
+  selftest::merge_libs_apart(
+      results, {libs_result(cudadiag::selftest::TestStatus::pass, Evidence::List({record("nccl", "ok")}))});
+  CHECK(results.front().status == cudadiag::selftest::TestStatus::error);
   CHECK(results.front().reason == "timed out after 60 s (the worker was killed)");
   CHECK(results.front().details.at("libraries").size() == 1);
 }
 
 TEST_CASE("libs apart: only skips on both sides make a skip") {
-  std::vector<selftest::TestResult> results{
-      libs_result("skip", Evidence::List({record("cublasLt", "skip", "not found")}))};
-  selftest::merge_libs_apart(results,
-                             {libs_result("skip", Evidence::List({record("nccl", "skip", "not found")}))});
-  CHECK(results.front().status == "skip");
+  std::vector<selftest::TestResult> results{libs_result(
+      cudadiag::selftest::TestStatus::skip, Evidence::List({record("cublasLt", "skip", "not found")}))};
+  selftest::merge_libs_apart(results, {libs_result(cudadiag::selftest::TestStatus::skip,
+                                                   Evidence::List({record("nccl", "skip", "not found")}))});
+  CHECK(results.front().status == cudadiag::selftest::TestStatus::skip);
   CHECK(results.front().reason == "no math library ran (cublasLt: not found; nccl: not found)");
 }

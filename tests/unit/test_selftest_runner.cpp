@@ -49,7 +49,7 @@ TEST_CASE("selftest runner: a healthy worker reports every test once, from one p
   REQUIRE(results.size() == 3);
   std::set<int> pids;
   for (const auto& result : results) {
-    CHECK(result.status == "pass");
+    CHECK(result.status == cudadiag::selftest::TestStatus::pass);
     CHECK(result.device == 0);
     pids.insert(static_cast<int>(result.details.at("pid").integer().value_or(-1)));
   }
@@ -61,12 +61,12 @@ TEST_CASE("selftest runner: a test that hangs or crashes costs that test, the ot
   const auto results = run_with("hang:ptx,crash:sort", {"ptx", "reduce", "sort", "ipc"}, seconds);
   const auto found = by_key(results);
   REQUIRE(found.size() == 4);
-  CHECK(found.at("ptx").status == "error");
+  CHECK(found.at("ptx").status == cudadiag::selftest::TestStatus::error);
   CHECK(found.at("ptx").reason.find("timed out") != std::string::npos);
-  CHECK(found.at("sort").status == "error");
+  CHECK(found.at("sort").status == cudadiag::selftest::TestStatus::error);
   CHECK(found.at("sort").reason.find("SIGSEGV") != std::string::npos);
-  CHECK(found.at("reduce").status == "pass");
-  CHECK(found.at("ipc").status == "pass");
+  CHECK(found.at("reduce").status == cudadiag::selftest::TestStatus::pass);
+  CHECK(found.at("ipc").status == cudadiag::selftest::TestStatus::pass);
   // Three workers: one killed in ptx, one crashed in sort, one for ipc.
   CHECK(found.at("reduce").details.at("pid") != found.at("ipc").details.at("pid"));
   // The hang cost its 0.5 s deadline, not the stand-in's 60 s sleep.
@@ -82,7 +82,7 @@ TEST_CASE("selftest runner: a worker that cannot start fails every test with the
   const auto results = selftest::run_in_workers(config, options, Environment{}, lock);
   REQUIRE(results.size() == 2);
   for (const auto& result : results) {
-    CHECK(result.status == "error");
+    CHECK(result.status == cudadiag::selftest::TestStatus::error);
     CHECK(result.reason.find("/nonexistent/cudadiag") != std::string::npos);
   }
 }

@@ -25,7 +25,7 @@ TestResult passed(const std::string& key, int device, std::vector<selftest::Metr
   TestResult result;
   result.key = key;
   result.device = device;
-  result.status = "pass";
+  result.status = cudadiag::selftest::TestStatus::pass;
   result.metrics = std::move(metrics);
   return result;
 }
@@ -77,7 +77,7 @@ TEST_CASE("selftest score: expectations scale with the device's peak bandwidth")
 }
 
 TEST_CASE("selftest score: a failed or broken test is a correctness gate: the device scores 0") {
-  for (const char* status : {"fail", "error"}) {
+  for (const auto status : {selftest::TestStatus::fail, selftest::TestStatus::error}) {
     auto tests = h200_full_run(1.0);
     tests[3].status = status;
     const auto gated =
@@ -88,7 +88,7 @@ TEST_CASE("selftest score: a failed or broken test is a correctness gate: the de
   }
   // Skips are not failures.
   auto tests = h200_full_run(1.0);
-  tests[3].status = "skip";
+  tests[3].status = cudadiag::selftest::TestStatus::skip;
   CHECK(selftest::score(tests, devices_with_peak(selftest::k_reference_peak_gbps), Level::full)
             .correctness_passed);
 }
@@ -98,7 +98,7 @@ TEST_CASE("selftest findings: failures become selftest.failed, benchmarks under 
   run.ran = true;
   run.level = Level::full;
   run.tests = h200_full_run(0.4);
-  run.tests[4].status = "fail";
+  run.tests[4].status = cudadiag::selftest::TestStatus::fail;
   run.tests[4].reason = "the two partitions shared 8 SM(s)";
   run.score =
       selftest::score(h200_full_run(0.4), devices_with_peak(selftest::k_reference_peak_gbps), Level::full);
@@ -135,7 +135,7 @@ TEST_CASE("selftest records: a test result survives the worker protocol unchange
   const auto back = selftest::decode_result(selftest::encode_result(result));
   CHECK(back.key == "sort");
   CHECK(back.device == 1);
-  CHECK(back.status == "pass");
+  CHECK(back.status == cudadiag::selftest::TestStatus::pass);
   CHECK(back.reason == result.reason);
   CHECK(back.wall_ms == 12.5);
   REQUIRE(back.metrics.size() == 2);
@@ -147,10 +147,10 @@ TEST_CASE("selftest records: a test result survives the worker protocol unchange
 
   // A hostile or broken record never throws; what is missing becomes an error status.
   const auto broken = selftest::decode_result(R"({"key": 7, "metrics": "x"})");
-  CHECK(broken.status == "error");
+  CHECK(broken.status == cudadiag::selftest::TestStatus::error);
   CHECK(broken.metrics.empty());
-  CHECK(selftest::decode_result("[1]").status == "error");
-  CHECK(selftest::decode_result("not json").status == "error");
+  CHECK(selftest::decode_result("[1]").status == cudadiag::selftest::TestStatus::error);
+  CHECK(selftest::decode_result("not json").status == cudadiag::selftest::TestStatus::error);
 }
 
 TEST_CASE(
@@ -158,7 +158,7 @@ TEST_CASE(
   TestResult result = passed("memory", 2, {{"tested_gib", 120.5, "GiB"}, {"wrong_words", 1, "count"}});
   result.primary = result.metrics.front();
   result.description = "memory patterns";
-  result.status = "fail";
+  result.status = cudadiag::selftest::TestStatus::fail;
   result.reason = "1 words read back wrong";
   result.wall_ms = 812.25;
   result.pcie =
@@ -220,7 +220,7 @@ TEST_CASE(
 
 TEST_CASE("selftest records: the checkpoint test's facts survive the worker protocol and render as details") {
   TestResult result = passed("checkpoint", 0, {{"checkpoint_restore_gibps", 3.5, "GiB/s"}});
-  result.status = "fail";
+  result.status = cudadiag::selftest::TestStatus::fail;
   selftest::CheckpointFacts facts;
   facts.outcome = selftest::CheckpointOutcome::failed;
   facts.step = "lock";
@@ -250,7 +250,7 @@ TEST_CASE("selftest records: the checkpoint test's facts survive the worker prot
 
 TEST_CASE(
     "selftest findings: the checkpoint test's outcome is one checkpoint finding, never selftest.failed") {
-  const auto run_with = [](selftest::CheckpointOutcome outcome, const char* status) {
+  const auto run_with = [](selftest::CheckpointOutcome outcome, selftest::TestStatus status) {
     selftest::SelfTestRun run;
     run.ran = true;
     auto test = passed("checkpoint", 0, {});
@@ -264,27 +264,27 @@ TEST_CASE(
     run.tests = {test};
     return findings::evaluate_selftest(run);
   };
-  const auto failed = run_with(selftest::CheckpointOutcome::failed, "fail");
+  const auto failed = run_with(selftest::CheckpointOutcome::failed, selftest::TestStatus::fail);
   REQUIRE(failed.size() == 1);
   CHECK(failed[0].id == "checkpoint.failed");
   CHECK(failed[0].severity == findings::Severity::warning);
   CHECK(failed[0].message.find("'restore'") != std::string::npos);
   CHECK(failed[0].message.find("CRIU") != std::string::npos);
   CHECK(failed[0].evidence.at("step") == "restore");
-  const auto corrupt = run_with(selftest::CheckpointOutcome::corrupt, "fail");
+  const auto corrupt = run_with(selftest::CheckpointOutcome::corrupt, selftest::TestStatus::fail);
   REQUIRE(corrupt.size() == 1);
   CHECK(corrupt[0].id == "checkpoint.corrupt");
   CHECK(corrupt[0].severity == findings::Severity::error);
-  const auto unsupported = run_with(selftest::CheckpointOutcome::unsupported, "skip");
+  const auto unsupported = run_with(selftest::CheckpointOutcome::unsupported, selftest::TestStatus::skip);
   REQUIRE(unsupported.size() == 1);
   CHECK(unsupported[0].id == "checkpoint.unsupported");
   CHECK(unsupported[0].severity == findings::Severity::info);
   CHECK(unsupported[0].message.find("R570 (CUDA 12.8)") != std::string::npos);
-  CHECK(run_with(selftest::CheckpointOutcome::restored, "pass").empty());
+  CHECK(run_with(selftest::CheckpointOutcome::restored, selftest::TestStatus::pass).empty());
   // A failed cycle is not a correctness gate of the score; wrong data after a restore is.
   const auto scored = [](selftest::CheckpointOutcome outcome) {
     auto test = passed("checkpoint", 0, {});
-    test.status = "fail";
+    test.status = cudadiag::selftest::TestStatus::fail;
     test.checkpoint = selftest::CheckpointFacts{};
     test.checkpoint->outcome = outcome;
     return selftest::score({test}, devices_with_peak(selftest::k_reference_peak_gbps), Level::full);
@@ -295,7 +295,7 @@ TEST_CASE(
   selftest::SelfTestRun broken;
   broken.ran = true;
   auto test = passed("checkpoint", 0, {});
-  test.status = "error";
+  test.status = cudadiag::selftest::TestStatus::error;
   test.reason = "timed out";
   broken.tests = {test};
   const auto found = findings::evaluate_selftest(broken);
@@ -404,9 +404,9 @@ TEST_CASE("selftest json: null when not asked for, the reason when it could not 
   selftest::SelfTestRun ran;
   ran.ran = true;
   ran.tests = h200_full_run(1.0);
-  CHECK(ran.status() == "pass");
-  ran.tests[0].status = "error";
-  CHECK(ran.status() == "fail");
+  CHECK(ran.status() == cudadiag::selftest::TestStatus::pass);
+  ran.tests[0].status = cudadiag::selftest::TestStatus::error;
+  CHECK(ran.status() == cudadiag::selftest::TestStatus::fail);
   const auto object = report::selftest_to_json(ran);
   CHECK(object["tests"].size() == 5);
   CHECK(object["score"].contains("correctness_passed"));

@@ -231,7 +231,7 @@ nlohmann::json probe_ok(const std::string& library, const cudadiag::Environment&
   const auto outcome = probe(library, env);
   INFO(outcome.detail);
   INFO(outcome.stderr_tail);
-  REQUIRE(outcome.status == "ok");
+  REQUIRE(outcome.status == cudadiag::worker::StepStatus::ok);
   const auto result = nlohmann::json::parse(outcome.result, nullptr, false);
   REQUIRE(result.is_object());
   return result;

@@ -44,11 +44,11 @@ TEST_CASE("sqlite api: the mirror matches sqlite3.h") {
 #endif
 
 TEST_CASE("sqlite api: libsqlite3.so.0 loads by name and answers a query through the mirror") {
-  std::string why;
-  const auto* api = cudadiag::versions::sqlite_api(why);
-  if (api == nullptr) {
-    CUDADIAG_SKIP("libsqlite3.so.0 is not installed here: " + why);
+  const auto loaded = cudadiag::versions::sqlite_api();
+  if (!loaded) {
+    CUDADIAG_SKIP("libsqlite3.so.0 is not installed here: " + loaded.error().message);
   }
+  const auto* api = *loaded;
   sqlite3* db = nullptr;
   REQUIRE(api->open_v2(":memory:", &db, 0x02 | 0x04, nullptr) ==
           cudadiag::versions::sqlite::k_ok); // READWRITE|CREATE

@@ -116,7 +116,7 @@ TEST_CASE("worker: a crash in cuInit is reported with the signal, the path and t
   CHECK(outcome.id == "cuda");
   CHECK(outcome.kind == "driver");
   CHECK(outcome.path == CUDADIAG_FAKE_DRIVER);
-  CHECK(outcome.status == "crashed");
+  CHECK(outcome.status == cudadiag::worker::StepStatus::crashed);
   CHECK(outcome.signal == 11);
   CHECK_FALSE(outcome.exit_code.has_value());
   CHECK(outcome.last_phase == "cuInit");
@@ -129,7 +129,7 @@ TEST_CASE("worker: a crash in cuInit is reported with the signal, the path and t
 
 TEST_CASE("worker: a crash in the library's constructor is attributed to dlopen") {
   const auto outcome = run_driver(CUDADIAG_FAKE_DRIVER, "crash-on-load");
-  CHECK(outcome.status == "crashed");
+  CHECK(outcome.status == cudadiag::worker::StepStatus::crashed);
   CHECK(outcome.signal == 11);
   CHECK(outcome.last_phase == "dlopen");
   CHECK(contains(outcome.detail, "SIGSEGV"));
@@ -149,7 +149,7 @@ TEST_CASE("worker: a hang is killed at the step timeout and leaves nothing behin
     REQUIRE(outcomes.size() == 1);
     const auto& outcome = outcomes.front();
     INFO(outcome.detail);
-    CHECK(outcome.status == "timeout");
+    CHECK(outcome.status == cudadiag::worker::StepStatus::timeout);
     CHECK_FALSE(outcome.signal.has_value());
     CHECK(outcome.result.empty());
     CHECK(outcome.last_phase == (std::string_view(mode) == "hang" ? "cuInit" : "dlopen"));
@@ -172,7 +172,9 @@ TEST_CASE("worker: everything a child started dies with it, on timeout and on no
     REQUIRE(outcomes.size() == 1);
     INFO(outcomes.front().detail);
     // The grandchild holds the pipes open: the parent must notice the exit, not wait for EOF.
-    CHECK(outcomes.front().status == (std::string_view(mode) == "fork-and-hang" ? "timeout" : "ok"));
+    CHECK(outcomes.front().status == (std::string_view(mode) == "fork-and-hang"
+                                          ? cudadiag::worker::StepStatus::timeout
+                                          : cudadiag::worker::StepStatus::ok));
     CHECK(std::chrono::steady_clock::now() - start < 2500ms);
     CHECK(children_of_this_process().empty());
     CHECK(marked_processes_gone(marker));
@@ -186,7 +188,7 @@ TEST_CASE("worker: a daemon that double-forks and leaves the process group with 
   const auto outcomes = run({{"cuda", "driver", CUDADIAG_FAKE_DRIVER}}, env, 5000ms);
   REQUIRE(outcomes.size() == 1);
   INFO(outcomes.front().detail);
-  CHECK(outcomes.front().status == "ok");
+  CHECK(outcomes.front().status == cudadiag::worker::StepStatus::ok);
   CHECK(children_of_this_process().empty());
   CHECK(marked_processes_gone(marker));
 }
@@ -195,7 +197,7 @@ TEST_CASE("worker: a library writing a record nested a million deep on the proto
           "parent") {
   const auto outcome = run_driver(CUDADIAG_FAKE_DRIVER, "protocol-deep", 10000ms);
   INFO(outcome.detail);
-  CHECK(outcome.status == "error");
+  CHECK(outcome.status == cudadiag::worker::StepStatus::error);
   CHECK(contains(outcome.detail, "the worker sent an unreadable protocol line"));
   CHECK(contains(outcome.detail, "deeper than 32"));
   CHECK(outcome.records.empty());
@@ -207,7 +209,7 @@ TEST_CASE("worker: deadline_ms lines never keep a step alive past its budget") {
   const auto outcome = run_driver(CUDADIAG_FAKE_DRIVER, "protocol-deadline", 1000ms);
   const auto wall = std::chrono::steady_clock::now() - start;
   INFO(outcome.detail);
-  CHECK(outcome.status == "timeout");
+  CHECK(outcome.status == cudadiag::worker::StepStatus::timeout);
   CHECK(outcome.last_phase == "stalling");
   CHECK(wall < 3000ms); // 1 s budget, the kill and the reap; an hour or 2^64-1 ms asked
   CHECK(children_of_this_process().empty());
@@ -217,7 +219,7 @@ TEST_CASE("worker: a flood of records is cut at the record limit and the step st
   const auto start = std::chrono::steady_clock::now();
   const auto outcome = run_driver(CUDADIAG_FAKE_DRIVER, "protocol-flood", 10000ms);
   INFO(outcome.detail);
-  CHECK(outcome.status == "error");
+  CHECK(outcome.status == cudadiag::worker::StepStatus::error);
   CHECK(contains(outcome.detail, "more than 4096 records"));
   CHECK(outcome.records.size() == 4096);
   CHECK(std::chrono::steady_clock::now() - start < 5000ms);
@@ -240,11 +242,11 @@ TEST_CASE("worker: steps run concurrently and come back in step order") {
   for (std::size_t i = 0; i < steps.size(); ++i) {
     CHECK(outcomes[i].id == steps[i].id);
   }
-  CHECK(outcomes[0].status == "timeout");
-  CHECK(outcomes[1].status == "error");
-  CHECK(outcomes[2].status == "timeout");
-  CHECK(outcomes[3].status == "ok");
-  CHECK(outcomes[4].status == "timeout");
+  CHECK(outcomes[0].status == cudadiag::worker::StepStatus::timeout);
+  CHECK(outcomes[1].status == cudadiag::worker::StepStatus::error);
+  CHECK(outcomes[2].status == cudadiag::worker::StepStatus::timeout);
+  CHECK(outcomes[3].status == cudadiag::worker::StepStatus::ok);
+  CHECK(outcomes[4].status == cudadiag::worker::StepStatus::timeout);
   CHECK(outcomes[3].elapsed_ms < 1000); // not held up by its neighbours
   CHECK(wall < 2500ms);                 // three 1 s timeouts, at once
   CHECK(children_of_this_process().empty());
@@ -254,7 +256,7 @@ TEST_CASE("worker: an unknown kind is an error carrying the child's message") {
   const auto outcomes =
       run({{"x", "no-such-kind", "/nonexistent/libx.so"}}, cudadiag::testing::fake_driver_env());
   REQUIRE(outcomes.size() == 1);
-  CHECK(outcomes[0].status == "error");
+  CHECK(outcomes[0].status == cudadiag::worker::StepStatus::error);
   CHECK(outcomes[0].exit_code == 2);
   CHECK(contains(outcomes[0].detail, "unknown worker kind 'no-such-kind'"));
   CHECK(contains(outcomes[0].detail,
@@ -268,7 +270,7 @@ TEST_CASE("worker: an executable that cannot be started is an error, not an exce
   const auto outcomes = cudadiag::worker::run_steps({{"cuda", "driver", CUDADIAG_FAKE_DRIVER}}, options,
                                                     cudadiag::testing::fake_driver_env());
   REQUIRE(outcomes.size() == 1);
-  CHECK(outcomes[0].status == "error");
+  CHECK(outcomes[0].status == cudadiag::worker::StepStatus::error);
   CHECK(contains(outcomes[0].detail, "could not start the worker /nonexistent/cudadiag"));
   CHECK(cudadiag::worker::run_steps({}, options, cudadiag::testing::fake_driver_env()).empty());
 }
@@ -276,7 +278,7 @@ TEST_CASE("worker: an executable that cannot be started is an error, not an exce
 TEST_CASE("worker: a library that cannot be loaded is a result, not a failure of the step") {
   SUBCASE("the file does not exist") {
     const auto outcome = run_driver("/nonexistent/libcuda.so.1", "ok");
-    REQUIRE(outcome.status == "ok");
+    REQUIRE(outcome.status == cudadiag::worker::StepStatus::ok);
     CHECK(outcome.exit_code == 0);
     CHECK(outcome.last_phase == "dlopen");
     CHECK(result(outcome)["loaded"] == false);
@@ -285,7 +287,7 @@ TEST_CASE("worker: a library that cannot be loaded is a result, not a failure of
   }
   SUBCASE("a dependency is missing") {
     const auto outcome = run_driver(CUDADIAG_NEEDS_GONE_LIB, "ok");
-    REQUIRE(outcome.status == "ok");
+    REQUIRE(outcome.status == cudadiag::worker::StepStatus::ok);
     CHECK(result(outcome)["loaded"] == false);
     CHECK(contains(result(outcome)["dlopen_error"].get<std::string>(), "libcudadiag_gone.so"));
   }
@@ -294,7 +296,7 @@ TEST_CASE("worker: a library that cannot be loaded is a result, not a failure of
 TEST_CASE("worker: a chatty child does not block, and only the tail of its stderr is kept") {
   const auto outcome = run_driver(CUDADIAG_FAKE_DRIVER, "noisy");
   INFO(outcome.detail);
-  CHECK(outcome.status == "ok");
+  CHECK(outcome.status == cudadiag::worker::StepStatus::ok);
   CHECK(result(outcome)["init"]["code"] == 0);
   CHECK(outcome.stderr_tail.size() <= 2048);
   CHECK(outcome.stderr_tail.size() > 1000);
