@@ -145,120 +145,138 @@ void log_components(const StageLog& log, const std::vector<ComponentResult>& com
   }
 }
 
-} // namespace
+// One run's state, handed from stage to stage (run() below is the schedule). Each stage reads
+// what the stages before it left and adds its part of the report; the futures are the stages
+// running beside others, each joined by a later stage.
+struct Run {
+  explicit Run(const Plan& asked) : plan(asked), log(asked), options(asked.discovery) {}
 
-Expected<report::Report> run(const Plan& plan) {
-  const timeline::Span whole_run("run");
-  // The run's helper threads, lent to each parallel section in turn (core/worker_pool.hpp): one
-  // per CPU as a section uses them (it runs on this thread too), and two for the read-aheads
-  // that run beside the sections; never more helpers than CPUs: on a 2-CPU machine a third could
-  // not run beside the two busy threads, and only cost its start and the switches to it.
-  constexpr auto k_any = std::numeric_limits<std::size_t>::max();
-  WorkerPool pool(std::min(parallel_threads(k_any) + 1, parallel_threads(k_any, k_any)));
-  const WorkerPool::Use use_pool(pool);
-  StageLog log(plan);
-  log.start("finding CUDA components");
-  auto options = plan.discovery;
+  const Plan& plan;
+  StageLog log;
+  discovery::DiscoveryOptions options; // the plan's, with the loader cache it named
+  std::vector<const probes::ComponentSpec*> specs;
+  std::optional<discovery::DiscoveryContext> context; // until finish_discovery takes it
+  bool framework_closures = false;
+  std::optional<linkage::FrameworksAhead> frameworks_ahead;
+  discovery::DiscoveryResult loaded;       // the verified components, as verification reads them
+  std::vector<ComponentResult> others;     // the rest of the catalog
+  std::optional<linkage::LoadCache> cache; // read before verification, written after the load check
+  report::Report report;
+  std::future<std::vector<python::FrameworkBuild>> gpu_code;
+  std::future<void> load_check;
+  std::future<health::KernelLog> kernel_log;
+};
+
+// The loader cache the plan named checked, the environment's snapshot taken (Python environments,
+// the loader cache parsed): a usage error when the named cache is not one or --python cannot run.
+Expected<void> prepare(Run& run) {
+  const auto& plan = run.plan;
+  run.log.start("finding CUDA components");
   if (plan.ld_so_cache) {
     CUDADIAG_TRY(check_ld_so_cache(*plan.ld_so_cache));
-    options.layout.ld_so_cache = *plan.ld_so_cache;
+    run.options.layout.ld_so_cache = *plan.ld_so_cache;
   }
-  const auto specs = plan.components.empty() ? discovery::wanted_components({}) : plan.components;
-  auto context = [&] {
+  run.specs = plan.components.empty() ? discovery::wanted_components({}) : plan.components;
+  {
     const timeline::Span span("prepare");
-    return discovery::prepare_discovery(plan.environment, options, specs);
-  }();
-  if (options.python_exe && context.python_error) {
+    run.context = discovery::prepare_discovery(plan.environment, run.options, run.specs);
+  }
+  const auto& context = *run.context;
+  if (run.options.python_exe && context.python_error) {
     return Error{*context.python_error};
   }
-  log.done("environment",
-           std::to_string(context.python.environments.size()) + " Python environment(s), " +
-               context.ld_cache.path + ": " +
-               (context.ld_cache.error ? *context.ld_cache.error
-                                       : std::to_string(context.ld_cache.entries) + " entries"));
+  run.log.done("environment",
+               std::to_string(context.python.environments.size()) + " Python environment(s), " +
+                   context.ld_cache.path + ": " +
+                   (context.ld_cache.error ? *context.ld_cache.error
+                                           : std::to_string(context.ld_cache.entries) + " entries"));
   for (const auto& line : context.python.trace) {
-    log.say(Detail::step, "python: " + line);
+    run.log.say(Detail::step, "python: " + line);
   }
-  // torch's and JAX's own loads (a report of the whole catalog only: `find NAME` asks for one library,
-  // and `find --for` predicts its framework itself) are predicted while the components are resolved.
-  const bool framework_closures = plan.framework_closures && plan.components.empty();
-  std::optional<linkage::FrameworksAhead> frameworks_ahead;
-  if (framework_closures) {
-    frameworks_ahead = linkage::predict_frameworks_ahead(context, plan.environment, options.layout);
-  }
+  run.report.host = report::read_host_info(plan.environment);
+  run.report.environment = plan.environment;
+  return {};
+}
 
-  // The components verification loads come first, so that the workers start while the rest of
-  // the catalog is still being resolved.
+// torch's and JAX's own loads (a report of the whole catalog only: `find NAME` asks for one library,
+// and `find --for` predicts its framework itself) are predicted while the components are resolved.
+void start_framework_closures(Run& run) {
+  run.framework_closures = run.plan.framework_closures && run.plan.components.empty();
+  if (run.framework_closures) {
+    run.frameworks_ahead =
+        linkage::predict_frameworks_ahead(*run.context, run.plan.environment, run.options.layout);
+  }
+}
+
+void log_verification_steps(const Run& run) {
+  for (const auto& step : run.report.verification.steps) {
+    run.log.say(Detail::step,
+                "worker " + step.id + ": " + std::string(worker::to_string(step.status)) + " in " +
+                    std::to_string(static_cast<long long>(step.elapsed_ms)) + " ms" +
+                    (step.proven_at ? " (from the cache)" : "") + ", last phase " +
+                    (step.last_phase.empty() ? std::string("-") : step.last_phase) +
+                    (step.detail.empty() ? std::string() : ": " + step.detail) +
+                    (step.stderr_tail.empty() ? std::string() : "; stderr: " + step.stderr_tail));
+  }
+}
+
+// The components verification loads come first, so that the workers start while the rest of the
+// catalog is still being resolved; without verification, every component in one parallel pass.
+void resolve_and_verify(Run& run) {
+  const auto& plan = run.plan;
+  const auto& context = *run.context;
   std::vector<const probes::ComponentSpec*> verified;
   std::vector<const probes::ComponentSpec*> rest;
-  for (const auto* spec : specs) {
+  for (const auto* spec : run.specs) {
     (spec->verify ? verified : rest).push_back(spec);
   }
-  discovery::DiscoveryResult loaded; // the verified components, as verification reads them
-  log.start("finding CUDA components");
-  if (plan.verify.enabled) {
-    loaded.components = discovery::resolve_components(context, verified);
-    log.done("discovery of the verified components", std::to_string(verified.size()) + " components");
-  }
-
-  report::Report report;
-  report.host = report::read_host_info(plan.environment);
-  report.environment = plan.environment;
-  std::vector<ComponentResult> others;
-  // The per-user cache of proven loads and of the libraries' own answers (linkage/load_cache.hpp):
-  // read before verification, written (when its mode allows) once the load check has ended.
-  std::optional<linkage::LoadCache> cache;
-  auto verify_options = plan.verify;
-  if (plan.verify.enabled) {
-    cache =
-        linkage::LoadCache::open(plan.load_cache, plan.environment, plan.verify.executable, options.layout);
-    cache->set_default_dirs(options.layout.default_lib_dirs);
-    verify_options.cache = &*cache;
-  }
-  if (plan.verify.enabled) {
-    log.start("loading libraries in isolated workers");
-    auto workers = std::async(std::launch::async, [&loaded, &plan, &context, &verify_options] {
-      // The workers load what the load model answers (each load followed, closures and
-      // cuda-pathfinder's control flow included), not select()'s file-by-file choice; on a copy, as
-      // finish_discovery follows the loads of the run's components once, traces and all.
-      discovery::DiscoveryResult answers;
-      answers.components = loaded.components;
-      static_cast<void>(discovery::follow_loads_from(context, answers.components));
-      return verify::verify(answers, verify_options, plan.environment);
-    });
-    others = discovery::resolve_components(context, rest, loaded.components);
-    report.verification = workers.get();
-    log.done("verification and the rest of the discovery",
-             std::to_string(report.verification.steps.size()) + " libraries loaded, " +
-                 std::to_string(rest.size()) + " more components found");
-    for (const auto& step : report.verification.steps) {
-      log.say(Detail::step, "worker " + step.id + ": " + std::string(worker::to_string(step.status)) +
-                                " in " + std::to_string(static_cast<long long>(step.elapsed_ms)) + " ms" +
-                                (step.proven_at ? " (from the cache)" : "") + ", last phase " +
-                                (step.last_phase.empty() ? std::string("-") : step.last_phase) +
-                                (step.detail.empty() ? std::string() : ": " + step.detail) +
-                                (step.stderr_tail.empty() ? std::string() : "; stderr: " + step.stderr_tail));
-    }
-  } else {
-    // Nothing to start early: every component in one parallel pass.
+  run.log.start("finding CUDA components");
+  if (!plan.verify.enabled) {
     {
       const timeline::Span span("resolve");
-      others = discovery::resolve_components(context, specs);
+      run.others = discovery::resolve_components(context, run.specs);
     }
-    report.verification = verify::verify(loaded, plan.verify, plan.environment);
+    run.report.verification = verify::verify(run.loaded, plan.verify, plan.environment);
     if (!plan.not_loaded_reason.empty()) {
-      report.verification.skipped_reason = plan.not_loaded_reason;
+      run.report.verification.skipped_reason = plan.not_loaded_reason;
     }
-    log.done("discovery", std::to_string(specs.size()) + " components; nothing loaded");
+    run.log.done("discovery", std::to_string(run.specs.size()) + " components; nothing loaded");
+    return;
   }
-  log_components(log, loaded.components);
-  log_components(log, others);
+  run.loaded.components = discovery::resolve_components(context, verified);
+  run.log.done("discovery of the verified components", std::to_string(verified.size()) + " components");
+  // The per-user cache of proven loads and of the libraries' own answers (linkage/load_cache.hpp).
+  run.cache =
+      linkage::LoadCache::open(plan.load_cache, plan.environment, plan.verify.executable, run.options.layout);
+  run.cache->set_default_dirs(run.options.layout.default_lib_dirs);
+  auto verify_options = plan.verify;
+  verify_options.cache = &*run.cache;
+  run.log.start("loading libraries in isolated workers");
+  auto workers = std::async(std::launch::async, [&run, &context, &verify_options] {
+    // The workers load what the load model answers (each load followed, closures and
+    // cuda-pathfinder's control flow included), not select()'s file-by-file choice; on a copy, as
+    // finish_discovery follows the loads of the run's components once, traces and all.
+    discovery::DiscoveryResult answers;
+    answers.components = run.loaded.components;
+    static_cast<void>(discovery::follow_loads_from(context, answers.components));
+    return verify::verify(answers, verify_options, run.plan.environment);
+  });
+  run.others = discovery::resolve_components(context, rest, run.loaded.components);
+  run.report.verification = workers.get();
+  run.log.done("verification and the rest of the discovery",
+               std::to_string(run.report.verification.steps.size()) + " libraries loaded, " +
+                   std::to_string(rest.size()) + " more components found");
+  log_verification_steps(run);
+}
 
-  // One result in the order asked for.
+// One result in the order asked for, each load followed (discovery::finish_discovery).
+void finish_discovery(Run& run) {
+  log_components(run.log, run.loaded.components);
+  log_components(run.log, run.others);
   std::vector<ComponentResult> components;
-  components.reserve(specs.size());
-  for (const auto* spec : specs) {
-    for (auto* part : {&loaded.components, &others}) {
+  components.reserve(run.specs.size());
+  for (const auto* spec : run.specs) {
+    for (auto* part : {&run.loaded.components, &run.others}) {
       for (auto& component : *part) {
         if (component.spec == spec) {
           components.push_back(std::move(component));
@@ -266,29 +284,32 @@ Expected<report::Report> run(const Plan& plan) {
       }
     }
   }
-  {
-    const timeline::Span span("finish");
-    report.discovery = discovery::finish_discovery(std::move(context), std::move(components));
-  }
+  const timeline::Span span("finish");
+  run.report.discovery = discovery::finish_discovery(std::move(*run.context), std::move(components));
+  run.context.reset();
+}
 
-  // The GPU code in the frameworks' libraries is read only when there is a GPU to judge it against,
-  // beside the closures, the load check and the self-test (a cold read of torch's library takes a
-  // few hundred milliseconds); a copy is read, and joined before the findings.
-  const bool gpu_known =
-      std::any_of(report.verification.devices.begin(), report.verification.devices.end(),
-                  [](const auto& device) { return device.driver && device.driver->compute_capability; });
-  std::future<std::vector<python::FrameworkBuild>> gpu_code;
+// The GPU code in the frameworks' libraries is read only when there is a GPU to judge it against,
+// beside the closures, the load check and the self-test (a cold read of torch's library takes a
+// few hundred milliseconds); a copy is read, and joined before the findings.
+void start_gpu_code_read(Run& run) {
+  const auto& devices = run.report.verification.devices;
+  const bool gpu_known = std::any_of(devices.begin(), devices.end(), [](const auto& device) {
+    return device.driver && device.driver->compute_capability;
+  });
   if (gpu_known) {
-    gpu_code = std::async(std::launch::async, [frameworks = report.discovery.frameworks]() mutable {
+    run.gpu_code = std::async(std::launch::async, [frameworks = run.report.discovery.frameworks]() mutable {
       python::read_framework_gpu_code(frameworks);
       return frameworks;
     });
   }
+}
 
-  // `hangs` is never predicted, only observed: an answer whose worker was killed at its deadline
-  // while loading or answering (verify.timeout) hangs, whatever its closure predicted.
-  for (auto& component : report.discovery.components) {
-    const auto* step = report.verification.step(component.spec->name);
+// `hangs` is never predicted, only observed: an answer whose worker was killed at its deadline
+// while loading or answering (verify.timeout) hangs, whatever its closure predicted.
+void mark_observed_hangs(Run& run) {
+  for (auto& component : run.report.discovery.components) {
+    const auto* step = run.report.verification.step(component.spec->name);
     if (step == nullptr || step->status != worker::StepStatus::timeout) {
       continue;
     }
@@ -299,24 +320,34 @@ Expected<report::Report> run(const Plan& plan) {
     }
     component.status = discovery::status_of(component);
   }
+}
 
-  log.start("predicting each library's dependency closure");
-  std::optional<timeline::Span> linkage_span(std::in_place, "linkage");
-  report.linkage = linkage::analyze_linkage(report.discovery, plan.environment, options.layout,
-                                            framework_closures ? linkage::FrameworkClosures::predict
-                                                               : linkage::FrameworkClosures::skip,
-                                            frameworks_ahead ? &*frameworks_ahead : nullptr);
-  log.done("closures", std::to_string(report.linkage.components.size()) + " libraries, " +
-                           std::to_string(report.linkage.files_read) + " files read");
-  linkage_span.reset();
+void predict_closures(Run& run) {
+  run.log.start("predicting each library's dependency closure");
+  const timeline::Span span("linkage");
+  auto& report = run.report;
+  report.linkage = linkage::analyze_linkage(report.discovery, run.plan.environment, run.options.layout,
+                                            run.framework_closures ? linkage::FrameworkClosures::predict
+                                                                   : linkage::FrameworkClosures::skip,
+                                            run.frameworks_ahead ? &*run.frameworks_ahead : nullptr);
+  run.log.done("closures", std::to_string(report.linkage.components.size()) + " libraries, " +
+                               std::to_string(report.linkage.files_read) + " files read");
+}
 
-  // The load check and the self-test run side by side: the one only opens files, the other
-  // works the GPU; each writes its own part of the report.
-  std::future<void> load_check;
+// Every closure loaded in a worker beside the self-test (the one only opens files, the other works
+// the GPU; each writes its own part of the report), unless verification is off, --no-load-check, or
+// the driver crashed or hung (then the report says why).
+void start_load_check(Run& run) {
+  const auto& plan = run.plan;
+  auto& report = run.report;
+  if (!plan.verify.enabled) {
+    report.linkage.load_check_skipped = report.verification.skipped_reason;
+    return;
+  }
   const auto* driver_step = report.verification.step("cuda");
   const bool driver_dies = driver_step != nullptr && (driver_step->status == worker::StepStatus::crashed ||
                                                       driver_step->status == worker::StepStatus::timeout);
-  if (plan.verify.enabled && driver_dies) {
+  if (driver_dies) {
     // cuBLASLt and others load libcuda.so.1 when they are loaded: with a driver that crashes or
     // hangs, each of their workers would end the same way, and tell nothing new.
     report.linkage.load_check_skipped =
@@ -324,47 +355,73 @@ Expected<report::Report> run(const Plan& plan) {
         (driver_step->status == worker::StepStatus::crashed ? "crashed" : "hung") + " when loaded (verify." +
         (driver_step->status == worker::StepStatus::crashed ? "crashed" : "timeout") +
         "); libraries that load it would too: fix the driver first";
-  } else if (plan.verify.enabled && !plan.load_check) {
+    return;
+  }
+  if (!plan.load_check) {
     report.linkage.load_check_skipped =
         "--no-load-check: the closures were predicted from the files and verification loaded the selected "
         "libraries, but no closure was loaded to prove its prediction";
-  } else if (plan.verify.enabled) {
-    // A file verification saw hang or crash is not loaded again (its closures take that outcome).
-    linkage::LoadCheckOptions load_options;
-    load_options.executable = plan.verify.executable;
-    load_options.step_timeout = plan.verify.step_timeout;
-    for (const auto& step : report.verification.steps) {
-      if (step.status == worker::StepStatus::timeout || step.status == worker::StepStatus::crashed) {
-        const auto real = fs::real_path(step.path);
-        load_options.proven[real ? *real : step.path] = {
-            step.status, std::string(step.status == worker::StepStatus::timeout
-                                         ? "loading " + step.path + " did not finish within --timeout"
-                                         : step.path + " crashed when loaded") +
-                             " in verification (verify." + std::string(worker::to_string(step.status)) + ")"};
-      }
-    }
-    load_options.cache = cache ? &*cache : nullptr;
-    load_check = std::async(std::launch::async, [&report, &plan, load_options = std::move(load_options)] {
-      linkage::check_by_loading(report.linkage, load_options, plan.environment);
-    });
-  } else {
-    report.linkage.load_check_skipped = report.verification.skipped_reason;
+    return;
   }
-  log.start("GPU self-test");
+  // A file verification saw hang or crash is not loaded again (its closures take that outcome).
+  linkage::LoadCheckOptions load_options;
+  load_options.executable = plan.verify.executable;
+  load_options.step_timeout = plan.verify.step_timeout;
+  for (const auto& step : report.verification.steps) {
+    if (step.status == worker::StepStatus::timeout || step.status == worker::StepStatus::crashed) {
+      const auto real = fs::real_path(step.path);
+      load_options.proven[real ? *real : step.path] = {
+          step.status, std::string(step.status == worker::StepStatus::timeout
+                                       ? "loading " + step.path + " did not finish within --timeout"
+                                       : step.path + " crashed when loaded") +
+                           " in verification (verify." + std::string(worker::to_string(step.status)) + ")"};
+    }
+  }
+  load_options.cache = run.cache ? &*run.cache : nullptr;
+  run.load_check = std::async(std::launch::async, [&run, load_options = std::move(load_options)] {
+    linkage::check_by_loading(run.report.linkage, load_options, run.plan.environment);
+  });
+}
+
+void run_selftest(Run& run) {
+  const auto& plan = run.plan;
+  auto& report = run.report;
+  run.log.start("GPU self-test");
   report.selftest =
       selftest::run_selftest(report.discovery, report.verification, plan.selftest, plan.environment);
   if (plan.selftest_skipped) {
     report.selftest.skipped_reason = *plan.selftest_skipped;
   }
   if (report.selftest.ran) {
-    log.done("self-test", std::to_string(report.selftest.tests.size()) + " tests");
+    run.log.done("self-test", std::to_string(report.selftest.tests.size()) + " tests");
   } else if (!report.selftest.skipped_reason.empty()) {
-    log.done("self-test", "skipped: " + report.selftest.skipped_reason);
+    run.log.done("self-test", "skipped: " + report.selftest.skipped_reason);
   }
+}
 
-  if (load_check.valid()) {
-    log.start("loading every closure in a worker");
-    load_check.get();
+// The driver's Xid/SXid events: a question about this GPU's health, read with verification (never
+// under --no-load, which promises no more than files), or from the file CUDADIAG_KMSG names. Read
+// after everything that drove the GPU (verification's cuInit and nvmlInit, the self-test), so that
+// the events they caused are in it, beside the stages that only join or read files.
+void start_kernel_log_read(Run& run) {
+  const auto& plan = run.plan;
+  if (const auto file = plan.environment.non_empty("CUDADIAG_KMSG")) {
+    run.kernel_log = std::async(std::launch::async, [file = *file] { return health::read_kernel_log(file); });
+  } else if (plan.verify.enabled) {
+    run.kernel_log = std::async(std::launch::async, [] { return health::read_kernel_log("/dev/kmsg"); });
+  } else {
+    run.report.kernel_log = health::kernel_log_not_read(
+        "/dev/kmsg", plan.not_loaded_reason.empty() ? "read only with verification" : plan.not_loaded_reason);
+  }
+}
+
+// Joins what ran beside the self-test: the load check (then the cache is written), the
+// frameworks' GPU code and the kernel log.
+void join_background_stages(Run& run) {
+  auto& report = run.report;
+  if (run.load_check.valid()) {
+    run.log.start("loading every closure in a worker");
+    run.load_check.get();
     std::size_t checked = 0;
     std::size_t agree = 0;
     for (const auto& component : report.linkage.components) {
@@ -373,35 +430,58 @@ Expected<report::Report> run(const Plan& plan) {
         agree += closure.check && closure.check->agrees() ? 1U : 0U;
       }
     }
-    log.done("load check", std::to_string(checked) + " closures loaded in " +
-                               std::to_string(static_cast<long long>(report.linkage.load_check_ms)) +
-                               " ms, " + std::to_string(agree) + " as predicted");
+    run.log.done("load check", std::to_string(checked) + " closures loaded in " +
+                                   std::to_string(static_cast<long long>(report.linkage.load_check_ms)) +
+                                   " ms, " + std::to_string(agree) + " as predicted");
   }
-
-  if (cache) {
-    cache->save();
-    report.linkage.load_cache = cache->use();
+  if (run.cache) {
+    run.cache->save();
+    report.linkage.load_cache = run.cache->use();
   }
-
-  if (gpu_code.valid()) {
-    log.start("reading the frameworks' GPU code");
-    report.discovery.frameworks = gpu_code.get();
-    log.done("frameworks' GPU code", std::to_string(report.discovery.frameworks.size()) + " frameworks");
+  if (run.gpu_code.valid()) {
+    run.log.start("reading the frameworks' GPU code");
+    report.discovery.frameworks = run.gpu_code.get();
+    run.log.done("frameworks' GPU code", std::to_string(report.discovery.frameworks.size()) + " frameworks");
   }
-
-  // The driver's Xid/SXid events: a question about this GPU's health, read with verification (never
-  // under --no-load, which promises no more than files), or from the file CUDADIAG_KMSG names.
-  if (const auto file = plan.environment.non_empty("CUDADIAG_KMSG")) {
-    report.kernel_log = health::read_kernel_log(*file);
-  } else if (plan.verify.enabled) {
-    report.kernel_log = health::read_kernel_log("/dev/kmsg");
-  } else {
-    report.kernel_log = health::kernel_log_not_read(
-        "/dev/kmsg", plan.not_loaded_reason.empty() ? "read only with verification" : plan.not_loaded_reason);
+  if (run.kernel_log.valid()) {
+    report.kernel_log = run.kernel_log.get();
   }
+}
 
-  log.start("evaluating findings");
-  const timeline::Span findings_span("findings");
+// The GPUs the node must show, at each layer that answered (gpu.missing names the layer short).
+std::vector<findings::Finding> expected_gpus_findings(const Run& run, std::size_t expected) {
+  const auto& plan = run.plan;
+  const auto& verification = run.report.verification;
+  health::GpuRoots roots;
+  roots.pci_devices = plan.environment.non_empty("CUDADIAG_PCI_DEVICES").value_or(roots.pci_devices);
+  roots.nvidia_gpus = plan.environment.non_empty("CUDADIAG_NVIDIA_GPUS").value_or(roots.nvidia_gpus);
+  auto counts = health::count_gpu_layers(roots);
+  // NVML's and CUDA's counts only where they answered: nvmlInit and cuInit succeeded.
+  if (const auto* step = verification.step("nvml");
+      step != nullptr && step->status == worker::StepStatus::ok) {
+    const auto* facts = std::get_if<verify::NvmlFacts>(&step->facts);
+    if (facts != nullptr && facts->init && facts->init->code == 0 && facts->device_count) {
+      counts.nvml = *facts->device_count;
+    }
+  }
+  if (const auto* step = verification.step("cuda");
+      step != nullptr && step->status == worker::StepStatus::ok) {
+    const auto* facts = std::get_if<verify::DriverFacts>(&step->facts);
+    if (facts != nullptr && facts->init && facts->init->code == 0 && facts->device_count) {
+      counts.cuda = static_cast<std::size_t>(*facts->device_count);
+    }
+  }
+  return findings::evaluate_expected_gpus(expected, counts);
+}
+
+// Each stage's findings in stage order, causes shared between them merged; then the policy's gates,
+// which read the report as its JSON document says it (as they would a report from a file), so they
+// run on everything above; last the summary.
+void evaluate_findings(Run& run) {
+  const auto& plan = run.plan;
+  auto& report = run.report;
+  run.log.start("evaluating findings");
+  const timeline::Span span("findings");
   FindingList found(plan.problems_only);
   found.add(plan.observed);
   found.add(findings::evaluate_discovery(report.discovery, plan.environment));
@@ -415,32 +495,10 @@ Expected<report::Report> run(const Plan& plan) {
   found.add(findings::evaluate_selftest(report.selftest));
   found.add(findings::evaluate_kernel_log(report.kernel_log, report.verification.devices));
   if (const auto expected = plan.expect_gpus ? plan.expect_gpus : plan.policy.expect_gpus) {
-    health::GpuRoots roots;
-    roots.pci_devices = plan.environment.non_empty("CUDADIAG_PCI_DEVICES").value_or(roots.pci_devices);
-    roots.nvidia_gpus = plan.environment.non_empty("CUDADIAG_NVIDIA_GPUS").value_or(roots.nvidia_gpus);
-    auto counts = health::count_gpu_layers(roots);
-    // NVML's and CUDA's counts only where they answered: nvmlInit and cuInit succeeded.
-    if (const auto* step = report.verification.step("nvml");
-        step != nullptr && step->status == worker::StepStatus::ok) {
-      const auto* facts = std::get_if<verify::NvmlFacts>(&step->facts);
-      if (facts != nullptr && facts->init && facts->init->code == 0 && facts->device_count) {
-        counts.nvml = *facts->device_count;
-      }
-    }
-    if (const auto* step = report.verification.step("cuda");
-        step != nullptr && step->status == worker::StepStatus::ok) {
-      const auto* facts = std::get_if<verify::DriverFacts>(&step->facts);
-      if (facts != nullptr && facts->init && facts->init->code == 0 && facts->device_count) {
-        counts.cuda = static_cast<std::size_t>(*facts->device_count);
-      }
-    }
-    found.add(findings::evaluate_expected_gpus(*expected, counts));
+    found.add(expected_gpus_findings(run, *expected));
   }
   report.findings = found.take();
   findings::merge_shared_causes(report.findings);
-
-  // The gates read the report as its JSON document says it (as they would a report from a file),
-  // so they run on everything above; their findings join before the summary is made.
   if (!plan.policy.requirements.empty()) {
     auto outcomes = policy::evaluate_policy(report::report_to_json(report), plan.policy.requirements);
     auto unmet = policy::unmet_findings(outcomes);
@@ -448,8 +506,35 @@ Expected<report::Report> run(const Plan& plan) {
     report.policy = report::PolicyResult{plan.policy.sources, std::move(outcomes)};
   }
   report.summary = report::summarize(report.findings, policy::stricter(plan.fail_on, plan.policy.fail_on));
-  log.done("findings", std::to_string(report.findings.size()) + " findings");
-  return report;
+  run.log.done("findings", std::to_string(report.findings.size()) + " findings");
+}
+
+} // namespace
+
+Expected<report::Report> run(const Plan& plan) {
+  const timeline::Span whole_run("run");
+  // The run's helper threads, lent to each parallel section in turn (core/worker_pool.hpp): one
+  // per CPU as a section uses them (it runs on this thread too), and two for the read-aheads
+  // that run beside the sections; never more helpers than CPUs: on a 2-CPU machine a third could
+  // not run beside the two busy threads, and only cost its start and the switches to it.
+  constexpr auto k_any = std::numeric_limits<std::size_t>::max();
+  WorkerPool pool(std::min(parallel_threads(k_any) + 1, parallel_threads(k_any, k_any)));
+  const WorkerPool::Use use_pool(pool);
+
+  Run run(plan);
+  CUDADIAG_TRY(prepare(run));
+  start_framework_closures(run); // beside the components' resolution
+  resolve_and_verify(run);       // the verified components' workers beside the rest of the catalog
+  finish_discovery(run);
+  start_gpu_code_read(run); // beside everything up to the join
+  mark_observed_hangs(run);
+  predict_closures(run);
+  start_load_check(run); // beside the self-test
+  run_selftest(run);
+  start_kernel_log_read(run); // after everything that drove the GPU
+  join_background_stages(run);
+  evaluate_findings(run);
+  return std::move(run.report);
 }
 
 } // namespace cudadiag::pipeline
