@@ -119,11 +119,11 @@ Sha256Digest sha256(std::string_view bytes) {
 }
 
 std::optional<Sha256Digest> sha256_file(const std::string& path) {
+  fs::note_path(path);
   const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) {
     return std::nullopt;
   }
-  fs::note_path(path);
   Sha256 hasher;
   std::vector<char> buffer(std::size_t{1} << 20);
   for (;;) {

@@ -376,17 +376,18 @@ std::vector<Finding> evaluate_variable_roots(const discovery::DiscoveryResult& d
         continue;
       }
       const auto* loaded = result.loader_candidate();
-      if (loaded == nullptr || !loaded->version || loaded->is_stub || version_in_other_numbering(*loaded)) {
+      if (loaded == nullptr || !loaded->version || loaded->is_stub) {
         continue;
       }
       std::optional<RootCopy> copy;
       if (variable.name == "TRITON_LIBCUDA_PATH") {
+        // Both driver versions come from the file names (libcuda.so.580.95.05): one numbering.
         if (result.spec->name == "cuda") {
           copy = triton_libcuda(*root);
         }
       } else if (const auto [candidate, sighting] = root_copy(result, variable.name);
                  candidate != nullptr && candidate->version && !version_in_other_numbering(*candidate) &&
-                 root_compared_with_loader(result, *sighting)) {
+                 !version_in_other_numbering(*loaded) && root_compared_with_loader(result, *sighting)) {
         copy = RootCopy{std::string(variable.name), *root, sighting->path,
                         candidate->realpath.value_or(sighting->path), candidate->version->version};
       }
