@@ -30,8 +30,11 @@ struct RecordClaim {
   std::optional<std::uint64_t> size; // the RECORD's size; nullopt when the line has none
   std::string sha256;                // the RECORD's digest after "sha256=" ("" when none)
   bool size_matches = false;         // the file exists and has that size
+  // false when conda installed the distribution (its INSTALLER says so): conda rewrites its prefix
+  // inside binaries, so their digests differ from the RECORD's though the files are the same.
+  bool digest_comparable = true;
   // The file's digest against the RECORD's: nullopt when hashes were not asked for, the file is
-  // missing or the RECORD has no sha256.
+  // missing, the RECORD has no sha256 or the digest is not comparable.
   std::optional<bool> hash_matches;
   // Whether this claim describes the file on disk: its size matches and, when hashed, its digest.
   [[nodiscard]] bool matches() const { return size_matches && hash_matches.value_or(true); }

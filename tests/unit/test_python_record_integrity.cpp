@@ -110,4 +110,10 @@ TEST_CASE("record integrity: one claimant's file of another size, of another con
   CHECK(hashed.differing[3].relative == "nvidia/cu13/lib/libnvJitLink.so.13");
   CHECK(hashed.differing[3].claims.front().size_matches);
   CHECK(hashed.differing[3].claims.front().hash_matches == std::optional<bool>(false));
+
+  // Unless conda installed it: conda rewrites its prefix inside binaries (same size, other digest).
+  tree.write("site/nvidia_nvjitlink-13.0.88.dist-info/INSTALLER", "conda\n");
+  const auto conda = check_records(installed_distributions({tree.path("site")}), true);
+  REQUIRE(conda.differing.size() == 3);
+  CHECK(conda.differing.back().relative == "nvidia/cu13/lib/libnvrtc-builtins.so.13.0");
 }
