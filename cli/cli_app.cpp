@@ -46,8 +46,9 @@ struct GlobalOptions {
   std::string ld_so_conf;
   std::string fail_on = "error";
   bool no_load = false;
-  bool no_load_check = false; // --no-load-check
-  bool no_cache = false;      // --no-cache
+  bool no_load_check = false;        // --no-load-check
+  bool no_cache = false;             // --no-cache
+  bool verify_record_hashes = false; // --verify-record-hashes
   bool no_selftest = false;
   double timeout_seconds = 15;
   std::string context;    // --context interactive|ci|fleet; "": from the environment
@@ -214,6 +215,7 @@ Options api_options(const GlobalOptions& options) {
   }
   out.exclusive = options.exclusive;
   out.load_check = !options.no_load_check;
+  out.verify_record_hashes = options.verify_record_hashes;
   out.cache = options.no_cache ? Cache::off : Cache::read_write;
   return out;
 }
@@ -579,6 +581,9 @@ int run_command(int argc, char** argv) {
     app.add_flag("--no-cache", options.no_cache,
                  "Load every closure again instead of taking proven loads of unchanged files from the "
                  "per-user cache (~/.cache/cudadiag; also CUDADIAG_CACHE=0)");
+    app.add_flag("--verify-record-hashes", options.verify_record_hashes,
+                 "Compare every library file of the Python environment's CUDA distributions with the "
+                 "SHA-256 in its dist-info RECORD, not only its size (reads each file whole)");
     app.add_option("--timeout", options.timeout_seconds,
                    "Seconds each library may take to load and answer (default 15)")
         ->check(CLI::Range(0.1, 3600.0));

@@ -4,7 +4,7 @@
 requests: a 500 MB torch wheel costs a few hundred kilobytes. Run by hand when a fixture is
 added; the tests never touch the network.
 
-    scripts/fetch_release_fixtures.py [OUT_DIR]   (default tests/fixtures/releases)
+    scripts/fetch_release_fixtures.py [OUT_DIR] [NAME-VERSION ...]   (default tests/fixtures/releases, all)
 
 Each release lands in OUT_DIR/<name>-<version>/ with the wheel's members under their own paths
 (torch/version.py, torch-2.9.0.dist-info/METADATA, ...) and SOURCE.txt naming the wheel, its URL
@@ -32,6 +32,11 @@ RELEASES = [
      ["*.dist-info/METADATA", "tensorflow/python/platform/build_info.py"]),
     ("vllm", "0.34.0", "manylinux", ["*.dist-info/METADATA"]),
     ("triton", "3.7.0", "manylinux", ["*.dist-info/METADATA"]),
+    # Two distributions that install the same file (RECORD integrity: python.file_overwritten).
+    ("nvidia-nccl-cu11", "2.14.3", "manylinux1_x86_64", ["*.dist-info/METADATA", "*.dist-info/RECORD"]),
+    ("nvidia-nccl-cu12", "2.27.3", "manylinux2014_x86_64", ["*.dist-info/METADATA", "*.dist-info/RECORD"]),
+    ("nvidia-nvshmem-cu12", "3.4.5", "manylinux2014_x86_64", ["*.dist-info/METADATA", "*.dist-info/RECORD"]),
+    ("nvidia-nvshmem-cu13", "3.4.5", "manylinux2014_x86_64", ["*.dist-info/METADATA", "*.dist-info/RECORD"]),
 ]
 
 
@@ -98,7 +103,10 @@ def wheel_for(name, version, marker):
 
 def main():
     out_dir = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else "tests/fixtures/releases")
+    only = set(sys.argv[2:])  # NAME-VERSION: fetch these releases alone
     for name, version, marker, wanted in RELEASES:
+        if only and f"{name}-{version}" not in only:
+            continue
         wheel = wheel_for(name, version, marker)
         url = wheel["url"]
         entries = central_directory(url, content_length(url))

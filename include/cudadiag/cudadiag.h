@@ -136,6 +136,10 @@ CUDADIAG_API void cudadiag_options_free(cudadiag_options* options);
  *   "load_check":      true                    with "verify": also load every dependency closure in a
  *                                              worker and compare its link map with the prediction
  *                                              (default true; a key added in 0.1, issue 52)
+ *   "verify_record_hashes": false             also compare every library file of the primary Python
+ *                                              environment's CUDA distributions with the SHA-256 in
+ *                                              its dist-info RECORD (reads each file whole); sizes are
+ *                                              always compared (default false; a key added in 0.1)
  *   "cache":           "read" | "read_write" | "off"
  *                                              the per-user cache of proven loads: "read" takes a proof
  *                                              of unchanged files instead of loading again and writes

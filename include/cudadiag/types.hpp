@@ -75,6 +75,10 @@ struct Options {
   // verify/self_test also load every closure in a worker and compare its link map with the
   // prediction (the load check); false: verification without it.
   bool load_check = true;
+  // Compare every library file of the primary Python environment's CUDA distributions with the
+  // SHA-256 its dist-info RECORD lists, not only its size (reads each file whole; the CLI's
+  // --verify-record-hashes).
+  bool verify_record_hashes = false;
   Cache cache = Cache::read; // the embedded API reads proven loads and writes only when asked
   // verify/self_test run every library in an isolated worker: this cudadiag executable re-run.
   // Empty: $CUDADIAG_EXECUTABLE, else the `cudadiag` installed with this library.

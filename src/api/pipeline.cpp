@@ -145,6 +145,7 @@ pipeline::Plan make_plan(const Options& options, Stages stages) {
   if (!options.ld_so_conf.empty()) {
     plan.discovery.layout.ld_so_conf = options.ld_so_conf;
   }
+  plan.discovery.verify_record_hashes = options.verify_record_hashes;
   plan.fail_on = options.fail_on_warning ? report::FailOn::warning : report::FailOn::error;
   if (options.context) {
     plan.context = *options.context == Context::fleet ? RunContext::fleet

@@ -120,6 +120,8 @@ const std::map<std::string, Apply, std::less<>>& keys() {
        }},
       {"exclusive", [](const json& v, Settings& s) { return read_bool(v, s.options.exclusive); }},
       {"load_check", [](const json& v, Settings& s) { return read_bool(v, s.options.load_check); }},
+      {"verify_record_hashes",
+       [](const json& v, Settings& s) { return read_bool(v, s.options.verify_record_hashes); }},
       {"cache",
        [](const json& v, Settings& s) {
          std::string mode;
@@ -265,6 +267,7 @@ json to_json(const Settings& settings) {
                                                            : json("interactive")},
           {"exclusive", options.exclusive},
           {"load_check", options.load_check},
+          {"verify_record_hashes", options.verify_record_hashes},
           {"cache", options.cache == Cache::off          ? "off"
                     : options.cache == Cache::read_write ? "read_write"
                                                          : "read"},

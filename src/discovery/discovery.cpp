@@ -307,7 +307,8 @@ DiscoveryContext prepare_discovery(const Environment& env, const DiscoveryOption
       // On the caller's pool when it has one (a run's): it outlives this work, which the context's
       // last copy of the future waits for.
       context.frameworks =
-          std::async(std::launch::async, [environment = *primary, env, pool = callers_pool] {
+          std::async(std::launch::async, [environment = *primary, env, pool = callers_pool,
+                                          hashes = options.verify_record_hashes] {
             std::optional<WorkerPool::Use> use_pool;
             if (pool != nullptr) {
               use_pool.emplace(*pool);
@@ -317,12 +318,15 @@ DiscoveryContext prepare_discovery(const Environment& env, const DiscoveryOption
               const timeline::Span installed_span("installed_distributions");
               return python::installed_distributions(environment.site_dirs, python::is_framework);
             }();
-            // The builds (which the frameworks' closures wait for) beside the pins.
+            // The builds (which the frameworks' closures wait for) beside the pins and the RECORDs.
             DiscoveryContext::Frameworks frameworks;
-            parallel_for_each_index(2, 2, [&](std::size_t part) {
+            parallel_for_each_index(3, 3, [&](std::size_t part) {
               if (part == 0) {
                 const timeline::Span builds_span("framework_builds");
                 frameworks.builds = python::framework_builds(environment.site_dirs, installed, env);
+              } else if (part == 2) {
+                const timeline::Span records_span("record_integrity");
+                frameworks.records = python::check_records(installed, hashes);
               } else {
                 const timeline::Span requirements_span("framework_requirements");
                 frameworks.requirements = python::checked_framework_requirements(
@@ -483,6 +487,7 @@ DiscoveryResult finish_discovery(DiscoveryContext&& context, std::vector<Compone
     const auto& frameworks = context.frameworks.get();
     result.framework_requirements = frameworks.requirements;
     result.frameworks = frameworks.builds;
+    result.records = frameworks.records;
   }
   result.ld_so_conf = std::move(context.ld_so_conf);
   result.python = std::move(context.python);

@@ -13,6 +13,7 @@
 #include "python/framework_builds.hpp"
 #include "python/framework_requirements.hpp"
 #include "python/python_environments.hpp"
+#include "python/record_integrity.hpp"
 #include "versions/package_db.hpp"
 
 #include <future>
@@ -62,6 +63,9 @@ struct DiscoveryOptions {
   // Read the primary environment's frameworks (torch, JAX…): their builds and CUDA pins. The
   // startup check leaves them out: importing torch or JAX is another process's question.
   bool frameworks = true;
+  // With the frameworks: also compare every library file's SHA-256 with its dist-info RECORD
+  // (--verify-record-hashes); sizes are always compared.
+  bool verify_record_hashes = false;
 };
 
 struct DiscoveryResult {
@@ -72,6 +76,9 @@ struct DiscoveryResult {
   std::vector<python::FrameworkRequirement> framework_requirements;
   // The CUDA the frameworks in the primary environment were built for (python/framework_builds.hpp).
   std::vector<python::FrameworkBuild> frameworks;
+  // The primary environment's CUDA distributions' library files against their RECORDs
+  // (python/record_integrity.hpp); empty when the frameworks were not read.
+  python::RecordCheck records;
   LdCacheStatus ld_cache;
   // The parsed loader cache; null when ld_cache.error is set. Shared: the frameworks' closures start
   // from it before the components are resolved (linkage::predict_frameworks_ahead).
@@ -122,6 +129,7 @@ struct DiscoveryContext {
   struct Frameworks {
     std::vector<python::FrameworkRequirement> requirements;
     std::vector<python::FrameworkBuild> builds;
+    python::RecordCheck records;
   };
   std::shared_future<Frameworks> frameworks;
   // The files the closures open, each read once per run: the load model's (finish_discovery), the

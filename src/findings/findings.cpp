@@ -2,6 +2,7 @@
 
 #include "core/filesystem.hpp"
 #include "core/read_record.hpp"
+#include "findings/install_rules.hpp"
 #include "python/conda.hpp"
 
 #include <algorithm>
@@ -59,6 +60,15 @@ const std::vector<FindingDefinition>& finding_definitions() {
     {"lib.preloaded", Severity::warning, Repair::fix_environment,
      "LD_PRELOAD or /etc/ld.so.preload loads a CUDA library into every process: it answers every load of its SONAME, CUDA Python's included, whatever the search paths hold.",
      "Remove the entry from LD_PRELOAD (or the line from /etc/ld.so.preload) unless every CUDA program on this machine is meant to use that copy."},
+    {"env.root_release_differs", Severity::warning, Repair::fix_environment,
+     "A variable names a library root (NCCL_HOME, CUDNN_PATH, CUDA_PATH, CUDA_HOME, TRITON_LIBCUDA_PATH) that holds another release of a library than the one the loader binds for its SONAME: a warning when the root's is newer (a program built against the root gets the older copy at run time and fails on what the newer release added), info when it is older or the same release.",
+     "Run what was built against the root with the root's copy (its library directory first on LD_LIBRARY_PATH, or an rpath), or bring the copy the loader binds up to the root's release; an older root needs nothing."},
+    {"python.file_overwritten", Severity::warning, Repair::reinstall_package,
+     "Two installed Python distributions claim one library file in their RECORDs (nvidia-nccl-cu11 and nvidia-nccl-cu12 both install nvidia/nccl/lib/libnccl.so.2): the file on disk is at most one's, the other's dist-info and the version read from it are not the file's, and uninstalling either removes the file the other still lists. An error when a framework here pins the distribution whose file was overwritten.",
+     "Uninstall the distribution you do not need first, then `python -m pip install --force-reinstall` the one you keep (the finding names both and gives the environment's own commands)."},
+    {"python.record_mismatch", Severity::warning, Repair::reinstall_package,
+     "A library file of a CUDA distribution (nvidia-*, cuda-*, a framework) differs from its dist-info RECORD: another size (always checked) or SHA-256 (with --verify-record-hashes) means another file was put there, so the version read from the dist-info is not the file's; a missing file (error) breaks whatever loads it.",
+     "Reinstall the distribution in its environment (`python -m pip install --force-reinstall NAME==VERSION`, given in the finding)."},
     {"lib.not_on_search_path", Severity::info, Repair::none,
      "A component exists on disk but neither CUDA Python nor the native loader would find it.",
      "Set CUDA_PATH to the toolkit root, or add its library directory to LD_LIBRARY_PATH, if you need it."},
@@ -273,6 +283,18 @@ std::optional<std::string> owning_wheel_distribution(const std::string& path) {
   return std::nullopt;
 }
 
+std::string primary_python(const discovery::DiscoveryResult& result) {
+  std::string interpreter = "python3";
+  for (const auto& environment : result.python.environments) {
+    if (environment.primary) {
+      interpreter = environment.is_venv
+                        ? fs::join(environment.prefix, "bin/python")
+                        : (environment.interpreter.empty() ? interpreter : environment.interpreter);
+    }
+  }
+  return interpreter;
+}
+
 std::string remedy_for_route(const discovery::Sighting& via, const discovery::DiscoveryResult& discovery,
                              const Environment& env) {
   const auto& how = via.found_via;
@@ -424,16 +446,21 @@ void check_python_native_differ(const ComponentResult& result, std::vector<Findi
            same_version ? std::optional(Severity::info) : std::nullopt));
 }
 
-// A version read from a file-name suffix that does not extend the SONAME's number
-// (libcupti.so.13 -> libcupti.so.2025.3.1) is in another numbering and cannot be compared with
-// packaging versions.
-bool in_other_numbering(const Candidate& candidate) {
+} // namespace
+
+bool version_in_other_numbering(const discovery::Candidate& candidate) {
   if (candidate.version->source != versions::VersionSource::file_name) {
     return false;
   }
   const auto soname = fs::basename(candidate.first.path);
   const auto at = soname.rfind(".so.");
   return at != std::string::npos && candidate.version->version.rfind(soname.substr(at + 4) + ".", 0) != 0;
+}
+
+namespace {
+
+bool in_other_numbering(const Candidate& candidate) {
+  return version_in_other_numbering(candidate);
 }
 
 std::string searched_name(const discovery::Sighting& sighting) {
@@ -473,6 +500,9 @@ void check_multiple_versions(const ComponentResult& result, std::vector<Finding>
       }
     }
     if (sighting->pathfinder_step == discovery::PathfinderStep::cuda_path && candidate.usable()) {
+      if (root_compared_with_loader(result, *sighting)) {
+        break; // env.root_release_differs compares this root with the loader's copy
+      }
       routes.push_back({sighting->found_via + " (builds, cuda-pathfinder's fallback)", &candidate, sighting});
       break;
     }
@@ -869,16 +899,7 @@ void check_virtual_env(const discovery::DiscoveryResult& result, std::vector<Fin
 
 // python.requirement_unmet: one finding per framework requirement the primary environment breaks.
 void check_framework_requirements(const discovery::DiscoveryResult& result, std::vector<Finding>& out) {
-  // pip must run in the environment itself: a venv's own bin/python (its interpreter's realpath is
-  // the base Python, whose pip installs elsewhere), else the interpreter.
-  std::string interpreter = "python3";
-  for (const auto& environment : result.python.environments) {
-    if (environment.primary) {
-      interpreter = environment.is_venv
-                        ? fs::join(environment.prefix, "bin/python")
-                        : (environment.interpreter.empty() ? interpreter : environment.interpreter);
-    }
-  }
+  const auto interpreter = primary_python(result);
   for (const auto& unmet : result.framework_requirements) {
     if (unmet.met) {
       continue;
@@ -1039,6 +1060,12 @@ std::vector<Finding> evaluate_discovery(const discovery::DiscoveryResult& result
     check_not_on_search_path(component, out);
   }
   check_world_writable(result, out);
+  for (auto& finding : evaluate_variable_roots(result, env)) {
+    out.push_back(std::move(finding));
+  }
+  for (auto& finding : evaluate_records(result)) {
+    out.push_back(std::move(finding));
+  }
   return out;
 }
 

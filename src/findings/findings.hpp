@@ -62,6 +62,16 @@ Repair repair_for_route(const discovery::Sighting& via);
 // "nvidia-nvjitlink-cu12"; nullopt when no dist-info in that site dir claims it.
 std::optional<std::string> owning_wheel_distribution(const std::string& path);
 
+// Whether a candidate's version comes from a file-name suffix that does not extend its SONAME's
+// number (libcupti.so.13 -> libcupti.so.2025.3.1): another numbering, not comparable with packaging
+// versions.
+bool version_in_other_numbering(const discovery::Candidate& candidate);
+
+// The interpreter whose `-m pip` installs into the primary Python environment: a venv's own
+// bin/python (its interpreter's realpath is the base Python, whose pip installs elsewhere), else
+// the environment's interpreter, else "python3".
+std::string primary_python(const discovery::DiscoveryResult& result);
+
 // Why a component's CUDA Python answer does not load, followed through the dependencies
 // cuda-pathfinder loads first (Choice::failed_dependency) to the one answer whose own load fails:
 // the cause. nullopt when the answer loads or there is none.

@@ -5,6 +5,7 @@ tests/scenarios/README.md; test_scenarios.py is the pytest entry point.
 
 from __future__ import annotations
 
+import base64
 import collections
 import ctypes
 import hashlib
@@ -228,13 +229,18 @@ def install_wheel(spec: dict, site: Path, factory: ElfFactory) -> None:
         metadata = (site / meta.name / "METADATA").read_text()
         (site / meta.name / "METADATA").write_text(re.sub(r"(?m)^Version: .*$", f"Version: {version_override}", metadata))
     only = spec.get("only")  # restrict to files under these prefixes
+    kept = []  # the installed wheel's RECORD lists what it installed: `only`'s files, those that exist
     for line in (meta / "RECORD").read_text().splitlines():
         relative = line.split(",", 1)[0]
-        if not relative.startswith("nvidia/") or (only and not any(relative.startswith(p) for p in only)):
+        if not relative.startswith("nvidia/"):
+            kept.append(line)
+            continue
+        if only and not any(relative.startswith(p) for p in only):
             continue
         original = (file_base / relative) if file_base else CTK / relative.removeprefix("nvidia/cu13/")
         if not original.exists():
             continue
+        kept.append(line)
         target = site / relative
         target.parent.mkdir(parents=True, exist_ok=True)
         if spec.get("fake_libraries") and ".so" in target.name:
@@ -242,6 +248,7 @@ def install_wheel(spec: dict, site: Path, factory: ElfFactory) -> None:
             shutil.copyfile(original, target)
         else:
             target.symlink_to(original)
+    (site / meta.name / "RECORD").write_text("".join(line + "\n" for line in kept))
 
 
 def make_venv(spec: dict, root: Path, factory: ElfFactory) -> Path:
@@ -301,17 +308,51 @@ def make_file(spec: dict, built: Built, factory: ElfFactory) -> None:
         path.chmod(int(spec["mode"], 8))
 
 
+def dist_info_path(spec: dict, built: Built) -> Path:
+    site = Path(built.expand(f"{{site:{spec.get('venv', 'venv')}}}"))
+    return site / f"{spec['name'].replace('-', '_')}-{spec['version']}.dist-info"
+
+
 def make_dist_info(spec: dict, built: Built) -> None:
     """An installed distribution in a venv's site-packages: `<name>-<version>.dist-info/METADATA`,
-    copied from `metadata` (a real release's, tests/fixtures/python_metadata) or made of Name and
-    Version alone (a distribution that requires nothing)."""
-    site = Path(built.expand(f"{{site:{spec.get('venv', 'venv')}}}"))
-    dist_info = site / f"{spec['name'].replace('-', '_')}-{spec['version']}.dist-info"
+    copied from `metadata` (a real release's, tests/fixtures/python_metadata) or made of Name,
+    Version and `requires` (its Requires-Dist lines; none: a distribution that requires nothing)."""
+    dist_info = dist_info_path(spec, built)
     dist_info.mkdir(parents=True, exist_ok=True)
     if "metadata" in spec:
         shutil.copyfile(built.expand(spec["metadata"]), dist_info / "METADATA")
     else:
-        (dist_info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {spec['name']}\nVersion: {spec['version']}\n")
+        requires = "".join(f"Requires-Dist: {r}\n" for r in spec.get("requires", []))
+        (dist_info / "METADATA").write_text(
+            f"Metadata-Version: 2.1\nName: {spec['name']}\nVersion: {spec['version']}\n{requires}")
+
+
+def record_line(site: Path, relative: str) -> str:
+    """A RECORD line for the file the scenario built at `relative` (its size and SHA-256, as pip
+    writes them)."""
+    data = (site / relative).read_bytes()
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    return f"{relative},sha256={digest},{len(data)}"
+
+
+def make_record(spec: dict, built: Built) -> None:
+    """The dist-info's RECORD, once the scenario's files exist: `record` (a real release's RECORD,
+    tests/fixtures/releases) copied, with the lines of `record_files` (paths relative to the site
+    directory) rewritten, or added, with the size and SHA-256 of the file the scenario built there:
+    the test-built file stands for that release's file."""
+    if "record" not in spec and "record_files" not in spec:
+        return
+    dist_info = dist_info_path(spec, built)
+    site = dist_info.parent
+    lines = Path(built.expand(spec["record"])).read_text().splitlines() if "record" in spec else []
+    for relative in spec.get("record_files", []):
+        line = record_line(site, relative)
+        at = [i for i, old in enumerate(lines) if old.split(",", 1)[0] == relative]
+        if at:
+            lines[at[0]] = line
+        else:
+            lines.append(line)
+    (dist_info / "RECORD").write_text("".join(line + "\n" for line in lines))
 
 
 def build(scenario: dict, root: Path, factory: ElfFactory) -> Built:
@@ -331,6 +372,8 @@ def build(scenario: dict, root: Path, factory: ElfFactory) -> Built:
         make_dist_info(dist_spec, built)
     for file_spec in scenario.get("file", []):
         make_file(file_spec, built, factory)
+    for dist_spec in scenario.get("dist", []):
+        make_record(dist_spec, built)
     needs = list(scenario.get("needs_fixtures", []))
     driver = scenario.get("driver", "fake")
     if driver == "fake":

@@ -92,13 +92,24 @@ TEST_CASE(
   CHECK(differ->evidence.at("python").at("version") == "13.1.80");
   CHECK(differ->evidence.at("native").at("version") == "13.0.88");
 
-  // A third route with a third version: the toolkit CUDA_HOME names (builds, cuda-pathfinder's fallback).
+  // A third route with a third version: the toolkit CUDA_HOME names (builds, cuda-pathfinder's
+  // fallback). Against the copy the loader binds it is env.root_release_differs's: newer, a warning.
   world.toolkit("opt/cuda-13.2", "13.2.51");
   world.library("opt/cuda-13.2/lib64/libnvrtc.so.13");
   world.env.set("CUDA_HOME", world.tree.path("opt/cuda-13.2"));
+  const auto third = findings_for(world, {"nvrtc"});
+  CHECK(with_id(third, "lib.multiple_versions") == nullptr);
+  const auto* root = with_id(third, "env.root_release_differs");
+  REQUIRE(root != nullptr);
+  CHECK(root->severity == Severity::warning);
+  CHECK(root->message.find("13.2.51") != std::string::npos);
+
+  // Without a native answer to compare the root with, the CUDA_HOME route is lib.multiple_versions's.
+  world.env.unset("LD_LIBRARY_PATH");
   const auto* versions = with_id(findings_for(world, {"nvrtc"}), "lib.multiple_versions");
   REQUIRE(versions != nullptr);
   CHECK(versions->message.find("13.2.51") != std::string::npos);
+  CHECK(with_id(findings_for(world, {"nvrtc"}), "env.root_release_differs") == nullptr);
 }
 
 TEST_CASE("findings: lib.unusable_candidate and lib.wrong_arch") {
