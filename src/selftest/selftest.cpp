@@ -116,8 +116,13 @@ std::string find_module(const SelfTestOptions& options, std::string& reason) {
       return real ? *real : candidate;
     }
   }
+#ifdef CUDADIAG_SELFTEST_MODULE_MISSING_REASON
+  reason = "the CUB self-test module (" + std::string(k_module_file) +
+           ") is not installed: " CUDADIAG_SELFTEST_MODULE_MISSING_REASON;
+#else
   reason = "the CUB self-test module (" + std::string(k_module_file) +
            ") is not installed: this cudadiag was built without nvcc";
+#endif
   return {};
 }
 
