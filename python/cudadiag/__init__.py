@@ -74,7 +74,8 @@ class Finding:
 class Result:
     """What quick_check() found: the verdict ("ok", "warning" or "error"), the exit code `cudadiag`
     would give (0, or 1 with a finding at the fail_on severity), and the findings. True when the
-    verdict is not "error"."""
+    verdict is not "error". `json_text` is the report's JSON document, or a function returning it
+    (the document is rendered only when json() asks)."""
 
     __slots__ = ("verdict", "exit_code", "findings", "_json")
 
@@ -91,6 +92,8 @@ class Result:
         """The report as a dict (docs/schema/report.schema.json)."""
         import json
 
+        if callable(self._json):
+            self._json = self._json()
         return json.loads(self._json)
 
     def __repr__(self):
@@ -129,52 +132,83 @@ def _fail(native, function, status):
     return Error(message, status)
 
 
-def _options_json(options):
+_executable = []  # the scripts-directory executable, looked up once: [path] or [None]
+
+
+def _options_json(options, workers):
+    """The options as JSON; with `workers` (verification or the self-test asked for), the wheel's
+    own executable for them unless the options or CUDADIAG_EXECUTABLE name one."""
     import json
 
-    if "executable" not in options:
+    if workers and "executable" not in options:
         import os
 
         if not os.environ.get("CUDADIAG_EXECUTABLE"):
-            from cudadiag._find import find_cudadiag_bin
+            if not _executable:
+                from cudadiag._find import find_cudadiag_bin
 
-            try:
-                options = dict(options, executable=find_cudadiag_bin())
-            except FileNotFoundError:
-                pass  # the library looks for the one installed with it, or says why verification is skipped
+                try:
+                    _executable.append(find_cudadiag_bin())
+                except FileNotFoundError:
+                    _executable.append(None)  # the library looks for the one installed with it, or says why not
+            if _executable[0] is not None:
+                options = dict(options, executable=_executable[0])
     return json.dumps(options)
 
 
+class _Report:
+    """A report handle, freed when the last Result that reads it is gone."""
+
+    __slots__ = ("_lib", "_handle")
+
+    def __init__(self, lib, handle):
+        self._lib = lib
+        self._handle = handle
+
+    def json_text(self):
+        from cudadiag import _native as native
+
+        text = self._lib.cudadiag_report_json_str(self._handle)
+        if text is None:
+            raise _fail(native, "cudadiag_report_json_str", 2)
+        return native.text(text)
+
+    def __del__(self):
+        self._lib.cudadiag_report_free(self._handle)
+
+
 def _run(function, options, *arguments):
-    """Calls the report-producing `function` with options built from `options` and returns the
-    Result (and frees everything)."""
+    """Calls the report-producing `function` (NULL options when there are none) and returns the Result."""
     import ctypes
 
     from cudadiag import _native as native
 
     lib = native.library()
     handle = ctypes.c_void_p()
-    status = lib.cudadiag_options_new(ctypes.byref(handle))
-    if status != native.OK:
-        raise _fail(native, "cudadiag_options_new", status)
-    try:
-        status = lib.cudadiag_options_from_json(handle, _options_json(options).encode())
+    if options:
+        status = lib.cudadiag_options_new(ctypes.byref(handle))
         if status != native.OK:
-            raise _fail(native, "cudadiag_options_from_json", status)
+            raise _fail(native, "cudadiag_options_new", status)
+    try:
+        if options:
+            workers = bool(options.get("verify") or options.get("self_test"))
+            status = lib.cudadiag_options_from_json(handle, _options_json(options, workers).encode())
+            if status != native.OK:
+                raise _fail(native, "cudadiag_options_from_json", status)
         report = ctypes.c_void_p()
         status = getattr(lib, function)(handle, *arguments, ctypes.byref(report))
         if status != native.OK:
             raise _fail(native, function, status)
     finally:
         lib.cudadiag_options_free(handle)
-    try:
-        return _result(native, lib, report)
-    finally:
-        lib.cudadiag_report_free(report)
+    owner = _Report(lib, report)
+    return _result(native, lib, owner)
 
 
-def _result(native, lib, report):
+def _result(native, lib, owner):
     import ctypes
+
+    report = owner._handle
 
     def check(function, status):
         if status != native.OK:
@@ -199,10 +233,7 @@ def _result(native, lib, report):
               lib.cudadiag_report_finding_remedy(report, index, ctypes.byref(remedy)))
         findings.append(Finding(native.text(id_.value), native.SEVERITIES[severity.value],
                                 native.text(message.value), native.text(remedy.value)))
-    json_text = lib.cudadiag_report_json_str(report)
-    if json_text is None:
-        raise _fail(native, "cudadiag_report_json_str", 2)
-    return Result(native.VERDICTS[verdict.value], exit_code.value, tuple(findings), native.text(json_text))
+    return Result(native.VERDICTS[verdict.value], exit_code.value, tuple(findings), owner.json_text)
 
 
 def report(**options):

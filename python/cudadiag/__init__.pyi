@@ -1,6 +1,6 @@
 # Types of the cudadiag package (docs/python.md). The keyword options are the C API's options JSON
 # keys; their values are JSON values.
-from typing import Any, Dict, Literal, Optional, Tuple
+from typing import Any, Callable, Dict, Literal, Optional, Tuple, Union
 
 __version__: str
 
@@ -22,7 +22,8 @@ class Result:
     verdict: Verdict
     exit_code: int
     findings: Tuple[Finding, ...]
-    def __init__(self, verdict: Verdict, exit_code: int, findings: Tuple[Finding, ...], json_text: str) -> None: ...
+    def __init__(self, verdict: Verdict, exit_code: int, findings: Tuple[Finding, ...],
+                 json_text: Union[str, Callable[[], str]]) -> None: ...
     def __bool__(self) -> bool: ...
     def json(self) -> Dict[str, Any]: ...
 
