@@ -83,13 +83,13 @@ tagged=$(ls "$work"/wheelhouse/cudadiag-*.whl)
 [[ $(basename "$tagged") == *"-py3-none-"*"$tag"*".whl" ]] ||
   { echo "the repaired wheel $(basename "$tagged") does not carry $tag as py3-none"; exit 1; }
 # Nothing was grafted: the wheel needs no library outside the policy's list.
-if unzip -l "$tagged" | grep -q '\.libs/'; then
-  echo "auditwheel grafted libraries into the wheel:"; unzip -l "$tagged" | grep '\.libs/'; exit 1
+listing=$(python3 -c 'import sys, zipfile; print("\n".join(zipfile.ZipFile(sys.argv[1]).namelist()))' "$tagged")
+if grep -q '\.libs/' <<<"$listing"; then
+  echo "auditwheel grafted libraries into the wheel:"; grep '\.libs/' <<<"$listing"; exit 1
 fi
 phase "tag $tag: $(basename "$tagged")"
 
 # The files, and what the library exports: the C API only.
-listing=$(unzip -Z1 "$tagged")
 for path in cudadiag/__init__.py cudadiag/__main__.py cudadiag/_find.py cudadiag/_native.py cudadiag/py.typed \
             cudadiag/__init__.pyi cudadiag/_version.py cudadiag/libcudadiag.so; do
   grep -qx "$path" <<<"$listing" || { echo "the wheel lacks $path"; exit 1; }
@@ -97,7 +97,7 @@ done
 grep -qx 'cudadiag-[0-9.]*\.data/scripts/cudadiag' <<<"$listing" || { echo "no scripts/cudadiag in the wheel"; exit 1; }
 grep -qx 'cudadiag-[0-9.]*\.dist-info/licenses/LICENSE' <<<"$listing" || { echo "no LICENSE in the dist-info"; exit 1; }
 if grep -q 'entry_points.txt' <<<"$listing"; then echo "the wheel has entry points (a shim)"; exit 1; fi
-mkdir -p "$work/unpacked" && rm -rf "$work/unpacked"/* && (cd "$work/unpacked" && unzip -q "$tagged")
+rm -rf "$work/unpacked" && python3 -m zipfile -e "$tagged" "$work/unpacked"
 grep '^cudadiag_' "$source_dir/tests/abi/exported_symbols.txt" >"$work/c_symbols.txt"
 "$source_dir/tests/abi/check_exported_symbols.sh" "$work/unpacked/cudadiag/libcudadiag.so" "$work/c_symbols.txt"
 
