@@ -19,8 +19,10 @@ mkdir -p "$out"
 wheel=$(ls dist/cudadiag-*-py3-none-*manylinux*_"$(uname -m)".whl | head -n 1)
 echo "wheel: $wheel" | tee "$out/wheel-install.txt"
 
-cmake -S . -B build-gpu-wheel -DCMAKE_BUILD_TYPE=Release -DCUDADIAG_BUILD_TESTS=OFF >/dev/null
-cmake --build build-gpu-wheel -j"$(nproc)" --target cudadiag cudadiag_cub_selftest >/dev/null
+{
+  cmake -S . -B build-gpu-wheel -DCMAKE_BUILD_TYPE=Release -DCUDADIAG_BUILD_TESTS=OFF &&
+  cmake --build build-gpu-wheel -j"$(nproc)" --target cudadiag cudadiag_cub_selftest
+} >"$out/build.log" 2>&1 || { tail -n 50 "$out/build.log"; exit 1; }
 
 "$venv/bin/python" -m pip install --no-deps --force-reinstall --no-index "$wheel" >>"$out/wheel-install.txt" 2>&1
 "$venv/bin/python" -m pip show -f cudadiag >>"$out/wheel-install.txt"
