@@ -177,6 +177,19 @@ CUDADIAG_API cudadiag_status cudadiag_report_new(const cudadiag_options* options
  * CUDA_PATH/CUDA_HOME, ... */
 CUDADIAG_API cudadiag_status cudadiag_quick_check(const cudadiag_options* options, cudadiag_report** out);
 
+/* Checks `count` requirements (`requirements[0 .. count-1]`, NUL-terminated; NULL with count 0 is
+ * none) against the report `options` ask for, made as cudadiag_report_new makes it (discovery, plus
+ * verification and the self-test when the options ask). A requirement is written as after
+ * `cudadiag --require` (docs/manual.md "CI gates": "nvrtc>=13", "driver>=580", "cccl",
+ * "selftest.sort>=30Gkeys", "no-errors"); each unmet one is a policy.unmet finding (severity error,
+ * naming the requirement and what was seen) in *out, counted in its verdict and exit code, whose
+ * components are the ones the requirement names. A malformed or unknown requirement is
+ * CUDADIAG_ERROR_INVALID_OPTIONS naming it, with *out NULL; a NULL string in the array, or
+ * requirements NULL with count > 0, is CUDADIAG_ERROR_INVALID_ARGUMENT. Since 0.1. */
+CUDADIAG_API cudadiag_status cudadiag_require(const cudadiag_options* options,
+                                              const char* const* requirements, size_t count,
+                                              cudadiag_report** out);
+
 /* The CUDA libraries process `pid` has mapped (0: this process), with process.duplicate_lib and
  * driver.stub findings. The JSON is `cudadiag inspect --pid PID --json`'s document. */
 CUDADIAG_API cudadiag_status cudadiag_inspect_process(int pid, cudadiag_report** out);

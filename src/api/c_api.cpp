@@ -3,6 +3,7 @@
 
 #include "api/c_handles.hpp"
 #include "api/log.hpp"
+#include "api/pipeline.hpp"
 #include "cudadiag/cudadiag.hpp"
 
 #include <cstring>
@@ -307,6 +308,33 @@ cudadiag_status cudadiag_report_new(const cudadiag_options* options, cudadiag_re
 cudadiag_status cudadiag_quick_check(const cudadiag_options* options, cudadiag_report** out) {
   return produce("cudadiag_quick_check", options, out,
                  [](const Settings& settings) { return cudadiag::quick_check(settings.options); });
+}
+
+cudadiag_status cudadiag_require(const cudadiag_options* options, const char* const* requirements,
+                                 size_t count, cudadiag_report** out) {
+  constexpr const char* k_function = "cudadiag_require";
+  return guarded(k_function, [&]() -> cudadiag_status {
+    if (out == nullptr) {
+      return null_output(k_function);
+    }
+    *out = nullptr;
+    if (requirements == nullptr && count > 0) {
+      return fail(CUDADIAG_ERROR_INVALID_ARGUMENT,
+                  std::string(k_function) + ": requirements is NULL but count is " + std::to_string(count));
+    }
+    std::vector<std::string> specs;
+    specs.reserve(count);
+    for (size_t i = 0; i < count; ++i) {
+      if (requirements[i] == nullptr) {
+        return fail(CUDADIAG_ERROR_INVALID_ARGUMENT,
+                    std::string(k_function) + ": requirement " + std::to_string(i) + " is NULL");
+      }
+      specs.emplace_back(requirements[i]);
+    }
+    return produce(k_function, options, out, [&](const Settings& settings) {
+      return run_require(settings.options, specs, settings.verify, settings.self_test);
+    });
+  });
 }
 
 cudadiag_status cudadiag_inspect_process(int pid, cudadiag_report** out) {

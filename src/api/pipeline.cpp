@@ -215,6 +215,15 @@ Report run_self_test(const Options& options) {
   return run_plan(make_plan(options, Stages::self_test), "self_test");
 }
 
+Report run_require(const Options& options, const std::vector<std::string>& requirements, bool verify,
+                   bool self_test) {
+  auto plan = make_plan(options, self_test ? Stages::self_test : verify ? Stages::verify : Stages::discover);
+  if (auto error = policy::add_requirements(plan.policy, requirements)) {
+    throw Exception(error->message);
+  }
+  return run_plan(plan, "require");
+}
+
 Report run_quick_check(const Options& options) {
   const timeline::Span whole_call("quick_check");
   auto plan = make_plan(options, Stages::discover);

@@ -7,6 +7,7 @@
 #include "cudadiag/types.hpp"
 
 #include <string>
+#include <vector>
 
 namespace cudadiag::api {
 
@@ -16,6 +17,10 @@ Report run_verify(const Options& options);
 Report run_self_test(const Options& options);
 Report run_quick_check(const Options& options);
 ProcessInspection run_inspect(int pid);
+// discover(), verify() or self_test() (as `verify` and `self_test` say) with `requirements` as CI
+// gates: each unmet one is a policy.unmet finding. Exception naming the first malformed requirement.
+Report run_require(const Options& options, const std::vector<std::string>& requirements, bool verify,
+                   bool self_test);
 
 std::string render_json(const Report& report);
 std::string render_json(const ProcessInspection& inspection);

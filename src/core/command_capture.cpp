@@ -1,6 +1,7 @@
 #include "core/command_capture.hpp"
 
 #include "core/filesystem.hpp"
+#include "core/libc_compat.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -151,9 +152,6 @@ Expected<CommandCapture> capture_command(const Environment& env, const std::vect
   ::posix_spawn_file_actions_addopen(setup.actions(), 0, "/dev/null", O_RDONLY, 0);
   ::posix_spawn_file_actions_adddup2(setup.actions(), out_pipe.write_end(), 1);
   ::posix_spawn_file_actions_adddup2(setup.actions(), err_pipe.write_end(), 2);
-  if (!env.cwd.empty() && fs::is_directory(env.cwd)) {
-    ::posix_spawn_file_actions_addchdir_np(setup.actions(), env.cwd.c_str());
-  }
   sigset_t none;
   sigemptyset(&none);
   sigset_t defaults;
@@ -167,6 +165,9 @@ Expected<CommandCapture> capture_command(const Environment& env, const std::vect
   ::posix_spawnattr_setflags(setup.attr(), static_cast<short>(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
                                                               POSIX_SPAWN_SETSIGDEF));
   std::vector<std::string> args = argv;
+  if (!env.cwd.empty() && fs::is_directory(env.cwd)) {
+    args = libc::spawn_in_directory(setup.actions(), env.cwd, std::move(args));
+  }
   std::vector<std::string> variables;
   for (const auto& [name, value] : env.variables()) {
     variables.push_back(name);
@@ -180,7 +181,7 @@ Expected<CommandCapture> capture_command(const Environment& env, const std::vect
   out_pipe.close_write();
   err_pipe.close_write();
   if (rc != 0) {
-    return Error{"cannot start " + args.front() + ": " + std::strerror(rc)};
+    return Error{"cannot start " + argv.front() + ": " + std::strerror(rc)};
   }
   CommandCapture capture;
   drain(out_pipe, err_pipe, capture, deadline);

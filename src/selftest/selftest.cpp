@@ -116,8 +116,13 @@ Expected<std::string> find_module(const SelfTestOptions& options) {
       return real ? *real : candidate;
     }
   }
+#ifdef CUDADIAG_SELFTEST_MODULE_MISSING_REASON
+  return Error{"the CUB self-test module (" + std::string(k_module_file) +
+               ") is not installed: " CUDADIAG_SELFTEST_MODULE_MISSING_REASON};
+#else
   return Error{"the CUB self-test module (" + std::string(k_module_file) +
                ") is not installed: this cudadiag was built without nvcc"};
+#endif
 }
 
 // What the driver step of verification says about devices: their count, or why there are none.

@@ -3,6 +3,7 @@
 #include "core/bounded_json.hpp"
 #include "core/expected.hpp"
 #include "core/filesystem.hpp"
+#include "core/libc_compat.hpp"
 #include "worker/child.hpp"
 
 #include <nlohmann/json.hpp>
@@ -50,11 +51,6 @@ constexpr int k_lowest_parent_fd = 10; // pipe ends the parent keeps, above anyt
 constexpr auto k_kill_grace = std::chrono::seconds(2);
 constexpr auto k_poll_slice = std::chrono::milliseconds(100);
 constexpr auto k_exit_poll_slice = std::chrono::milliseconds(2);
-
-std::string signal_name(int signal) {
-  const char* abbreviation = ::sigabbrev_np(signal);
-  return abbreviation != nullptr ? std::string("SIG") + abbreviation : "signal " + std::to_string(signal);
-}
 
 std::string errno_text(int error) {
   return std::strerror(error);
@@ -239,11 +235,7 @@ private:
     }
     // Nothing else of this process reaches the child: descriptors an embedding application left
     // inheritable are closed there, so a loaded library can neither write into them nor hold them.
-    ::posix_spawn_file_actions_addclosefrom_np(&actions,
-                                               m_pass_fd >= 0 ? k_passed_fd + 1 : k_protocol_fd + 1);
-    if (!cwd.empty() && fs::is_directory(cwd)) {
-      ::posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
-    }
+    libc::add_close_from(&actions, m_pass_fd >= 0 ? k_passed_fd + 1 : k_protocol_fd + 1);
     sigset_t no_signals;
     sigset_t all_signals;
     sigemptyset(&no_signals);
@@ -255,15 +247,18 @@ private:
     ::posix_spawnattr_setsigmask(&attributes, &no_signals);
     ::posix_spawnattr_setsigdefault(&attributes, &all_signals);
 
-    std::string worker = "__worker";
-    std::vector<char*> argv = {const_cast<char*>(executable.c_str()), worker.data(), outcome.kind.data(),
-                               outcome.path.data()};
-    for (auto& argument : m_arguments) {
+    std::vector<std::string> arguments = {executable, "__worker", outcome.kind, outcome.path};
+    arguments.insert(arguments.end(), m_arguments.begin(), m_arguments.end());
+    if (!cwd.empty() && fs::is_directory(cwd)) {
+      arguments = libc::spawn_in_directory(&actions, cwd, std::move(arguments));
+    }
+    std::vector<char*> argv;
+    for (auto& argument : arguments) {
       argv.push_back(argument.data());
     }
     argv.push_back(nullptr);
     pid_t pid = -1;
-    const int spawned = ::posix_spawn(&pid, executable.c_str(), &actions, &attributes, argv.data(), envp);
+    const int spawned = ::posix_spawn(&pid, argv.front(), &actions, &attributes, argv.data(), envp);
     ::posix_spawn_file_actions_destroy(&actions);
     ::posix_spawnattr_destroy(&attributes);
     close_fd(protocol[1]);
@@ -445,7 +440,7 @@ private:
     if (have_status && WIFSIGNALED(status)) {
       outcome.status = StepStatus::crashed;
       outcome.signal = WTERMSIG(status);
-      outcome.detail = "killed by " + signal_name(WTERMSIG(status)) + " " + where();
+      outcome.detail = "killed by " + libc::signal_name(WTERMSIG(status)) + " " + where();
       return;
     }
     if (have_status && WIFEXITED(status)) {

@@ -494,6 +494,78 @@ TEST_CASE("c api: the load-check cache is read by default and written only when 
                     CUDADIAG_ERROR_INVALID_OPTIONS, "load_check");
 }
 
+TEST_CASE("c api: require - met and unmet requirements are policy.unmet findings, bad specs are errors") {
+  const TempTree tree;
+  const auto dir = tree.mkdir("lib");
+  tree.copy_file(CUDADIAG_TWO_COPIES_LIB, "lib/libnvJitLink.so.13.0.88");
+  tree.symlink("lib/libnvJitLink.so.13", "libnvJitLink.so.13.0.88");
+  auto options =
+      make_options(R"({"components": ["nvJitLink"], "environment": {"LD_LIBRARY_PATH": ")" + dir + R"("}})");
+  const auto require = [&](std::vector<const char*> specs) {
+    cudadiag_report* raw = nullptr;
+    REQUIRE_MESSAGE(cudadiag_require(options.get(), specs.data(), specs.size(), &raw) == CUDADIAG_OK,
+                    cudadiag_last_error());
+    return ReportPtr(raw);
+  };
+  // The requirements of the report's policy.unmet findings, one per line.
+  const auto unmet = [](const cudadiag_report* report) {
+    std::string specs;
+    const auto document = report_json(report);
+    for (const auto& finding : document["findings"]) {
+      if (finding["id"] == "policy.unmet") {
+        specs += finding["evidence"]["requirement"].get<std::string>() + "\n";
+        CHECK(finding["severity"] == "error");
+        CHECK(finding["components"] == nlohmann::json::array({"nvJitLink"}));
+      }
+    }
+    return specs;
+  };
+
+  // (unmet() checks each finding itself: its result is taken before it is compared.)
+  const auto met = require({"nvJitLink>=13", "nvJitLink==13.0"});
+  const auto met_unmet = unmet(met.get());
+  CHECK(met_unmet.empty());
+  const auto json = report_json(met.get());
+  REQUIRE(json["policy"]["requirements"].size() == 2);
+  CHECK(json["policy"]["requirements"][0]["met"] == true);
+
+  const auto missed = require({"nvJitLink>=13", "nvJitLink>=14"});
+  const auto missed_unmet = unmet(missed.get());
+  CHECK(missed_unmet == "nvJitLink>=14\n");
+  cudadiag_verdict verdict{};
+  int exit_code = 0;
+  REQUIRE(cudadiag_report_verdict(missed.get(), &verdict) == CUDADIAG_OK);
+  REQUIRE(cudadiag_report_exit_code(missed.get(), &exit_code) == CUDADIAG_OK);
+  CHECK(verdict == CUDADIAG_VERDICT_ERROR);
+  CHECK(exit_code == 1);
+  const auto ids = finding_ids(missed.get());
+  const auto at = static_cast<size_t>(std::find(ids.begin(), ids.end(), "policy.unmet") - ids.begin());
+  REQUIRE(at < ids.size());
+  const char* message = nullptr;
+  REQUIRE(cudadiag_report_finding_message(missed.get(), at, &message) == CUDADIAG_OK);
+  CHECK(contains(message, "nvJitLink>=14"));
+  CHECK(contains(message, "13.0.88"));
+
+  const auto none = require({}); // no requirement: the plain report
+  CHECK(unmet(none.get()).empty());
+
+  cudadiag_report* raw = reinterpret_cast<cudadiag_report*>(&raw); // must be reset to NULL on failure
+  const char* malformed[] = {"nvJitLink>=13", "nvJitLink>>13"};
+  check_failed_with(cudadiag_require(options.get(), malformed, 2, &raw), CUDADIAG_ERROR_INVALID_OPTIONS,
+                    "nvJitLink>>13");
+  CHECK(raw == nullptr);
+  const char* unknown[] = {"nvjitlnk>=13"};
+  check_failed_with(cudadiag_require(options.get(), unknown, 1, &raw), CUDADIAG_ERROR_INVALID_OPTIONS,
+                    "nvjitlnk");
+  check_failed_with(cudadiag_require(options.get(), nullptr, 1, &raw), CUDADIAG_ERROR_INVALID_ARGUMENT);
+  const char* with_null[] = {"nvJitLink>=13", nullptr};
+  check_failed_with(cudadiag_require(options.get(), with_null, 2, &raw), CUDADIAG_ERROR_INVALID_ARGUMENT,
+                    "requirement 1");
+  check_failed_with(cudadiag_require(options.get(), malformed, 1, nullptr), CUDADIAG_ERROR_INVALID_ARGUMENT);
+  REQUIRE(cudadiag_require(nullptr, nullptr, 0, &raw) == CUDADIAG_OK); // NULL options: the defaults
+  cudadiag_report_free(raw);
+}
+
 TEST_CASE("c api: verify without a usable worker executable is skipped with the reason") {
   auto options =
       make_options(R"({"components": ["cuda"], "verify": true, "executable": "/nonexistent/cudadiag"})");
