@@ -218,8 +218,8 @@ Report run_self_test(const Options& options) {
 Report run_require(const Options& options, const std::vector<std::string>& requirements, bool verify,
                    bool self_test) {
   auto plan = make_plan(options, self_test ? Stages::self_test : verify ? Stages::verify : Stages::discover);
-  if (auto error = policy::add_requirements(plan.policy, requirements)) {
-    throw Exception(error->message);
+  if (auto added = policy::add_requirements(plan.policy, requirements); !added) {
+    throw Exception(added.error().message);
   }
   return run_plan(plan, "require");
 }
