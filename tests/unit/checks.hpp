@@ -8,6 +8,7 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,6 +31,18 @@ inline const findings::Finding* with_id(const std::vector<findings::Finding>& fo
 }
 
 // The real report of an H200 host (docs/examples/h200-host-report.json) as a JSON document.
+// The cells of a Markdown table row ("| a | `b` |"), each without its padding and backticks.
+inline std::vector<std::string> markdown_cells(const std::string& line) {
+  std::vector<std::string> cells;
+  std::stringstream row(line.substr(1));
+  for (std::string cell; std::getline(row, cell, '|');) {
+    const auto first = cell.find_first_not_of(" `");
+    const auto last = cell.find_last_not_of(" `");
+    cells.push_back(first == std::string::npos ? "" : cell.substr(first, last - first + 1));
+  }
+  return cells;
+}
+
 inline nlohmann::json h200_example_report() {
   const auto text =
       fs::read_file_prefix(CUDADIAG_SOURCE_DIR "/docs/examples/h200-host-report.json", 1U << 24U);

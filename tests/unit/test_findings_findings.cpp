@@ -199,13 +199,7 @@ TEST_CASE("findings: docs/findings.md's repair table is the findings table's rep
     if (!in_section || line.rfind("| `", 0) != 0) {
       continue;
     }
-    std::vector<std::string> cells;
-    std::stringstream row(line.substr(1));
-    for (std::string cell; std::getline(row, cell, '|');) {
-      const auto first = cell.find_first_not_of(" `");
-      const auto last = cell.find_last_not_of(" `");
-      cells.push_back(first == std::string::npos ? "" : cell.substr(first, last - first + 1));
-    }
+    const auto cells = cudadiag::testing::markdown_cells(line);
     if (cells.size() == 3) { // the id table (the class table has two columns)
       documented[cells[0]] = {cells[1], cells[2]};
     }

@@ -1,6 +1,7 @@
 // The kernel log's Xid/SXid lines (health/kernel_log) on lines public reports posted
 // (tests/fixtures/kernel-log/, each block citing its report), and the findings they become
 // (findings/kernel_log_rules): one per code and GPU, severity and repair class by code.
+#include "checks.hpp"
 #include "findings/kernel_log_rules.hpp"
 #include "health/kernel_log.hpp"
 #include "temp_tree.hpp"
@@ -325,13 +326,7 @@ TEST_CASE("kernel log: docs/findings.md's SXid table is the code's table") {
     if (!in_section || (line.rfind("| 1", 0) != 0 && line.rfind("| 2", 0) != 0)) {
       continue;
     }
-    std::vector<std::string> cells;
-    std::stringstream row(line.substr(1));
-    for (std::string cell; std::getline(row, cell, '|');) {
-      const auto first = cell.find_first_not_of(" `");
-      const auto last = cell.find_last_not_of(" `");
-      cells.push_back(first == std::string::npos ? "" : cell.substr(first, last - first + 1));
-    }
+    const auto cells = cudadiag::testing::markdown_cells(line);
     REQUIRE(cells.size() == 5);
     std::stringstream codes(cells[0]);
     for (std::string code; std::getline(codes, code, ',');) {
