@@ -26,7 +26,7 @@ int tar_gzip(const std::uint8_t* data, std::size_t size) {
     const auto tab = line.find('\t');
     const auto name = std::string(line.substr(0, tab));
     const auto content = tab == std::string_view::npos ? std::string() : std::string(line.substr(tab + 1));
-    if (!writer.add_file(name, content)) {
+    if (writer.add_file(name, content)) {
       added.emplace_back(name, content);
     }
   }
