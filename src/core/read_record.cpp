@@ -170,4 +170,12 @@ bool ReadSnapshot::unchanged() const {
   });
 }
 
+PathIdentity followed_identity(const std::string& path) {
+  return stat_identity(path);
+}
+
+bool recently_changed(const PathIdentity& identity, std::int64_t now_ns) {
+  return racy(identity, now_ns);
+}
+
 } // namespace cudadiag::fs

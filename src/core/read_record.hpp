@@ -55,6 +55,14 @@ struct PathIdentity {
   bool operator==(const PathIdentity&) const = default;
 };
 
+// stat(2) of `path` (symbolic links followed) as a PathIdentity; `error` is set when it fails.
+PathIdentity followed_identity(const std::string& path);
+
+// Whether a file with this identity may still change without its mtime or ctime changing (they
+// are within the file system's timestamp granularity of `now_ns`, CLOCK_REALTIME): an answer read
+// from it then is not kept.
+bool recently_changed(const PathIdentity& identity, std::int64_t now_ns);
+
 class ReadSnapshot {
 public:
   // Whether every path still has the identity it had when the snapshot was taken (stats only).

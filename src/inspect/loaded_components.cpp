@@ -1,11 +1,15 @@
 #include "inspect/loaded_components.hpp"
 
 #include "core/filesystem.hpp"
+#include "core/read_record.hpp"
 #include "discovery/candidate_inspection.hpp"
 #include "report/json_report.hpp"
 
 #include <algorithm>
 #include <cctype>
+#include <ctime>
+#include <mutex>
+#include <unordered_map>
 
 namespace cudadiag::inspect {
 namespace {
@@ -87,6 +91,71 @@ std::optional<versions::FoundVersion> version_of(const LibraryMatch& match, cons
   sighting.found_via = "mapped";
   sighting.search_dir = fs::parent(file.path);
   return discovery::find_version(*match.spec, sighting, realpath, SystemLayout{});
+}
+
+std::int64_t realtime_ns() {
+  timespec now{};
+  ::clock_gettime(CLOCK_REALTIME, &now);
+  return static_cast<std::int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
+}
+
+// What a mapped library's file says of itself: its version and whether it is a stub.
+struct FileFacts {
+  std::optional<versions::FoundVersion> version;
+  bool is_stub = false;
+};
+
+FileFacts read_file_facts(const LibraryMatch& match, const MappedFile& file,
+                          const std::optional<std::string>& realpath) {
+  return {version_of(match, file, realpath), discovery::looks_like_stub(file.path, realpath.value_or(""))};
+}
+
+// read_file_facts() for this process's own mappings, remembered while the file is unchanged: an
+// application that calls quick_check() at every start of a task maps the same few dozen CUDA
+// libraries each time (after `import torch`: cuDNN's, cuBLAS's, NCCL's...), and reading their ELF
+// headers again was most of a repeated call. Keyed by what the facts depend on: the component,
+// the SONAME it matched, the mapped path and its resolution, and the resolved file's identity
+// (stat: device, inode, size, mtime, ctime); a replaced or rewritten file is read afresh, and one
+// changed within the timestamps' granularity is not remembered. Bounded: emptied at k_limit entries.
+class FileFactsMemo {
+public:
+  FileFacts facts(const LibraryMatch& match, const MappedFile& file,
+                  const std::optional<std::string>& realpath) {
+    if (file.deleted || !realpath) {
+      return read_file_facts(match, file, realpath);
+    }
+    const auto identity = fs::followed_identity(*realpath);
+    if (identity.error != 0 || fs::recently_changed(identity, realtime_ns())) {
+      return read_file_facts(match, file, realpath);
+    }
+    auto key = std::string(match.spec->name) + '\0' + match.soname + '\0' + file.path + '\0' + *realpath +
+               '\0' + std::to_string(identity.device) + ':' + std::to_string(identity.inode) + ':' +
+               std::to_string(identity.size) + ':' + std::to_string(identity.mtime_ns) + ':' +
+               std::to_string(identity.ctime_ns);
+    {
+      const std::lock_guard lock(m_mutex);
+      if (const auto found = m_facts.find(key); found != m_facts.end()) {
+        return found->second;
+      }
+    }
+    auto facts = read_file_facts(match, file, realpath);
+    const std::lock_guard lock(m_mutex);
+    if (m_facts.size() >= k_limit) {
+      m_facts.clear();
+    }
+    m_facts.emplace(std::move(key), facts);
+    return facts;
+  }
+
+private:
+  static constexpr std::size_t k_limit = 4096;
+  std::mutex m_mutex;
+  std::unordered_map<std::string, FileFacts> m_facts;
+};
+
+FileFactsMemo& file_facts_memo() {
+  static FileFactsMemo memo;
+  return memo;
 }
 
 // Two mappings are the same file when device and inode agree; without an inode, when the
@@ -211,8 +280,11 @@ ProcessInspection inspect_mapped(const std::vector<MappedFile>& files, int pid) 
         component.realpath = std::move(*resolved);
       }
     }
-    component.version = version_of(*match, file, component.realpath);
-    component.is_stub = discovery::looks_like_stub(file.path, component.realpath.value_or(""));
+    // Another process's mappings are read as they are; this process's are remembered (above).
+    auto facts = pid == 0 ? file_facts_memo().facts(*match, file, component.realpath)
+                          : read_file_facts(*match, file, component.realpath);
+    component.version = std::move(facts.version);
+    component.is_stub = facts.is_stub;
     identities.push_back(identity_of(file, component.realpath));
     inspection.components.push_back(std::move(component));
   }

@@ -282,6 +282,28 @@ TEST_CASE("inspect: a mapped libcuda from a stubs/ directory is driver.stub") {
   CHECK(other.findings.empty());
 }
 
+TEST_CASE("inspect: this process's library facts are kept while the file is unchanged, read again when it "
+          "changes") {
+  const std::string toolkit_stub = "/usr/local/cuda/lib64/stubs/libcuda.so";
+  if (::access(toolkit_stub.c_str(), R_OK) != 0) {
+    CUDADIAG_SKIP(toolkit_stub << " is not present: no stub-shaped ELF file to keep facts of");
+  }
+  TempTree tree;
+  const auto path = tree.copy_file(toolkit_stub, "usr/lib/libcuda.so.1");
+  // Facts of a file changed within the timestamps' granularity (2 s) are never kept: age it first.
+  std::this_thread::sleep_for(std::chrono::milliseconds(2100));
+  for (int call = 0; call < 2; ++call) { // read, then answered from what was kept
+    const auto inspection = inspect_mapped({mapped(path, 5)}, 0);
+    REQUIRE(inspection.components.size() == 1);
+    CHECK(inspection.components[0].is_stub);
+  }
+  // Rewritten in place: its size and ctime change, so the kept facts do not answer.
+  tree.write("usr/lib/libcuda.so.1", "shim");
+  const auto rewritten = inspect_mapped({mapped(path, 5)}, 0);
+  REQUIRE(rewritten.components.size() == 1);
+  CHECK_FALSE(rewritten.components[0].is_stub);
+}
+
 TEST_CASE("inspect: a deleted mapping keeps its name's version and no realpath") {
   TempTree tree;
   // A new file now lies at the old path; the mapping is the old, deleted one.
