@@ -10,7 +10,7 @@
 # CUDADIAG_COMPILER_LAUNCHER (the parent build's compiler launcher, e.g. ccache) wraps the compilers.
 # add-subdirectory builds with the parent build's CUDADIAG_PARENT_BUILD_TYPE, CUDADIAG_PARENT_C_FLAGS,
 # CUDADIAG_PARENT_CXX_FLAGS and CUDADIAG_PARENT_WERROR when they are set (the same compile commands,
-# so that a compiler cache answers them).
+# so that a compiler cache answers them), and CUDADIAG_SUBPROJECT_BINARY_DIR as cudadiag's binary directory.
 set -euo pipefail
 mode=$1 input=$(realpath "$2") work=$3
 here=$(cd "$(dirname "$0")" && pwd)
@@ -75,12 +75,16 @@ add-subdirectory)
             "-DCMAKE_CXX_FLAGS_${type}=${CUDADIAG_PARENT_CXX_FLAGS:-}"
             -DCUDADIAG_WERROR="${CUDADIAG_PARENT_WERROR:-OFF}")
   fi
-  quiet cmake -S "$here/add_subdirectory" -B "$work/build" -DCUDADIAG_SOURCE_DIR="$input" "${launcher[@]}" "${parent[@]}"
+  # CUDADIAG_SUBPROJECT_BINARY_DIR: where cudadiag's part of the parent build goes (emptied first).
+  sub=${CUDADIAG_SUBPROJECT_BINARY_DIR:-$work/build/cudadiag}
+  rm -rf "$sub"
+  quiet cmake -S "$here/add_subdirectory" -B "$work/build" -DCUDADIAG_SOURCE_DIR="$input" \
+    -DCUDADIAG_BINARY_DIR="$sub" "${launcher[@]}" "${parent[@]}"
   quiet cmake --build "$work/build" --parallel "$jobs" --target consumer_cpp consumer_c
   run_consumers
   # A sub-project gets no tests, no CPack and no install rules of cudadiag's own.
-  if [[ -e $work/build/CPackConfig.cmake || -e $work/build/cudadiag/tests ]] ||
-     grep -rqE 'libcudadiag\.so|cudadiagTargets' --include=cmake_install.cmake "$work/build/cudadiag"; then
+  if [[ -e $work/build/CPackConfig.cmake || -e $sub/tests ]] ||
+     grep -rqE 'libcudadiag\.so|cudadiagTargets' --include=cmake_install.cmake "$sub"; then
     echo "cudadiag added tests, CPack or install rules to its parent project" >&2
     exit 1
   fi
