@@ -451,3 +451,15 @@ TEST_CASE("frameworks: an extra is requested when a requirement names it or when
   CHECK(asked.at("b") == std::set<std::string>{"x"});
   CHECK(asked.at("c") == std::set<std::string>{"y"});
 }
+
+TEST_CASE("frameworks: cuda-bindings and cuda-python are built for the CUDA major of their version") {
+  cudadiag::testing::TempTree tree;
+  const std::vector<Distribution> installed = {{"cuda-bindings", "cuda-bindings", "13.0.3", "", {}},
+                                               {"cuda-python", "cuda-python", "12.9.4", "", {}},
+                                               {"cuda-core", "cuda-core", "0.4.0", "", {}}};
+  const auto builds = framework_builds({tree.path("site")}, installed, cudadiag::Environment{});
+  REQUIRE(builds.size() == 2); // cuda-core runs on either major
+  CHECK(builds[0].cuda == "13");
+  CHECK(builds[0].source == "the distribution's major version");
+  CHECK(builds[1].cuda == "12");
+}
