@@ -329,8 +329,8 @@ DiscoveryContext prepare_discovery(const Environment& env, const DiscoveryOption
                 frameworks.records = python::check_records(installed, hashes);
               } else {
                 const timeline::Span requirements_span("framework_requirements");
-                frameworks.requirements = python::checked_framework_requirements(
-                    installed, python::marker_environment(environment));
+                frameworks.requirements =
+                    python::judge_framework_requirements(installed, python::marker_environment(environment));
               }
             });
             return frameworks;
@@ -485,7 +485,8 @@ DiscoveryResult finish_discovery(DiscoveryContext&& context, std::vector<Compone
   DiscoveryResult result;
   if (context.frameworks.valid()) {
     const auto& frameworks = context.frameworks.get();
-    result.framework_requirements = frameworks.requirements;
+    result.framework_requirements = frameworks.requirements.checked;
+    result.framework_requirements_not_judged = frameworks.requirements.not_judged;
     result.frameworks = frameworks.builds;
     result.records = frameworks.records;
   }

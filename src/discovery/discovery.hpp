@@ -74,6 +74,9 @@ struct DiscoveryResult {
   // The CUDA pins of the frameworks installed in the primary Python environment, each checked
   // against what is installed there (python/framework_requirements.hpp).
   std::vector<python::FrameworkRequirement> framework_requirements;
+  // Their CUDA requirements that were not judged, and why (an extra nothing requests, a marker that
+  // cannot be evaluated here).
+  std::vector<python::UnjudgedRequirement> framework_requirements_not_judged;
   // The CUDA the frameworks in the primary environment were built for (python/framework_builds.hpp).
   std::vector<python::FrameworkBuild> frameworks;
   // The primary environment's CUDA distributions' library files against their RECORDs
@@ -127,7 +130,7 @@ struct DiscoveryContext {
   // for), read on a thread of their own while the components are resolved: a torch + JAX venv's
   // metadata takes milliseconds to read.
   struct Frameworks {
-    std::vector<python::FrameworkRequirement> requirements;
+    python::FrameworkPins requirements;
     std::vector<python::FrameworkBuild> builds;
     python::RecordCheck records;
   };

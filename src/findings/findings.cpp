@@ -2,6 +2,7 @@
 
 #include "core/filesystem.hpp"
 #include "core/read_record.hpp"
+#include "findings/framework_needs.hpp"
 #include "findings/install_rules.hpp"
 #include "python/conda.hpp"
 
@@ -184,10 +185,13 @@ const std::vector<FindingDefinition>& finding_definitions() {
      "A Python framework's own CUDA library will not load, predicted from the files: `import torch` raises in torch/__init__.py's _load_global_deps (libtorch_global_deps.so fails and a library its _preload_cuda_deps globs look for is not on sys.path, or the glob picks a file of another CUDA major first: pytorch/pytorch#147001), or torch's libtorch_cuda.so or JAX's PJRT plugin (xla_cuda_plugin.so) has a dependency, symbol version or symbol the loader cannot supply. The finding quotes the error the loader or Python would raise. A missing driver (libcuda.so.1) is left to the driver findings.",
      "The finding names the cause: uninstall the stray wheel a preload glob picked first, or install the CUDA wheels the framework pins (`pip install --force-reinstall 'torch==VERSION'`) in the environment it runs in, or make the missing library reachable where the framework's loader looks."},
     {"framework.version_rule", Severity::error, Repair::reinstall_package,
-     "A CUDA library JAX would load breaks a rule JAX's CUDA plugin checks when it initializes (jax_plugins/xla_cudaNN/__init__.py): error when JAX refuses to start (CUDA runtime, cuBLAS or cuSPARSE older than 12.1; cuDNN 9.10.0; cuDNN older than 9.10.1 with cuBLAS 12.9 or newer on several GPUs), warning when it only warns (cuBLAS 12.8 up to 13.2 on a compute capability 10.x or 11.x GPU: silent data corruption under concurrent kernels). The copy checked is the nvidia wheel JAX loads from site-packages, else the loader's answer.",
-     "Install the version the rule asks for (e.g. `pip install -U nvidia-cudnn-cu12` or the nvidia-cublas wheel of the fixed release), in the environment JAX runs in; JAX_SKIP_CUDA_CONSTRAINTS_CHECK only silences JAX's own check, not the defect."},
+     "A CUDA library a framework binds breaks a rule the framework checks itself (info: differs from what it pins but passes). torch: the cuDNN it binds, when not the nvidia-cudnn wheel it pins (LD_LIBRARY_PATH, the loader cache), against torch.backends.cudnn's rule (the compile-time major, a minor at least the compile-time one): an error in torch's words when it refuses it at its first cuDNN call. JAX: a CUDA library JAX would load breaks a rule JAX's CUDA plugin checks when it initializes (jax_plugins/xla_cudaNN/__init__.py): error when JAX refuses to start (CUDA runtime, cuBLAS or cuSPARSE older than 12.1; cuDNN 9.10.0; cuDNN older than 9.10.1 with cuBLAS 12.9 or newer on several GPUs), warning when it only warns (cuBLAS 12.8 up to 13.2 on a compute capability 10.x or 11.x GPU: silent data corruption under concurrent kernels). The copy checked is the nvidia wheel JAX loads from site-packages, else the loader's answer.",
+     "torch: make it bind the cuDNN it pins (take the other copy's directory off LD_LIBRARY_PATH) or install that cuDNN or a newer minor there. JAX: install the version the rule asks for (e.g. `pip install -U nvidia-cudnn-cu12` or the nvidia-cublas wheel of the fixed release), in the environment JAX runs in; JAX_SKIP_CUDA_CONSTRAINTS_CHECK only silences JAX's own check, not the defect."},
+    {"python.requirements_conflict", Severity::error, Repair::reinstall_package,
+     "Two Python frameworks in the environment CUDA Python runs in pin one CUDA distribution in ways no release satisfies (torch 2.7.1's nvidia-cudnn-cu12==9.5.1.17 and the JAX CUDA plugin's >=9.10.2.21 under its with-cuda extra): whatever pip installs breaks one of them, and each one's remedy breaks the other. Error when the installed release breaks a pin its framework enforces; warning when both frameworks accept it at run time (the next pip resolution will undo it).",
+     "Give each framework its own environment (a venv each), or install releases of the two whose pins overlap (the finding names the ones known to fit)."},
     {"python.requirement_unmet", Severity::error, Repair::reinstall_package,
-     "A Python framework in the environment CUDA Python runs in (torch, JAX, CuPy, TensorFlow, Triton, vLLM, ...) pins a CUDA distribution that is not installed there, or installed in a version its requirement does not allow; the framework was built and tested against the pinned one.",
+     "A Python framework in the environment CUDA Python runs in (torch, JAX, CuPy, TensorFlow, Triton, vLLM, ...) pins a CUDA distribution that is not installed there, or installed in a version its requirement does not allow; the framework was built and tested against the pinned one. The severity follows the framework's own run-time check where one is known: info when it accepts the installed release (torch's cuDNN: the same major, a newer minor), an error in its words when it refuses it.",
      "Install the version the framework requires (the message gives the pip command), or install the framework release that matches the CUDA distributions you want."},
     {"gpu.missing", Severity::error, Repair::reboot,
      "The node shows fewer GPUs than it should (--expect-gpus N, or the policy's expect_gpus), named by the layer that lost them: the PCI bus (hardware_inspection), the NVIDIA driver (reboot), NVML (reset_gpu) or CUDA (fix_environment: CUDA_VISIBLE_DEVICES, a container's device list).",
@@ -898,22 +902,80 @@ void check_virtual_env(const discovery::DiscoveryResult& result, std::vector<Fin
 }
 
 // python.requirement_unmet: one finding per framework requirement the primary environment breaks.
-void check_framework_requirements(const discovery::DiscoveryResult& result, std::vector<Finding>& out) {
+// Its severity follows what the framework does with the installed release at run time
+// (framework_needs.hpp): an `==` pin whose off-pin release the framework's own check accepts is info.
+void check_framework_requirements(const discovery::DiscoveryResult& result, const Environment& env,
+                                  std::vector<Finding>& out) {
   const auto interpreter = primary_python(result);
+  // The severity an unmet pin deserves: the framework's own run-time rule, else the pin's.
+  const auto severity_of = [&](const python::FrameworkRequirement& unmet) {
+    const auto judged = judge_unmet_pin(unmet, env);
+    // A requirement only an extra asks for is optional: a warning when it is missing.
+    const bool optional = unmet.through_extra.has_value() && !unmet.installed;
+    return judged ? judged->severity : optional ? Severity::warning : Severity::error;
+  };
+  const auto asked_by = [](const python::FrameworkRequirement& pin) {
+    return pin.framework + " " + pin.framework_version + " requires " + pin.dependency + pin.specifier +
+           (pin.through_extra ? " (through its extra [" + *pin.through_extra + "])" : "");
+  };
+  // Two frameworks' pins no release satisfies: one cause, whose unmet side is folded into it.
+  std::set<const python::FrameworkRequirement*> in_conflict;
+  for (const auto& conflict : pin_conflicts(result.framework_requirements)) {
+    const auto& first = *conflict.first;
+    const auto& second = *conflict.second;
+    in_conflict.insert(conflict.first);
+    in_conflict.insert(conflict.second);
+    Severity severity = Severity::warning; // one pip resolution away from breaking one of the two
+    std::string state = first.installed ? "; " + *first.installed + " is installed" : "; it is not installed";
+    for (const auto* side : {&first, &second}) {
+      if (side->met) {
+        state += ", which meets " + side->framework + "'s pin";
+        continue;
+      }
+      const auto judged = judge_unmet_pin(*side, env);
+      state += judged ? judged->why : ", which breaks " + side->framework + "'s pin";
+      severity = std::max(severity, severity_of(*side));
+    }
+    std::vector<std::string> overlap;
+    for (const auto& [framework, other] : {std::pair(&first, &second), std::pair(&second, &first)}) {
+      for (auto& release :
+           releases_whose_pin_fits(framework->framework, framework->dependency, other->specifier)) {
+        overlap.push_back(std::move(release) + ", which " + other->framework + " " +
+                          other->framework_version + "'s pin allows");
+      }
+    }
+    auto finding = make("python.requirements_conflict",
+                        asked_by(first) + " and " + asked_by(second) + ": no release of " + first.dependency +
+                            " satisfies both, so the two cannot share this environment (each remedy of one "
+                            "breaks the other)" +
+                            state,
+                        {},
+                        {{"dependency", first.dependency},
+                         {"frameworks", Evidence::List{first.framework + " " + first.framework_version,
+                                                       second.framework + " " + second.framework_version}},
+                         {"requirements", Evidence::List{first.requirement, second.requirement}},
+                         {"installed", first.installed},
+                         {"releases_that_fit", overlap}},
+                        severity);
+    finding.remedy =
+        "Give each framework its own environment (`python3 -m venv`, one for " + first.framework +
+        ", one for " + second.framework + ")" +
+        (overlap.empty()
+             ? std::string(", or install releases of the two whose pins on ") + first.dependency + " overlap"
+             : "; or, in one environment, releases whose pins overlap: " + join(overlap, "; ")) +
+        ".";
+    out.push_back(std::move(finding));
+  }
   for (const auto& unmet : result.framework_requirements) {
-    if (unmet.met) {
+    if (unmet.met || in_conflict.count(&unmet) != 0) {
       continue;
     }
-    const std::string wanted = unmet.dependency + unmet.specifier;
-    const std::string asked =
-        unmet.framework + " " + unmet.framework_version + " requires " + wanted +
-        (unmet.through_extra ? " (through its extra [" + *unmet.through_extra + "])" : "");
     const std::string seen = unmet.installed
                                  ? "; " + *unmet.installed + " is installed (" + unmet.installed_at + ")"
                                  : "; it is not installed";
-    // A requirement only an extra asks for is optional: a warning when it is missing.
-    const bool optional = unmet.through_extra.has_value() && !unmet.installed;
-    auto finding = make("python.requirement_unmet", asked + seen, {},
+    const auto judged = judge_unmet_pin(unmet, env);
+    const std::string wanted = unmet.dependency + unmet.specifier;
+    auto finding = make("python.requirement_unmet", asked_by(unmet) + seen + (judged ? judged->why : ""), {},
                         {{"framework", unmet.framework},
                          {"framework_version", unmet.framework_version},
                          {"requirement", unmet.requirement},
@@ -921,8 +983,9 @@ void check_framework_requirements(const discovery::DiscoveryResult& result, std:
                          {"specifier", unmet.specifier},
                          {"installed", unmet.installed},
                          {"installed_at", unmet.installed_at},
-                         {"extra", unmet.through_extra}},
-                        optional ? std::optional(Severity::warning) : std::nullopt);
+                         {"extra", unmet.through_extra},
+                         {"runtime_rule", judged ? std::optional(judged->rule) : std::nullopt}},
+                        severity_of(unmet));
     finding.remedy = interpreter + " -m pip install '" + wanted + "' restores what " + unmet.framework +
                      " was built against; or install the " + unmet.framework +
                      " release that matches the CUDA distributions you want.";
@@ -1050,7 +1113,7 @@ std::vector<Finding> evaluate_discovery(const discovery::DiscoveryResult& result
   check_cuda_path_home(env, out);
   check_search_path_entries(env, out);
   check_virtual_env(result, out);
-  check_framework_requirements(result, out);
+  check_framework_requirements(result, env, out);
   check_unusable(result, out);
   check_preloaded(result, out);
   for (const auto& component : result.components) {

@@ -1,27 +1,49 @@
 #include "findings/jax_rules.hpp"
 
+#include "findings/framework_needs.hpp"
+#include "linkage/framework_load.hpp"
 #include "python/pep508.hpp"
 #include "versions/version_sources.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <optional>
 #include <string>
 
 namespace cudadiag::findings {
 namespace {
 
-// The copy JAX loads of `component` and its version: the site-packages wheel (JAX's
-// _load_nvidia_libraries), else what dlopen(SONAME) finds.
+// The copy JAX binds of `component` and its version: the file its plugin's closure holds
+// (linkage.frameworks, `find --for jax`'s answer: the wheel _load_nvidia_libraries opened, else what
+// xla_cuda_plugin.so's own load found), else the site-packages wheel (JAX's _load_nvidia_libraries),
+// else what dlopen(SONAME) finds.
 struct Loaded {
   std::string path;
   std::string version;
+  bool bound = false; // from the plugin's closure
 
   // versions::compare_versions against `other`: <0 older, 0 equal, >0 newer.
   [[nodiscard]] int compare(std::string_view other) const {
     return versions::compare_versions(version, other);
   }
 };
-std::optional<Loaded> jax_loads(const discovery::DiscoveryResult& discovery, std::string_view component) {
+std::optional<Loaded> jax_loads(const discovery::DiscoveryResult& discovery, const linkage::Linkage* linkage,
+                                std::string_view component) {
+  if (linkage != nullptr) {
+    const auto* spec = probes::find_component(component, probes::ComponentKind::dynamic_lib);
+    for (const auto& framework : linkage->frameworks) {
+      const auto name = python::canonical_name(framework.framework);
+      if (spec == nullptr || !name.starts_with("jax-cuda") || !name.ends_with("-pjrt")) {
+        continue;
+      }
+      if (const auto* bound = linkage::object_named(framework.closure.closure, spec->file_names)) {
+        if (const auto release = release_of_file(discovery, component, bound->path);
+            release && versions::is_dotted_digits(*release)) {
+          return Loaded{bound->path, *release, true};
+        }
+      }
+    }
+  }
   for (const auto& result : discovery.components) {
     if (result.spec == nullptr || result.spec->kind != probes::ComponentKind::dynamic_lib ||
         result.spec->name != component) {
@@ -43,10 +65,32 @@ std::optional<Loaded> jax_loads(const discovery::DiscoveryResult& discovery, std
   return std::nullopt;
 }
 
+// A version in the integer JAX's check prints (jaxlib/cuda/versions_helpers.cc): CUDA runtime
+// major*1000 + minor*10, cuBLAS major*10000 + minor*100 + patch, cuSPARSE major*1000 + minor*100 +
+// patch.
+std::string jax_integer(std::string_view component, std::string_view version) {
+  int numbers[3] = {0, 0, 0};
+  std::size_t index = 0;
+  for (std::size_t at = 0; at < version.size() && index < 3; ++index) {
+    const auto dot = version.find('.', at);
+    const auto part = version.substr(at, dot == std::string_view::npos ? std::string_view::npos : dot - at);
+    numbers[index] = std::atoi(std::string(part).c_str());
+    at = dot == std::string_view::npos ? version.size() : dot + 1;
+  }
+  if (component == "cudart") {
+    return std::to_string(numbers[0] * 1000 + numbers[1] * 10);
+  }
+  if (component == "cublas") {
+    return std::to_string(numbers[0] * 10000 + numbers[1] * 100 + numbers[2]);
+  }
+  return std::to_string(numbers[0] * 1000 + numbers[1] * 100 + numbers[2]);
+}
+
 } // namespace
 
 std::vector<Finding> evaluate_jax_checks(const discovery::DiscoveryResult& discovery,
-                                         const verify::Verification& verification, const Environment& env) {
+                                         const verify::Verification& verification, const Environment& env,
+                                         const linkage::Linkage* linkage) {
   std::vector<Finding> out;
   const auto plugin =
       std::find_if(discovery.frameworks.begin(), discovery.frameworks.end(), [](const auto& build) {
@@ -75,21 +119,29 @@ std::vector<Finding> evaluate_jax_checks(const discovery::DiscoveryResult& disco
   // The absolute floors (min_supported_version).
   struct Floor {
     std::string_view component;
-    std::string_view name;
+    std::string_view name; // as the rule names it
+    std::string_view jax;  // as JAX's message names it
     std::string_view minimum;
   };
-  for (const auto& floor : {Floor{"cudart", "CUDA runtime", "12.1"}, Floor{"cublas", "cuBLAS", "12.1"},
-                            Floor{"cusparse", "cuSPARSE", "12.1"}}) {
-    if (const auto loaded = jax_loads(discovery, floor.component);
+  for (const auto& floor :
+       {Floor{"cudart", "CUDA runtime", "CUDA", "12.1"}, Floor{"cublas", "cuBLAS", "cuBLAS", "12.1"},
+        Floor{"cusparse", "cuSPARSE", "cuSPARSE", "12.1"}}) {
+    if (const auto loaded = jax_loads(discovery, linkage, floor.component);
         loaded && loaded->compare(floor.minimum) < 0) {
+      const auto minimum = jax_integer(floor.component, floor.minimum);
       raise(*loaded, floor.component,
             "JAX needs " + std::string(floor.name) + " " + std::string(floor.minimum) +
-                " or newer (\"Outdated " + std::string(floor.name) + " installation found\")",
+                " or newer (\"Unable to use CUDA because of the following issues with CUDA components: "
+                "Outdated " +
+                std::string(floor.jax) + " installation found. ... Minimum supported: " + minimum +
+                " Installed version: " + jax_integer(floor.component, loaded->version) +
+                " The local installation version must be no lower than " + minimum + ".\")" +
+                (loaded->bound ? "; the copy its plugin binds" : ""),
             Severity::error);
     }
   }
-  const auto cudnn = jax_loads(discovery, "cudnn");
-  const auto cublas = jax_loads(discovery, "cublas");
+  const auto cudnn = jax_loads(discovery, linkage, "cudnn");
+  const auto cublas = jax_loads(discovery, linkage, "cublas");
   if (cudnn && cudnn->compare("9.10.0") >= 0 && cudnn->compare("9.10.1") < 0) {
     raise(
         *cudnn, "cudnn",

@@ -8,6 +8,7 @@
 #include "discovery/selection.hpp"
 #include "findings/environment_rules.hpp"
 #include "findings/framework_load_rules.hpp"
+#include "findings/framework_needs.hpp"
 #include "findings/framework_rules.hpp"
 #include "findings/gpu_count_rules.hpp"
 #include "findings/jax_rules.hpp"
@@ -490,8 +491,10 @@ void evaluate_findings(Run& run) {
   found.add(findings::evaluate_linkage(report.discovery, report.linkage, plan.environment));
   found.add(findings::evaluate_verification(report.discovery, report.verification));
   found.add(findings::evaluate_frameworks(report.discovery, report.verification));
-  found.add(findings::evaluate_jax_checks(report.discovery, report.verification, plan.environment));
+  found.add(findings::evaluate_jax_checks(report.discovery, report.verification, plan.environment,
+                                          &report.linkage));
   found.add(findings::evaluate_framework_loads(report.linkage));
+  found.add(findings::evaluate_bound_needs(report.discovery, report.linkage, plan.environment));
   found.add(findings::evaluate_selftest(report.selftest));
   found.add(findings::evaluate_kernel_log(report.kernel_log, report.verification.devices));
   if (const auto expected = plan.expect_gpus ? plan.expect_gpus : plan.policy.expect_gpus) {

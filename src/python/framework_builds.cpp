@@ -283,6 +283,16 @@ std::vector<FrameworkBuild> framework_builds(const std::vector<std::string>& sit
       }
     } else if (name == "triton") {
       add_triton_ptxas(site_dirs, distribution, env, out);
+    } else if (name == "cuda-bindings" || name == "cuda-python") {
+      // cuda-bindings' major is the CUDA major it binds (its conda packages depend on
+      // cuda-version >=MAJOR,<MAJOR+1; cuda-python MAJOR pulls cuda-bindings MAJOR): 13.x needs a
+      // CUDA 13 driver, R580+ (NVIDIA/cutlass#2866: "13.0+ cuda-python requires 580+ driver").
+      // cuda-core and numba-cuda run on either major, through the cuda-bindings installed.
+      const auto major = distribution.version.substr(0, distribution.version.find('.'));
+      if (major == "11" || major == "12" || major == "13") {
+        out.push_back(
+            {distribution.name, distribution.version, major, "the distribution's major version", ""});
+      }
     } else if (name.starts_with("jax-cuda") || name.starts_with("cupy-cuda")) {
       if (auto major = major_in_name(name); !major.empty()) {
         FrameworkBuild build{distribution.name, distribution.version, major, "the distribution's name", ""};

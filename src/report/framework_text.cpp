@@ -115,6 +115,16 @@ std::string render_frameworks_section(const Report& report, TextStyle style) {
     if (checked > 0) {
       line += "; CUDA pins met " + std::to_string(met) + " of " + std::to_string(checked);
     }
+    // The pins not judged, by reason: "12 not judged: its extra [with-cuda] is not requested: ...".
+    std::map<std::string, int> unjudged;
+    for (const auto& requirement : discovery.framework_requirements_not_judged) {
+      if (requirement.framework == first.framework && requirement.framework_version == first.version) {
+        ++unjudged[requirement.reason];
+      }
+    }
+    for (const auto& [reason, count] : unjudged) {
+      line += "; " + std::to_string(count) + (count == 1 ? " pin" : " pins") + " not judged (" + reason + ")";
+    }
     std::vector<std::string> ids;
     for (const auto& finding : report.findings) {
       const auto* named = finding.evidence.string("framework");

@@ -176,6 +176,14 @@ json environment_to_json(const Report& report) {
          {"extra", requirement.through_extra ? json(text(*requirement.through_extra)) : json(nullptr)},
          {"met", requirement.met}});
   }
+  json not_judged = json::array();
+  for (const auto& requirement : report.discovery.framework_requirements_not_judged) {
+    not_judged.push_back({{"framework", text(requirement.framework)},
+                          {"framework_version", text(requirement.framework_version)},
+                          {"requirement", text(requirement.requirement)},
+                          {"dependency", text(requirement.dependency)},
+                          {"reason", text(requirement.reason)}});
+  }
   json behaviour = json::array();
   for (const auto* row : findings::set_behaviour_variables(report.environment)) {
     behaviour.push_back({{"name", std::string(row->name)},
@@ -191,6 +199,7 @@ json environment_to_json(const Report& report) {
           {"python_environments", std::move(pythons)},
           {"frameworks", std::move(frameworks)},
           {"framework_requirements", std::move(requirements)},
+          {"framework_requirements_not_judged", std::move(not_judged)},
           {"ld_so_cache",
            {{"path", text(cache.path)},
             {"status", cache.error ? "error" : "ok"},

@@ -382,6 +382,12 @@ Section frameworks_section(const json& report) {
         met += json_fields::bool_or(pin, "met", false) ? 1 : 0;
       }
     }
+    int unjudged = 0;
+    for (const auto& pin : array_at(environment, "framework_requirements_not_judged")) {
+      if (string_or(pin, "framework", "") == name && string_or(pin, "framework_version", "") == version) {
+        ++unjudged;
+      }
+    }
     Cell loaded{"-", "", Tone::muted};
     for (const auto& framework : loads) {
       if (string_or(framework, "framework", "") == name && string_or(framework, "version", "") == version) {
@@ -393,7 +399,8 @@ Section frameworks_section(const json& report) {
     builds.rows.push_back(
         {Cell{name + " " + version, "", Tone::plain},
          Cell{(tool.empty() ? "" : tool + ": ") + "CUDA " + display(build, "cuda", "?"), code, Tone::plain},
-         Cell{pins == 0 ? "-" : std::to_string(met) + " of " + std::to_string(pins), "",
+         Cell{pins == 0 ? "-" : std::to_string(met) + " of " + std::to_string(pins),
+              unjudged == 0 ? "" : std::to_string(unjudged) + " not judged (an extra not requested)",
               pins == 0     ? Tone::muted
               : met == pins ? Tone::ok
                             : Tone::error},

@@ -1,6 +1,8 @@
 // framework.version_rule: the checks JAX's CUDA plugin makes at initialization, made from the
-// versions of the wheels JAX would load and the GPUs verification found.
+// versions of the wheels JAX would load and the GPUs verification found; torch's cuDNN check
+// (framework_needs.hpp) and the severity it gives an unmet pin.
 #include "checks.hpp"
+#include "findings/framework_needs.hpp"
 #include "findings/jax_rules.hpp"
 #include "synthetic_world.hpp"
 
@@ -94,4 +96,100 @@ TEST_CASE("jax rules: nothing without JAX's plugin, or with JAX_SKIP_CUDA_CONSTR
   plain.library("venv/lib/python3.12/site-packages/nvidia/cudnn/lib/libcudnn.so.9");
   plain.dist_info(site, "nvidia_cudnn_cu12", "9.10.0.56");
   CHECK(rules_for(plain, gpus(1, "9.0")).empty());
+}
+
+TEST_CASE("torch's cuDNN rule: same major, a minor at least the compile-time one, the patch ignored") {
+  const cudadiag::Environment plain;
+  const auto newer = cudadiag::findings::torch_cudnn_check("2.7.1", "9.5.1.17", "9.10.2.21", plain);
+  REQUIRE(newer.has_value());
+  CHECK(newer->compatible);
+  const auto patch = cudadiag::findings::torch_cudnn_check("2.7.1", "9.5.1.17", "9.5.0.50", plain);
+  REQUIRE(patch.has_value());
+  CHECK(patch->compatible);
+  const auto older = cudadiag::findings::torch_cudnn_check("2.9.1", "9.13.0.50", "9.10.2.21", plain);
+  REQUIRE(older.has_value());
+  CHECK_FALSE(older->compatible);
+  // pytorch/pytorch#169092's words, without the LD_LIBRARY_PATH sentence when the variable is unset.
+  CHECK(older->words ==
+        "cuDNN version incompatibility: PyTorch was compiled  against (9, 13, 0) but found runtime "
+        "version (9, 10, 2). PyTorch already comes bundled with cuDNN. One option to resolving this "
+        "error is to ensure PyTorch can find the bundled cuDNN. ");
+  const auto major = cudadiag::findings::torch_cudnn_check("2.7.1", "9.5.1.17", "8.9.7.29", plain);
+  REQUIRE(major.has_value());
+  CHECK_FALSE(major->compatible);
+  cudadiag::Environment with_path;
+  with_path.set("LD_LIBRARY_PATH", "/opt/cudnn-9.1/lib");
+  CHECK(cudadiag::findings::torch_cudnn_check("2.9.1", "9.13.0.50", "9.1.0.70", with_path)
+            ->words.ends_with("Looks like your LD_LIBRARY_PATH contains incompatible version of cudnn. "
+                              "Please either remove it "
+                              "from the path or install cudnn (9, 13, 0)"));
+  with_path.set("LD_LIBRARY_PATH", "/opt/lib");
+  CHECK(cudadiag::findings::torch_cudnn_check("2.9.1", "9.13.0.50", "9.1.0.70", with_path)
+            ->words.ends_with("one possibility is that there is a conflicting cuDNN in LD_LIBRARY_PATH."));
+  CHECK(cudadiag::findings::torch_cudnn_check("1.12.1", "8.5.0.96", "8.3.2.44", plain)->words ==
+        "cuDNN version incompatibility: PyTorch was compiled against (8, 5, 0) but linked against (8, 3, 2)");
+  with_path.set("PYTORCH_SKIP_CUDNN_COMPATIBILITY_CHECK", "1");
+  CHECK(cudadiag::findings::torch_cudnn_check("2.9.1", "9.13.0.50", "9.1.0.70", with_path)->skipped);
+  CHECK_FALSE(cudadiag::findings::torch_cudnn_check("2.9.1", "9.13.0.50", "unknown", plain).has_value());
+}
+
+TEST_CASE("a pin is not a run-time check: torch's unmet cuDNN pin takes the severity of torch's own rule") {
+  cudadiag::python::FrameworkRequirement pin;
+  pin.framework = "torch";
+  pin.framework_version = "2.7.1";
+  pin.dependency = "nvidia-cudnn-cu12";
+  pin.specifier = "==9.5.1.17";
+  pin.installed = "9.10.2.21";
+  const cudadiag::Environment plain;
+  const auto tolerated = cudadiag::findings::judge_unmet_pin(pin, plain);
+  REQUIRE(tolerated.has_value());
+  CHECK(tolerated->severity == Severity::info);
+  pin.installed = "9.1.0.70";
+  const auto refused = cudadiag::findings::judge_unmet_pin(pin, plain);
+  REQUIRE(refused.has_value());
+  CHECK(refused->severity == Severity::error);
+  CHECK(refused->why.find("compiled  against (9, 5, 1) but found runtime version (9, 1, 0)") !=
+        std::string::npos);
+  // No run-time rule: the pin's own severity stands (another framework, another library, no release).
+  pin.installed = "9.10.2.21";
+  pin.dependency = "nvidia-cublas-cu12";
+  CHECK_FALSE(cudadiag::findings::judge_unmet_pin(pin, plain).has_value());
+  pin.dependency = "nvidia-cudnn-cu12";
+  pin.framework = "tensorflow";
+  CHECK_FALSE(cudadiag::findings::judge_unmet_pin(pin, plain).has_value());
+  pin.framework = "torch";
+  pin.installed.reset();
+  CHECK_FALSE(cudadiag::findings::judge_unmet_pin(pin, plain).has_value());
+}
+
+TEST_CASE("frameworks in one environment: pins no release satisfies are one conflict") {
+  using cudadiag::findings::specifiers_overlap;
+  CHECK_FALSE(specifiers_overlap("==9.5.1.17", "<10.0,>=9.10.2.21"));
+  CHECK(specifiers_overlap("==9.10.2.21", "<10.0,>=9.10.2.21"));
+  CHECK(specifiers_overlap(">9.1", "<9.2"));        // 9.1.1
+  CHECK_FALSE(specifiers_overlap(">=9.5", "<9.5")); // touching, not meeting
+  CHECK(specifiers_overlap("==9.5.*", ">=9.5.1"));  // 9.5.1
+  CHECK(specifiers_overlap("", "==9.5.1.17"));
+  std::vector<cudadiag::python::FrameworkRequirement> pins(3);
+  pins[0].framework = "torch";
+  pins[0].framework_version = "2.7.1";
+  pins[0].dependency = "nvidia-cudnn-cu12";
+  pins[0].specifier = "==9.5.1.17";
+  pins[1].framework = "jax-cuda12-plugin";
+  pins[1].framework_version = "0.11.2";
+  pins[1].dependency = "nvidia_cudnn_cu12"; // compared by PEP 503 name
+  pins[1].specifier = "<10.0,>=9.10.2.21";
+  pins[2].framework = "torch";
+  pins[2].framework_version = "2.7.1";
+  pins[2].dependency = "nvidia-nccl-cu12";
+  pins[2].specifier = "==2.26.2";
+  const auto conflicts = cudadiag::findings::pin_conflicts(pins);
+  REQUIRE(conflicts.size() == 1);
+  CHECK(conflicts[0].first == &pins[0]);
+  CHECK(conflicts[0].second == &pins[1]);
+  pins[0].specifier = "==9.10.2.21";
+  CHECK(cudadiag::findings::pin_conflicts(pins).empty());
+  CHECK(cudadiag::findings::releases_whose_pin_fits("torch", "nvidia-cudnn-cu12", "<10.0,>=9.10.2.21") ==
+        std::vector<std::string>{"torch 2.8.0 (nvidia-cudnn-cu12==9.10.2.21)"});
+  CHECK(cudadiag::findings::releases_whose_pin_fits("torch", "nvidia-cudnn-cu12", "<9").empty());
 }

@@ -11,7 +11,9 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cctype>
+#include <set>
 #include <string>
 #include <sys/stat.h>
 #include <vector>
@@ -383,4 +385,86 @@ TEST_CASE("frameworks: every CUDA pin of a real release is listed, met or not") 
   auto arm = linux;
   arm["platform_machine"] = "aarch64";
   CHECK(cudadiag::python::checked_framework_requirements(installed, arm).empty());
+}
+
+TEST_CASE("frameworks: an extra is requested when a requirement names it or when all it adds is installed") {
+  cudadiag::testing::TempTree tree;
+  const std::string releases = std::string(CUDADIAG_SOURCE_DIR) + "/tests/fixtures/releases/";
+  tree.copy_file(releases + "jax-0.11.2/jax-0.11.2.dist-info/METADATA", "site/jax-0.11.2.dist-info/METADATA");
+  tree.copy_file(releases + "jax-cuda12-plugin-0.11.2/jax_cuda12_plugin-0.11.2.dist-info/METADATA",
+                 "site/jax_cuda12_plugin-0.11.2.dist-info/METADATA");
+  tree.write("site/jaxlib-0.11.2.dist-info/METADATA", "Name: jaxlib\nVersion: 0.11.2\n");
+  tree.write("site/jax_cuda12_pjrt-0.11.2.dist-info/METADATA", "Name: jax-cuda12-pjrt\nVersion: 0.11.2\n");
+  tree.write("site/nvidia_cudnn_cu12-9.8.0.87.dist-info/METADATA",
+             "Name: nvidia-cudnn-cu12\nVersion: 9.8.0.87\n");
+  const cudadiag::python::MarkerEnvironment linux = {{"python_version", "3.12"},
+                                                     {"sys_platform", "linux"},
+                                                     {"platform_system", "Linux"},
+                                                     {"platform_machine", "x86_64"}};
+  // jax[cuda12-local]: the plugin without its with-cuda wheels (one cuDNN wheel another package pulled).
+  auto pins =
+      cudadiag::python::judge_framework_requirements(installed_distributions({tree.path("site")}), linux);
+  auto requested = cudadiag::python::requested_extras(installed_distributions({tree.path("site")}), linux);
+  CHECK(requested["jax"].count("cuda12") == 1);     // all it adds (the plugin) is installed
+  CHECK(requested["jax"].count("tpu") == 0);        // libtpu is not
+  CHECK(requested["jax"].count("ci") == 0);         // adds nothing beyond jax's own jaxlib
+  CHECK(requested.count("jax-cuda12-plugin") == 0); // cuda12 and cuda12-local add the same: no ask
+  std::size_t with_cuda = 0;
+  for (const auto& skipped : pins.not_judged) {
+    if (skipped.framework == "jax-cuda12-plugin") {
+      ++with_cuda;
+      CHECK(skipped.reason ==
+            "its extra [with-cuda] is not requested: nothing installed asks for "
+            "jax-cuda12-plugin[with-cuda], and 1 of the 12 distributions it adds are installed");
+    }
+  }
+  CHECK(with_cuda == 12);
+  for (const auto& checked : pins.checked) {
+    CHECK(checked.dependency != "nvidia-cudnn-cu12");
+  }
+  // jax[cuda12]: every with-cuda wheel installed: the extra is requested and its cuDNN floor judged.
+  for (const auto* name :
+       {"nvidia-cublas-cu12", "nvidia-cuda-cupti-cu12", "nvidia-cuda-nvcc-cu12", "nvidia-cuda-runtime-cu12",
+        "nvidia-cufft-cu12", "nvidia-cusolver-cu12", "nvidia-cusparse-cu12", "nvidia-nccl-cu12",
+        "nvidia-nvjitlink-cu12", "nvidia-cuda-nvrtc-cu12", "nvidia-nvshmem-cu12"}) {
+    std::string dist(name);
+    std::replace(dist.begin(), dist.end(), '-', '_');
+    tree.write("site/" + dist + "-99.0.dist-info/METADATA",
+               std::string("Name: ") + name + "\nVersion: 99.0\n");
+  }
+  pins = cudadiag::python::judge_framework_requirements(installed_distributions({tree.path("site")}), linux);
+  const auto cudnn = std::find_if(pins.checked.begin(), pins.checked.end(),
+                                  [](const auto& pin) { return pin.dependency == "nvidia-cudnn-cu12"; });
+  REQUIRE(cudnn != pins.checked.end());
+  CHECK(cudnn->framework == "jax-cuda12-plugin");
+  CHECK(cudnn->through_extra == std::optional<std::string>("with-cuda"));
+  CHECK_FALSE(cudnn->met);
+  // What stays unjudged is jax's own other extras (cuda13, tpu, ...), none of the plugin's pins.
+  CHECK(std::none_of(pins.not_judged.begin(), pins.not_judged.end(),
+                     [](const auto& skipped) { return skipped.framework == "jax-cuda12-plugin"; }));
+  CHECK(std::any_of(pins.not_judged.begin(), pins.not_judged.end(), [](const auto& skipped) {
+    return skipped.framework == "jax" && skipped.dependency == "jax-cuda13-plugin";
+  }));
+  // A requirement naming an extra asks for it, and the extra's own requirements ask in turn.
+  cudadiag::testing::TempTree chain;
+  chain.write("site/a-1.0.dist-info/METADATA", "Name: a\nVersion: 1.0\nRequires-Dist: b[x]==1.0\n");
+  chain.write(
+      "site/b-1.0.dist-info/METADATA",
+      "Name: b\nVersion: 1.0\nRequires-Dist: c[y]==1.0; extra == 'x'\nRequires-Dist: d; \"z\" == extra\n");
+  chain.write("site/c-1.0.dist-info/METADATA", "Name: c\nVersion: 1.0\n");
+  const auto asked = cudadiag::python::requested_extras(installed_distributions({chain.path("site")}), linux);
+  CHECK(asked.at("b") == std::set<std::string>{"x"});
+  CHECK(asked.at("c") == std::set<std::string>{"y"});
+}
+
+TEST_CASE("frameworks: cuda-bindings and cuda-python are built for the CUDA major of their version") {
+  cudadiag::testing::TempTree tree;
+  const std::vector<Distribution> installed = {{"cuda-bindings", "cuda-bindings", "13.0.3", "", {}},
+                                               {"cuda-python", "cuda-python", "12.9.4", "", {}},
+                                               {"cuda-core", "cuda-core", "0.4.0", "", {}}};
+  const auto builds = framework_builds({tree.path("site")}, installed, cudadiag::Environment{});
+  REQUIRE(builds.size() == 2); // cuda-core runs on either major
+  CHECK(builds[0].cuda == "13");
+  CHECK(builds[0].source == "the distribution's major version");
+  CHECK(builds[1].cuda == "12");
 }
