@@ -449,7 +449,16 @@ void check_nvjitlink_pairs(const discovery::DiscoveryResult& discovery,
     const auto* wheel_path = pair.nvrtc->via.found_via == "site-packages" ? &pair.nvrtc->via.path
                              : nvjitlink_via.found_via == "site-packages" ? &nvjitlink_via.path
                                                                           : nullptr;
-    if (wheel_path != nullptr) {
+    // Not where native programs bind nvJitLink of another major: the wheel would add a second major
+    // of nvJitLink to this machine's routes (the simulation's lib.python_native_differ warning); the
+    // prose remedy stands then.
+    const auto* native_nvjitlink =
+        nvjitlink->loader && !nvjitlink->loader->fails ? nvjitlink->loader_candidate() : nullptr;
+    const auto native_release = native_nvjitlink != nullptr && native_nvjitlink->version
+                                    ? versions::major_minor(native_nvjitlink->version->version)
+                                    : std::nullopt;
+    const bool second_major = native_release && native_release->first != pair.nvrtc_version.first;
+    if (wheel_path != nullptr && !second_major) {
       if (const auto python = environment_python(*wheel_path, discovery)) {
         Plan plan{"install the nvJitLink wheel of NVRTC's release in the environment NVRTC comes from", {}};
         if (nvjitlink_via.found_via == "site-packages") {

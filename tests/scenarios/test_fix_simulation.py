@@ -131,9 +131,34 @@ class NoFixture(Exception):
     """The plan installs a distribution no wheel of the tests provides."""
 
 
+# Hand-built wheels for distributions no test venv holds: name -> (version, {file: SONAME}). The
+# library is a test-built ELF with the release's SONAME; the version comes from the dist-info, as
+# for a real wheel.
+FIXTURE_WHEELS = {
+    "nvidia-nvjitlink-cu12": ("12.9.86", {"nvidia/nvjitlink/lib/libnvJitLink.so.12": "libnvJitLink.so.12"}),
+}
+
+
+def install_fixture_wheel(site: Path, name: str, specifier: str, factory) -> bool:
+    if name not in FIXTURE_WHEELS or not satisfies(FIXTURE_WHEELS[name][0], specifier):
+        return False
+    version, files = FIXTURE_WHEELS[name]
+    pip_uninstall(site, name)
+    dist_info = site / f"{name.replace('-', '_')}-{version}.dist-info"
+    dist_info.mkdir(parents=True)
+    (dist_info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+    for relative, soname in files.items():
+        (site / relative).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(factory.get(soname), site / relative)
+    (dist_info / "RECORD").write_text("".join(f"{r},,\n" for r in files) + f"{dist_info.name}/METADATA,,\n")
+    return True
+
+
 def pip_install(site: Path, spec: str, factory) -> None:
     match = re.match(r"\s*([A-Za-z0-9_.\-]+)\s*(\[[^\]]*\])?\s*(.*)$", spec)
     name, specifier = match.group(1), match.group(3).strip()
+    if install_fixture_wheel(site, normal(name), specifier, factory):
+        return
     for source, base in wheel_sources():
         for dist_info in installed(base, name):
             if satisfies(dist_version(dist_info), specifier):
