@@ -340,6 +340,20 @@ int run_report(const GlobalOptions& options, const CiOptions& ci) {
                       [shown](const Report& done) { return cli_support::render_text(done, shown); });
 }
 
+// `cudadiag fix`: discovery and verification (no self-test: its findings have no plan), then the
+// script or its JSON. Exit 1 when a plan was printed, 0 when there is nothing to fix.
+int run_fix(const GlobalOptions& options) {
+  cli_support::RunExtras extras;
+  extras.stages = options.no_load ? cli_support::Stages::discover : cli_support::Stages::verify;
+  ProgressLine line(live_progress(options), output_width(options));
+  attach_feedback(extras, line, live_progress(options));
+  const Report& report = run_kept(options, extras);
+  line.clear();
+  const auto fix = cli_support::render_fix(report, options.json);
+  write_stdout(fix.text);
+  return fix.planned ? 1 : 0;
+}
+
 int run_selftest_command(const GlobalOptions& options, const SelftestCommandOptions& command,
                          const CiOptions& ci) {
   if (options.no_load) {
@@ -652,6 +666,10 @@ int run_command(int argc, char** argv) {
                                       "evidence and the remedy (the text of docs/findings.md)");
     explain_command->add_option("id", explain.id, "A finding id, e.g. driver.stub")->required();
     explain_command->fallthrough();
+    auto* fix_command = app.add_subcommand(
+        "fix", "Print the best plan for each warning and error as a commented shell script; never runs it "
+               "(exit 1 when a plan was printed, 0 when there is nothing to fix)");
+    fix_command->fallthrough();
     CompletionOptions completion;
     auto* completion_command = app.add_subcommand(
         "completion",
@@ -724,6 +742,9 @@ int run_command(int argc, char** argv) {
       }
       if (explain_command->parsed()) {
         return run_explain(options, explain);
+      }
+      if (fix_command->parsed()) {
+        return run_fix(options);
       }
       if (completion_command->parsed()) {
         if (options.json) {

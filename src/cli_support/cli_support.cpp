@@ -16,6 +16,7 @@
 #include "linkage/framework_load.hpp"
 #include "report/error_document.hpp"
 #include "report/exit_style.hpp"
+#include "report/fix_script.hpp"
 #include "report/json_report.hpp"
 #include "report/output_formats.hpp"
 #include "report/text_layout.hpp"
@@ -189,6 +190,11 @@ std::string render_text(const Report& report, const Terminal& terminal) {
 
 std::string render_selftest_text(const Report& report, const Terminal& terminal) {
   return report::render_selftest_text(core(report), text_style(terminal));
+}
+
+FixOutput render_fix(const Report& report, bool json) {
+  const auto& data = core(report);
+  return {report::has_fix(data), json ? report::render_fix_json(data) : report::render_fix_script(data)};
 }
 
 std::string render_candidates(const Report& report, const Terminal& terminal) {

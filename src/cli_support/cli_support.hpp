@@ -95,6 +95,13 @@ FrameworkFind find_for_framework(const Options& options, std::string_view framew
 std::vector<std::string> render_json_pieces(const Report& report);
 std::string render_text(const Report& report, const Terminal& terminal);          // `cudadiag`
 std::string render_selftest_text(const Report& report, const Terminal& terminal); // `cudadiag selftest`
+// `cudadiag fix`: the best plan of each warning and error as a commented shell script, never run
+// (or its JSON document, docs/schema/fix.schema.json); `planned` says whether any plan was printed.
+struct FixOutput {
+  bool planned = false;
+  std::string text;
+};
+FixOutput render_fix(const Report& report, bool json);
 // `cudadiag find NAME --all` (candidates, one per line, full paths, for scripts) and `--explain`
 // (every place searched, the candidates and both decisions; full paths, wrapped to the width) of
 // the report's first component; "" when the report has none.

@@ -5,6 +5,7 @@
 #include "findings/framework_needs.hpp"
 #include "findings/install_rules.hpp"
 #include "python/conda.hpp"
+#include "versions/version_sources.hpp"
 
 #include <algorithm>
 #include <fstream>
@@ -41,14 +42,14 @@ const std::vector<FindingDefinition>& finding_definitions() {
      "The libcuda.so.1 the loader would load is the CUDA Toolkit's link-time stub; every CUDA call fails with CUDA_ERROR_STUB_LIBRARY (34).",
      "Remove the toolkit's stubs/ directory from LD_LIBRARY_PATH (it is only for linking) and make sure the real driver library is installed."},
     {"lib.python_native_differ", Severity::warning, Repair::fix_environment,
-     "CUDA Python (cuda-pathfinder) and a native program would load different files for the same component (info when both are the same version).",
-     "Decide which copy you want; align LD_LIBRARY_PATH (native) with the pip/conda environment (Python), or remove the copy you do not use."},
+     "CUDA Python (cuda-pathfinder) and a native program would load different files for the same component (info when both are the same version or the same CUDA major: minor-version compatibility).",
+     "Put the directory of CUDA Python's copy first on LD_LIBRARY_PATH, or uninstall a wheel of another major from the environment."},
     {"lib.release_mismatch", Severity::warning, Repair::fix_environment,
      "One load binds two libraries that must come from one release (cuBLAS and cuBLASLt, cuFFT and cuFFTW, NPP's libraries, cuSOLVER and cuSOLVERMg, cuDNN and its sub-libraries, cuTENSOR's) from different releases.",
      "Install both from one release (one wheel, one toolkit), or stop the search route that reaches the odd one out."},
     {"lib.multiple_versions", Severity::warning, Repair::fix_environment,
-     "Different versions of one component are reachable; which one a program gets depends on how it searches.",
-     "Remove or stop pointing at the copies you do not use, so every program resolves the same version."},
+     "Different versions of one component are reachable; which one a program gets depends on how it searches (info when one major and no build root newer than what runs).",
+     "Stop the routes that reach another version than CUDA Python's: remove their LD_LIBRARY_PATH entry, unset CUDA_PATH/CUDA_HOME."},
     {"lib.unusable_candidate", Severity::error, Repair::reinstall_package,
      "cuda-pathfinder would reach a file that cannot be loaded before any usable copy, and fail.",
      "Delete or repair the broken file, or remove its directory from the environment that points at it."},
@@ -72,7 +73,7 @@ const std::vector<FindingDefinition>& finding_definitions() {
      "Reinstall the distribution in its environment (`python -m pip install --force-reinstall NAME==VERSION`, given in the finding)."},
     {"lib.not_on_search_path", Severity::info, Repair::none,
      "A component exists on disk but neither CUDA Python nor the native loader would find it.",
-     "Set CUDA_PATH to the toolkit root, or add its library directory to LD_LIBRARY_PATH, if you need it."},
+     "If you need it: put a library's directory first on LD_LIBRARY_PATH (a binary's on PATH), or set CUDA_PATH to its toolkit root where cuda-pathfinder looks; for headers, pass -I DIR to the compiler."},
     {"env.cuda_path_home_differ", Severity::warning, Repair::fix_environment,
      "CUDA_PATH and CUDA_HOME are both set and name different directories; CUDA_PATH wins in cuda-pathfinder >= 1.5, other tools use CUDA_HOME.",
      "Set both to the same toolkit root, or unset one."},
@@ -96,7 +97,7 @@ const std::vector<FindingDefinition>& finding_definitions() {
      "Upgrade the driver, use an NVRTC no newer than the driver's CUDA version, or compile to a cubin (SASS) for the exact GPU architecture (-arch=sm_XX)."},
     {"nvjitlink.version_mismatch", Severity::error, Repair::reinstall_package,
      "nvJitLink is another major than NVRTC, or older than it; LTO-IR from NVRTC cannot be linked (e.g. 'undefined symbol __nvJitLinkComplete_12_4').",
-     "Install nvJitLink of the same major and at least the same minor as NVRTC (same toolkit or matching wheels), and make sure no older copy shadows it on LD_LIBRARY_PATH."},
+     "Install nvJitLink of NVRTC's major, not older, where NVRTC comes from (in a venv: its own `python -m pip install \"nvidia-nvjitlink>=X.Y\"`), and make sure no older copy shadows it on LD_LIBRARY_PATH; never change the host's loader configuration for one environment's problem."},
     {"nvrtc.builtins_missing", Severity::error, Repair::reinstall_package,
      "libnvrtc-builtins.so.X.Y matching the loaded NVRTC cannot be loaded from its directory; every NVRTC compilation fails.",
      "Reinstall the NVRTC package (wheel or toolkit) so that libnvrtc-builtins.so.X.Y sits next to libnvrtc.so."},
@@ -287,6 +288,35 @@ std::optional<std::string> owning_wheel_distribution(const std::string& path) {
   return std::nullopt;
 }
 
+void set_plans(Finding& finding, std::vector<Plan> plans) {
+  if (plans.empty()) {
+    return;
+  }
+  rank(plans);
+  finding.remedy = render_remedy(plans);
+  finding.fix = std::move(plans);
+}
+
+std::optional<std::string> environment_python(const std::string& path,
+                                              const discovery::DiscoveryResult& result) {
+  for (const auto& environment : result.python.environments) {
+    for (const auto& site : environment.site_dirs) {
+      if (path.rfind(site + "/", 0) == 0) {
+        if (environment.is_venv) {
+          return fs::join(environment.prefix, "bin/python");
+        }
+        return environment.interpreter.empty() ? std::string("python3") : environment.interpreter;
+      }
+    }
+  }
+  const auto site = path.find("/site-packages/");
+  const auto lib = site == std::string::npos ? std::string::npos : path.rfind("/lib/python", site);
+  if (lib == std::string::npos) {
+    return std::nullopt;
+  }
+  return fs::join(path.substr(0, lib), "bin/python");
+}
+
 std::string primary_python(const discovery::DiscoveryResult& result) {
   std::string interpreter = "python3";
   for (const auto& environment : result.python.environments) {
@@ -398,7 +428,12 @@ void check_driver(const ComponentResult& result, const discovery::DiscoveryResul
         break;
       }
     }
-    out.push_back(make("driver.missing", message, {"cuda"}, evidence));
+    auto finding = make("driver.missing", message, {"cuda"}, evidence);
+    set_plans(finding,
+              {{"install the NVIDIA driver (in a container: run it with the NVIDIA container runtime, "
+                "which mounts the host's)",
+                {install_driver("580")}}});
+    out.push_back(std::move(finding));
     return;
   }
   if (chosen->is_stub) {
@@ -426,7 +461,8 @@ bool loads(const std::optional<discovery::Choice>& choice) {
   return choice && !choice->fails;
 }
 
-void check_python_native_differ(const ComponentResult& result, std::vector<Finding>& out) {
+void check_python_native_differ(const ComponentResult& result, const discovery::DiscoveryResult& discovery,
+                                std::vector<Finding>& out) {
   const auto* python = result.selected_candidate();
   const auto* native = result.loader_candidate();
   // Only two answers that both load can differ in what they load; a failing one has its own finding.
@@ -434,20 +470,53 @@ void check_python_native_differ(const ComponentResult& result, std::vector<Findi
       !loads(result.loader) || result.spec->kind != probes::ComponentKind::dynamic_lib) {
     return;
   }
-  // Two copies of the same version differ only in where they live: worth knowing, not a risk.
+  // Two copies of the same version differ only in where they live: worth knowing, not a risk. Two
+  // releases of one major are too: a program built with the older toolkit runs with the newer
+  // library (minor-version compatibility), and each answer loads. Another major (or an unknown
+  // version) is a warning: a program built for one gets the other's SONAME or none.
+  const auto python_release =
+      python->version ? versions::major_minor(python->version->version) : std::nullopt;
+  const auto native_release =
+      native->version ? versions::major_minor(native->version->version) : std::nullopt;
   const bool same_version =
       python->version && native->version && python->version->version == native->version->version;
-  out.push_back(
+  const int python_major = python_release ? python_release->first : -1;
+  const bool same_major = python_release && native_release && python_major == native_release->first;
+  auto finding =
       make("lib.python_native_differ",
            component_label(result) + ": CUDA Python would load " + shown_path(*python) + " (" +
                result.selected->via.found_via + ") but a native program would load " + shown_path(*native) +
-               " (" + result.loader->via.found_via + ")",
+               " (" + result.loader->via.found_via + ")" +
+               (same_major && !same_version ? "; both of CUDA " + std::to_string(python_major) +
+                                                  ", which minor-version compatibility covers"
+                                            : ""),
            {std::string(result.spec->name)},
            {{"python",
              {{"path", python->first.path}, {"version", python->version ? python->version->version : ""}}},
             {"native",
              {{"path", native->first.path}, {"version", native->version ? native->version->version : ""}}}},
-           same_version ? std::optional(Severity::info) : std::nullopt));
+           same_version || same_major ? std::optional(Severity::info) : std::nullopt);
+  // Native programs get CUDA Python's copy when its directory comes first on LD_LIBRARY_PATH, if
+  // they search its name (the loader takes the newest SONAME it reaches). Else a wheel of another
+  // major is a leftover of this environment: without it CUDA Python loads what native programs do.
+  const auto name_of = [](const discovery::Sighting& sighting) {
+    return sighting.file_name.empty() ? fs::basename(sighting.path) : sighting.file_name;
+  };
+  const auto directory = fs::parent(result.selected->via.path);
+  const auto& python_via = result.selected->via;
+  if (python_via.found_via != "vendored" && !directory.empty() &&
+      name_of(python_via) == name_of(result.loader->via)) {
+    set_plans(finding, {{"make native programs load the copy CUDA Python loads",
+                         {prepend_path_entry("LD_LIBRARY_PATH", directory)}}});
+  } else if (python_via.found_via == "site-packages") {
+    const auto owner = owning_wheel_distribution(python_via.path);
+    const auto interpreter = environment_python(python_via.path, discovery);
+    if (owner && interpreter) {
+      set_plans(finding, {{"remove the wheel of another major from the environment",
+                           {pip_uninstall(*interpreter, *owner)}}});
+    }
+  }
+  out.push_back(std::move(finding));
 }
 
 } // namespace
@@ -540,14 +609,76 @@ void check_multiple_versions(const ComponentResult& result, std::vector<Finding>
         continue;
       }
     }
+    // Each version with the routes that reach it, so that the message names where the odd one
+    // comes from (CUDA_HOME, an LD_LIBRARY_PATH entry).
     std::string list;
     for (const auto& version : versions) {
-      list += (list.empty() ? "" : ", ") + version;
+      std::string names;
+      for (const auto& route : routes) {
+        if (route.candidate->version && route.candidate->version->version == version &&
+            searched_name(*route.via) == soname) {
+          names += (names.empty() ? "" : ", ") + route.name + " " + route.via->path;
+        }
+      }
+      list += (list.empty() ? "" : "; ") + version + (names.empty() ? "" : " from " + names);
     }
-    out.push_back(make("lib.multiple_versions",
-                       component_label(result) + ": " + soname + " in " + std::to_string(versions.size()) +
-                           " versions across the routes this process uses (" + list + ")",
-                       {std::string(result.spec->name)}, {{"soname", soname}, {"copies", copies}}));
+    // Noise rule: one major, and no build root newer than a copy a program loads at run time, is
+    // minor-version compatibility (programs built with the older release run with the newer): info.
+    std::optional<int> major;
+    bool one_major = true;
+    std::optional<std::pair<int, int>> newest_loaded;
+    std::optional<std::pair<int, int>> oldest_loaded;
+    std::optional<std::pair<int, int>> root_release;
+    for (const auto& route : routes) {
+      if (!route.candidate->version || searched_name(*route.via) != soname) {
+        continue;
+      }
+      const auto release = versions::major_minor(route.candidate->version->version);
+      if (!release) {
+        one_major = false;
+        continue;
+      }
+      one_major = one_major && (!major || *major == release->first);
+      major = release->first;
+      const bool root = route.via->pathfinder_step == discovery::PathfinderStep::cuda_path &&
+                        route.name.find("builds") != std::string::npos;
+      if (root) {
+        root_release = release;
+      } else {
+        newest_loaded = newest_loaded ? std::max(*newest_loaded, *release) : *release;
+        oldest_loaded = oldest_loaded ? std::min(*oldest_loaded, *release) : *release;
+      }
+    }
+    const bool compatible = one_major && (!root_release || !oldest_loaded || *root_release <= *oldest_loaded);
+    auto finding = make("lib.multiple_versions",
+                        component_label(result) + ": " + soname + " in " + std::to_string(versions.size()) +
+                            " versions across the routes this process uses: " + list,
+                        {std::string(result.spec->name)}, {{"soname", soname}, {"copies", copies}},
+                        compatible ? std::optional(Severity::info) : std::nullopt);
+    // Plans: stop each route whose copy differs from the one CUDA Python (else a native program)
+    // loads, where the route is a variable of this user's.
+    const auto* reference = python != nullptr ? python : native;
+    std::vector<Action> actions;
+    for (const auto& route : routes) {
+      if (reference == nullptr || !route.candidate->version || !reference->version ||
+          route.candidate->version->version == reference->version->version) {
+        continue;
+      }
+      const auto& how = route.via->found_via;
+      if (how == "LD_LIBRARY_PATH") {
+        actions.push_back(remove_path_entry("LD_LIBRARY_PATH", route.via->search_dir));
+      } else if (how == "CUDA_PATH" || how == "CUDA_HOME") {
+        actions.push_back(unset_variable(how));
+      } else {
+        actions.clear();
+        break; // a package's or the host's copy: the prose remedy
+      }
+    }
+    if (!actions.empty()) {
+      set_plans(finding,
+                {{"stop the routes that reach another version than CUDA Python's", std::move(actions)}});
+    }
+    out.push_back(std::move(finding));
   }
 }
 
@@ -740,7 +871,66 @@ void check_unusable(const discovery::DiscoveryResult& all, std::vector<Finding>&
   }
 }
 
-void check_not_on_search_path(const ComponentResult& result, std::vector<Finding>& out) {
+// The toolkit root under which cuda-pathfinder's CUDA_PATH step finds this file: the root whose
+// anchor directory for the component (the catalog's first pathfinder_toolkit_dirs: lib64, lib,
+// nvvm/lib64, include, targets/TRIPLE/include, ...) holds it; "" for a name CUDA Python does not
+// know or a file in no anchor directory (CUDA_PATH would not reach it).
+std::string toolkit_root_of(const ComponentResult& result, const std::string& path) {
+  const auto& spec = *result.spec;
+  if (!spec.cuda_python) {
+    return {};
+  }
+  const auto dir = spec.kind == probes::ComponentKind::headers ? path : fs::parent(path);
+  const auto count = std::min(spec.pathfinder_toolkit_dirs, spec.toolkit_dirs.size());
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::string anchor(spec.toolkit_dirs[i]);
+    for (const std::string_view triple : {"x86_64-linux", "sbsa-linux", "aarch64-linux"}) {
+      auto tail = "/" + anchor;
+      if (const auto at = tail.find("{triple}"); at != std::string::npos) {
+        tail.replace(at, 8, triple);
+      }
+      if (dir.size() > tail.size() && dir.ends_with(tail)) {
+        return dir.substr(0, dir.size() - tail.size());
+      }
+    }
+  }
+  return {};
+}
+
+// lib.not_on_search_path's plans: the library's directory first on LD_LIBRARY_PATH (a binary's on
+// PATH); CUDA_PATH naming its toolkit root unless the variable cuda-pathfinder reads already names
+// it (CUDA_HOME too when it names another root, so that the two agree). A header set is not loaded:
+// no library search path is offered for it.
+std::vector<Plan> reach_plans(const ComponentResult& result, const Candidate& candidate,
+                              const Environment& env) {
+  std::vector<Plan> plans;
+  // In an activated conda env or venv the CUDA libraries are that environment's: reaching another
+  // installation's directory mixes releases (the simulation found a toolkit's cuSPARSE binding the
+  // env's nvJitLink): prose only.
+  if (env.non_empty("CONDA_PREFIX") || env.non_empty("VIRTUAL_ENV")) {
+    return plans;
+  }
+  const auto kind = result.spec->kind;
+  const auto& path = candidate.first.path;
+  if (kind == probes::ComponentKind::dynamic_lib) {
+    plans.push_back({"let both loaders reach it", {prepend_path_entry("LD_LIBRARY_PATH", fs::parent(path))}});
+  } else if (kind == probes::ComponentKind::binary) {
+    plans.push_back({"put it on the command search path", {prepend_path_entry("PATH", fs::parent(path))}});
+  }
+  const auto root = toolkit_root_of(result, path);
+  const auto named = env.non_empty("CUDA_PATH") ? env.non_empty("CUDA_PATH") : env.non_empty("CUDA_HOME");
+  if (!root.empty() && (!named || fs::lexically_normal(*named) != fs::lexically_normal(root))) {
+    Plan plan{"name its toolkit root for cuda-pathfinder and builds", {set_variable("CUDA_PATH", root)}};
+    if (const auto home = env.non_empty("CUDA_HOME"); home && fs::lexically_normal(*home) != root) {
+      plan.actions.push_back(set_variable("CUDA_HOME", root));
+    }
+    plans.push_back(std::move(plan));
+  }
+  return plans;
+}
+
+void check_not_on_search_path(const ComponentResult& result, const Environment& env,
+                              std::vector<Finding>& out) {
   // Static and bitcode libraries have no loader answer; a toolkit's libdevice or libcudadevrt.a
   // that only a system-toolkit listing sees is listed as a candidate, not a finding.
   const auto kind = result.spec->kind;
@@ -752,10 +942,16 @@ void check_not_on_search_path(const ComponentResult& result, std::vector<Finding
     // A copy vendored in a framework wheel (torch/lib) is that framework's own: no search path
     // is meant to reach it.
     if (candidate.usable() && !candidate.is_stub && candidate.first.found_via != "vendored") {
-      out.push_back(make("lib.not_on_search_path",
-                         component_label(result) + " exists at " + candidate.first.path +
-                             " but neither cuda-pathfinder nor the native loader would find it",
-                         {std::string(result.spec->name)}, {{"path", candidate.first.path}}));
+      auto finding = make("lib.not_on_search_path",
+                          component_label(result) + " exists at " + candidate.first.path +
+                              " but neither cuda-pathfinder nor the native loader would find it",
+                          {std::string(result.spec->name)}, {{"path", candidate.first.path}});
+      if (result.spec->kind == probes::ComponentKind::headers) {
+        finding.remedy = "If you need them, pass -I" + candidate.first.path +
+                         " to the compiler (headers are not loaded: no library search path applies).";
+      }
+      set_plans(finding, reach_plans(result, candidate, env));
+      out.push_back(std::move(finding));
       return;
     }
   }
@@ -776,10 +972,15 @@ void check_cuda_path_home(const Environment& env, std::vector<Finding>& out) {
   const bool same =
       (a && b) ? *a == *b : fs::lexically_normal(*cuda_path) == fs::lexically_normal(*cuda_home);
   if (!same) {
-    out.push_back(
+    auto finding =
         make("env.cuda_path_home_differ",
              "CUDA_PATH=" + *cuda_path + " and CUDA_HOME=" + *cuda_home + " name different directories", {},
-             {{"CUDA_PATH", *cuda_path}, {"CUDA_HOME", *cuda_home}}));
+             {{"CUDA_PATH", *cuda_path}, {"CUDA_HOME", *cuda_home}});
+    // CUDA_PATH is what cuda-pathfinder uses: CUDA_HOME following it changes nothing CUDA Python loads.
+    set_plans(finding,
+              {{"make builds use the root CUDA Python uses", {set_variable("CUDA_HOME", *cuda_path)}},
+               {"make CUDA Python use the root builds use", {set_variable("CUDA_PATH", *cuda_home)}}});
+    out.push_back(std::move(finding));
   }
 }
 
@@ -829,10 +1030,19 @@ void check_search_path_entries(const Environment& env, std::vector<Finding>& out
       ++index;
     }
     if (!bad.empty()) {
+      std::vector<Action> removals;
+      for (const auto& item : bad) {
+        if (const auto* record = item.record(); record != nullptr && record->string("entry") != nullptr) {
+          removals.push_back(remove_path_entry("LD_LIBRARY_PATH", *record->string("entry")));
+        }
+      }
       out.push_back(make("env.bad_search_path",
                          "LD_LIBRARY_PATH has " + std::to_string(bad.size()) + (bad.size() == 20 ? "+" : "") +
                              " bad entr" + (bad.size() == 1 ? "y" : "ies") + ", first: " + first,
                          {}, {{"variable", "LD_LIBRARY_PATH"}, {"entries", bad}}));
+      if (bad.size() < 20) {
+        set_plans(out.back(), {{"remove the bad entries", std::move(removals)}});
+      }
     }
   }
   if (const auto conda = env.get("CONDA_PREFIX"); conda && conda->empty()) {
@@ -862,6 +1072,9 @@ void check_search_path_entries(const Environment& env, std::vector<Finding>& out
       auto finding = make("env.bad_search_path", std::string(variable) + "=" + *value + " " + problem, {},
                           {{"variable", variable}, {"value", *value}, {"problem", problem}});
       finding.remedy = variable_remedy(variable);
+      if (std::string_view(variable) != "CONDA_PREFIX" && std::string_view(variable) != "VIRTUAL_ENV") {
+        set_plans(finding, {{"stop naming a root that is no usable directory", {unset_variable(variable)}}});
+      }
       out.push_back(std::move(finding));
     }
   }
@@ -1118,9 +1331,9 @@ std::vector<Finding> evaluate_discovery(const discovery::DiscoveryResult& result
   check_preloaded(result, out);
   for (const auto& component : result.components) {
     check_driver(component, result, env, out);
-    check_python_native_differ(component, out);
+    check_python_native_differ(component, result, out);
     check_multiple_versions(component, out);
-    check_not_on_search_path(component, out);
+    check_not_on_search_path(component, env, out);
   }
   check_world_writable(result, out);
   for (auto& finding : evaluate_variable_roots(result, env)) {

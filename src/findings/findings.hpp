@@ -6,6 +6,7 @@
 #include "core/environment.hpp"
 #include "core/evidence.hpp"
 #include "discovery/discovery.hpp"
+#include "findings/fix_plan.hpp"
 #include "findings/repair.hpp"
 
 #include <optional>
@@ -28,7 +29,19 @@ struct Finding {
   Repair repair = Repair::none; // the id's default unless its rule chose another for this instance
   std::vector<std::string> components;
   Evidence evidence; // a record; rendered as the finding's "evidence" object
+  // Its plans, least invasive first (fix_plan.hpp); empty where the rule gives prose only.
+  std::vector<Plan> fix;
 };
+
+// Gives `finding` these plans, ranked, and the remedy rendered from them (unchanged when empty).
+void set_plans(Finding& finding, std::vector<Plan> plans);
+
+// The interpreter whose `-m pip` installs into the Python environment whose site directory holds
+// `path` (a venv's own bin/python, else the environment's interpreter; for a site directory no
+// discovered environment lists, PREFIX/bin/python from its lib/pythonX.Y/site-packages); nullopt
+// when `path` is in no site directory.
+std::optional<std::string> environment_python(const std::string& path,
+                                              const discovery::DiscoveryResult& result);
 
 // The reference table: one row per id this version can emit.
 struct FindingDefinition {

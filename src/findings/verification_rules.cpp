@@ -441,18 +441,52 @@ void check_nvjitlink_pairs(const discovery::DiscoveryResult& discovery,
     const auto wanted = pair.nvrtc_version.first >= 13
                             ? std::string("nvidia-nvjitlink")
                             : "nvidia-nvjitlink-cu" + std::to_string(pair.nvrtc_version.first);
-    if (pair.nvjitlink->via.found_via == "site-packages") {
-      const auto owner = owning_wheel_distribution(pair.nvjitlink->via.path);
-      finding.remedy = "Replace the wheel: `pip uninstall " + owner.value_or("<the nvJitLink wheel>") +
-                       " && pip install \"" + wanted + ">=" + to_text(pair.nvrtc_version) +
-                       "\"` (nvJitLink of NVRTC's major, not older).";
-    } else {
-      finding.remedy = "Make nvJitLink come from NVRTC's toolkit: " +
-                       remedy_for_route(pair.nvjitlink->via, discovery, Environment{}) +
-                       ", so that an nvJitLink " + std::to_string(pair.nvrtc_version.first) +
-                       ".x not older than NVRTC is found.";
-      finding.repair = repair_for_route(pair.nvjitlink->via);
+    const auto spec = wanted + ">=" + to_text(pair.nvrtc_version);
+    const auto& nvjitlink_via = pair.nvjitlink->via;
+    std::vector<Plan> plans;
+    // A wheel's NVRTC (or a wheel's nvJitLink) is one environment's: the matching nvJitLink wheel
+    // in that environment, through its own pip, fixes it there and touches nothing else.
+    const auto* wheel_path = pair.nvrtc->via.found_via == "site-packages" ? &pair.nvrtc->via.path
+                             : nvjitlink_via.found_via == "site-packages" ? &nvjitlink_via.path
+                                                                          : nullptr;
+    // Not where native programs bind nvJitLink of another major: the wheel would add a second major
+    // of nvJitLink to this machine's routes (the simulation's lib.python_native_differ warning); the
+    // prose remedy stands then.
+    const auto* native_nvjitlink =
+        nvjitlink->loader && !nvjitlink->loader->fails ? nvjitlink->loader_candidate() : nullptr;
+    const auto native_release = native_nvjitlink != nullptr && native_nvjitlink->version
+                                    ? versions::major_minor(native_nvjitlink->version->version)
+                                    : std::nullopt;
+    const bool second_major = native_release && native_release->first != pair.nvrtc_version.first;
+    if (wheel_path != nullptr && !second_major) {
+      if (const auto python = environment_python(*wheel_path, discovery)) {
+        Plan plan{"install the nvJitLink wheel of NVRTC's release in the environment NVRTC comes from", {}};
+        if (nvjitlink_via.found_via == "site-packages") {
+          if (const auto owner = owning_wheel_distribution(nvjitlink_via.path); owner && *owner != wanted) {
+            plan.actions.push_back(pip_uninstall(*python, *owner)); // another distribution's file
+          }
+        }
+        plan.actions.push_back(pip_install(*python, spec));
+        plans.push_back(std::move(plan));
+      }
     }
+    // An older copy on LD_LIBRARY_PATH shadows the toolkit's: drop its entry (this user's shell).
+    if (nvjitlink_via.found_via == "LD_LIBRARY_PATH" &&
+        pair.nvrtc->via.search_dir != nvjitlink_via.search_dir) {
+      plans.push_back({"stop LD_LIBRARY_PATH from reaching the older nvJitLink",
+                       {remove_path_entry("LD_LIBRARY_PATH", nvjitlink_via.search_dir)}});
+    }
+    set_plans(finding, std::move(plans));
+    if (finding.fix.empty()) {
+      finding.remedy =
+          "Install nvJitLink " + std::to_string(pair.nvrtc_version.first) + ".x not older than NVRTC " +
+          to_text(pair.nvrtc_version) + " where NVRTC comes from (" + pair.nvrtc->via.found_via + ": " +
+          pair.nvrtc->via.path + "); in a Python environment `python -m pip install \"" + spec +
+          "\"`, never by changing the host's loader configuration for one environment's problem.";
+    }
+    finding.repair = nvjitlink_via.found_via == "LD_LIBRARY_PATH" && wheel_path == nullptr
+                         ? Repair::fix_environment
+                         : Repair::reinstall_package;
     out.push_back(std::move(finding));
   }
 }
@@ -489,6 +523,15 @@ void check_versions(const discovery::DiscoveryResult& discovery, const verify::V
            {"component_version", to_text(*version)},
            {"driver_cuda", driver.cuda ? EvidenceValue(to_text(*driver.cuda)) : EvidenceValue()},
            {"driver_branch", driver.branch}}));
+      // The driver is the host's; the alternative (libraries of the driver's major) is prose.
+      set_plans(out.back(),
+                {{"upgrade the driver to one that supports CUDA " + std::to_string(version->first),
+                  {install_driver(needed_branch ? std::to_string(*needed_branch)
+                                                : "CUDA " + std::to_string(version->first))}}});
+      out.back().remedy +=
+          " Or install the " + std::string(name) +
+          " build of the driver's CUDA major (e.g. pip install the -cu12 wheels for a CUDA 12 "
+          "driver).";
       break;
     }
   }

@@ -298,6 +298,41 @@ json kernel_log_to_json(const health::KernelLog& log) {
           {"events", std::move(events)}};
 }
 
+json fix_to_json(const std::vector<findings::Plan>& plans) {
+  json out = json::array();
+  for (const auto& plan : plans) {
+    json actions = json::array();
+    for (const auto& action : plan.actions) {
+      json item = {{"action", std::string(findings::to_string(action.kind))}};
+      // Each action's own fields (fix_plan.hpp); a path entry may be "" (an empty entry).
+      const bool has_value = !action.value.empty() ||
+                             action.kind == findings::ActionKind::remove_path_entry ||
+                             action.kind == findings::ActionKind::set_variable;
+      const std::pair<const char*, const std::string*> fields[] = {
+          {"variable", &action.variable},
+          {"value", has_value ? &action.value : nullptr},
+          {"spec", &action.spec},
+          {"target", &action.target}};
+      for (const auto& [name, value] : fields) {
+        if (value != nullptr && (!value->empty() || std::string_view(name) == "value")) {
+          item[name] = text(*value);
+        }
+      }
+      item["runs_as"] = std::string(findings::to_string(action.runner));
+      item["scope"] = std::string(findings::to_string(action.scope));
+      item["simulable"] = findings::simulable(action);
+      item["shell"] = text(findings::shell_command(action));
+      actions.push_back(std::move(item));
+    }
+    out.push_back({{"why", text(plan.why)},
+                   {"runs_as", std::string(findings::to_string(findings::runner_of(plan)))},
+                   {"scope", std::string(findings::to_string(findings::scope_of(plan)))},
+                   {"simulable", findings::simulable(plan)},
+                   {"actions", std::move(actions)}});
+  }
+  return out;
+}
+
 json finding_to_json(const findings::Finding& finding) {
   // Evidence strings may hold raw paths: round-trip through a sanitizing dump.
   const auto evidence =
@@ -308,7 +343,8 @@ json finding_to_json(const findings::Finding& finding) {
           {"remedy", text(finding.remedy)},
           {"repair", std::string(findings::to_string(finding.repair))},
           {"components", finding.components},
-          {"evidence", evidence}};
+          {"evidence", evidence},
+          {"fix", fix_to_json(finding.fix)}};
 }
 
 namespace {

@@ -20,6 +20,8 @@ using cudadiag::to_valid_utf8; // the report's spelling of text: invalid UTF-8 b
 // One component's object, written where `stream` stands.
 void write_component(JsonStream& stream, const discovery::ComponentResult& component);
 nlohmann::json finding_to_json(const findings::Finding& finding);
+// A finding's plans as the JSON's `findings[].fix` (docs/schema/report.schema.json): [] for none.
+nlohmann::json fix_to_json(const std::vector<findings::Plan>& plans);
 // The report as a tree, for the readers of a document (policies, JUnit/HTML/Markdown, bundles):
 // render_json's text, parsed.
 nlohmann::json report_to_json(const Report& report);
