@@ -2,6 +2,7 @@
 
 #include "core/filesystem.hpp"
 #include "core/parallel.hpp"
+#include "core/system_root.hpp"
 #include "core/text.hpp"
 #include "core/timeline.hpp"
 #include "discovery/load_model.hpp"
@@ -195,6 +196,13 @@ Expected<void> prepare(Run& run) {
   }
   run.report.host = report::read_host_info(plan.environment);
   run.report.environment = plan.environment;
+  run.report.root = plan.root;
+  if (!plan.root.empty()) {
+    run.report.target_host = plan.target_host;
+  }
+  if (plan.image) {
+    run.report.image = plan.image->info;
+  }
   return {};
 }
 
@@ -407,7 +415,7 @@ void start_kernel_log_read(Run& run) {
   const auto& plan = run.plan;
   if (const auto file = plan.environment.non_empty("CUDADIAG_KMSG")) {
     run.kernel_log = std::async(std::launch::async, [file = *file] { return health::read_kernel_log(file); });
-  } else if (plan.verify.enabled) {
+  } else if (plan.verify.enabled && plan.root.empty()) {
     run.kernel_log = std::async(std::launch::async, [] { return health::read_kernel_log("/dev/kmsg"); });
   } else {
     run.report.kernel_log = health::kernel_log_not_read(
@@ -494,6 +502,9 @@ void evaluate_findings(Run& run) {
   found.add(findings::evaluate_framework_loads(report.linkage));
   found.add(findings::evaluate_selftest(report.selftest));
   found.add(findings::evaluate_kernel_log(report.kernel_log, report.verification.devices));
+  if (!plan.root.empty()) {
+    found.add(findings::evaluate_container(plan.environment, plan.image.get(), plan.target_host));
+  }
   if (const auto expected = plan.expect_gpus ? plan.expect_gpus : plan.policy.expect_gpus) {
     found.add(expected_gpus_findings(run, *expected));
   }
@@ -521,6 +532,8 @@ Expected<report::Report> run(const Plan& plan) {
   WorkerPool pool(std::min(parallel_threads(k_any) + 1, parallel_threads(k_any, k_any)));
   const WorkerPool::Use use_pool(pool);
 
+  // Every path below is read under the plan's root (none: this machine, beside other such runs).
+  const fs::RootScope root(plan.root);
   Run run(plan);
   CUDADIAG_TRY(prepare(run));
   start_framework_closures(run); // beside the components' resolution
