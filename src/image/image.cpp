@@ -641,9 +641,14 @@ void read_config(Image& image, const json& document) {
   }
 }
 
+struct Manifest {
+  json document;
+  std::string digest; // "sha256:…", as the index names it
+};
+
 // The image manifest an OCI index leads to for this machine's platform (the first without a
 // platform when none names it), following nested indexes.
-Expected<json> pick_manifest(const BlobReader& read, const json& index, int depth, std::string& digest) {
+Expected<Manifest> pick_manifest(const BlobReader& read, const json& index, int depth) {
   if (depth > k_max_index_depth) {
     return Error{"image indexes nested deeper than " + std::to_string(k_max_index_depth)};
   }
@@ -679,10 +684,9 @@ Expected<json> pick_manifest(const BlobReader& read, const json& index, int dept
   const auto media = chosen->value("mediaType", document.value("mediaType", ""));
   if (media.find("index") != std::string::npos || media.find("manifest.list") != std::string::npos ||
       document.contains("manifests")) {
-    return pick_manifest(read, document, depth + 1, digest);
+    return pick_manifest(read, document, depth + 1);
   }
-  digest = (*chosen)["digest"].get<std::string>();
-  return document;
+  return Manifest{std::move(document), (*chosen)["digest"].get<std::string>()};
 }
 
 Expected<void> load_oci(Image& image, const BlobReader& read) {
@@ -691,11 +695,12 @@ Expected<void> load_oci(Image& image, const BlobReader& read) {
     return std::move(index_or).error();
   }
   auto& index = *index_or;
-  auto manifest_or = pick_manifest(read, index, 0, image.info.manifest_digest);
+  auto manifest_or = pick_manifest(read, index, 0);
   if (!manifest_or) {
     return std::move(manifest_or).error();
   }
-  auto& manifest = *manifest_or;
+  image.info.manifest_digest = manifest_or->digest;
+  auto& manifest = manifest_or->document;
   const auto config = manifest.find("config");
   if (config == manifest.end()) {
     return Error{"the manifest " + image.info.manifest_digest + " names no config"};
