@@ -665,7 +665,9 @@ int run_command(int argc, char** argv) {
         ->check(CLI::ExistingFile);
     app.add_option("--env", options.env,
                    "KEY=VALUE: a variable of the run's environment, which is then --env-file's and --env's "
-                   "only (repeatable)");
+                   "only (repeatable)")
+        ->expected(1)
+        ->take_all();
     app.add_option("--fail-on", options.fail_on, "Exit 1 on findings of this severity or worse")
         ->check(CLI::IsMember(k_severities));
     app.add_flag("--no-load", options.no_load,
