@@ -492,7 +492,13 @@ void evaluate_findings(Run& run) {
   const timeline::Span span("findings");
   FindingList found(plan.problems_only);
   found.add(plan.observed);
-  found.add(findings::evaluate_discovery(report.discovery, plan.environment));
+  auto discovered = findings::evaluate_discovery(report.discovery, plan.environment);
+  if (!plan.root.empty()) {
+    // A container's libcuda is the host's, injected when it starts: none in the image is the norm.
+    std::erase_if(discovered,
+                  [](const findings::Finding& finding) { return finding.id == "driver.missing"; });
+  }
+  found.add(std::move(discovered));
   found.add(findings::evaluate_environment(plan.environment,
                                            plan.context.value_or(detect_run_context(plan.environment))));
   found.add(findings::evaluate_linkage(report.discovery, report.linkage, plan.environment));
