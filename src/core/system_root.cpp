@@ -82,7 +82,16 @@ std::string resolve_in_root(const std::string& root, std::string_view path, Foll
     }
     const auto host = joined(root, done);
     struct stat st {};
-    if (::lstat(host.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) {
+    if (::lstat(host.c_str(), &st) != 0) {
+      // A missing directory: the rest is appended as written, so that the path names no file
+      // (as the kernel's ENOENT) and a later ".." cannot step back out of it.
+      std::string rest = host;
+      for (const auto& left : pending) {
+        rest += "/" + left;
+      }
+      return rest;
+    }
+    if (!S_ISLNK(st.st_mode)) {
       continue;
     }
     if (++links > k_max_links) {
