@@ -10,7 +10,8 @@
 //
 // The root is the process's, for the length of one run: a RootScope installs it and holds it alone;
 // runs on this machine take RootScope{""}, which many hold together. So a run under a root never
-// overlaps another run.
+// overlaps another run. Known limit: a file-system read made outside any run (the API's option
+// checks, `inspect`) while another thread's run under a root is active is read under that root too.
 
 #include <memory>
 #include <string>

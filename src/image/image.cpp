@@ -16,6 +16,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <functional>
 #include <limits>
 #include <memory>
@@ -907,7 +908,7 @@ Expected<Image> open_image(const std::string& reference, const std::string& work
   if (::mkdir(tree.c_str(), 0755) != 0) {
     return named(Error{std::string("cannot make the tree: ") + std::strerror(errno)});
   }
-  std::vector<fs::MappedFile> mapped;
+  std::deque<fs::MappedFile> mapped; // a deque: a view stays valid while more are mapped
   std::unordered_map<std::string, std::string_view> members;
   BlobReader read;
   if (fs::is_directory(reference)) {
