@@ -298,8 +298,20 @@ struct Applier {
       }
       struct stat st {};
       if (::lstat(host.c_str(), &st) != 0) {
-        if (::mkdir(host.c_str(), 0755) != 0) {
-          return Error{"cannot make directory " + walked + ": " + std::strerror(errno)};
+        // Missing (also where a link points to a directory no layer made): each missing directory
+        // from the tree down, none of them a link (they do not exist yet); never through "..".
+        for (std::size_t at = tree.size(); at != std::string::npos;) {
+          const auto next = host.find('/', at + 1);
+          const auto part =
+              host.substr(at + 1, next == std::string::npos ? std::string::npos : next - at - 1);
+          if (part == "..") {
+            return Error{"its directory " + walked + " leads out of the image through a symbolic link"};
+          }
+          const auto step = host.substr(0, next);
+          if (::lstat(step.c_str(), &st) != 0 && ::mkdir(step.c_str(), 0755) != 0) {
+            return Error{"cannot make directory " + walked + ": " + std::strerror(errno)};
+          }
+          at = next;
         }
       } else if (!S_ISDIR(st.st_mode)) {
         return Error{"its directory " + walked + " is not a directory in the layers below"};

@@ -129,7 +129,9 @@ HOSTILE = {
     "dotdot": ([ib.file("../../cudadiag-test-escape", "x")], "../../cudadiag-test-escape", "'..'"),
     "hardlink-out": ([ib.hardlink("etc/shadow-copy", "../../../etc/shadow")], "etc/shadow-copy", "hard link"),
     "symlink-out": ([ib.symlink("etc/up", "../../../../../etc")], "etc/up", "out of the image's root"),
-    "huge-header": ([ib.Member("big", "file", b"x", pax={"comment": "y" * (2 << 20)})], "big", "header record"),
+    # The refusal names the pax record itself (Python's tarfile calls it ././@PaxHeader).
+    "huge-header": ([ib.Member("big", "file", b"x", pax={"comment": "y" * (2 << 20)})], "././@PaxHeader",
+                    "header record"),
     "symlink-then-write": ([ib.symlink("lib", "/tmp/cudadiag-escape-dir"), ib.file("lib/evil.so", "x")], None, None),
 }
 
