@@ -179,12 +179,22 @@ bool parse_bool(const std::string& text) {
   return text == "1" || text == "t" || text == "T" || text == "true" || text == "TRUE" || text == "True";
 }
 
+// The layer that put `path` there: by the name, else by its real path (a file reached through
+// /usr/local/cuda -> cuda-12.9 was written under the latter).
+const image::Layer* layer_for(const image::Image* image, const std::string& path) {
+  if (image == nullptr) {
+    return nullptr;
+  }
+  if (const auto* layer = image->layer_of(path)) {
+    return layer;
+  }
+  const auto real = fs::real_path(path);
+  return real ? image->layer_of(*real) : nullptr;
+}
+
 // " (layer 2 of 3, sha256:…)" for a file an image's layer put there, "" otherwise.
 std::string layer_words(const image::Image* image, const std::string& path) {
-  if (image == nullptr) {
-    return "";
-  }
-  const auto* layer = image->layer_of(path);
+  const auto* layer = layer_for(image, path);
   if (layer == nullptr) {
     return "";
   }
@@ -194,7 +204,7 @@ std::string layer_words(const image::Image* image, const std::string& path) {
 }
 
 std::string layer_digest(const image::Image* image, const std::string& path) {
-  const auto* layer = image == nullptr ? nullptr : image->layer_of(path);
+  const auto* layer = layer_for(image, path);
   return layer == nullptr ? std::string() : layer->digest;
 }
 

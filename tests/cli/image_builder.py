@@ -140,3 +140,25 @@ class Image:
         data = out.getvalue()
         path.write_bytes(gzip.compress(data, mtime=0) if compress else data)
         return path
+
+
+def nostdlib_library(directory: Path, soname: str) -> Path | None:
+    """`directory/soname`, a shared object with that SONAME that needs nothing (-nostdlib): a root
+    without a libc then has complete closures. None when no C compiler builds one."""
+    import os
+    import shutil
+    import subprocess
+
+    directory.mkdir(parents=True, exist_ok=True)
+    source = directory / f".{soname}.c"
+    source.write_text("int cudadiag_test_placeholder(void) { return 0; }\n")
+    output = directory / soname
+    try:
+        for compiler in [c for c in (os.environ.get("CC"), "cc", "gcc", "clang") if c and shutil.which(c)]:
+            done = subprocess.run([compiler, "-shared", "-fPIC", "-nostdlib", f"-Wl,-soname,{soname}", "-o",
+                                   str(output), str(source)], capture_output=True, timeout=60, check=False)
+            if done.returncode == 0:
+                return output
+    finally:
+        source.unlink(missing_ok=True)
+    return None
