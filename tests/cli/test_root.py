@@ -93,7 +93,7 @@ def test_empty_root_gets_no_file_of_this_machine(tmp_path):
     assert "--root" in doc["verification"]["skipped_reason"], doc["verification"]
     assert doc["verification"]["ran"] is False
     # Nothing of the root was loaded: no worker, no self-test.
-    assert doc["selftest"]["ran"] is False
+    assert doc["selftest"] is None or doc["selftest"]["ran"] is False
 
 
 def test_root_with_a_toolkit_gives_the_roots_answers(tmp_path):
