@@ -1,5 +1,7 @@
 #include "core/system_root.hpp"
 
+#include "core/read_record.hpp"
+
 #include <unistd.h>
 
 #include <atomic>
@@ -82,6 +84,7 @@ std::string resolve_in_root(const std::string& root, std::string_view path, Foll
     }
     const auto host = joined(root, done);
     struct stat st {};
+    note_path(host);
     if (::lstat(host.c_str(), &st) != 0) {
       // A missing directory: the rest is appended as written, so that the path names no file
       // (as the kernel's ENOENT) and a later ".." cannot step back out of it.
@@ -98,6 +101,7 @@ std::string resolve_in_root(const std::string& root, std::string_view path, Foll
       return {};
     }
     std::string target(static_cast<std::size_t>(st.st_size > 0 ? st.st_size : 255) + 1, '\0');
+    note_path(host);
     const auto length = ::readlink(host.c_str(), target.data(), target.size());
     if (length < 0 || static_cast<std::size_t>(length) >= target.size()) {
       return {};
@@ -178,6 +182,7 @@ HostPath::HostPath(const std::string& path, FollowLast follow) : m_path(&path) {
   }
   m_resolved = host_directory == "/" ? "/" + std::string(last) : host_directory + "/" + std::string(last);
   struct stat st {};
+  note_path(m_resolved);
   if (follow == FollowLast::yes && ::lstat(m_resolved.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
     m_resolved = resolve_in_root(installed->root, directory + "/" + std::string(last), follow);
   }

@@ -45,6 +45,7 @@ std::vector<std::string> glob_sorted(const std::string& pattern) {
                        : fs::system_root() + "/" + pattern;
   }
   glob_t matches{};
+  fs::note_path(directory); // noted above too; again here, beside the call
   if (::glob(host_pattern.c_str(), 0, nullptr, &matches) == 0) {
     for (std::size_t i = 0; i < matches.gl_pathc; ++i) {
       const auto match = fs::system_path(matches.gl_pathv[i]);
