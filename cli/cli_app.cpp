@@ -19,6 +19,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
+#include <cerrno>
 #include <charconv>
 #include <chrono>
 #include <cstdio>
@@ -26,6 +28,8 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <map>
+#include <optional>
 #include <sstream>
 #include <sys/ioctl.h>
 #include <system_error>
@@ -44,6 +48,12 @@ struct GlobalOptions {
   std::string python;
   std::string ld_so_cache;
   std::string ld_so_conf;
+  std::string root;             // --root DIR
+  std::string image;            // --image REF
+  std::string assume_driver;    // --assume-driver VERSION
+  std::string assume_gpu;       // --assume-gpu sm_NN,brand=NAME
+  std::string env_file;         // --env-file FILE
+  std::vector<std::string> env; // --env KEY=VALUE, repeated
   std::string fail_on = "error";
   bool no_load = false;
   bool no_load_check = false;        // --no-load-check
@@ -200,11 +210,74 @@ std::string self_executable() {
   return path;
 }
 
+// One KEY=VALUE of --env or --env-file (docker's format: a line without '=' names no value and is
+// refused, as the caller's value would leak in); `where` names it in the error.
+void add_variable(std::map<std::string, std::optional<std::string>>& out, std::string_view line,
+                  const std::string& where) {
+  const auto equals = line.find('=');
+  if (equals == 0 || equals == std::string_view::npos) {
+    throw Exception(where + ": expected KEY=VALUE, not \"" + std::string(line) + "\"");
+  }
+  out[std::string(line.substr(0, equals))] = std::string(line.substr(equals + 1));
+}
+
+// The run's whole environment when --env-file or --env gives it: the file's lines (blank ones and
+// '#' comments skipped), then --env's; nullopt: this process's.
+std::optional<std::map<std::string, std::optional<std::string>>>
+given_environment(const GlobalOptions& options) {
+  if (options.env_file.empty() && options.env.empty()) {
+    return std::nullopt;
+  }
+  std::map<std::string, std::optional<std::string>> out;
+  if (!options.env_file.empty()) {
+    std::FILE* file = std::fopen(options.env_file.c_str(), "re");
+    if (file == nullptr) {
+      throw Exception("--env-file " + options.env_file + ": " + std::strerror(errno));
+    }
+    std::string text;
+    std::array<char, 4096> chunk{};
+    std::size_t got = 0;
+    while ((got = std::fread(chunk.data(), 1, chunk.size(), file)) > 0 && text.size() < (1U << 20U)) {
+      text.append(chunk.data(), got);
+    }
+    std::fclose(file);
+    std::istringstream lines(text);
+    std::string line;
+    for (int number = 1; std::getline(lines, line); ++number) {
+      if (!line.empty() && line.back() == '\r') {
+        line.pop_back();
+      }
+      if (line.empty() || line.front() == '#') {
+        continue;
+      }
+      add_variable(out, line, "--env-file " + options.env_file + ":" + std::to_string(number));
+    }
+  }
+  for (const auto& item : options.env) {
+    add_variable(out, item, "--env");
+  }
+  return out;
+}
+
 Options api_options(const GlobalOptions& options) {
   Options out;
   out.python = options.python;
   out.ld_so_cache = options.ld_so_cache;
   out.ld_so_conf = options.ld_so_conf;
+  // Without a root the configuration is this machine's file, which must exist; under one it is the
+  // root's, looked up there.
+  if (options.root.empty() && options.image.empty() && !options.ld_so_conf.empty() &&
+      ::access(options.ld_so_conf.c_str(), F_OK) != 0) {
+    throw Exception("--ld-so-conf: File does not exist: " + options.ld_so_conf);
+  }
+  out.root = options.root;
+  out.image = options.image;
+  out.assume_driver = options.assume_driver;
+  out.assume_gpu = options.assume_gpu;
+  if (auto environment = given_environment(options)) {
+    out.inherit_environment = false;
+    out.environment = std::move(*environment);
+  }
   out.fail_on_warning = options.fail_on == "warning";
   out.timeout_seconds = options.timeout_seconds;
   out.executable = self_executable();
@@ -584,7 +657,31 @@ int run_command(int argc, char** argv) {
            "--ld-so-conf", options.ld_so_conf,
            "Read this loader configuration (and its includes) instead of /etc/ld.so.conf; remedies name "
            "the file that lists a directory")
+        ->check(non_empty("a loader configuration file"));
+    app.add_option("--root", options.root,
+                   "Read another system from this directory (a container's root file system): every path "
+                   "inside it, --ld-so-cache and --ld-so-conf too; nothing is loaded; not with --python")
+        ->check(CLI::ExistingDirectory);
+    app.add_option("--image", options.image,
+                   "Read a container image as --root reads a directory: an OCI image layout directory, a "
+                   "docker/podman save archive (.tar, .tar.gz) or an unpacked root file system; its config's "
+                   "Env is the environment (--env on top)")
+        ->check(CLI::ExistingPath);
+    app.add_option("--assume-driver", options.assume_driver,
+                   "Under --root/--image: judge the container for a GPU host with this driver (570.86.10); "
+                   "default: this machine's")
+        ->check(non_empty("a driver version"));
+    app.add_option("--assume-gpu", options.assume_gpu,
+                   "Under --root/--image: the host's GPU, sm_NN and/or brand=NAME (sm_90,brand=tesla)")
+        ->check(non_empty("sm_NN,brand=NAME"));
+    app.add_option("--env-file", options.env_file,
+                   "The run's environment is this file's KEY=VALUE lines (and --env's), not this process's")
         ->check(CLI::ExistingFile);
+    app.add_option("--env", options.env,
+                   "KEY=VALUE: a variable of the run's environment, which is then --env-file's and --env's "
+                   "only (repeatable)")
+        ->expected(1)
+        ->take_all();
     app.add_option("--fail-on", options.fail_on, "Exit 1 on findings of this severity or worse")
         ->check(CLI::IsMember(k_severities));
     app.add_flag("--no-load", options.no_load,

@@ -3,6 +3,7 @@
 #include "core/filesystem.hpp"
 #include "core/once_flag.hpp"
 #include "core/read_record.hpp"
+#include "core/system_root.hpp"
 #include "core/text.hpp"
 #include "core/timeline.hpp"
 #include "core/unique_fd.hpp"
@@ -24,7 +25,8 @@ namespace {
 bool name_exists(const std::string& path) {
   struct stat st {};
   fs::note_path(path);
-  return ::lstat(path.c_str(), &st) == 0; // broken symlinks and loops count: they are reported
+  return ::lstat(fs::HostPath(path, fs::FollowLast::no).c_str(), &st) ==
+         0; // broken symlinks and loops count: they are reported
 }
 
 // The shared listing of `dir`, or nullptr when the search has none (every name is then lstat'ed).
@@ -878,7 +880,7 @@ std::shared_ptr<const DirectoryCache::Listing> DirectoryCache::read(const std::s
     return listing; // site-packages/nvidia/<wheel>/lib for every wheel a component may come in
   }
   fs::note_path(dir);
-  const UniqueFd handle(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK));
+  const UniqueFd handle(::open(fs::HostPath(dir).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK));
   if (handle.get() < 0) {
     // A directory that can be searched but not read (mode 0711) still serves lookups by name.
     listing->is_directory = errno == EACCES && fs::is_directory(dir);

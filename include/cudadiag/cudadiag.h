@@ -117,7 +117,22 @@ CUDADIAG_API void cudadiag_options_free(cudadiag_options* options);
  *   "components":      ["nvrtc", "cuda", ...]  cuda-pathfinder names to examine; [] = all (default)
  *   "python":          "/path/to/python3"      ask this interpreter for its site-packages (runs it
  *                                              once); "" = find them without running Python (default)
- *   "ld_so_cache":     "/etc/ld.so.cache"      the loader cache to read; "" = the system's (default)
+ *   "ld_so_cache":     "/etc/ld.so.cache"      the loader cache to read; "" = the system's (default);
+ *                                              under "root", a file inside the root
+ *   "root":            "/srv/rootfs"           read another system from this directory: every path
+ *                                              inside it, nothing of this machine's files, nothing
+ *                                              loaded (no verification or self-test); not with
+ *                                              "python" ("" = this machine, default; issue 48)
+ *   "image":           "app.tar"               a container image read as "root" is: an OCI layout
+ *                                              directory, a docker save archive (.tar, .tar.gz) or a
+ *                                              rootfs directory; its config's Env is the environment
+ *                                              ("environment" on top); not with "root" or "python"
+ *                                              ("" = none, default; issue 48)
+ *   "assume_driver":   "570.86.10"             under "root"/"image": the GPU host's driver the container
+ *                                              findings are judged for ("" = this machine's, default)
+ *   "assume_gpu":      "sm_90,brand=tesla"     and its GPU ("" = unknown, default; issue 48)
+ *   "inherit_environment": true               false: start from an empty environment, "environment"
+ *                                              is all of it (default true; issue 48)
  *   "fail_on":         "error" | "warning"     which severity makes the exit code 1 (default "error")
  *   "verify":          false                   cudadiag_report_new also loads the selected libraries,
  *                                              each in an isolated worker process (default false)

@@ -85,6 +85,26 @@ struct Options {
   std::string executable;
   // Overrides on this process's environment as the search sees it: a value sets, nullopt unsets.
   std::map<std::string, std::optional<std::string>> environment;
+  // false: the run starts from an empty environment and `environment` holds all of it (the CLI's
+  // --env-file and --env); true: from this process's.
+  bool inherit_environment = true;
+  // A directory holding another system's files (a container's root file system): every path the
+  // run reads is read inside it (absolute symbolic links and ".." stay in it), nothing of this
+  // machine's files leaks in, and nothing is loaded (its glibc and loader are not this machine's:
+  // verification, the load check and the self-test are off). Empty: this machine. Cannot be combined
+  // with `python` (it would run on this machine).
+  std::string root;
+  // A container image read as `root` is: an OCI image layout directory, a `docker save` archive
+  // (.tar or .tar.gz) or an unpacked root file system, its layers applied into a temporary directory
+  // removed after the run. The environment is then the image config's Env (with `environment` on top,
+  // as `docker run -e` adds to it), the working directory its WorkingDir. Not with `root` or `python`.
+  std::string image;
+  // Under `root` or `image`: the GPU host the container is judged for (NVIDIA_REQUIRE_*, forward
+  // compatibility, baked driver libraries): its driver version ("570.86.10"); empty: this machine's
+  // (/proc/driver/nvidia/version), if it has one.
+  std::string assume_driver;
+  // And its GPU, "sm_90,brand=tesla" (either part may be left out); empty: unknown.
+  std::string assume_gpu;
 };
 
 // Where one answer for a component points.

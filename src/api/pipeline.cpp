@@ -8,14 +8,17 @@
 #include "api/settings.hpp"
 #include "api/worker_executable.hpp"
 #include "core/evidence_json.hpp"
+#include "core/filesystem.hpp"
 #include "core/read_record.hpp"
 #include "core/timeline.hpp"
 #include "cudadiag/version.h"
+#include "image/image.hpp"
 #include "report/json_report.hpp"
 
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -77,6 +80,7 @@ std::string quick_check_key(const Options& options, const pipeline::Plan& plan) 
   }
   add_field(key, options.ld_so_cache);
   add_field(key, options.ld_so_conf);
+  add_field(key, options.root);
   add_field(key, options.fail_on_warning ? "warning" : "error");
   add_field(key, "environment");
   for (const auto& [name, value] : plan.environment.variables()) {
@@ -109,8 +113,113 @@ std::string quick_check_key(const Options& options, const pipeline::Plan& plan) 
 
 } // namespace
 
+// The plan reads the system in `root` (Options::root): its real path, the working directory and home
+// directory taken inside it, nothing loaded. A usage error (Exception) when it is not a directory.
+// The driver version of this machine's loaded NVIDIA kernel module ("NVRM version: NVIDIA UNIX x86_64
+// Kernel Module  570.86.10  ..."), "" when there is none.
+std::string this_machines_driver() {
+  const auto text = fs::read_file_prefix("/proc/driver/nvidia/version", 4096);
+  if (!text) {
+    return "";
+  }
+  const auto at = text->find("Kernel Module");
+  std::size_t start = at == std::string::npos ? 0 : at + 13;
+  while (start < text->size() && (text->at(start) < '0' || text->at(start) > '9')) {
+    ++start;
+  }
+  auto end = start;
+  while (end < text->size() && ((text->at(end) >= '0' && text->at(end) <= '9') || text->at(end) == '.')) {
+    ++end;
+  }
+  return text->substr(start, end - start);
+}
+
+// The host the container findings judge for (Options::assume_driver, assume_gpu).
+findings::TargetHost target_host(const Options& options) {
+  findings::TargetHost host;
+  if (!options.assume_driver.empty()) {
+    host.driver = options.assume_driver;
+    host.source = "--assume-driver";
+  } else if (auto driver = this_machines_driver(); !driver.empty()) {
+    host.driver = std::move(driver);
+    host.source = "/proc/driver/nvidia/version";
+  }
+  for (std::size_t start = 0; start < options.assume_gpu.size();) {
+    const auto end = std::min(options.assume_gpu.find(',', start), options.assume_gpu.size());
+    const auto part = options.assume_gpu.substr(start, end - start);
+    if (part.rfind("brand=", 0) == 0) {
+      host.brand = part.substr(6);
+      std::transform(host.brand.begin(), host.brand.end(), host.brand.begin(),
+                     [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    } else if (part.rfind("sm_", 0) == 0 && part.size() >= 5) {
+      host.arch = part.substr(3, part.size() - 4) + "." + part.substr(part.size() - 1);
+    }
+    start = end + 1;
+  }
+  return host;
+}
+
+void set_root(pipeline::Plan& plan, const std::string& root) {
+  auto real = fs::real_path(root);
+  if (!real || !fs::is_directory(*real)) {
+    throw Exception("root " + root + ": " + (real ? std::string("not a directory") : real.error().message));
+  }
+  plan.root = *real;
+  plan.environment.cwd = "/";
+  // The passwd database asked is this machine's: under a root, a home directory comes from HOME only.
+  if (plan.environment.passwd_home.empty()) {
+    plan.environment.passwd_home = "/nonexistent";
+  }
+  plan.not_loaded_reason = "--root " + plan.root +
+                           ": the files of another system were inspected only; nothing of it was loaded (its "
+                           "glibc and loader are not this machine's)";
+}
+
+// The plan reads the image `options.image` names (Options::image): materialised for the run, its
+// config's Env the environment (Options::environment on top, as `docker run -e`; all of it when
+// inherit_environment is false and the config has none), its WorkingDir the working directory.
+void open_image_for(pipeline::Plan& plan, const Options& options) {
+  auto opened = image::open_image(options.image, "");
+  if (!opened) {
+    throw Exception(opened.error().message);
+  }
+  auto kept = std::make_shared<image::Image>(std::move(*opened));
+  set_root(plan, kept->root);
+  Environment env;
+  env.uid = 0;
+  for (const auto& entry : kept->info.config.env) {
+    if (const auto equals = entry.find('='); equals != std::string::npos && equals > 0) {
+      env.set(entry.substr(0, equals), entry.substr(equals + 1));
+    }
+  }
+  for (const auto& [name, value] : options.environment) {
+    if (value) {
+      env.set(name, *value);
+    } else {
+      env.unset(name);
+    }
+  }
+  const auto& user = kept->info.config.user;
+  const auto uid_text = user.substr(0, user.find(':'));
+  if (!uid_text.empty() &&
+      std::all_of(uid_text.begin(), uid_text.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
+      uid_text.size() < 10) {
+    env.uid = static_cast<unsigned>(std::stoul(uid_text));
+  }
+  env.cwd = kept->info.config.working_dir.empty() ? "/" : kept->info.config.working_dir;
+  env.passwd_home = env.uid == 0 ? "/root" : "/nonexistent";
+  plan.environment = std::move(env);
+  plan.not_loaded_reason = "--image " + options.image +
+                           ": the image's files were inspected only; nothing of it was loaded (its glibc and "
+                           "loader are not this machine's)";
+  plan.image = std::move(kept);
+}
+
 Environment run_environment(const Options& options) {
-  auto env = Environment::capture();
+  auto env = options.inherit_environment ? Environment::capture() : Environment{};
+  if (!options.inherit_environment) {
+    env.uid = static_cast<unsigned>(::getuid());
+  }
   for (const auto& [name, value] : options.environment) {
     if (value) {
       env.set(name, *value);
@@ -153,6 +262,16 @@ pipeline::Plan make_plan(const Options& options, Stages stages) {
                                                       : RunContext::interactive;
   }
   plan.not_loaded_reason = "discover(): files were inspected only; no code from them ran";
+  if (!options.image.empty()) {
+    open_image_for(plan, options);
+    plan.target_host = target_host(options);
+    return plan;
+  }
+  if (!options.root.empty()) {
+    set_root(plan, options.root);
+    plan.target_host = target_host(options);
+    return plan;
+  }
   if (stages == Stages::discover) {
     return plan;
   }
@@ -261,8 +380,9 @@ Report run_quick_check(const Options& options) {
   Report out;
   // Without $HOME the search asks the passwd database (NSS: files, LDAP, sssd), which no path
   // names: such a call is computed every time.
-  const bool keepable =
-      plan.environment.non_empty("HOME").has_value() || !plan.environment.passwd_home.empty();
+  // Under a root the recorded paths are the root's names, which a snapshot cannot stat: never kept.
+  const bool keepable = plan.root.empty() && (plan.environment.non_empty("HOME").has_value() ||
+                                              !plan.environment.passwd_home.empty());
   if (keepable && kept && kept->key == key && kept->read.unchanged()) {
     out = kept->report;
     out.elapsed_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();

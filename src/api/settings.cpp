@@ -86,6 +86,12 @@ const std::map<std::string, Apply, std::less<>>& keys() {
       {"components", [](const json& v, Settings& s) { return read_strings(v, s.options.components); }},
       {"python", [](const json& v, Settings& s) { return read_string(v, s.options.python); }},
       {"ld_so_cache", [](const json& v, Settings& s) { return read_string(v, s.options.ld_so_cache); }},
+      {"root", [](const json& v, Settings& s) { return read_string(v, s.options.root); }},
+      {"image", [](const json& v, Settings& s) { return read_string(v, s.options.image); }},
+      {"assume_driver", [](const json& v, Settings& s) { return read_string(v, s.options.assume_driver); }},
+      {"assume_gpu", [](const json& v, Settings& s) { return read_string(v, s.options.assume_gpu); }},
+      {"inherit_environment",
+       [](const json& v, Settings& s) { return read_bool(v, s.options.inherit_environment); }},
       {"fail_on",
        [](const json& v, Settings& s) {
          std::string level;
@@ -196,6 +202,33 @@ std::optional<std::string> validate(const Options& options) {
       options.timeout_seconds > k_max_timeout_seconds) {
     return "timeout_seconds must be more than 0 and at most 3600";
   }
+  if ((!options.root.empty() || !options.image.empty()) && !options.python.empty()) {
+    return std::string("python cannot be combined with ") + (options.root.empty() ? "image" : "root") +
+           ": the interpreter would run on this machine, not in the root (the root's Python environments "
+           "are found from its files)";
+  }
+  if (!options.assume_driver.empty()) {
+    const auto& v = options.assume_driver;
+    const bool digits_and_dots =
+        std::all_of(v.begin(), v.end(), [](char c) { return (c >= '0' && c <= '9') || c == '.'; });
+    if (!digits_and_dots || v.front() == '.' || v.back() == '.' || v.find("..") != std::string::npos ||
+        std::count(v.begin(), v.end(), '.') > 3) {
+      return "assume_driver must be a driver version such as 570.86.10, not \"" + v + "\"";
+    }
+  }
+  for (std::size_t start = 0; start < options.assume_gpu.size();) {
+    const auto end = std::min(options.assume_gpu.find(',', start), options.assume_gpu.size());
+    const auto part = options.assume_gpu.substr(start, end - start);
+    const bool sm = part.size() >= 4 && part.rfind("sm_", 0) == 0 &&
+                    std::all_of(part.begin() + 3, part.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (!sm && (part.rfind("brand=", 0) != 0 || part.size() == 6)) {
+      return "assume_gpu takes sm_NN and brand=NAME, comma-separated, not \"" + part + "\"";
+    }
+    start = end + 1;
+  }
+  if (!options.root.empty() && !options.image.empty()) {
+    return "root and image name two systems: give one";
+  }
   if (options.device && *options.device < 0) {
     return "device must be a CUDA ordinal (>= 0)";
   }
@@ -255,6 +288,11 @@ json to_json(const Settings& settings) {
   return {{"components", options.components},
           {"python", options.python},
           {"ld_so_cache", options.ld_so_cache},
+          {"root", options.root},
+          {"image", options.image},
+          {"assume_driver", options.assume_driver},
+          {"assume_gpu", options.assume_gpu},
+          {"inherit_environment", options.inherit_environment},
           {"fail_on", options.fail_on_warning ? "warning" : "error"},
           {"verify", settings.verify},
           {"self_test", settings.self_test},

@@ -1,6 +1,7 @@
 #include "core/filesystem.hpp"
 
 #include "core/read_record.hpp"
+#include "core/system_root.hpp"
 #include "core/unique_fd.hpp"
 
 #include <dirent.h>
@@ -22,7 +23,7 @@ namespace {
 
 bool stat_follow(const std::string& path, struct stat& st) {
   note_path(path);
-  return ::stat(path.c_str(), &st) == 0;
+  return ::stat(HostPath(path).c_str(), &st) == 0;
 }
 
 struct MallocFree {
@@ -62,21 +63,25 @@ bool exists(const std::string& path) {
 bool is_symlink(const std::string& path) {
   struct stat st {};
   note_path(path);
-  return ::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode);
+  return ::lstat(HostPath(path, FollowLast::no).c_str(), &st) == 0 && S_ISLNK(st.st_mode);
 }
 
 bool is_executable_file(const std::string& path) {
   note_path(path);
-  return is_regular_file(path) && ::access(path.c_str(), X_OK) == 0;
+  return is_regular_file(path) && ::access(HostPath(path).c_str(), X_OK) == 0;
 }
 
 Expected<std::string> real_path(const std::string& path) {
   note_path(path);
-  std::unique_ptr<char, MallocFree> resolved(::realpath(path.c_str(), nullptr));
+  const HostPath host(path);
+  if (host.str().empty()) {
+    return Error{std::strerror(ELOOP)};
+  }
+  std::unique_ptr<char, MallocFree> resolved(::realpath(host.c_str(), nullptr));
   if (!resolved) {
     return Error{std::strerror(errno)};
   }
-  return std::string(resolved.get());
+  return under_root() ? system_path(resolved.get()) : std::string(resolved.get());
 }
 
 Expected<std::vector<std::string>> list_directory(const std::string& path) {
@@ -94,7 +99,7 @@ Expected<std::vector<std::string>> list_directory_in_order(const std::string& pa
 Expected<std::vector<std::string>>
 list_directory_matching(const std::string& path, const std::function<bool(std::string_view)>& keep) {
   note_path(path);
-  std::unique_ptr<DIR, DirectoryCloser> dir(::opendir(path.c_str()));
+  std::unique_ptr<DIR, DirectoryCloser> dir(::opendir(HostPath(path).c_str()));
   if (!dir) {
     return Error{std::strerror(errno)};
   }
@@ -184,7 +189,7 @@ std::size_t DirectoryNames::lower_bound(std::string_view name) const {
 
 Expected<DirectoryNames> list_directory_names(const std::string& path) {
   note_path(path);
-  const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK));
+  const UniqueFd fd(::open(HostPath(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK));
   if (fd.get() < 0) {
     return Error{std::strerror(errno)};
   }
@@ -215,7 +220,7 @@ Expected<std::size_t> read_at(int fd, std::uint64_t offset, void* out, std::size
 
 Expected<std::string> read_file_prefix(const std::string& path, size_t max_bytes) {
   note_path(path);
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  const int fd = ::open(HostPath(path).c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     return Error{std::strerror(errno)};
   }

@@ -2,6 +2,7 @@
 
 #include "core/filesystem.hpp"
 #include "core/read_record.hpp"
+#include "core/system_root.hpp"
 #include "core/unique_fd.hpp"
 
 #include <fcntl.h>
@@ -41,7 +42,7 @@ MappedFile::~MappedFile() {
 
 Expected<MappedFile> map_file(const std::string& path, std::uint64_t max_bytes) {
   fs::note_path(path);
-  const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
+  const UniqueFd fd(::open(fs::HostPath(path).c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
   if (fd.get() < 0) {
     return Error{std::strerror(errno)};
   }

@@ -2,6 +2,7 @@
 
 #include "core/filesystem.hpp"
 #include "core/read_record.hpp"
+#include "core/system_root.hpp"
 
 #include <unistd.h>
 
@@ -31,8 +32,8 @@ bool plain_absolute(std::string_view path) {
 } // namespace
 
 Expected<std::string> RealPathCache::real_path(const std::string& path) const {
-  if (!plain_absolute(path)) {
-    return fs::real_path(path);
+  if (!plain_absolute(path) || fs::under_root()) {
+    return fs::real_path(path); // under a root: every component resolved inside it
   }
   const auto directory = fs::parent(path);
   const auto& resolved = m_directories.get(directory, [&] {

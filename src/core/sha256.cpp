@@ -1,6 +1,7 @@
 #include "core/sha256.hpp"
 
 #include "core/read_record.hpp"
+#include "core/system_root.hpp"
 #include "core/text.hpp"
 #include "core/unique_fd.hpp"
 
@@ -120,7 +121,7 @@ Sha256Digest sha256(std::string_view bytes) {
 
 std::optional<Sha256Digest> sha256_file(const std::string& path) {
   fs::note_path(path);
-  const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  const UniqueFd fd(::open(fs::HostPath(path).c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) {
     return std::nullopt;
   }

@@ -1,6 +1,7 @@
 #include "discovery/candidate.hpp"
 
 #include "core/read_record.hpp"
+#include "core/system_root.hpp"
 #include "discovery/candidate_inspection.hpp"
 #include "probes/search_strategies.hpp"
 
@@ -68,7 +69,7 @@ bool looks_like_stub(const std::string& path, const std::string& realpath, const
   }
   struct stat st {}; // the size only for a driver library that could be a stub
   fs::note_path(file);
-  return stub_shaped(*elf) && ::stat(file.c_str(), &st) == 0 &&
+  return stub_shaped(*elf) && ::stat(fs::HostPath(file).c_str(), &st) == 0 &&
          stub_by_elf_facts(*elf, static_cast<std::uintmax_t>(st.st_size));
 }
 

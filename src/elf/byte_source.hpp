@@ -6,6 +6,7 @@
 #include "core/expected.hpp"
 #include "core/filesystem.hpp"
 #include "core/read_record.hpp"
+#include "core/system_root.hpp"
 #include "core/unique_fd.hpp"
 
 #include <fcntl.h>
@@ -204,7 +205,7 @@ template <class Read>
 auto with_file_source(const std::string& path, Read read)
     -> decltype(read(std::declval<const FileSource&>())) {
   fs::note_path(path);
-  const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
+  const UniqueFd fd(::open(fs::HostPath(path).c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
   if (fd.get() < 0) {
     return Error{std::string("cannot open: ") + std::strerror(errno)};
   }

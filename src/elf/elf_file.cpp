@@ -1,6 +1,7 @@
 #include "elf/elf_file.hpp"
 
 #include "core/read_record.hpp"
+#include "core/system_root.hpp"
 #include "core/text.hpp"
 #include "elf/byte_source.hpp"
 #include "elf/elf_sections.hpp"
@@ -699,7 +700,7 @@ std::optional<FileRange> section_in_file(const std::string& path, std::string_vi
 
 std::optional<TruncatedLoad> truncated_load(const std::string& path) {
   fs::note_path(path);
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  const int fd = ::open(fs::HostPath(path).c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     return std::nullopt;
   }

@@ -1,6 +1,7 @@
 #include "elf/elf_symbols.hpp"
 
 #include "core/read_record.hpp"
+#include "core/system_root.hpp"
 #include "elf/byte_source.hpp"
 
 #include <algorithm>
@@ -534,7 +535,7 @@ Expected<DynamicSymbols> parse_dynamic_symbols(std::span<const std::byte> image,
 
 Expected<DynamicSymbols> read_dynamic_symbols(const std::string& path, const ElfInfo& info) {
   fs::note_path(path);
-  const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
+  const UniqueFd fd(::open(fs::HostPath(path).c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
   if (fd.get() < 0) {
     return Error{std::string("cannot open: ") + std::strerror(errno)};
   }

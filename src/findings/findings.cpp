@@ -2,6 +2,7 @@
 
 #include "core/filesystem.hpp"
 #include "core/read_record.hpp"
+#include "core/system_root.hpp"
 #include "findings/framework_needs.hpp"
 #include "findings/install_rules.hpp"
 #include "python/conda.hpp"
@@ -89,6 +90,12 @@ const std::vector<FindingDefinition>& finding_definitions() {
     {"driver.too_old", Severity::error, Repair::reinstall_package,
      "The driver is older than the CUDA major of the runtime or NVRTC that will be loaded (CUDA 13 needs driver >= 580, CUDA 12 needs >= 525).",
      "Upgrade the NVIDIA driver, or install the CUDA 12 builds of the libraries (pip install the -cu12 wheels)."},
+    {"container.requirement_unmet", Severity::error, Repair::reinstall_package,
+     "The image's NVIDIA_REQUIRE_* (or a legacy image's CUDA_VERSION) is not met by the target host's driver: the NVIDIA Container Toolkit's legacy hook (docker run --gpus) refuses to create the container (\"requirement error: unsatisfied condition\"); its CDI modes start it and CUDA fails inside.",
+     "Upgrade the host's driver to one whose CUDA version meets the requirement, or use an image built for an older CUDA; NVIDIA_DISABLE_REQUIRE=1 only moves the failure into the container unless a forward-compatibility libcuda supports the host."},
+    {"container.capability_missing", Severity::warning, Repair::fix_environment,
+     "The image's NVIDIA_DRIVER_CAPABILITIES leaves out utility (no nvidia-smi, no NVML) or compute (no libcuda): the legacy hook injects only the driver files of the capabilities it names.",
+     "Set NVIDIA_DRIVER_CAPABILITIES=compute,utility (or all) in the image or with docker run -e."},
     {"driver.forward_compat", Severity::info, Repair::none,
      "The loaded libcuda is a forward-compatibility copy (a compat/ directory): it only works on data-center GPUs with a supported kernel driver.",
      "Keep it only on supported data-center GPUs; elsewhere remove the compat directory from LD_LIBRARY_PATH (cuInit fails with 804)."},
@@ -269,7 +276,7 @@ std::optional<std::string> owning_wheel_distribution(const std::string& path) {
     std::string line;
     const auto metadata_path = fs::join(fs::join(site, entry), "METADATA");
     fs::note_path(metadata_path);
-    std::ifstream metadata(metadata_path);
+    std::ifstream metadata(fs::HostPath(metadata_path).str());
     while (std::getline(metadata, line) && !line.empty()) {
       if (line.rfind("Name:", 0) == 0) {
         auto name = line.substr(5);

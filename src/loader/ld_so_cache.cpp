@@ -2,6 +2,7 @@
 
 #include "core/filesystem.hpp"
 #include "core/read_record.hpp"
+#include "core/system_root.hpp"
 #include "core/text.hpp"
 
 #include <fcntl.h>
@@ -375,7 +376,7 @@ Expected<LdSoCache> parse_ld_so_cache(std::span<const std::byte> bytes) {
 
 Expected<LdSoCache> read_ld_so_cache(const std::string& path) {
   fs::note_path(path);
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  const int fd = ::open(fs::HostPath(path).c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) {
     return Error{"cannot open " + path + ": " + std::strerror(errno)};
   }

@@ -2,6 +2,7 @@
 
 #include "core/filesystem.hpp"
 #include "core/read_record.hpp"
+#include "core/system_root.hpp"
 
 #include <glob.h>
 
@@ -35,11 +36,21 @@ std::vector<std::string> glob_sorted(const std::string& pattern) {
   } else {
     fs::note_path(directory);
   }
+  // Under a root the directory is resolved inside it (core/system_root.hpp) and the matches named
+  // as the root's system names them; a directory with wildcards is only prefixed with the root.
+  std::string host_pattern = pattern;
+  if (fs::under_root()) {
+    host_pattern = directory.find_first_of("*?[") == std::string::npos
+                       ? fs::HostPath(directory).str() + "/" + pattern.substr(slash + 1)
+                       : fs::system_root() + "/" + pattern;
+  }
   glob_t matches{};
-  if (::glob(pattern.c_str(), 0, nullptr, &matches) == 0) {
+  fs::note_path(directory); // noted above too; again here, beside the call
+  if (::glob(host_pattern.c_str(), 0, nullptr, &matches) == 0) {
     for (std::size_t i = 0; i < matches.gl_pathc; ++i) {
-      fs::note_path(matches.gl_pathv[i]);
-      out.emplace_back(matches.gl_pathv[i]);
+      const auto match = fs::system_path(matches.gl_pathv[i]);
+      fs::note_path(match);
+      out.emplace_back(match);
     }
   }
   ::globfree(&matches);

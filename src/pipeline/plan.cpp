@@ -2,6 +2,7 @@
 
 #include "core/filesystem.hpp"
 #include "core/parallel.hpp"
+#include "core/system_root.hpp"
 #include "core/text.hpp"
 #include "core/timeline.hpp"
 #include "discovery/load_model.hpp"
@@ -196,6 +197,13 @@ Expected<void> prepare(Run& run) {
   }
   run.report.host = report::read_host_info(plan.environment);
   run.report.environment = plan.environment;
+  run.report.root = plan.root;
+  if (!plan.root.empty()) {
+    run.report.target_host = plan.target_host;
+  }
+  if (plan.image) {
+    run.report.image = plan.image->info;
+  }
   return {};
 }
 
@@ -408,7 +416,7 @@ void start_kernel_log_read(Run& run) {
   const auto& plan = run.plan;
   if (const auto file = plan.environment.non_empty("CUDADIAG_KMSG")) {
     run.kernel_log = std::async(std::launch::async, [file = *file] { return health::read_kernel_log(file); });
-  } else if (plan.verify.enabled) {
+  } else if (plan.verify.enabled && plan.root.empty()) {
     run.kernel_log = std::async(std::launch::async, [] { return health::read_kernel_log("/dev/kmsg"); });
   } else {
     run.report.kernel_log = health::kernel_log_not_read(
@@ -485,7 +493,13 @@ void evaluate_findings(Run& run) {
   const timeline::Span span("findings");
   FindingList found(plan.problems_only);
   found.add(plan.observed);
-  found.add(findings::evaluate_discovery(report.discovery, plan.environment));
+  auto discovered = findings::evaluate_discovery(report.discovery, plan.environment);
+  if (!plan.root.empty()) {
+    // A container's libcuda is the host's, injected when it starts: none in the image is the norm.
+    std::erase_if(discovered,
+                  [](const findings::Finding& finding) { return finding.id == "driver.missing"; });
+  }
+  found.add(std::move(discovered));
   found.add(findings::evaluate_environment(plan.environment,
                                            plan.context.value_or(detect_run_context(plan.environment))));
   found.add(findings::evaluate_linkage(report.discovery, report.linkage, plan.environment));
@@ -497,6 +511,9 @@ void evaluate_findings(Run& run) {
   found.add(findings::evaluate_bound_needs(report.discovery, report.linkage, plan.environment));
   found.add(findings::evaluate_selftest(report.selftest));
   found.add(findings::evaluate_kernel_log(report.kernel_log, report.verification.devices));
+  if (!plan.root.empty()) {
+    found.add(findings::evaluate_container(plan.environment, plan.image.get(), plan.target_host));
+  }
   if (const auto expected = plan.expect_gpus ? plan.expect_gpus : plan.policy.expect_gpus) {
     found.add(expected_gpus_findings(run, *expected));
   }
@@ -524,6 +541,8 @@ Expected<report::Report> run(const Plan& plan) {
   WorkerPool pool(std::min(parallel_threads(k_any) + 1, parallel_threads(k_any, k_any)));
   const WorkerPool::Use use_pool(pool);
 
+  // Every path below is read under the plan's root (none: this machine, beside other such runs).
+  const fs::RootScope root(plan.root);
   Run run(plan);
   CUDADIAG_TRY(prepare(run));
   start_framework_closures(run); // beside the components' resolution

@@ -11,7 +11,9 @@
 #include "core/expected.hpp"
 #include "core/run_context.hpp"
 #include "discovery/discovery.hpp"
+#include "findings/container_rules.hpp"
 #include "findings/findings.hpp"
+#include "image/image.hpp"
 #include "linkage/load_cache.hpp"
 #include "policy/policy_file.hpp"
 #include "probes/catalog.hpp"
@@ -20,6 +22,7 @@
 #include "verify/verification.hpp"
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -33,6 +36,16 @@ enum class Detail { stage, step, file };
 
 struct Plan {
   Environment environment; // the snapshot every stage reads
+  // The system the run reads (core/system_root.hpp): a real directory path holding another system's
+  // files (--root, --image), "" for this machine. Under a root nothing is loaded (verify, the load
+  // check and the self-test must be off: its glibc and loader are not this machine's), no kernel
+  // log is read, and every path the report names is the root's own name for it.
+  std::string root;
+  // The image `root` was materialised from (--image): the report's environment.image, and which
+  // layer put a file there for the container findings. Kept (and its tree) for the run.
+  std::shared_ptr<const image::Image> image;
+  // Under a root: the GPU host the container findings predict for (findings/container_rules.hpp).
+  findings::TargetHost target_host;
   // The layout, the --python interpreter (python_exe) and the Python search options; `only` is
   // not read: `components` says what to report.
   discovery::DiscoveryOptions discovery;

@@ -4,6 +4,7 @@
 #include "core/parallel.hpp"
 #include "core/timeline.hpp"
 #include "core/utf8.hpp"
+#include "findings/container_rules.hpp"
 #include "findings/environment_rules.hpp"
 #include "linkage/linkage_json.hpp"
 #include "report/selftest_json.hpp"
@@ -132,6 +133,36 @@ json python_environment_to_json(const python::PythonEnvironment& environment) {
           {"primary", environment.primary}};
 }
 
+json image_to_json(const image::ImageInfo& image) {
+  json layers = json::array();
+  for (const auto& layer : image.layers) {
+    layers.push_back({{"digest", text(layer.digest)}, {"source", text(layer.source)}});
+  }
+  const auto texts = [](const std::vector<std::string>& items) {
+    json out = json::array();
+    for (const auto& item : items) {
+      out.push_back(text(item));
+    }
+    return out;
+  };
+  json labels = json::object();
+  for (const auto& [key, value] : image.config.labels) {
+    labels[text(key).get<std::string>()] = text(value);
+  }
+  json config = nullptr;
+  if (image.has_config) {
+    config = {{"env", texts(image.config.env)},  {"entrypoint", texts(image.config.entrypoint)},
+              {"cmd", texts(image.config.cmd)},  {"working_dir", text(image.config.working_dir)},
+              {"user", text(image.config.user)}, {"labels", std::move(labels)}};
+  }
+  return {{"reference", text(image.reference)},
+          {"format", image.format},
+          {"manifest_digest", image.manifest_digest.empty() ? json(nullptr) : json(image.manifest_digest)},
+          {"config_digest", image.config_digest.empty() ? json(nullptr) : json(image.config_digest)},
+          {"layers", std::move(layers)},
+          {"config", std::move(config)}};
+}
+
 json environment_to_json(const Report& report) {
   json variables = json::object();
   for (const auto name : reported_variables()) {
@@ -192,19 +223,38 @@ json environment_to_json(const Report& report) {
                          {"effect", std::string(row->effect)}});
   }
   const auto& cache = report.discovery.ld_cache;
-  return {{"variables", std::move(variables)},
-          {"behaviour_variables", std::move(behaviour)},
-          {"cwd", text(report.environment.cwd)},
-          {"uid", report.environment.uid},
-          {"python_environments", std::move(pythons)},
-          {"frameworks", std::move(frameworks)},
-          {"framework_requirements", std::move(requirements)},
-          {"framework_requirements_not_judged", std::move(not_judged)},
-          {"ld_so_cache",
-           {{"path", text(cache.path)},
-            {"status", cache.error ? "error" : "ok"},
-            {"error", optional_text(cache.error)},
-            {"entries", cache.entries}}}};
+  json out = {{"variables", std::move(variables)},
+              {"behaviour_variables", std::move(behaviour)},
+              {"cwd", text(report.environment.cwd)},
+              {"uid", report.environment.uid},
+              {"python_environments", std::move(pythons)},
+              {"frameworks", std::move(frameworks)},
+              {"framework_requirements", std::move(requirements)},
+              {"framework_requirements_not_judged", std::move(not_judged)},
+              {"ld_so_cache",
+               {{"path", text(cache.path)},
+                {"status", cache.error ? "error" : "ok"},
+                {"error", optional_text(cache.error)},
+                {"entries", cache.entries}}}};
+  if (!report.root.empty()) {
+    out["root"] = text(report.root);
+  }
+  if (report.image) {
+    out["image"] = image_to_json(*report.image);
+  }
+  if (report.target_host) {
+    const auto& host = *report.target_host;
+    const auto cuda = findings::cuda_version_of_driver(host.driver);
+    const auto or_null = [](const std::string& value) {
+      return value.empty() ? json(nullptr) : json(text(value));
+    };
+    out["target_host"] = {{"driver", or_null(host.driver)},
+                          {"cuda", or_null(cuda)},
+                          {"brand", or_null(host.brand)},
+                          {"arch", or_null(host.arch)},
+                          {"source", or_null(host.source)}};
+  }
+  return out;
 }
 
 // JSON from a probe may hold raw bytes (paths, dlerror text): sanitize by round-tripping.

@@ -5,8 +5,10 @@
 
 #include "core/environment.hpp"
 #include "discovery/discovery.hpp"
+#include "findings/container_rules.hpp"
 #include "findings/findings.hpp"
 #include "health/kernel_log.hpp"
+#include "image/image.hpp"
 #include "linkage/linkage.hpp"
 #include "report/policy_result.hpp"
 #include "report/summary_status.hpp"
@@ -46,6 +48,9 @@ struct Summary {
 struct Report {
   HostInfo host;
   Environment environment;
+  std::string root; // the directory the system was read from (--root); "" for this machine
+  std::optional<image::ImageInfo> image;           // --image: where the system came from and its config
+  std::optional<findings::TargetHost> target_host; // under a root: the host the container is judged for
   discovery::DiscoveryResult discovery;
   linkage::Linkage linkage; // the found libraries' predicted closures (not run under --no-closure)
   verify::Verification verification;

@@ -1,6 +1,7 @@
 #include "versions/tool_binary_version.hpp"
 
 #include "core/read_record.hpp"
+#include "core/system_root.hpp"
 #include "core/unique_fd.hpp"
 #include "elf/elf_file.hpp"
 
@@ -106,7 +107,7 @@ Expected<std::optional<ToolRelease>> scan_for_release(int fd, std::uint64_t begi
 
 Expected<ToolRelease> cuda_tool_release(const std::string& path) {
   fs::note_path(path);
-  const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+  const UniqueFd fd(::open(fs::HostPath(path).c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
   if (fd.get() < 0) {
     return Error{std::strerror(errno)};
   }

@@ -1,4 +1,5 @@
 #include "core/filesystem.hpp"
+#include "core/system_root.hpp"
 #include "temp_tree.hpp"
 
 #include <doctest/doctest.h>
@@ -181,4 +182,38 @@ TEST_CASE(
   ::close(handle);
   CHECK_FALSE(limited.complete);
   CHECK(limited.names.empty());
+}
+
+TEST_CASE("filesystem: under a root, links and dot-dot resolve inside it and nothing outside is read") {
+  cudadiag::testing::TempTree tree;
+  const auto root = fs::real_path(tree.path("root")).value_or(tree.path("root"));
+  tree.write("root/usr/local/cuda-12.8/lib64/libcudart.so.12", "inside");
+  tree.write("outside/usr/local/cuda-12.8/lib64/libcudart.so.12", "outside");
+  tree.symlink("root/usr/local/cuda", "/usr/local/cuda-12.8");       // absolute: the root's
+  tree.symlink("root/opt/up", "../../../../../../usr/local/cuda");   // climbs past the root
+  tree.symlink("root/etc/alternatives", "/etc/alternatives");        // a link to itself: a loop
+  tree.symlink("root/usr/lib/host", tree.path("outside/usr/local")); // a host path, taken as the root's
+  using fs::FollowLast;
+  CHECK(fs::resolve_in_root(root, "/usr/local/cuda/lib64/libcudart.so.12", FollowLast::yes) ==
+        root + "/usr/local/cuda-12.8/lib64/libcudart.so.12");
+  CHECK(fs::resolve_in_root(root, "/opt/up/lib64", FollowLast::yes) == root + "/usr/local/cuda-12.8/lib64");
+  CHECK(fs::resolve_in_root(root, "/../../..", FollowLast::yes) == root);
+  CHECK(fs::resolve_in_root(root, "/usr/local/cuda", FollowLast::no) == root + "/usr/local/cuda");
+  CHECK(fs::resolve_in_root(root, "/etc/alternatives/x", FollowLast::yes).empty());
+  CHECK(fs::resolve_in_root(root, "/usr/lib/host/cuda-12.8", FollowLast::yes).rfind(root + "/", 0) == 0);
+
+  {
+    const fs::RootScope scope(root);
+    CHECK(fs::under_root());
+    CHECK(fs::read_file_prefix("/opt/up/lib64/libcudart.so.12", 64).value() == "inside");
+    CHECK(fs::real_path("/usr/local/cuda/lib64/libcudart.so.12").value() ==
+          "/usr/local/cuda-12.8/lib64/libcudart.so.12");
+    CHECK(fs::is_symlink("/usr/local/cuda"));
+    CHECK(fs::is_directory("/usr/local/cuda"));
+    CHECK_FALSE(fs::exists("/usr/lib/host/cuda-12.8/lib64/libcudart.so.12")); // not the outside tree's
+    CHECK_FALSE(fs::exists(tree.path("outside/usr/local/cuda-12.8/lib64/libcudart.so.12")));
+    CHECK(fs::system_path(root + "/usr/lib") == "/usr/lib");
+  }
+  CHECK_FALSE(fs::under_root());
+  CHECK(fs::exists(tree.path("outside/usr/local/cuda-12.8/lib64/libcudart.so.12")));
 }
