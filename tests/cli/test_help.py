@@ -148,7 +148,7 @@ def test_bash_completes_subcommands_options_components_and_ids(tmp_path):
     script = tmp_path / "cudadiag.bash"
     script.write_bytes(run(["completion", "bash"]).stdout)
     assert "selftest" in bash_complete(script, "cudadiag sel")
-    assert bash_complete(script, "cudadiag f") == ["find", "fleet"]
+    assert bash_complete(script, "cudadiag f") == ["find", "fleet", "fix"]
     assert "--explain" in bash_complete(script, "cudadiag find --ex")
     assert "--json" in bash_complete(script, "cudadiag find --js"), "global options after a subcommand"
     assert set(bash_complete(script, "cudadiag find nv")) >= {"nvrtc", "nvJitLink", "nvml", "nvvm", "nvcc"}
