@@ -43,6 +43,14 @@ Action make_action(ActionKind kind, Runner runner, Scope scope) {
   return action;
 }
 
+// A change of one of the user's environment variables: set it, or add or remove one of its entries.
+Action variable_action(ActionKind kind, std::string variable, std::string value) {
+  auto action = make_action(kind, Runner::user, Scope::user);
+  action.variable = std::move(variable);
+  action.value = std::move(value);
+  return action;
+}
+
 // An interpreter of the system (/usr/bin/python3): its site-packages belong to the host.
 bool system_interpreter(const std::string& python) {
   return python.rfind("/usr/", 0) == 0;
@@ -51,10 +59,7 @@ bool system_interpreter(const std::string& python) {
 } // namespace
 
 Action set_variable(std::string variable, std::string value) {
-  auto action = make_action(ActionKind::set_variable, Runner::user, Scope::user);
-  action.variable = std::move(variable);
-  action.value = std::move(value);
-  return action;
+  return variable_action(ActionKind::set_variable, std::move(variable), std::move(value));
 }
 
 Action unset_variable(std::string variable) {
@@ -64,17 +69,11 @@ Action unset_variable(std::string variable) {
 }
 
 Action remove_path_entry(std::string variable, std::string entry) {
-  auto action = make_action(ActionKind::remove_path_entry, Runner::user, Scope::user);
-  action.variable = std::move(variable);
-  action.value = std::move(entry);
-  return action;
+  return variable_action(ActionKind::remove_path_entry, std::move(variable), std::move(entry));
 }
 
 Action prepend_path_entry(std::string variable, std::string entry) {
-  auto action = make_action(ActionKind::prepend_path_entry, Runner::user, Scope::user);
-  action.variable = std::move(variable);
-  action.value = std::move(entry);
-  return action;
+  return variable_action(ActionKind::prepend_path_entry, std::move(variable), std::move(entry));
 }
 
 Action pip_install(std::string python, std::string spec) {
